@@ -1,0 +1,437 @@
+//===- Importer.cpp - ONNX ModelProto to the dlc dialect ------------------===//
+//
+// Walks the graph in dependency order and hands each node to its op rule
+// (frontend/ops/). Everything a hostile or broken model can get wrong is
+// checked here before a rule sees it: the protobuf, the opset, domains,
+// missing or cyclic inputs, symbolic dimensions, initializer data. The
+// finished module is verified, so a rule's mistake is also an error with
+// the node's location rather than a crash later.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Importer.h"
+#include "frontend/NodeContext.h"
+#include "frontend/TensorProto.h"
+#include "ir/eval/Evaluator.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/parser.h>
+#include <onnx/defs/schema.h>
+
+using namespace mlir;
+using namespace mlir::dlc;
+using ::dlc::Tensor;
+
+namespace {
+
+/// Opsets newer than this are accepted for ops whose later forms the rules
+/// handle; the Debian ONNX library's own schemas stop at 17.
+constexpr int64_t kMaxOpset = 21;
+constexpr int64_t kMaxSchemaOpset = 17;
+
+bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+class ModelImporter {
+public:
+  ModelImporter(MLIRContext *context, const onnx::ModelProto &model,
+                StringRef modelDir, const ImportOptions &options,
+                StringRef source)
+      : context_(context), model_(model), graph_(model.graph()),
+        modelDir_(modelDir.str()), source_(source.str()), options_(options),
+        builder_(context) {}
+
+  FailureOr<OwningOpRef<ModuleOp>> run();
+
+private:
+  InFlightDiagnostic error() { return emitError(fileLoc()); }
+  Location fileLoc() { return FileLineColLoc::get(context_, source_, 0, 0); }
+  Location nodeLoc(const onnx::NodeProto &node, int index);
+
+  LogicalResult checkOpset();
+  LogicalResult importInitializers();
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
+  LogicalResult importInputs(SmallVectorImpl<Type> &argTypes,
+                             SmallVectorImpl<std::string> &argNames);
+  LogicalResult importNodes();
+  LogicalResult importNode(const onnx::NodeProto &node, int index);
+  LogicalResult finishOutputs(func::FuncOp func);
+
+  MLIRContext *context_;
+  const onnx::ModelProto &model_;
+  const onnx::GraphProto &graph_;
+  std::string modelDir_;
+  std::string source_;
+  const ImportOptions &options_;
+  OpBuilder builder_;
+  OwningOpRef<ModuleOp> module_;
+  int64_t opset_ = 0;
+  /// ONNX value name -> its dlc value.
+  llvm::StringMap<Value> values_;
+  /// Float initializers (parameters) by name.
+  llvm::StringMap<GlobalOp> globals_;
+  /// Other initializers, imported as constants.
+  llvm::StringMap<Tensor> constants_;
+};
+
+Location ModelImporter::nodeLoc(const onnx::NodeProto &node, int index) {
+  std::string name = node.name().empty()
+                         ? node.op_type() + "_" + std::to_string(index)
+                         : node.name();
+  return NameLoc::get(StringAttr::get(context_, name),
+                      NameLoc::get(StringAttr::get(context_, node.op_type())));
+}
+
+LogicalResult ModelImporter::checkOpset() {
+  bool found = false;
+  for (const onnx::OperatorSetIdProto &id : model_.opset_import())
+    if (isDefaultDomain(id.domain())) {
+      opset_ = id.version();
+      found = true;
+    }
+  if (!found)
+    return error() << "model imports no opset of the default ONNX domain";
+  if (opset_ < 1 || opset_ > kMaxOpset)
+    return error() << "opset " << opset_ << " is not supported (dlc reads "
+                   << "opsets up to " << kMaxOpset << ")";
+  if (!model_.has_graph())
+    return error() << "model has no graph";
+  return success();
+}
+
+LogicalResult ModelImporter::importInitializers() {
+  builder_.setInsertionPointToStart(module_->getBody());
+  for (const onnx::TensorProto &init : graph_.initializer()) {
+    if (init.name().empty())
+      return error() << "an initializer has no name";
+    if (constants_.count(init.name()) || globals_.count(init.name()))
+      return error() << "initializer '" << init.name() << "' is defined twice";
+    std::string message;
+    std::optional<Tensor> value = tensorFromProto(init, modelDir_, message);
+    if (!value)
+      return error() << "initializer '" << init.name() << "' " << message;
+    auto type = RankedTensorType::get(
+        value->shape(), elementTypeOf(context_, value->dtype()));
+    DenseElementsAttr attr = attrFromTensor(*value, type);
+    if (!::dlc::isFloat(value->dtype())) {
+      // Integer and bool initializers are shapes, indices and masks: they are
+      // never trained, and folding needs their values, so they are constants.
+      constants_[init.name()] = std::move(*value);
+      continue;
+    }
+    auto global = GlobalOp::create(builder_, fileLoc(), StringRef(init.name()),
+                                   type, cast<ElementsAttr>(attr));
+    globals_[init.name()] = global;
+  }
+  return success();
+}
+
+FailureOr<RankedTensorType>
+ModelImporter::inputType(const onnx::ValueInfoProto &info) {
+  if (!info.type().has_tensor_type())
+    return error() << "input '" << info.name()
+                   << "' is not a tensor (sequences, maps and optionals are "
+                      "not supported)";
+  const onnx::TypeProto::Tensor &t = info.type().tensor_type();
+  std::optional<::dlc::DType> dtype = dtypeFromOnnx(t.elem_type());
+  if (!dtype)
+    return error() << "input '" << info.name() << "' has data type "
+                   << onnxTypeName(t.elem_type())
+                   << ", which is not supported";
+  if (!t.has_shape())
+    return error() << "input '" << info.name()
+                   << "' has no shape; dlc needs static shapes";
+  SmallVector<int64_t> shape;
+  for (int i = 0; i < t.shape().dim_size(); ++i) {
+    const onnx::TensorShapeProto::Dimension &dim = t.shape().dim(i);
+    if (dim.has_dim_value() && dim.dim_value() >= 0) {
+      shape.push_back(dim.dim_value());
+      continue;
+    }
+    std::string param = dim.has_dim_param() ? dim.dim_param() : "";
+    auto bound = options_.dims.find(param);
+    if (!param.empty() && bound != options_.dims.end())
+      shape.push_back(bound->second);
+    else if (i == 0 && options_.batchSize)
+      shape.push_back(*options_.batchSize);
+    else
+      return error() << "input '" << info.name() << "' dimension " << i
+                     << (param.empty() ? "" : " ('" + param + "')")
+                     << " is symbolic; bind it with "
+                     << (i == 0 ? "--batch-size or " : "")
+                     << "--dim " << (param.empty() ? "NAME" : param) << "=N";
+  }
+  return RankedTensorType::get(shape, elementTypeOf(context_, *dtype));
+}
+
+LogicalResult
+ModelImporter::importInputs(SmallVectorImpl<Type> &argTypes,
+                            SmallVectorImpl<std::string> &argNames) {
+  for (const onnx::ValueInfoProto &info : graph_.input()) {
+    // Before IR version 4 initializers were also listed as inputs.
+    if (globals_.count(info.name()) || constants_.count(info.name()))
+      continue;
+    FailureOr<RankedTensorType> type = inputType(info);
+    if (failed(type))
+      return failure();
+    argTypes.push_back(*type);
+    argNames.push_back(info.name());
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
+                                        int index) {
+  Location loc = nodeLoc(node, index);
+  if (!isDefaultDomain(node.domain()))
+    return emitError(loc) << "operator domain '" << node.domain()
+                          << "' is not supported";
+  const OpRuleTable &rules = opRules();
+  auto rule = rules.find(node.op_type());
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(std::min(opset_, kMaxSchemaOpset)));
+  if (rule == rules.end()) {
+    if (!schema && opset_ <= kMaxSchemaOpset)
+      return emitError(loc) << "'" << node.op_type()
+                            << "' is not an ONNX operator in opset " << opset_;
+    return emitError(loc) << "ONNX operator '" << node.op_type()
+                          << "' is not supported";
+  }
+  // Ops newer than the schemas we have are taken at the model's opset.
+  int version = schema ? schema->SinceVersion() : static_cast<int>(opset_);
+  if (version < rule->second.minVersion)
+    return emitError(loc) << node.op_type() << "-" << version << " (opset "
+                          << opset_ << ") is not supported; dlc implements "
+                          << node.op_type() << " from version "
+                          << rule->second.minVersion;
+
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(Value());
+      continue;
+    }
+    inputs.push_back(values_.lookup(name));
+  }
+  NodeContext ctx(builder_, node, std::move(inputs), version, loc);
+  rule->second.rule(ctx);
+  if (ctx.failed())
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (node.output(i).empty())
+      continue;
+    Value out = ctx.outputs()[i];
+    if (!out)
+      return emitError(loc) << "output " << i << " ('" << node.output(i)
+                            << "') is not supported";
+    if (values_.count(node.output(i)))
+      return emitError(loc) << "value '" << node.output(i)
+                            << "' is defined twice";
+    values_[node.output(i)] = out;
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::importNodes() {
+  // ONNX requires topological order, but some exporters do not keep it:
+  // import every node whose inputs exist, repeating until no node is left.
+  // A pass that imports nothing means a cycle or a missing value.
+  std::vector<int> pending(graph_.node_size());
+  for (int i = 0; i < graph_.node_size(); ++i)
+    pending[i] = i;
+  while (!pending.empty()) {
+    std::vector<int> blocked;
+    for (int index : pending) {
+      const onnx::NodeProto &node = graph_.node(index);
+      bool ready = llvm::all_of(node.input(), [&](const std::string &name) {
+        return name.empty() || values_.count(name);
+      });
+      if (!ready) {
+        blocked.push_back(index);
+        continue;
+      }
+      if (failed(importNode(node, index)))
+        return failure();
+    }
+    if (blocked.size() == pending.size()) {
+      llvm::StringSet<> produced;
+      for (int index : blocked)
+        for (const std::string &out : graph_.node(index).output())
+          produced.insert(out);
+      const onnx::NodeProto &node = graph_.node(blocked.front());
+      for (const std::string &name : node.input())
+        if (!name.empty() && !values_.count(name) && !produced.count(name))
+          return emitError(nodeLoc(node, blocked.front()))
+                 << "input '" << name
+                 << "' is not a graph input, an initializer or the output of "
+                    "any node";
+      std::string cycle;
+      for (int index : blocked)
+        cycle += (cycle.empty() ? "'" : ", '") +
+                 (graph_.node(index).name().empty()
+                      ? graph_.node(index).op_type() + "_" +
+                            std::to_string(index)
+                      : graph_.node(index).name()) +
+                 "'";
+      return emitError(nodeLoc(node, blocked.front()))
+             << "the graph has a cycle among nodes " << cycle;
+    }
+    pending = std::move(blocked);
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::finishOutputs(func::FuncOp func) {
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (const onnx::ValueInfoProto &info : graph_.output()) {
+    Value v = values_.lookup(info.name());
+    if (!v)
+      return error() << "graph output '" << info.name()
+                     << "' is not produced by any node or input";
+    auto type = cast<RankedTensorType>(v.getType());
+    if (info.type().has_tensor_type()) {
+      const onnx::TypeProto::Tensor &t = info.type().tensor_type();
+      std::optional<::dlc::DType> declared = dtypeFromOnnx(t.elem_type());
+      FailureOr<::dlc::DType> actual = dtypeOf(type.getElementType());
+      if (t.elem_type() != onnx::TensorProto::UNDEFINED &&
+          (!declared || failed(actual) || *declared != *actual))
+        return error() << "graph output '" << info.name()
+                       << "' is declared " << onnxTypeName(t.elem_type())
+                       << " but computes " << type;
+      if (t.has_shape() && t.shape().dim_size() != type.getRank())
+        return error() << "graph output '" << info.name() << "' is declared "
+                       << "with rank " << t.shape().dim_size()
+                       << " but computes " << type;
+    }
+    results.push_back(v);
+    resultTypes.push_back(type);
+  }
+  func::ReturnOp::create(builder_, fileLoc(), results);
+  func.setFunctionType(
+      FunctionType::get(context_, func.getArgumentTypes(), resultTypes));
+  for (auto [i, info] : llvm::enumerate(graph_.output()))
+    func.setResultAttr(i, "dlc.name", StringAttr::get(context_, info.name()));
+  return success();
+}
+
+FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
+  module_ = ModuleOp::create(fileLoc());
+  if (failed(checkOpset()) || failed(importInitializers()))
+    return failure();
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  if (failed(importInputs(argTypes, argNames)))
+    return failure();
+
+  builder_.setInsertionPointToEnd(module_->getBody());
+  auto func = func::FuncOp::create(builder_, fileLoc(), options_.functionName,
+                                   FunctionType::get(context_, argTypes, {}));
+  Block *body = func.addEntryBlock();
+  builder_.setInsertionPointToStart(body);
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    values_[name] = body->getArgument(i);
+    func.setArgAttr(i, "dlc.name", StringAttr::get(context_, name));
+  }
+  for (const onnx::TensorProto &init : graph_.initializer()) {
+    if (auto global = globals_.lookup(init.name())) {
+      values_[init.name()] = GlobalLoadOp::create(
+          builder_, fileLoc(), global.getType(), global.getSymName());
+      continue;
+    }
+    const Tensor &value = constants_.find(init.name())->second;
+    auto type = RankedTensorType::get(value.shape(),
+                                      elementTypeOf(context_, value.dtype()));
+    values_[init.name()] =
+        ConstantOp::create(builder_, fileLoc(), attrFromTensor(value, type));
+  }
+
+  if (failed(importNodes()) || failed(finishOutputs(func)))
+    return failure();
+
+  // Loads of parameters the graph never uses are dropped, and so are the
+  // parameters themselves, so the module holds only what the program reads.
+  for (Operation &op : llvm::make_early_inc_range(body->getOperations()))
+    if (isa<GlobalLoadOp, ConstantOp>(op) && op.use_empty())
+      op.erase();
+  for (auto &[name, global] : globals_)
+    if (SymbolTable::symbolKnownUseEmpty(global, *module_))
+      global.erase();
+
+  if (failed(verify(*module_)))
+    return failure();
+  return std::move(module_);
+}
+
+} // namespace
+
+void mlir::dlc::registerImporterDialects(MLIRContext *context) {
+  context->loadDialect<DLCDialect, func::FuncDialect>();
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::dlc::importOnnxModel(MLIRContext *context, const onnx::ModelProto &model,
+                           StringRef modelDir, const ImportOptions &options,
+                           StringRef source) {
+  registerImporterDialects(context);
+  // ONNX's checker knows the schemas up to opset 17; later models are left
+  // to the importer's own checks.
+  bool checkable = llvm::all_of(model.opset_import(), [](const auto &id) {
+    return !isDefaultDomain(id.domain()) || id.version() <= kMaxSchemaOpset;
+  });
+  if (checkable) {
+    try {
+      onnx::checker::check_model(model);
+    } catch (const std::exception &e) {
+      StringRef what = e.what();
+      return emitError(FileLineColLoc::get(context, source, 0, 0))
+             << "the model fails ONNX's checker: "
+             << what.split('\n').first.trim();
+    }
+  }
+  ModelImporter importer(context, model, modelDir, options, source);
+  return importer.run();
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::dlc::importOnnxFile(MLIRContext *context, StringRef path,
+                          const ImportOptions &options) {
+  Location loc = FileLineColLoc::get(context, path, 0, 0);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/true);
+  if (!file)
+    return emitError(loc) << "cannot read '" << path
+                          << "': " << file.getError().message();
+  onnx::ModelProto model;
+  StringRef bytes = (*file)->getBuffer();
+  if (path.ends_with(".onnxtxt")) {
+    try {
+      onnx::OnnxParser parser(bytes.data());
+      onnx::Common::Status status = parser.Parse(model);
+      if (!status.IsOK())
+        return emitError(loc) << "'" << path << "' is not a valid ONNX text "
+                              << "model: " << status.ErrorMessage();
+    } catch (const std::exception &e) {
+      return emitError(loc) << "'" << path << "' is not a valid ONNX text "
+                            << "model: " << e.what();
+    }
+  } else if (!model.ParseFromArray(bytes.data(),
+                                   static_cast<int>(bytes.size()))) {
+    return emitError(loc) << "'" << path
+                          << "' is not a valid ONNX model (the protobuf does "
+                             "not parse; truncated or not ONNX?)";
+  }
+  llvm::SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  return importOnnxModel(context, model, dir, options, path);
+}

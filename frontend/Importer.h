@@ -1,0 +1,57 @@
+//===- Importer.h - ONNX ModelProto to the dlc dialect --------------------===//
+//
+// The public entry points of the ONNX importer. A model becomes a module with
+// one `dlc.global` per initializer and a function `@forward` whose arguments
+// are the graph inputs and whose results are the graph outputs; shapes are
+// static, with symbolic dimensions bound by the options.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_FRONTEND_IMPORTER_H
+#define DLC_FRONTEND_IMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+
+namespace onnx {
+class ModelProto;
+} // namespace onnx
+
+namespace mlir::dlc {
+
+struct ImportOptions {
+  /// Binds the leading dimension of every input whose leading dimension is
+  /// symbolic or unknown.
+  std::optional<int64_t> batchSize;
+  /// Binds symbolic dimensions by their `dim_param` name.
+  llvm::StringMap<int64_t> dims;
+  /// Name of the function holding the graph.
+  std::string functionName = "forward";
+};
+
+/// Reads and imports a model file: binary protobuf, or ONNX's text syntax
+/// when the name ends in `.onnxtxt`. External data is resolved relative to
+/// the file's folder and may not leave it. On failure one error naming the
+/// file or the node and the reason has been emitted on `context`.
+FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext *context,
+                                                llvm::StringRef path,
+                                                const ImportOptions &options);
+
+/// Imports an already parsed model. `modelDir` is where external data is
+/// looked up ("" forbids external data); `source` names the model in
+/// messages.
+FailureOr<OwningOpRef<ModuleOp>>
+importOnnxModel(MLIRContext *context, const onnx::ModelProto &model,
+                llvm::StringRef modelDir, const ImportOptions &options,
+                llvm::StringRef source = "<model>");
+
+/// Registers what an importer's MLIRContext needs (the dlc and func
+/// dialects).
+void registerImporterDialects(MLIRContext *context);
+
+} // namespace mlir::dlc
+
+#endif // DLC_FRONTEND_IMPORTER_H

@@ -1,0 +1,249 @@
+//===- NodeContext.cpp - What an ONNX op rule sees while importing a node -===//
+
+#include "frontend/NodeContext.h"
+#include "frontend/TensorProto.h"
+#include "ir/ShapeUtils.h"
+#include "ir/eval/Evaluator.h"
+
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+using ::dlc::DType;
+using ::dlc::Tensor;
+
+NodeContext::NodeContext(OpBuilder &builder, const onnx::NodeProto &node,
+                         SmallVector<Value> inputs, int sinceVersion,
+                         Location loc)
+    : builder_(builder), node_(node), inputs_(std::move(inputs)),
+      outputs_(node.output_size()), version_(sinceVersion), loc_(loc) {}
+
+Value NodeContext::input(size_t i) {
+  if (!hasInput(i)) {
+    error() << "input " << i << " is required but missing";
+    return {};
+  }
+  return inputs_[i];
+}
+
+RankedTensorType NodeContext::inputType(size_t i) {
+  Value v = input(i);
+  return v ? mlir::cast<RankedTensorType>(v.getType()) : RankedTensorType();
+}
+
+Type NodeContext::inputElementType(size_t i) {
+  RankedTensorType t = inputType(i);
+  return t ? t.getElementType() : Type();
+}
+
+bool NodeContext::wantsOutput(size_t i) const {
+  return static_cast<int>(i) < node_.output_size() && !node_.output(i).empty();
+}
+
+void NodeContext::setOutput(size_t i, Value value) {
+  if (i < outputs_.size())
+    outputs_[i] = value;
+}
+
+const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
+  for (const onnx::AttributeProto &a : node_.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::intAttr(StringRef name, int64_t defaultValue) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->i() : defaultValue;
+}
+
+float NodeContext::floatAttr(StringRef name, float defaultValue) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->f() : defaultValue;
+}
+
+std::string NodeContext::stringAttr(StringRef name,
+                                    StringRef defaultValue) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->s() : defaultValue.str();
+}
+
+std::vector<int64_t> NodeContext::intsAttr(StringRef name) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return {};
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::vector<float> NodeContext::floatsAttr(StringRef name) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return {};
+  return std::vector<float>(a->floats().begin(), a->floats().end());
+}
+
+std::optional<Tensor> NodeContext::tensorAttr(StringRef name) {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a || !a->has_t()) {
+    error() << "attribute '" << name << "' is missing";
+    return std::nullopt;
+  }
+  std::string message;
+  std::optional<Tensor> t = tensorFromProto(a->t(), /*modelDir=*/"", message);
+  if (!t)
+    error() << "attribute '" << name << "': " << message;
+  return t;
+}
+
+std::optional<Tensor> NodeContext::constantValue(size_t i) {
+  if (!hasInput(i))
+    return std::nullopt;
+  ElementsAttr attr;
+  if (!matchPattern(inputs_[i], m_Constant(&attr)))
+    return std::nullopt;
+  FailureOr<Tensor> t = tensorFromAttr(attr);
+  if (mlir::failed(t))
+    return std::nullopt;
+  return std::move(*t);
+}
+
+std::optional<Tensor> NodeContext::requireConstant(size_t i, StringRef what) {
+  if (!hasInput(i)) {
+    error() << "input " << i << " (" << what << ") is required but missing";
+    return std::nullopt;
+  }
+  std::optional<Tensor> t = constantValue(i);
+  if (!t)
+    error() << "input " << i << " (" << what
+            << ") must be a constant: dlc needs static shapes";
+  return t;
+}
+
+std::optional<std::vector<int64_t>>
+NodeContext::requireConstantInts(size_t i, StringRef what) {
+  std::optional<Tensor> t = requireConstant(i, what);
+  if (!t)
+    return std::nullopt;
+  if (::dlc::isFloat(t->dtype()) || t->dtype() == DType::Bool) {
+    error() << "input " << i << " (" << what << ") must hold integers";
+    return std::nullopt;
+  }
+  std::vector<int64_t> values(t->numElements());
+  for (int64_t k = 0; k < t->numElements(); ++k)
+    values[k] = t->getInt(k);
+  return values;
+}
+
+InFlightDiagnostic NodeContext::error() {
+  failed_ = true;
+  return emitError(loc_);
+}
+
+std::optional<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank,
+                                                  StringRef what) {
+  if (axis < -rank || axis >= rank) {
+    error() << what << " " << axis << " is out of range for rank " << rank;
+    return std::nullopt;
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+bool NodeContext::checkOperands(ValueRange operands) {
+  if (failed_)
+    return false;
+  return llvm::all_of(operands, [](Value v) { return static_cast<bool>(v); });
+}
+
+Value NodeContext::constant(const Tensor &value) {
+  if (failed_)
+    return {};
+  std::vector<int64_t> shape = value.shape();
+  auto type = RankedTensorType::get(
+      shape, elementTypeOf(context(), value.dtype()));
+  return ConstantOp::create(builder_, loc_, attrFromTensor(value, type));
+}
+
+Value NodeContext::scalar(Type elementType, double value) {
+  FailureOr<DType> dtype = dtypeOf(elementType);
+  if (mlir::failed(dtype)) {
+    error() << "unsupported element type " << elementType;
+    return {};
+  }
+  Tensor t(DType::F64, {});
+  t.data<double>()[0] = value;
+  Value v = constant(t);
+  return cast(v, elementType);
+}
+
+Value NodeContext::i64Constant(ArrayRef<int64_t> values) {
+  Tensor t(DType::I64, {static_cast<int64_t>(values.size())});
+  llvm::copy(values, t.data<int64_t>());
+  return constant(t);
+}
+
+Value NodeContext::cast(Value x, Type elementType) {
+  if (!x)
+    return {};
+  auto type = mlir::cast<RankedTensorType>(x.getType());
+  return buildTyped<CastOp>(type.clone(elementType), {x});
+}
+
+Value NodeContext::reshape(Value x, ArrayRef<int64_t> shape) {
+  if (!x)
+    return {};
+  auto type = mlir::cast<RankedTensorType>(x.getType());
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  if (count != type.getNumElements()) {
+    error() << "cannot reshape " << type << " into "
+            << RankedTensorType::get(shape, type.getElementType());
+    return {};
+  }
+  return buildTyped<ReshapeOp>(type.clone(shape), {x});
+}
+
+Value NodeContext::transpose(Value x, ArrayRef<int64_t> permutation) {
+  return build<TransposeOp>({x}, {namedI64s("permutation", permutation)});
+}
+
+Value NodeContext::broadcastTo(Value x, ArrayRef<int64_t> shape) {
+  if (!x)
+    return {};
+  auto type = mlir::cast<RankedTensorType>(x.getType());
+  if (!isBroadcastableTo(type.getShape(), shape)) {
+    error() << "cannot broadcast " << type << " to shape ["
+            << llvm::make_range(shape.begin(), shape.end()) << "]";
+    return {};
+  }
+  return buildTyped<BroadcastToOp>(type.clone(shape), {x});
+}
+
+Value NodeContext::compare(ComparePredicate predicate, Value lhs, Value rhs) {
+  return build<CompareOp>(
+      {lhs, rhs},
+      {named("predicate", ComparePredicateAttr::get(context(), predicate))});
+}
+
+Value NodeContext::select(Value condition, Value onTrue, Value onFalse) {
+  return build<SelectOp>({condition, onTrue, onFalse});
+}
+
+Value NodeContext::slice(Value x, ArrayRef<int64_t> offsets,
+                         ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides) {
+  return build<SliceOp>({x}, {namedI64s("offsets", offsets),
+                              namedI64s("sizes", sizes),
+                              namedI64s("strides", strides)});
+}
+
+Value NodeContext::mean(Value x, ArrayRef<int64_t> axes, bool keepDims) {
+  if (!x)
+    return {};
+  auto type = mlir::cast<RankedTensorType>(x.getType());
+  int64_t count = 1;
+  for (int64_t a : axes)
+    count *= type.getDimSize(a);
+  Value sum = reduce<ReduceSumOp>(x, axes, keepDims);
+  return build<DivOp>(
+      {sum, scalar(type.getElementType(), static_cast<double>(count))});
+}

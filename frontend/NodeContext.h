@@ -1,0 +1,222 @@
+//===- NodeContext.h - What an ONNX op rule sees while importing a node ---===//
+//
+// Each ONNX op type has one rule (frontend/ops/*.cpp) that turns a node into
+// dlc ops through a NodeContext. The context hands out the node's inputs and
+// attributes, builds dlc ops with inferred result types, folds ops whose
+// operands are constants (so shape subgraphs become constants), and reports
+// errors at the node's location.
+//
+// Building is "poisoning": when a rule's input is malformed (shapes that do
+// not broadcast, an attribute out of range) the first error is emitted, the
+// failed build returns a null Value, every later build given a null operand
+// returns null without a second message, and the importer stops after the
+// rule. Rules therefore read as straight-line compositions without an error
+// check after every op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_FRONTEND_NODECONTEXT_H
+#define DLC_FRONTEND_NODECONTEXT_H
+
+#include "ir/Dialect.h"
+#include "runtime/support/Tensor.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::dlc {
+
+class NodeContext {
+public:
+  NodeContext(OpBuilder &builder, const onnx::NodeProto &node,
+              SmallVector<Value> inputs, int sinceVersion, Location loc);
+
+  const onnx::NodeProto &node() const { return node_; }
+  /// The since_version of the node's op schema in the model's opset.
+  int version() const { return version_; }
+  Location loc() const { return loc_; }
+  OpBuilder &builder() { return builder_; }
+  MLIRContext *context() { return builder_.getContext(); }
+
+  //===--------------------------------------------------------------------===//
+  // Inputs and outputs
+  //===--------------------------------------------------------------------===//
+
+  /// Number of inputs, counting omitted optional ones (empty names).
+  size_t numInputs() const { return inputs_.size(); }
+  /// True if input `i` is present (not omitted, not past the end).
+  bool hasInput(size_t i) const { return i < inputs_.size() && inputs_[i]; }
+  /// Input `i`; emits an error and returns null if it is absent.
+  Value input(size_t i);
+  RankedTensorType inputType(size_t i);
+  Type inputElementType(size_t i);
+
+  size_t numOutputs() const { return node_.output_size(); }
+  /// True if output `i` is requested (exists and has a name).
+  bool wantsOutput(size_t i) const;
+  /// Defines output `i`.
+  void setOutput(size_t i, Value value);
+  const SmallVector<Value> &outputs() const { return outputs_; }
+
+  //===--------------------------------------------------------------------===//
+  // Attributes (absent attributes give the default)
+  //===--------------------------------------------------------------------===//
+
+  const onnx::AttributeProto *attr(llvm::StringRef name) const;
+  bool hasAttr(llvm::StringRef name) const { return attr(name) != nullptr; }
+  int64_t intAttr(llvm::StringRef name, int64_t defaultValue) const;
+  float floatAttr(llvm::StringRef name, float defaultValue) const;
+  std::string stringAttr(llvm::StringRef name,
+                         llvm::StringRef defaultValue = "") const;
+  std::vector<int64_t> intsAttr(llvm::StringRef name) const;
+  std::vector<float> floatsAttr(llvm::StringRef name) const;
+  /// A tensor-valued attribute (Constant's `value`), converted; null on
+  /// failure (error emitted).
+  std::optional<::dlc::Tensor> tensorAttr(llvm::StringRef name);
+
+  //===--------------------------------------------------------------------===//
+  // Constant inputs
+  //===--------------------------------------------------------------------===//
+
+  /// The value of input `i` if it is a constant (after folding), else
+  /// nullopt without an error.
+  std::optional<::dlc::Tensor> constantValue(size_t i);
+  /// Like constantValue but emits "input i (`what`) must be a constant".
+  std::optional<::dlc::Tensor> requireConstant(size_t i, llvm::StringRef what);
+  /// An integer constant input as int64 values (any integer dtype).
+  std::optional<std::vector<int64_t>> requireConstantInts(size_t i,
+                                                          llvm::StringRef what);
+
+  //===--------------------------------------------------------------------===//
+  // Errors
+  //===--------------------------------------------------------------------===//
+
+  /// Emits an error at the node and poisons the context.
+  InFlightDiagnostic error();
+  bool failed() const { return failed_; }
+  /// Normalizes a possibly negative axis into [0, rank); error if outside.
+  std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank,
+                                       llvm::StringRef what = "axis");
+
+  //===--------------------------------------------------------------------===//
+  // Building dlc ops (null operands propagate; see the file comment)
+  //===--------------------------------------------------------------------===//
+
+  /// Builds OpT on `operands` with `attrs`, inferring the result type, and
+  /// folds it when its operands are constants.
+  template <typename OpT>
+  Value build(ValueRange operands, ArrayRef<NamedAttribute> attrs = {}) {
+    if (!checkOperands(operands))
+      return {};
+    typename OpT::Properties properties;
+    DictionaryAttr dict = DictionaryAttr::get(context(), attrs);
+    SmallVector<Type> types;
+    if (mlir::failed(OpT::setPropertiesFromAttr(
+            properties, dict, [&] { return error(); })) ||
+        mlir::failed(OpT::inferReturnTypes(context(), loc_, operands, dict,
+                                           OpaqueProperties(&properties), {},
+                                           types))) {
+      failed_ = true;
+      return {};
+    }
+    return buildTyped<OpT>(types.front(), operands, attrs);
+  }
+
+  /// Builds OpT with an explicit result type (ops without type inference:
+  /// reshape, broadcast_to, cast, scatter_elements, cumsum, unary ops).
+  template <typename OpT>
+  Value buildTyped(Type resultType, ValueRange operands,
+                   ArrayRef<NamedAttribute> attrs = {}) {
+    if (!checkOperands(operands))
+      return {};
+    return builder_.createOrFold<OpT>(loc_, TypeRange{resultType}, operands,
+                                      attrs);
+  }
+
+  /// Elementwise unary op keeping the operand's type.
+  template <typename OpT> Value unary(Value x) {
+    return x ? buildTyped<OpT>(x.getType(), {x}) : Value();
+  }
+
+  NamedAttribute named(llvm::StringRef name, Attribute value) {
+    return builder_.getNamedAttr(name, value);
+  }
+  NamedAttribute namedI64(llvm::StringRef name, int64_t value) {
+    return named(name, builder_.getI64IntegerAttr(value));
+  }
+  NamedAttribute namedI64s(llvm::StringRef name, ArrayRef<int64_t> values) {
+    return named(name, builder_.getDenseI64ArrayAttr(values));
+  }
+
+  // Common compositions.
+  Value constant(const ::dlc::Tensor &value);
+  /// A rank-0 constant of `elementType` holding `value` (converted).
+  Value scalar(Type elementType, double value);
+  /// A rank-1 i64 constant.
+  Value i64Constant(ArrayRef<int64_t> values);
+  Value cast(Value x, Type elementType);
+  Value reshape(Value x, ArrayRef<int64_t> shape);
+  Value transpose(Value x, ArrayRef<int64_t> permutation);
+  Value broadcastTo(Value x, ArrayRef<int64_t> shape);
+  Value compare(ComparePredicate predicate, Value lhs, Value rhs);
+  Value select(Value condition, Value onTrue, Value onFalse);
+  Value slice(Value x, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
+              ArrayRef<int64_t> strides);
+  /// ReduceOpT over `axes` (any order, normalized), optionally keeping dims.
+  template <typename ReduceOpT>
+  Value reduce(Value x, ArrayRef<int64_t> axes, bool keepDims) {
+    SmallVector<int64_t> sorted(axes);
+    llvm::sort(sorted);
+    SmallVector<NamedAttribute> attrs = {namedI64s("axes", sorted)};
+    if (keepDims)
+      attrs.push_back(named("keep_dims", builder_.getUnitAttr()));
+    return build<ReduceOpT>({x}, attrs);
+  }
+  /// Mean over `axes` (sum times 1/count, in x's element type).
+  Value mean(Value x, ArrayRef<int64_t> axes, bool keepDims);
+
+private:
+  /// False (and nothing built) if an operand is null, i.e. an earlier build
+  /// failed.
+  bool checkOperands(ValueRange operands);
+
+  OpBuilder &builder_;
+  const onnx::NodeProto &node_;
+  SmallVector<Value> inputs_;
+  SmallVector<Value> outputs_;
+  int version_;
+  Location loc_;
+  bool failed_ = false;
+};
+
+/// An op rule: turns the node into dlc ops and sets its outputs.
+using OpRule = void (*)(NodeContext &);
+
+struct OpRuleInfo {
+  OpRule rule;
+  /// The oldest op schema version (since_version) the rule implements; a
+  /// model whose opset resolves the op to an older schema is rejected.
+  int minVersion;
+};
+
+using OpRuleTable = llvm::StringMap<OpRuleInfo>;
+
+/// Each file in frontend/ops/ adds its rules.
+void addElementwiseRules(OpRuleTable &table);
+void addTensorRules(OpRuleTable &table);
+void addReductionRules(OpRuleTable &table);
+void addNNRules(OpRuleTable &table);
+void addNormalizationRules(OpRuleTable &table);
+void addLossRules(OpRuleTable &table);
+
+/// The table of every supported ONNX op (default domain).
+const OpRuleTable &opRules();
+
+} // namespace mlir::dlc
+
+#endif // DLC_FRONTEND_NODECONTEXT_H

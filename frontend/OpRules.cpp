@@ -1,0 +1,19 @@
+//===- OpRules.cpp - The table of supported ONNX ops ----------------------===//
+
+#include "frontend/NodeContext.h"
+
+using namespace mlir::dlc;
+
+const OpRuleTable &mlir::dlc::opRules() {
+  static const OpRuleTable table = [] {
+    OpRuleTable t;
+    addElementwiseRules(t);
+    addTensorRules(t);
+    addReductionRules(t);
+    addNNRules(t);
+    addNormalizationRules(t);
+    addLossRules(t);
+    return t;
+  }();
+  return table;
+}

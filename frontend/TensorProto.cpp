@@ -1,0 +1,251 @@
+//===- TensorProto.cpp - ONNX TensorProto to host tensors -----------------===//
+
+#include "frontend/TensorProto.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cstring>
+
+using namespace mlir;
+using llvm::StringRef;
+using ::dlc::DType;
+using ::dlc::Tensor;
+
+std::optional<DType> mlir::dlc::dtypeFromOnnx(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return DType::F32;
+  case onnx::TensorProto::DOUBLE:
+    return DType::F64;
+  case onnx::TensorProto::FLOAT16:
+    return DType::F16;
+  case onnx::TensorProto::BFLOAT16:
+    return DType::BF16;
+  case onnx::TensorProto::BOOL:
+    return DType::Bool;
+  case onnx::TensorProto::INT8:
+    return DType::I8;
+  case onnx::TensorProto::INT16:
+    return DType::I16;
+  case onnx::TensorProto::INT32:
+    return DType::I32;
+  case onnx::TensorProto::INT64:
+    return DType::I64;
+  case onnx::TensorProto::UINT8:
+    return DType::U8;
+  case onnx::TensorProto::UINT16:
+    return DType::U16;
+  case onnx::TensorProto::UINT32:
+    return DType::U32;
+  case onnx::TensorProto::UINT64:
+    return DType::U64;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::string mlir::dlc::onnxTypeName(int32_t dataType) {
+  if (onnx::TensorProto::DataType_IsValid(dataType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(dataType));
+  return "unknown type " + std::to_string(dataType);
+}
+
+namespace {
+
+/// Reads the bytes of an external-data tensor. The location must be a
+/// relative path that stays inside `modelDir` once symlinks are resolved
+/// (ONNX's external data rules; DESIGN.md decision 2).
+bool readExternalData(const onnx::TensorProto &proto, StringRef modelDir,
+                      std::string &bytes, std::string &message) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const onnx::StringStringEntryProto &e : proto.external_data()) {
+    char *end = nullptr;
+    if (e.key() == "location") {
+      location = e.value();
+    } else if (e.key() == "offset" || e.key() == "length") {
+      errno = 0;
+      long long v = std::strtoll(e.value().c_str(), &end, 10);
+      if (errno || end == e.value().c_str() || *end || v < 0) {
+        message = "external data " + e.key() + " '" + e.value() +
+                  "' is not a non-negative integer";
+        return false;
+      }
+      (e.key() == "offset" ? offset : length) = v;
+    }
+  }
+  if (modelDir.empty()) {
+    message = "external data is not allowed here";
+    return false;
+  }
+  if (location.empty()) {
+    message = "external data has no location";
+    return false;
+  }
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::sys::path::is_absolute(location, llvm::sys::path::Style::windows)) {
+    message = "external data location '" + location + "' is an absolute path";
+    return false;
+  }
+  for (StringRef part : llvm::make_range(llvm::sys::path::begin(location),
+                                         llvm::sys::path::end(location)))
+    if (part == "..") {
+      message = "external data location '" + location +
+                "' leaves the model's folder through '..'";
+      return false;
+    }
+  llvm::SmallString<256> path(modelDir);
+  llvm::sys::path::append(path, location);
+  llvm::SmallString<256> realDir, realPath;
+  if (llvm::sys::fs::real_path(modelDir, realDir) ||
+      llvm::sys::fs::real_path(path, realPath)) {
+    message = "external data file '" + std::string(path) + "' cannot be found";
+    return false;
+  }
+  StringRef resolved = realPath;
+  if (!resolved.starts_with(realDir) ||
+      (resolved.size() > realDir.size() &&
+       !llvm::sys::path::is_separator(resolved[realDir.size()]))) {
+    message = "external data location '" + location +
+              "' resolves outside the model's folder (symlink to '" +
+              std::string(realPath) + "')";
+    return false;
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(realPath, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!file) {
+    message = "external data file '" + std::string(path) +
+              "' cannot be read: " + file.getError().message();
+    return false;
+  }
+  int64_t size = static_cast<int64_t>((*file)->getBufferSize());
+  if (length < 0)
+    length = size - std::min(offset, size);
+  if (offset > size || length > size - offset) {
+    message = "external data range [" + std::to_string(offset) + ", " +
+              std::to_string(offset) + "+" + std::to_string(length) +
+              ") exceeds file '" + location + "' of " + std::to_string(size) +
+              " bytes";
+    return false;
+  }
+  bytes.assign((*file)->getBufferStart() + offset, length);
+  return true;
+}
+
+/// Copies a typed repeated field into `out`, converting each value to the
+/// storage type T (ONNX stores e.g. int8/uint16/bool in int32_data and
+/// float16 as raw bits in int32_data).
+template <typename T, typename Field>
+bool copyField(const Field &field, Tensor &out, std::string &message) {
+  if (static_cast<int64_t>(field.size()) != out.numElements()) {
+    message = "holds " + std::to_string(field.size()) + " values for " +
+              std::to_string(out.numElements()) + " elements";
+    return false;
+  }
+  T *data = reinterpret_cast<T *>(out.bytes());
+  for (int i = 0; i < field.size(); ++i) {
+    if constexpr (std::is_same_v<T, ::dlc::Half> ||
+                  std::is_same_v<T, ::dlc::BFloat16>)
+      data[i] = T::fromBits(static_cast<uint16_t>(field[i]));
+    else
+      data[i] = static_cast<T>(field[i]);
+  }
+  return true;
+}
+
+bool copyTypedData(const onnx::TensorProto &p, Tensor &out,
+                   std::string &message) {
+  switch (out.dtype()) {
+  case DType::F32:
+    return copyField<float>(p.float_data(), out, message);
+  case DType::F64:
+    return copyField<double>(p.double_data(), out, message);
+  case DType::I64:
+    return copyField<int64_t>(p.int64_data(), out, message);
+  case DType::U32:
+  case DType::U64:
+    return out.dtype() == DType::U32
+               ? copyField<uint32_t>(p.uint64_data(), out, message)
+               : copyField<uint64_t>(p.uint64_data(), out, message);
+  case DType::I32:
+    return copyField<int32_t>(p.int32_data(), out, message);
+  case DType::I16:
+    return copyField<int16_t>(p.int32_data(), out, message);
+  case DType::I8:
+    return copyField<int8_t>(p.int32_data(), out, message);
+  case DType::U16:
+    return copyField<uint16_t>(p.int32_data(), out, message);
+  case DType::U8:
+    return copyField<uint8_t>(p.int32_data(), out, message);
+  case DType::Bool:
+    return copyField<bool>(p.int32_data(), out, message);
+  case DType::F16:
+    return copyField<::dlc::Half>(p.int32_data(), out, message);
+  case DType::BF16:
+    return copyField<::dlc::BFloat16>(p.int32_data(), out, message);
+  }
+  return false;
+}
+
+} // namespace
+
+std::optional<Tensor> mlir::dlc::tensorFromProto(const onnx::TensorProto &p,
+                                                 StringRef modelDir,
+                                                 std::string &message) {
+  std::optional<DType> dtype = dtypeFromOnnx(p.data_type());
+  if (!dtype) {
+    message = "data type " + onnxTypeName(p.data_type()) + " is not supported";
+    return std::nullopt;
+  }
+  std::vector<int64_t> shape;
+  int64_t count = 1;
+  for (int64_t d : p.dims()) {
+    // Bound the element count before allocating: a corrupt dims list must
+    // not turn into a huge allocation.
+    if (d < 0 || (d > 0 && count > (int64_t(1) << 40) / d)) {
+      message = "has an invalid or too large shape";
+      return std::nullopt;
+    }
+    count *= d;
+    shape.push_back(d);
+  }
+  if (p.segment().begin() != 0 || p.segment().end() != 0) {
+    message = "segmented tensors are not supported";
+    return std::nullopt;
+  }
+
+  const std::string *raw = nullptr;
+  std::string external;
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (!readExternalData(p, modelDir, external, message))
+      return std::nullopt;
+    raw = &external;
+  } else if (p.has_raw_data()) {
+    raw = &p.raw_data();
+  }
+
+  Tensor out(*dtype, shape);
+  if (raw) {
+    if (raw->size() != out.byteSize()) {
+      message = "holds " + std::to_string(raw->size()) + " bytes of data for " +
+                std::to_string(out.byteSize()) + " expected";
+      return std::nullopt;
+    }
+    if (*dtype == DType::Bool) {
+      // Any non-zero byte is true; copying bytes could create invalid bools.
+      for (int64_t i = 0; i < count; ++i)
+        out.data<bool>()[i] = (*raw)[i] != 0;
+    } else {
+      std::memcpy(out.bytes(), raw->data(), raw->size());
+    }
+    return out;
+  }
+  if (!copyTypedData(p, out, message))
+    return std::nullopt;
+  return out;
+}

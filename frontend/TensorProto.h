@@ -1,0 +1,39 @@
+//===- TensorProto.h - ONNX TensorProto to host tensors -------------------===//
+//
+// Converts ONNX tensors (initializers, Constant values, test data) into
+// ::dlc::Tensor, reading raw_data, the typed repeated fields or external
+// data. Every size and offset is checked against what the proto and the file
+// actually hold, so a hostile model cannot make the importer read past a
+// buffer or outside the model's folder.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_FRONTEND_TENSORPROTO_H
+#define DLC_FRONTEND_TENSORPROTO_H
+
+#include "runtime/support/Tensor.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+#include <string>
+
+namespace mlir::dlc {
+
+/// The DType of an ONNX TensorProto data type, or nullopt (string, complex,
+/// float8...).
+std::optional<::dlc::DType> dtypeFromOnnx(int32_t dataType);
+
+/// ONNX's name of a data type ("FLOAT", "STRING") for messages.
+std::string onnxTypeName(int32_t dataType);
+
+/// Converts `proto`. External data is read from `modelDir` ("" forbids it).
+/// On failure returns nullopt and sets `message` (one line, no node name).
+std::optional<::dlc::Tensor> tensorFromProto(const onnx::TensorProto &proto,
+                                             llvm::StringRef modelDir,
+                                             std::string &message);
+
+} // namespace mlir::dlc
+
+#endif // DLC_FRONTEND_TENSORPROTO_H

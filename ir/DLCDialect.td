@@ -1,0 +1,72 @@
+//===- DLCDialect.td - The dlc dialect and its type constraints -*- tablegen -*-===//
+//
+// dlc is one dialect on statically shaped ranked tensors (DESIGN.md, decision 4).
+// ONNX names stay in the importer; ops here are small and orthogonal.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_DIALECT_TD
+#define DLC_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def DLC_Dialect : Dialect {
+  let name = "dlc";
+  let cppNamespace = "::mlir::dlc";
+  let summary = "Training compiler dialect for ONNX models";
+  let description = [{
+    Tensor-level operations on statically shaped tensors. Binary elementwise
+    ops broadcast with NumPy's rules. Model parameters are module-level
+    `dlc.global` symbols read with `dlc.global_load`.
+  }];
+  let hasConstantMaterializer = 1;
+  let extraClassDeclaration = [{
+    /// Adds the fallback folder that evaluates ops on constant operands.
+    void registerConstantFolding();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Element and tensor type constraints
+//===----------------------------------------------------------------------===//
+
+def DLC_Int : AnyTypeOf<[I8, I16, I32, I64, UI8, UI16, UI32, UI64]>;
+def DLC_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+def DLC_Element : AnyTypeOf<[I1, DLC_Int, DLC_Float]>;
+
+def DLC_Tensor : StaticShapeTensorOf<[DLC_Element]>;
+def DLC_FloatTensor : StaticShapeTensorOf<[DLC_Float]>;
+def DLC_NumericTensor : StaticShapeTensorOf<[DLC_Int, DLC_Float]>;
+def DLC_SignedTensor : StaticShapeTensorOf<[I8, I16, I32, I64, DLC_Float]>;
+def DLC_BoolTensor : StaticShapeTensorOf<[I1]>;
+def DLC_IntOrBoolTensor : StaticShapeTensorOf<[I1, DLC_Int]>;
+def DLC_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+def DLC_I64Tensor : StaticShapeTensorOf<[I64]>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def DLC_CmpPredicate : I32EnumAttr<"ComparePredicate", "comparison predicate", [
+    I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,
+    I32EnumAttrCase<"lt", 2>, I32EnumAttrCase<"le", 3>,
+    I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::mlir::dlc";
+}
+
+def DLC_PadMode : I32EnumAttr<"PadMode", "padding mode", [
+    I32EnumAttrCase<"constant", 0>, I32EnumAttrCase<"reflect", 1>,
+    I32EnumAttrCase<"edge", 2>]> {
+  let cppNamespace = "::mlir::dlc";
+}
+
+def DLC_ScatterReduction : I32EnumAttr<"ScatterReduction",
+    "how scatter combines an update with the existing element", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"add", 1>,
+    I32EnumAttrCase<"mul", 2>, I32EnumAttrCase<"max", 3>,
+    I32EnumAttrCase<"min", 4>]> {
+  let cppNamespace = "::mlir::dlc";
+}
+
+#endif // DLC_DIALECT_TD

@@ -1,0 +1,560 @@
+//===- DLCOps.td - dlc operations ----------------------------*- tablegen -*-===//
+//
+// The op set is small and orthogonal: ONNX ops that are compositions (Gemm,
+// Softmax, LayerNormalization, pooling averages, losses...) are built from
+// these by the importer (docs/onnx-mapping.md lists how). Every op's result
+// type is either inferred or checked, so a verifier-valid module always has
+// consistent static shapes, which the evaluator and codegen rely on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_OPS_TD
+#define DLC_OPS_TD
+
+include "ir/DLCDialect.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class DLC_Op<string mnemonic, list<Trait> traits = []>
+    : Op<DLC_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Constants and parameters
+//===----------------------------------------------------------------------===//
+
+def DLC_ConstantOp : DLC_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    Example:
+    ```mlir
+    %0 = dlc.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def DLC_GlobalOp : DLC_Op<"global", [Symbol, IsolatedFromAbove]> {
+  let summary = "a named model parameter or state tensor";
+  let description = [{
+    A module-level tensor with a name (the ONNX initializer's name) and an
+    optional initial value. Functions read it with `dlc.global_load`; the
+    training passes turn globals into the parameters and state of
+    `train_step`. Large initial values are `dense_resource` blobs.
+
+    Example:
+    ```mlir
+    dlc.global @"fc.weight" : tensor<4x8xf32> = dense<0.5> : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<DLC_Tensor>:$type,
+                       OptionalAttr<ElementsAttr>:$initial_value);
+  let assemblyFormat = "$sym_name `:` $type (`=` $initial_value^)? attr-dict";
+  let hasVerifier = 1;
+}
+
+def DLC_GlobalLoadOp : DLC_Op<"global_load",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "reads the current value of a dlc.global";
+  let description = [{
+    Example:
+    ```mlir
+    %w = dlc.global_load @"fc.weight" : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$global);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = "$global attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class DLC_UnaryOp<string mnemonic, Type type, string semantics>
+    : DLC_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "elementwise " # mnemonic;
+  let description = semantics # [{
+
+    Example:
+    ```mlir
+    %y = dlc.}] # mnemonic # [{ %x : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins type:$input);
+  let results = (outs type:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def DLC_NegOp : DLC_UnaryOp<"neg", DLC_SignedTensor, "Negation, `-x`.">;
+def DLC_AbsOp : DLC_UnaryOp<"abs", DLC_NumericTensor, "Absolute value.">;
+def DLC_SignOp : DLC_UnaryOp<"sign", DLC_NumericTensor,
+    "-1, 0 or 1 by the sign of `x` (0 for NaN's sign is NaN).">;
+def DLC_ExpOp : DLC_UnaryOp<"exp", DLC_FloatTensor, "Natural exponential.">;
+def DLC_LogOp : DLC_UnaryOp<"log", DLC_FloatTensor, "Natural logarithm.">;
+def DLC_SqrtOp : DLC_UnaryOp<"sqrt", DLC_FloatTensor, "Square root.">;
+def DLC_RsqrtOp : DLC_UnaryOp<"rsqrt", DLC_FloatTensor, "`1 / sqrt(x)`.">;
+def DLC_ReciprocalOp : DLC_UnaryOp<"reciprocal", DLC_FloatTensor, "`1 / x`.">;
+def DLC_CeilOp : DLC_UnaryOp<"ceil", DLC_FloatTensor, "Rounds up.">;
+def DLC_FloorOp : DLC_UnaryOp<"floor", DLC_FloatTensor, "Rounds down.">;
+def DLC_RoundOp : DLC_UnaryOp<"round", DLC_FloatTensor,
+    "Rounds to the nearest integer, ties to even (ONNX Round).">;
+def DLC_ErfOp : DLC_UnaryOp<"erf", DLC_FloatTensor, "The error function.">;
+def DLC_SinOp : DLC_UnaryOp<"sin", DLC_FloatTensor, "Sine.">;
+def DLC_CosOp : DLC_UnaryOp<"cos", DLC_FloatTensor, "Cosine.">;
+def DLC_TanhOp : DLC_UnaryOp<"tanh", DLC_FloatTensor, "Hyperbolic tangent.">;
+def DLC_SigmoidOp : DLC_UnaryOp<"sigmoid", DLC_FloatTensor,
+    "The logistic function `1 / (1 + exp(-x))`.">;
+def DLC_NotOp : DLC_UnaryOp<"not", DLC_BoolTensor, "Logical negation.">;
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops (NumPy broadcasting)
+//===----------------------------------------------------------------------===//
+
+class DLC_BinaryOp<string mnemonic, Type type, string semantics,
+                   list<Trait> traits = []>
+    : DLC_Op<mnemonic, traits # [Pure, SameOperandsAndResultElementType,
+                                 InferTypeOpAdaptor]> {
+  let summary = "elementwise " # mnemonic # " with broadcasting";
+  let description = semantics # [{ Operands broadcast with NumPy's rules.
+
+    Example:
+    ```mlir
+    %z = dlc.}] # mnemonic # [{ %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins type:$lhs, type:$rhs);
+  let results = (outs type:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def DLC_AddOp : DLC_BinaryOp<"add", DLC_NumericTensor, "`x + y`.", [Commutative]>;
+def DLC_SubOp : DLC_BinaryOp<"sub", DLC_NumericTensor, "`x - y`.">;
+def DLC_MulOp : DLC_BinaryOp<"mul", DLC_NumericTensor, "`x * y`.", [Commutative]>;
+def DLC_DivOp : DLC_BinaryOp<"div", DLC_NumericTensor,
+    "`x / y`; integer division truncates toward zero.">;
+def DLC_RemOp : DLC_BinaryOp<"rem", DLC_NumericTensor,
+    "Remainder with the sign of the dividend (C's `fmod` and `%`).">;
+def DLC_PowOp : DLC_BinaryOp<"pow", DLC_NumericTensor, "`x ** y`.">;
+def DLC_MaxOp : DLC_BinaryOp<"max", DLC_NumericTensor,
+    "The larger operand; NaN if either is NaN.", [Commutative]>;
+def DLC_MinOp : DLC_BinaryOp<"min", DLC_NumericTensor,
+    "The smaller operand; NaN if either is NaN.", [Commutative]>;
+def DLC_AndOp : DLC_BinaryOp<"and", DLC_BoolTensor, "Logical and.", [Commutative]>;
+def DLC_OrOp : DLC_BinaryOp<"or", DLC_BoolTensor, "Logical or.", [Commutative]>;
+def DLC_XorOp : DLC_BinaryOp<"xor", DLC_BoolTensor, "Logical exclusive or.", [Commutative]>;
+
+def DLC_CompareOp : DLC_Op<"compare",
+    [Pure, SameTypeOperands, InferTypeOpAdaptor]> {
+  let summary = "elementwise comparison with broadcasting";
+  let description = [{
+    Compares with the predicate (`eq`, `ne`, `lt`, `le`, `gt`, `ge`) and
+    yields `i1`. Any comparison with NaN is false except `ne`.
+
+    Example:
+    ```mlir
+    %m = dlc.compare lt, %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins DLC_CmpPredicate:$predicate, DLC_Tensor:$lhs, DLC_Tensor:$rhs);
+  let results = (outs DLC_BoolTensor:$result);
+  let assemblyFormat = [{
+    $predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def DLC_SelectOp : DLC_Op<"select", [Pure, InferTypeOpAdaptor,
+    AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
+  let summary = "elementwise choice with broadcasting";
+  let description = [{
+    `condition ? on_true : on_false`, the three operands broadcast together.
+
+    Example:
+    ```mlir
+    %r = dlc.select %c, %a, %b : tensor<4xi1>, tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins DLC_BoolTensor:$condition, DLC_Tensor:$on_true,
+                       DLC_Tensor:$on_false);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:` type($condition) `,`
+    type($on_true) `,` type($on_false) `->` type($result)
+  }];
+}
+
+def DLC_CastOp : DLC_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "elementwise element type conversion";
+  let description = [{
+    ONNX Cast semantics: floats to integers truncate toward zero, anything to
+    `i1` is `x != 0`, floats round to nearest even when narrowed.
+
+    Example:
+    ```mlir
+    %i = dlc.cast %x : tensor<4xf32> to tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape and data movement
+//===----------------------------------------------------------------------===//
+
+def DLC_ReshapeOp : DLC_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "reinterprets the shape, keeping row-major element order";
+  let description = [{
+    Example:
+    ```mlir
+    %y = dlc.reshape %x : tensor<2x3xf32> to tensor<6xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def DLC_TransposeOp : DLC_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "permutes dimensions";
+  let description = [{
+    Result dimension `i` is input dimension `permutation[i]`.
+
+    Example:
+    ```mlir
+    %y = dlc.transpose %x [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = [{
+    $input $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def DLC_BroadcastToOp : DLC_Op<"broadcast_to",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "broadcasts to a larger shape with NumPy's rules";
+  let description = [{
+    Example:
+    ```mlir
+    %y = dlc.broadcast_to %x : tensor<3xf32> to tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def DLC_ConcatOp : DLC_Op<"concat",
+    [Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+  let summary = "joins tensors along an axis";
+  let description = [{
+    Example:
+    ```mlir
+    %y = dlc.concat %a, %b {axis = 0 : i64} : tensor<2x3xf32>, tensor<1x3xf32> -> tensor<3x3xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DLC_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+}
+
+def DLC_SliceOp : DLC_Op<"slice", [Pure, SameOperandsAndResultElementType,
+                                   InferTypeOpAdaptor]> {
+  let summary = "a strided window of a tensor";
+  let description = [{
+    Result element `i` along dimension `d` is input element
+    `offsets[d] + i * strides[d]`; strides may be negative (a reversal) but
+    not zero, and every element read must be inside the input.
+
+    Example:
+    ```mlir
+    %y = dlc.slice %x offsets [0, 3] sizes [2, 4] strides [1, -1]
+        : tensor<2x8xf32> -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$strides);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = [{
+    $input `offsets` $offsets `sizes` $sizes `strides` $strides attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def DLC_PadOp : DLC_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+  let summary = "pads each dimension at both ends";
+  let description = [{
+    Modes follow ONNX Pad: `constant` fills with `value` (a scalar tensor,
+    zero when absent), `reflect` mirrors without repeating the edge and
+    `edge` repeats the edge element. Padding amounts are non-negative.
+
+    Example:
+    ```mlir
+    %y = dlc.pad %x low [0, 1] high [0, 2] mode constant
+        : tensor<2x3xf32> -> tensor<2x6xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input, Optional<DLC_Tensor>:$value,
+                       DenseI64ArrayAttr:$low, DenseI64ArrayAttr:$high,
+                       DLC_PadMode:$mode);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = [{
+    $input (`value` $value^ `:` type($value))? `low` $low `high` $high
+    `mode` $mode attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def DLC_GatherOp : DLC_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "takes slices along an axis at the given indices (ONNX Gather)";
+  let description = [{
+    The result shape is `data[:axis] + indices + data[axis+1:]`. Negative
+    indices count from the end; an index outside `[-n, n)` is an error.
+
+    Example:
+    ```mlir
+    %e = dlc.gather %table[%ids] {axis = 0 : i64}
+        : tensor<100x16xf32>, tensor<4x8xi64> -> tensor<4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$data, DLC_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = [{
+    $data `[` $indices `]` attr-dict `:` type($data) `,` type($indices) `->` type($result)
+  }];
+}
+
+def DLC_GatherElementsOp : DLC_Op<"gather_elements", [Pure, InferTypeOpAdaptor]> {
+  let summary = "elementwise gather along an axis (ONNX GatherElements)";
+  let description = [{
+    `result[i][j]... = data[...][indices[i][j]...][...]` with the index
+    replacing the coordinate on `axis`; the result has the shape of `indices`.
+
+    Example:
+    ```mlir
+    %y = dlc.gather_elements %x[%idx] {axis = 1 : i64}
+        : tensor<2x3xf32>, tensor<2x2xi64> -> tensor<2x2xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$data, DLC_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = [{
+    $data `[` $indices `]` attr-dict `:` type($data) `,` type($indices) `->` type($result)
+  }];
+}
+
+def DLC_ScatterElementsOp : DLC_Op<"scatter_elements",
+    [Pure, AllTypesMatch<["data", "result"]>,
+     AllElementTypesMatch<["data", "updates"]>]> {
+  let summary = "elementwise scatter along an axis (ONNX ScatterElements)";
+  let description = [{
+    A copy of `data` where each `updates` element is combined into the
+    position `indices` selects on `axis` (`none` overwrites; `add`, `mul`,
+    `max`, `min` reduce). `indices` and `updates` have the same shape.
+
+    Example:
+    ```mlir
+    %y = dlc.scatter_elements %x[%idx], %u {axis = 1 : i64} reduction add
+        : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$data, DLC_IndexTensor:$indices,
+                       DLC_Tensor:$updates, I64Attr:$axis,
+                       DLC_ScatterReduction:$reduction);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = [{
+    $data `[` $indices `]` `,` $updates attr-dict `reduction` $reduction `:`
+    type($data) `,` type($indices) `,` type($updates)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and scans
+//===----------------------------------------------------------------------===//
+
+class DLC_ReduceOp<string mnemonic, string semantics>
+    : DLC_Op<mnemonic, [Pure, SameOperandsAndResultElementType,
+                        InferTypeOpAdaptor]> {
+  let summary = semantics # " over the given axes";
+  let description = [{
+    `axes` are sorted, unique and in range; an empty list reduces nothing.
+    With `keep_dims` the reduced dimensions stay with size 1. Floating
+    reductions accumulate in float64 in the evaluator.
+
+    Example:
+    ```mlir
+    %s = dlc.}] # mnemonic # [{ %x axes [1] keep_dims : tensor<2x3xf32> -> tensor<2x1xf32>
+    ```
+  }];
+  let arguments = (ins DLC_NumericTensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keep_dims);
+  let results = (outs DLC_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `axes` $axes (`keep_dims` $keep_dims^)? attr-dict `:`
+    type($input) `->` type($result)
+  }];
+}
+
+def DLC_ReduceSumOp : DLC_ReduceOp<"reduce_sum", "sum">;
+def DLC_ReduceProdOp : DLC_ReduceOp<"reduce_prod", "product">;
+def DLC_ReduceMaxOp : DLC_ReduceOp<"reduce_max", "maximum (NaN propagates)">;
+def DLC_ReduceMinOp : DLC_ReduceOp<"reduce_min", "minimum (NaN propagates)">;
+
+class DLC_ArgReduceOp<string mnemonic, string which>
+    : DLC_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "index of the " # which # " along an axis";
+  let description = [{
+    Ties pick the first index, or the last with `select_last_index`.
+
+    Example:
+    ```mlir
+    %i = dlc.}] # mnemonic # [{ %x {axis = 1 : i64} : tensor<2x3xf32> -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins DLC_NumericTensor:$input, I64Attr:$axis,
+                       UnitAttr:$keep_dims, UnitAttr:$select_last_index);
+  let results = (outs DLC_I64Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def DLC_ArgMaxOp : DLC_ArgReduceOp<"argmax", "largest element">;
+def DLC_ArgMinOp : DLC_ArgReduceOp<"argmin", "smallest element">;
+
+def DLC_CumSumOp : DLC_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+  let summary = "cumulative sum along an axis";
+  let description = [{
+    `exclusive` leaves out the element itself; `reverse` sums from the end.
+
+    Example:
+    ```mlir
+    %y = dlc.cumsum %x {axis = 0 : i64} : tensor<5xf32>
+    ```
+  }];
+  let arguments = (ins DLC_NumericTensor:$input, I64Attr:$axis,
+                       UnitAttr:$exclusive, UnitAttr:$reverse);
+  let results = (outs DLC_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, convolution and pooling
+//===----------------------------------------------------------------------===//
+
+def DLC_MatmulOp : DLC_Op<"matmul",
+    [Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+  let summary = "batched matrix product with broadcast batch dimensions";
+  let description = [{
+    `lhs` is `[..., M, K]`, `rhs` `[..., K, N]` (both rank 2 or more); the
+    batch dimensions broadcast with NumPy's rules. Floating products
+    accumulate in float64 in the evaluator.
+
+    Example:
+    ```mlir
+    %y = dlc.matmul %a, %b : tensor<8x2x3xf32>, tensor<3x4xf32> -> tensor<8x2x4xf32>
+    ```
+  }];
+  let arguments = (ins DLC_NumericTensor:$lhs, DLC_NumericTensor:$rhs);
+  let results = (outs DLC_NumericTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def DLC_ConvOp : DLC_Op<"conv",
+    [Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+  let summary = "N-d grouped convolution (cross-correlation)";
+  let description = [{
+    `input` is `[N, C, spatial...]`, `filter` `[O, C / groups, kernel...]`.
+    Per spatial dimension: the input is dilated by `input_dilation` (zeros
+    inserted between elements, which expresses transposed convolution and
+    the data gradient), padded by `pad_low`/`pad_high`, and correlated with
+    the filter dilated by `dilation` at steps of `stride`.
+
+    Example:
+    ```mlir
+    %y = dlc.conv %x, %w stride [1, 1] pad_low [1, 1] pad_high [1, 1]
+        dilation [1, 1] input_dilation [1, 1] groups 1
+        : tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32> -> tensor<1x16x8x8xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input, DLC_FloatTensor:$filter,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$pad_low,
+                       DenseI64ArrayAttr:$pad_high, DenseI64ArrayAttr:$dilation,
+                       DenseI64ArrayAttr:$input_dilation, I64Attr:$groups);
+  let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter `stride` $stride `pad_low` $pad_low `pad_high` $pad_high
+    `dilation` $dilation `input_dilation` $input_dilation `groups` $groups
+    attr-dict `:` type($input) `,` type($filter) `->` type($result)
+  }];
+}
+
+class DLC_PoolOp<string mnemonic, string semantics>
+    : DLC_Op<mnemonic, [Pure, SameOperandsAndResultElementType,
+                        InferTypeOpAdaptor]> {
+  let summary = semantics # " over sliding windows of the spatial dimensions";
+  let description = [{
+    `input` is `[N, C, spatial...]`; windows, strides, dilations and padding
+    are per spatial dimension. Padding never wins a maximum and adds zero to
+    a sum (averages divide by a count the importer computes).
+
+    Example:
+    ```mlir
+    %y = dlc.}] # mnemonic # [{ %x window [2, 2] stride [2, 2] pad_low [0, 0]
+        pad_high [0, 0] dilation [1, 1] : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+    ```
+  }];
+  let arguments = (ins DLC_NumericTensor:$input, DenseI64ArrayAttr:$window,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$pad_low,
+                       DenseI64ArrayAttr:$pad_high, DenseI64ArrayAttr:$dilation);
+  let results = (outs DLC_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `window` $window `stride` $stride `pad_low` $pad_low `pad_high`
+    $pad_high `dilation` $dilation attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def DLC_MaxPoolOp : DLC_PoolOp<"max_pool", "maximum">;
+def DLC_SumPoolOp : DLC_PoolOp<"sum_pool", "sum">;
+
+//===----------------------------------------------------------------------===//
+// Randomness
+//===----------------------------------------------------------------------===//
+
+def DLC_DropoutOp : DLC_Op<"dropout", [AllTypesMatch<["input", "output"]>]> {
+  let summary = "training-mode dropout";
+  let description = [{
+    Zeroes each element with probability `ratio` and scales the others by
+    `1 / (1 - ratio)`; also returns the keep mask. The random stream is
+    seeded by `seed`. Inference-mode dropout is imported as the identity.
+
+    Example:
+    ```mlir
+    %y, %mask = dlc.dropout %x {ratio = 0.1 : f64, seed = 0 : i64}
+        : tensor<4xf32> -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input, F64Attr:$ratio, I64Attr:$seed);
+  let results = (outs DLC_FloatTensor:$output, DLC_BoolTensor:$mask);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($mask)";
+  let hasVerifier = 1;
+}
+
+#endif // DLC_OPS_TD

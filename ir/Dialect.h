@@ -1,0 +1,26 @@
+//===- Dialect.h - The dlc dialect ----------------------------------------===//
+//
+// Declares the dlc dialect, its enums and its operations (generated from
+// DLCDialect.td and DLCOps.td).
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_IR_DIALECT_H
+#define DLC_IR_DIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "ir/DLCEnums.h.inc"
+#include "ir/DLCOpsDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "ir/DLCOps.h.inc"
+
+#endif // DLC_IR_DIALECT_H

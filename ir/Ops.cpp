@@ -1,0 +1,596 @@
+//===- Ops.cpp - dlc op verifiers, type inference and folders -------------===//
+//
+// Every op's static shape rule lives here, once: builders infer result types
+// from it and the verifier checks parsed IR against it. Generic constant
+// folding is not here but in ConstantFolding.cpp, which runs the reference
+// evaluator so folding and evaluation can never disagree.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Dialect.h"
+#include "ir/ShapeUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Formats a shape as "[2, 3]" for diagnostics.
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+/// Infers the NumPy broadcast of `operands` with `elementType`.
+LogicalResult inferBroadcast(std::optional<Location> loc, ValueRange operands,
+                             Type elementType,
+                             SmallVectorImpl<Type> &inferred) {
+  SmallVector<int64_t> shape;
+  for (Value v : operands) {
+    ArrayRef<int64_t> next = tensorType(v).getShape();
+    std::optional<SmallVector<int64_t>> b = broadcastShapes(shape, next);
+    if (!b)
+      return emitOptionalError(loc, "operand shapes ", shapeString(shape),
+                               " and ", shapeString(next),
+                               " are not broadcast-compatible");
+    shape = *b;
+  }
+  inferred.push_back(RankedTensorType::get(shape, elementType));
+  return success();
+}
+
+/// Checks that `axis` is in [0, rank).
+LogicalResult checkAxis(std::optional<Location> loc, int64_t axis,
+                        int64_t rank) {
+  if (axis < 0 || axis >= rank)
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             rank);
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Dialect
+//===----------------------------------------------------------------------===//
+
+#include "ir/DLCOpsDialect.cpp.inc"
+
+void DLCDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "ir/DLCOps.cpp.inc"
+      >();
+  registerConstantFolding();
+}
+
+Operation *DLCDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                           Type type, Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and globals
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult GlobalOp::verify() {
+  std::optional<ElementsAttr> init = getInitialValue();
+  if (init && init->getType() != getType())
+    return emitOpError() << "initial value type " << init->getType()
+                         << " does not match the global's type " << getType();
+  return success();
+}
+
+LogicalResult
+GlobalLoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto global =
+      symbolTable.lookupNearestSymbolFrom<GlobalOp>(*this, getGlobalAttr());
+  if (!global)
+    return emitOpError() << "refers to an unknown global " << getGlobalAttr();
+  if (global.getType() != getType())
+    return emitOpError() << "result type " << getType()
+                         << " does not match the global's type "
+                         << global.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+#define DLC_BROADCAST_BINARY_INFERENCE(OP)                                     \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc,\
+                                     OP::Adaptor adaptor,                      \
+                                     SmallVectorImpl<Type> &inferred) {        \
+    return inferBroadcast(loc, {adaptor.getLhs(), adaptor.getRhs()},           \
+                          tensorType(adaptor.getLhs()).getElementType(),       \
+                          inferred);                                           \
+  }
+DLC_BROADCAST_BINARY_INFERENCE(AddOp)
+DLC_BROADCAST_BINARY_INFERENCE(SubOp)
+DLC_BROADCAST_BINARY_INFERENCE(MulOp)
+DLC_BROADCAST_BINARY_INFERENCE(DivOp)
+DLC_BROADCAST_BINARY_INFERENCE(RemOp)
+DLC_BROADCAST_BINARY_INFERENCE(PowOp)
+DLC_BROADCAST_BINARY_INFERENCE(MaxOp)
+DLC_BROADCAST_BINARY_INFERENCE(MinOp)
+DLC_BROADCAST_BINARY_INFERENCE(AndOp)
+DLC_BROADCAST_BINARY_INFERENCE(OrOp)
+DLC_BROADCAST_BINARY_INFERENCE(XorOp)
+#undef DLC_BROADCAST_BINARY_INFERENCE
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferBroadcast(loc, {adaptor.getLhs(), adaptor.getRhs()},
+                        IntegerType::get(context, 1), inferred);
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  return inferBroadcast(
+      loc, {adaptor.getCondition(), adaptor.getOnTrue(), adaptor.getOnFalse()},
+      tensorType(adaptor.getOnTrue()).getElementType(), inferred);
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Shape and data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  int64_t in = tensorType(getInput()).getNumElements();
+  int64_t out = getType().getNumElements();
+  if (in != out)
+    return emitOpError() << "cannot reshape " << in << " elements into "
+                         << out;
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // reshape(reshape(x)) is one reshape of x.
+  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(producer.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorType(adaptor.getInput());
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  if (static_cast<int64_t>(perm.size()) != type.getRank())
+    return emitOptionalError(loc, "permutation has ", perm.size(),
+                             " entries for rank ", type.getRank());
+  llvm::SmallBitVector seen(perm.size());
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= type.getRank() || seen.test(p))
+      return emitOptionalError(loc, "permutation ", shapeString(perm),
+                               " is not a permutation of 0..",
+                               type.getRank() - 1);
+    seen.set(p);
+    shape.push_back(type.getDimSize(p));
+  }
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  if (llvm::equal(getPermutation(), llvm::seq<int64_t>(0, getPermutation().size())))
+    return getInput();
+  return {};
+}
+
+LogicalResult BroadcastToOp::verify() {
+  ArrayRef<int64_t> from = tensorType(getInput()).getShape();
+  if (!isBroadcastableTo(from, getType().getShape()))
+    return emitOpError() << "cannot broadcast " << shapeString(from) << " to "
+                         << shapeString(getType().getShape());
+  return success();
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitOptionalError(loc, "needs at least one input");
+  RankedTensorType first = tensorType(inputs.front());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, axis, first.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (Value v : inputs) {
+    RankedTensorType t = tensorType(v);
+    if (t.getRank() != first.getRank())
+      return emitOptionalError(loc, "inputs have different ranks");
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      if (d != axis && t.getDimSize(d) != first.getDimSize(d))
+        return emitOptionalError(loc, "input shapes ",
+                                 shapeString(first.getShape()), " and ",
+                                 shapeString(t.getShape()),
+                                 " differ outside axis ", axis);
+    shape[axis] += t.getDimSize(axis);
+  }
+  inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorType(adaptor.getInput());
+  ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes(),
+                    strides = adaptor.getStrides();
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(offsets.size()) != rank ||
+      static_cast<int64_t>(sizes.size()) != rank ||
+      static_cast<int64_t>(strides.size()) != rank)
+    return emitOptionalError(loc, "offsets, sizes and strides need ", rank,
+                             " entries each");
+  for (int64_t d = 0; d < rank; ++d) {
+    if (strides[d] == 0)
+      return emitOptionalError(loc, "stride of dimension ", d, " is zero");
+    if (sizes[d] < 0)
+      return emitOptionalError(loc, "size of dimension ", d, " is negative");
+    if (sizes[d] == 0)
+      continue;
+    int64_t last = offsets[d] + (sizes[d] - 1) * strides[d];
+    int64_t dim = type.getDimSize(d);
+    if (offsets[d] < 0 || offsets[d] >= dim || last < 0 || last >= dim)
+      return emitOptionalError(loc, "slice of dimension ", d,
+                               " reads outside [0, ", dim, ")");
+  }
+  inferred.push_back(RankedTensorType::get(sizes, type.getElementType()));
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  bool identity = getInput().getType() == getType() &&
+                  llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+                  llvm::all_of(getStrides(), [](int64_t s) { return s == 1; });
+  return identity ? OpFoldResult(getInput()) : OpFoldResult();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorType(adaptor.getInput());
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(low.size()) != rank ||
+      static_cast<int64_t>(high.size()) != rank)
+    return emitOptionalError(loc, "low and high need ", rank,
+                             " entries each");
+  if (Value value = adaptor.getValue()) {
+    RankedTensorType valueType = tensorType(value);
+    if (valueType.getRank() != 0 ||
+        valueType.getElementType() != type.getElementType())
+      return emitOptionalError(loc, "padding value must be a scalar tensor of ",
+                               type.getElementType());
+  }
+  PadMode mode = adaptor.getMode();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = type.getDimSize(d);
+    if (low[d] < 0 || high[d] < 0)
+      return emitOptionalError(loc, "padding of dimension ", d,
+                               " is negative");
+    bool pads = low[d] > 0 || high[d] > 0;
+    if (mode == PadMode::reflect && pads && (low[d] >= dim || high[d] >= dim))
+      return emitOptionalError(loc, "reflect padding of dimension ", d,
+                               " must be smaller than its size ", dim);
+    if (mode == PadMode::edge && pads && dim == 0)
+      return emitOptionalError(loc, "edge padding of empty dimension ", d);
+    shape.push_back(dim + low[d] + high[d]);
+  }
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  RankedTensorType data = tensorType(adaptor.getData());
+  RankedTensorType indices = tensorType(adaptor.getIndices());
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, axis, data.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(data.getShape().take_front(axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(axis + 1));
+  inferred.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+LogicalResult GatherElementsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  RankedTensorType data = tensorType(adaptor.getData());
+  RankedTensorType indices = tensorType(adaptor.getIndices());
+  if (data.getRank() != indices.getRank())
+    return emitOptionalError(loc, "data and indices ranks differ (",
+                             data.getRank(), " vs ", indices.getRank(), ")");
+  if (failed(checkAxis(loc, adaptor.getAxis(), data.getRank())))
+    return failure();
+  inferred.push_back(
+      RankedTensorType::get(indices.getShape(), data.getElementType()));
+  return success();
+}
+
+LogicalResult ScatterElementsOp::verify() {
+  RankedTensorType data = tensorType(getData());
+  RankedTensorType indices = tensorType(getIndices());
+  if (indices.getShape() != tensorType(getUpdates()).getShape())
+    return emitOpError() << "indices and updates shapes differ";
+  if (data.getRank() != indices.getRank())
+    return emitOpError() << "data and indices ranks differ";
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= data.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for rank "
+                         << data.getRank();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and scans
+//===----------------------------------------------------------------------===//
+
+namespace {
+LogicalResult inferReduce(std::optional<Location> loc, RankedTensorType type,
+                          ArrayRef<int64_t> axes, bool keepDims,
+                          SmallVectorImpl<Type> &inferred) {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (failed(checkAxis(loc, axes[i], type.getRank())))
+      return failure();
+    if (i > 0 && axes[i] <= axes[i - 1])
+      return emitOptionalError(loc, "axes ", shapeString(axes),
+                               " must be sorted and unique");
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(type.getDimSize(d));
+    else if (keepDims)
+      shape.push_back(1);
+  }
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+} // namespace
+
+#define DLC_REDUCE_INFERENCE(OP)                                               \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc,\
+                                     OP::Adaptor adaptor,                      \
+                                     SmallVectorImpl<Type> &inferred) {        \
+    return inferReduce(loc, tensorType(adaptor.getInput()), adaptor.getAxes(), \
+                       adaptor.getKeepDims(), inferred);                       \
+  }
+DLC_REDUCE_INFERENCE(ReduceSumOp)
+DLC_REDUCE_INFERENCE(ReduceProdOp)
+DLC_REDUCE_INFERENCE(ReduceMaxOp)
+DLC_REDUCE_INFERENCE(ReduceMinOp)
+#undef DLC_REDUCE_INFERENCE
+
+#define DLC_ARG_REDUCE_INFERENCE(OP)                                           \
+  LogicalResult OP::inferReturnTypes(MLIRContext *context,                     \
+                                     std::optional<Location> loc,              \
+                                     OP::Adaptor adaptor,                      \
+                                     SmallVectorImpl<Type> &inferred) {        \
+    RankedTensorType type = tensorType(adaptor.getInput());                    \
+    if (failed(checkAxis(loc, adaptor.getAxis(), type.getRank())))             \
+      return failure();                                                        \
+    SmallVector<Type> reduced;                                                 \
+    if (failed(inferReduce(loc, type, {static_cast<int64_t>(adaptor.getAxis())}, \
+                           adaptor.getKeepDims(), reduced)))                   \
+      return failure();                                                        \
+    inferred.push_back(RankedTensorType::get(                                  \
+        cast<RankedTensorType>(reduced[0]).getShape(),                         \
+        IntegerType::get(context, 64)));                                       \
+    return success();                                                          \
+  }
+DLC_ARG_REDUCE_INFERENCE(ArgMaxOp)
+DLC_ARG_REDUCE_INFERENCE(ArgMinOp)
+#undef DLC_ARG_REDUCE_INFERENCE
+
+LogicalResult CumSumOp::verify() {
+  int64_t rank = getType().getRank(), axis = getAxis();
+  if (axis < 0 || axis >= rank)
+    return emitOpError() << "axis " << axis << " is out of range for rank "
+                         << rank;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, convolution and pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  RankedTensorType lhs = tensorType(adaptor.getLhs());
+  RankedTensorType rhs = tensorType(adaptor.getRhs());
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return emitOptionalError(loc, "operands must have rank 2 or more");
+  ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
+  int64_t k = a.back(), k2 = b[b.size() - 2];
+  if (k != k2)
+    return emitOptionalError(loc, "contraction sizes differ: lhs ",
+                             shapeString(a), ", rhs ", shapeString(b));
+  std::optional<SmallVector<int64_t>> batch =
+      broadcastShapes(a.drop_back(2), b.drop_back(2));
+  if (!batch)
+    return emitOptionalError(loc, "batch dimensions of ", shapeString(a),
+                             " and ", shapeString(b),
+                             " are not broadcast-compatible");
+  SmallVector<int64_t> shape = *batch;
+  shape.push_back(a[a.size() - 2]);
+  shape.push_back(b.back());
+  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+namespace {
+/// Checks that each per-spatial-dimension attribute has `spatial` entries.
+LogicalResult checkSpatialAttrs(std::optional<Location> loc, int64_t spatial,
+                                ArrayRef<std::pair<StringRef, ArrayRef<int64_t>>> attrs) {
+  for (auto [name, values] : attrs)
+    if (static_cast<int64_t>(values.size()) != spatial)
+      return emitOptionalError(loc, name, " has ", values.size(),
+                               " entries for ", spatial,
+                               " spatial dimensions");
+  return success();
+}
+} // namespace
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  RankedTensorType input = tensorType(adaptor.getInput());
+  RankedTensorType filter = tensorType(adaptor.getFilter());
+  if (input.getRank() < 3 || filter.getRank() != input.getRank())
+    return emitOptionalError(loc, "input and filter must have the same rank, "
+                                  "3 or more");
+  int64_t spatial = input.getRank() - 2;
+  if (failed(checkSpatialAttrs(
+          loc, spatial,
+          {{"stride", adaptor.getStride()}, {"pad_low", adaptor.getPadLow()},
+           {"pad_high", adaptor.getPadHigh()},
+           {"dilation", adaptor.getDilation()},
+           {"input_dilation", adaptor.getInputDilation()}})))
+    return failure();
+  int64_t groups = adaptor.getGroups();
+  int64_t channels = input.getDimSize(1), outChannels = filter.getDimSize(0);
+  if (groups <= 0 || channels % groups != 0 || outChannels % groups != 0)
+    return emitOptionalError(loc, "groups ", groups,
+                             " must divide input channels ", channels,
+                             " and output channels ", outChannels);
+  if (filter.getDimSize(1) * groups != channels)
+    return emitOptionalError(loc, "filter has ", filter.getDimSize(1),
+                             " input channels per group, expected ",
+                             channels / groups);
+  SmallVector<int64_t> shape = {input.getDimSize(0), outChannels};
+  for (int64_t d = 0; d < spatial; ++d) {
+    std::optional<int64_t> size = windowOutputSize(
+        input.getDimSize(d + 2), filter.getDimSize(d + 2),
+        adaptor.getStride()[d], adaptor.getPadLow()[d],
+        adaptor.getPadHigh()[d], adaptor.getDilation()[d],
+        adaptor.getInputDilation()[d]);
+    if (!size)
+      return emitOptionalError(loc, "filter does not fit spatial dimension ",
+                               d, " (or a stride, dilation or padding is "
+                                  "out of range)");
+    shape.push_back(*size);
+  }
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+namespace {
+template <typename PoolOp>
+LogicalResult inferPool(std::optional<Location> loc,
+                        typename PoolOp::Adaptor adaptor,
+                        SmallVectorImpl<Type> &inferred) {
+  RankedTensorType input = tensorType(adaptor.getInput());
+  if (input.getRank() < 3)
+    return emitOptionalError(loc, "input must have rank 3 or more");
+  int64_t spatial = input.getRank() - 2;
+  if (failed(checkSpatialAttrs(
+          loc, spatial,
+          {{"window", adaptor.getWindow()}, {"stride", adaptor.getStride()},
+           {"pad_low", adaptor.getPadLow()}, {"pad_high", adaptor.getPadHigh()},
+           {"dilation", adaptor.getDilation()}})))
+    return failure();
+  SmallVector<int64_t> shape(input.getShape().take_front(2));
+  for (int64_t d = 0; d < spatial; ++d) {
+    std::optional<int64_t> size = windowOutputSize(
+        input.getDimSize(d + 2), adaptor.getWindow()[d], adaptor.getStride()[d],
+        adaptor.getPadLow()[d], adaptor.getPadHigh()[d],
+        adaptor.getDilation()[d], 1);
+    if (!size)
+      return emitOptionalError(loc, "window does not fit spatial dimension ",
+                               d, " (or a stride, dilation or padding is "
+                                  "out of range)");
+    shape.push_back(*size);
+  }
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+} // namespace
+
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferPool<MaxPoolOp>(loc, adaptor, inferred);
+}
+
+LogicalResult SumPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferPool<SumPoolOp>(loc, adaptor, inferred);
+}
+
+//===----------------------------------------------------------------------===//
+// Randomness
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0.0 && ratio < 1.0))
+    return emitOpError() << "ratio " << ratio << " is outside [0, 1)";
+  if (getMask().getType().getShape() != getOutput().getType().getShape())
+    return emitOpError() << "mask shape differs from the output shape";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "ir/DLCOps.cpp.inc"
+#include "ir/DLCEnums.cpp.inc"

@@ -1,0 +1,47 @@
+//===- ShapeUtils.cpp - Static shape arithmetic shared by dlc -------------===//
+
+#include "ir/ShapeUtils.h"
+
+namespace mlir::dlc {
+
+std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                    ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Align from the right; missing leading dims count as 1.
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    result[i] = da == 1 ? db : da;
+  }
+  return result;
+}
+
+bool isBroadcastableTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  size_t lead = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[lead + i])
+      return false;
+  return true;
+}
+
+std::optional<int64_t> windowOutputSize(int64_t input, int64_t window,
+                                        int64_t stride, int64_t low,
+                                        int64_t high, int64_t dilation,
+                                        int64_t inputDilation) {
+  if (input < 0 || window <= 0 || stride <= 0 || dilation <= 0 ||
+      inputDilation <= 0 || low < 0 || high < 0)
+    return std::nullopt;
+  int64_t dilatedInput = input == 0 ? 0 : (input - 1) * inputDilation + 1;
+  int64_t padded = dilatedInput + low + high;
+  int64_t effectiveWindow = (window - 1) * dilation + 1;
+  if (padded < effectiveWindow)
+    return std::nullopt;
+  return (padded - effectiveWindow) / stride + 1;
+}
+
+} // namespace mlir::dlc

@@ -1,0 +1,69 @@
+//===- Evaluator.h - The reference evaluator of dlc IR --------------------===//
+//
+// Runs dlc IR on the CPU in plain C++. It is the numeric oracle every pass is
+// tested against, so each op is written for clarity, not speed:
+//  - float16 and bfloat16 are computed in float32 and rounded on store;
+//  - float32 and float64 elementwise math is computed in float64 and rounded
+//    on store; reductions, matmuls and convolutions accumulate in float64;
+//  - integers compute in 64 bits and wrap on store; bool is bool.
+// Errors in the data (an index out of range) are reported at the op's
+// location, naming it, and evaluation stops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_IR_EVAL_EVALUATOR_H
+#define DLC_IR_EVAL_EVALUATOR_H
+
+#include "runtime/support/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::dlc {
+
+/// Current values of the module's dlc.global symbols, by symbol name.
+using GlobalValues = llvm::StringMap<::dlc::Tensor>;
+
+/// The DType of an MLIR element type, or failure for types dlc has no
+/// storage for.
+FailureOr<::dlc::DType> dtypeOf(Type elementType);
+/// The MLIR element type of a DType (ui8 for U8, i1 for Bool...).
+Type elementTypeOf(MLIRContext *context, ::dlc::DType dtype);
+
+/// The value of a constant attribute (dense or dense_resource elements).
+FailureOr<::dlc::Tensor> tensorFromAttr(ElementsAttr attr);
+/// A DenseElementsAttr holding `tensor` (whose dtype must match `type`).
+DenseElementsAttr attrFromTensor(const ::dlc::Tensor &tensor,
+                                 RankedTensorType type);
+
+/// Evaluates one dlc op on operand values, appending one tensor per result.
+/// Emits an error at the op on failure. `globals` serves dlc.global_load
+/// (may be null when the op reads no global).
+LogicalResult evaluateOp(Operation *op, ArrayRef<::dlc::Tensor> operands,
+                         SmallVectorImpl<::dlc::Tensor> &results,
+                         const GlobalValues *globals = nullptr);
+
+/// Runs functions of a module. Globals start at their initial values.
+class Evaluator {
+public:
+  /// Fails (with a diagnostic) if a global has no initial value.
+  static FailureOr<Evaluator> create(ModuleOp module);
+
+  /// Runs `func` on `inputs` (one per argument, types checked) and returns one
+  /// tensor per result.
+  FailureOr<SmallVector<::dlc::Tensor>> run(func::FuncOp func,
+                                            ArrayRef<::dlc::Tensor> inputs);
+
+  GlobalValues &globals() { return globals_; }
+
+private:
+  explicit Evaluator(ModuleOp module) : module_(module) {}
+
+  ModuleOp module_;
+  GlobalValues globals_;
+};
+
+} // namespace mlir::dlc
+
+#endif // DLC_IR_EVAL_EVALUATOR_H

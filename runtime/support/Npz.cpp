@@ -1,0 +1,694 @@
+//===- Npz.cpp - NumPy .npy and .npz files --------------------------------===//
+//
+// A .npy file is a magic string, a format version, a header length, a header
+// (a Python dict literal such as "{'descr': '<f4', 'fortran_order': False,
+// 'shape': (2, 3), }" padded with spaces) and the raw elements. A .npz file
+// is a zip archive of .npy members; libzip reads it, stored or deflated.
+//
+// The header is parsed by a small recursive-descent parser that accepts what
+// NumPy writes (strings, True/False, tuples of integers) and nothing else;
+// it never reads past its bounds and reports the first thing it does not
+// understand. Sizes are checked in 64 bits with overflow detection against
+// the bytes actually present before anything is allocated, so a forged shape
+// cannot make us allocate or read beyond the input.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/support/Npz.h"
+
+#include <zip.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the .npy reader and writer assume a little-endian host"
+#endif
+
+namespace dlc {
+
+namespace {
+
+constexpr char kMagic[] = "\x93"
+                          "NUMPY";
+constexpr size_t kMagicSize = 6;
+/// NumPy aligns the data to 64 bytes so that memory-mapped arrays are aligned
+/// for vector loads; we do the same so our files are byte-identical.
+constexpr size_t kDataAlignment = 64;
+constexpr const char *kBF16Reason =
+    "bfloat16 has no NumPy dtype; cast to float32";
+
+/// Sets *error to "<what>: <reason>" and returns false.
+bool fail(std::string *error, const std::string &what,
+          const std::string &reason) {
+  if (error)
+    *error = what + ": " + reason;
+  return false;
+}
+
+/// Untrusted text made safe for a one-line message: printable ASCII only,
+/// cut at 64 characters.
+std::string sanitize(const std::string &text) {
+  std::string safe;
+  for (char c : text.substr(0, 64))
+    safe += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > 64)
+    safe += "...";
+  return safe;
+}
+
+//===----------------------------------------------------------------------===//
+// Header parsing
+//===----------------------------------------------------------------------===//
+
+struct NpyHeader {
+  std::string descr;
+  bool fortranOrder = false;
+  std::vector<int64_t> shape;
+};
+
+/// Parses the dict literal of a .npy header. Each method returns an empty
+/// string on success and the reason otherwise, so the first failure
+/// propagates unchanged to the caller.
+class HeaderParser {
+public:
+  HeaderParser(const char *text, size_t size) : pos(text), end(text + size) {}
+
+  std::string parse(NpyHeader &header) {
+    bool seenDescr = false, seenFortran = false, seenShape = false;
+    skipSpace();
+    if (!consume('{'))
+      return "malformed header: expected '{'";
+    skipSpace();
+    while (!consume('}')) {
+      std::string key;
+      if (!parseString(key))
+        return "malformed header: expected a string key";
+      skipSpace();
+      if (!consume(':'))
+        return "malformed header: expected ':' after '" + sanitize(key) + "'";
+      skipSpace();
+      std::string reason;
+      if (key == "descr")
+        reason = parseDescr(header.descr, seenDescr);
+      else if (key == "fortran_order")
+        reason = parseBool(header.fortranOrder, seenFortran);
+      else if (key == "shape")
+        reason = parseShape(header.shape, seenShape);
+      else
+        reason = "malformed header: unexpected key '" + sanitize(key) + "'";
+      if (!reason.empty())
+        return reason;
+      skipSpace();
+      if (consume(','))
+        skipSpace();
+      else if (pos == end || *pos != '}')
+        return "malformed header: expected ',' or '}'";
+    }
+    skipSpace();
+    if (pos != end)
+      return "malformed header: unexpected text after '}'";
+    if (!seenDescr)
+      return "malformed header: missing key 'descr'";
+    if (!seenFortran)
+      return "malformed header: missing key 'fortran_order'";
+    if (!seenShape)
+      return "malformed header: missing key 'shape'";
+    return "";
+  }
+
+private:
+  void skipSpace() {
+    while (pos != end &&
+           (*pos == ' ' || *pos == '\t' || *pos == '\n' || *pos == '\r'))
+      ++pos;
+  }
+
+  bool consume(char c) {
+    if (pos == end || *pos != c)
+      return false;
+    ++pos;
+    return true;
+  }
+
+  bool consumeWord(const char *word) {
+    size_t length = std::strlen(word);
+    if (static_cast<size_t>(end - pos) < length ||
+        std::memcmp(pos, word, length) != 0)
+      return false;
+    pos += length;
+    return true;
+  }
+
+  /// A quoted string without escapes: NumPy's descr strings never need one.
+  bool parseString(std::string &out) {
+    if (pos == end || (*pos != '\'' && *pos != '"'))
+      return false;
+    char quote = *pos++;
+    const char *start = pos;
+    while (pos != end && *pos != quote) {
+      if (*pos == '\\' || *pos == '\n')
+        return false;
+      ++pos;
+    }
+    if (pos == end)
+      return false;
+    out.assign(start, pos);
+    ++pos;
+    return true;
+  }
+
+  static std::string duplicate(const char *key) {
+    return std::string("malformed header: duplicate key '") + key + "'";
+  }
+
+  std::string parseDescr(std::string &out, bool &seen) {
+    if (seen)
+      return duplicate("descr");
+    seen = true;
+    if (pos != end && *pos == '[')
+      return "structured dtypes are not supported";
+    if (!parseString(out))
+      return "malformed header: 'descr' is not a string";
+    return "";
+  }
+
+  std::string parseBool(bool &out, bool &seen) {
+    if (seen)
+      return duplicate("fortran_order");
+    seen = true;
+    if (consumeWord("True"))
+      out = true;
+    else if (consumeWord("False"))
+      out = false;
+    else
+      return "malformed header: 'fortran_order' is not True or False";
+    return "";
+  }
+
+  /// A tuple of integers: "()", "(5,)", "(2, 3)". A lone "(5)" is an int in
+  /// Python, not a tuple, so it is rejected as NumPy rejects it.
+  std::string parseShape(std::vector<int64_t> &out, bool &seen) {
+    if (seen)
+      return duplicate("shape");
+    seen = true;
+    if (!consume('('))
+      return "malformed header: 'shape' is not a tuple";
+    skipSpace();
+    bool sawComma = false;
+    while (!consume(')')) {
+      int64_t dim;
+      std::string reason = parseDim(dim);
+      if (!reason.empty())
+        return reason;
+      out.push_back(dim);
+      skipSpace();
+      if (consume(',')) {
+        sawComma = true;
+        skipSpace();
+      } else if (pos == end || *pos != ')') {
+        return "malformed header: expected ',' or ')' in 'shape'";
+      }
+    }
+    if (out.size() == 1 && !sawComma)
+      return "malformed header: 'shape' is not a tuple";
+    return "";
+  }
+
+  /// A decimal integer with an optional sign and Python 2's 'L' suffix.
+  std::string parseDim(int64_t &out) {
+    bool negative = consume('-');
+    if (pos == end || *pos < '0' || *pos > '9')
+      return "malformed header: expected an integer in 'shape'";
+    uint64_t value = 0;
+    while (pos != end && *pos >= '0' && *pos <= '9') {
+      uint64_t digit = static_cast<uint64_t>(*pos++ - '0');
+      if (value > (static_cast<uint64_t>(INT64_MAX) - digit) / 10)
+        return "malformed header: dimension too large";
+      value = value * 10 + digit;
+    }
+    consume('L');
+    if (negative && value != 0)
+      return "negative dimension -" + std::to_string(value) + " in shape";
+    out = static_cast<int64_t>(value);
+    return "";
+  }
+
+  const char *pos;
+  const char *end;
+};
+
+/// Maps a descr ("<f4") to a DType and whether its bytes need swapping.
+/// Returns the reason on failure.
+std::string parseDescr(const std::string &descr, DType &type, bool &swap) {
+  struct Code {
+    const char *code;
+    DType type;
+  };
+  static const Code kCodes[] = {
+      {"b1", DType::Bool}, {"i1", DType::I8},  {"i2", DType::I16},
+      {"i4", DType::I32},  {"i8", DType::I64}, {"u1", DType::U8},
+      {"u2", DType::U16},  {"u4", DType::U32}, {"u8", DType::U64},
+      {"f2", DType::F16},  {"f4", DType::F32}, {"f8", DType::F64},
+  };
+  // '|' means byte order does not apply, '=' native; a descr without a
+  // prefix is native too, as np.dtype reads it.
+  char order = '=';
+  std::string code = descr;
+  if (!descr.empty() && std::strchr("<>|=", descr[0])) {
+    order = descr[0];
+    code = descr.substr(1);
+  }
+  if (!code.empty() && code[0] == 'O')
+    return "object arrays are not supported";
+  for (const Code &entry : kCodes) {
+    if (code == entry.code) {
+      type = entry.type;
+      swap = order == '>' && dtypeSize(type) > 1;
+      return "";
+    }
+  }
+  return "unsupported dtype '" + sanitize(descr) + "'";
+}
+
+/// Checks a shape's dimensions and computes its element count. Like NumPy,
+/// the product of the non-zero dimensions must fit in int64 even when the
+/// array is empty, so strides computed from the shape cannot overflow.
+std::string checkShape(const std::vector<int64_t> &shape, int64_t &count) {
+  int64_t product = 1;
+  bool empty = false;
+  for (int64_t dim : shape) {
+    if (dim == 0) {
+      empty = true;
+      continue;
+    }
+    if (__builtin_mul_overflow(product, dim, &product))
+      return "element count of the shape overflows int64";
+  }
+  count = empty ? 0 : product;
+  return "";
+}
+
+/// Copies a column-major array into row-major order.
+void copyFromColumnMajor(const unsigned char *src, std::byte *dst,
+                         const std::vector<int64_t> &shape, size_t itemSize) {
+  int64_t count = numElements(shape);
+  if (count == 0)
+    return;
+  size_t rank = shape.size();
+  // In column-major order the first index varies fastest.
+  std::vector<int64_t> srcStrides(rank);
+  int64_t stride = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    srcStrides[d] = stride;
+    stride *= shape[d];
+  }
+  // Walk the destination in row-major order, carrying the source offset.
+  std::vector<int64_t> index(rank, 0);
+  int64_t srcOffset = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    std::memcpy(dst + i * itemSize, src + srcOffset * itemSize, itemSize);
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < shape[d]) {
+        srcOffset += srcStrides[d];
+        break;
+      }
+      srcOffset -= (shape[d] - 1) * srcStrides[d];
+      index[d] = 0;
+    }
+  }
+}
+
+void byteSwapElements(std::byte *data, int64_t count, size_t itemSize) {
+  for (int64_t i = 0; i < count; ++i)
+    std::reverse(data + i * itemSize, data + (i + 1) * itemSize);
+}
+
+//===----------------------------------------------------------------------===//
+// Files
+//===----------------------------------------------------------------------===//
+
+bool readFile(const std::string &path, std::vector<unsigned char> &out,
+              std::string *error) {
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return fail(error, path,
+                std::string("cannot open: ") + std::strerror(errno));
+  unsigned char buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+    out.insert(out.end(), buffer, buffer + n);
+  int readErrno = errno;
+  bool failed = std::ferror(file);
+  std::fclose(file);
+  if (failed)
+    return fail(error, path,
+                std::string("cannot read: ") + std::strerror(readErrno));
+  return true;
+}
+
+/// Writes `path + ".tmp"` and renames it over `path`: rename is atomic, so
+/// readers see the old file or the new one, never a partial write.
+bool writeFileAtomically(const std::string &path, const std::string &bytes,
+                         std::string *error) {
+  std::string tmp = path + ".tmp";
+  std::FILE *file = std::fopen(tmp.c_str(), "wb");
+  if (!file)
+    return fail(error, path,
+                "cannot create '" + tmp + "': " + std::strerror(errno));
+  bool written =
+      std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  int writeErrno = errno;
+  if (std::fclose(file) != 0 && written) {
+    written = false;
+    writeErrno = errno;
+  }
+  if (!written) {
+    std::remove(tmp.c_str());
+    return fail(error, path,
+                "cannot write '" + tmp + "': " + std::strerror(writeErrno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int renameErrno = errno;
+    std::remove(tmp.c_str());
+    return fail(error, path,
+                "cannot rename '" + tmp + "': " + std::strerror(renameErrno));
+  }
+  return true;
+}
+
+/// The little-endian descr NumPy writes for a type; null for BF16.
+const char *npyDescr(DType t) {
+  switch (t) {
+  case DType::Bool:
+    return "|b1";
+  case DType::I8:
+    return "|i1";
+  case DType::I16:
+    return "<i2";
+  case DType::I32:
+    return "<i4";
+  case DType::I64:
+    return "<i8";
+  case DType::U8:
+    return "|u1";
+  case DType::U16:
+    return "<u2";
+  case DType::U32:
+    return "<u4";
+  case DType::U64:
+    return "<u8";
+  case DType::F16:
+    return "<f2";
+  case DType::F32:
+    return "<f4";
+  case DType::F64:
+    return "<f8";
+  case DType::BF16:
+    return nullptr;
+  }
+  return nullptr;
+}
+
+std::string zipErrorString(int code) {
+  zip_error_t zipError;
+  zip_error_init_with_code(&zipError, code);
+  std::string message = zip_error_strerror(&zipError);
+  zip_error_fini(&zipError);
+  return message;
+}
+
+/// Reads one member completely. The size in the archive is untrusted, so it
+/// only sizes the first reservation; the buffer grows with the bytes that
+/// actually decompress, and libzip checks the CRC at the end.
+bool readMember(zip_t *archive, zip_uint64_t index, const zip_stat_t &stat,
+                const std::string &what, std::vector<unsigned char> &out,
+                std::string *error) {
+  constexpr size_t kChunk = 1 << 20;
+  constexpr zip_uint64_t kMaxReserve = 64 << 20;
+  zip_file_t *file = zip_fopen_index(archive, index, 0);
+  if (!file)
+    return fail(error, what,
+                std::string("cannot open: ") + zip_strerror(archive));
+  if (stat.valid & ZIP_STAT_SIZE)
+    out.reserve(static_cast<size_t>(std::min(stat.size, kMaxReserve)));
+  while (true) {
+    size_t used = out.size();
+    out.resize(used + kChunk);
+    zip_int64_t n = zip_fread(file, out.data() + used, kChunk);
+    if (n < 0) {
+      std::string reason =
+          std::string("cannot read: ") + zip_file_strerror(file);
+      zip_fclose(file);
+      return fail(error, what, reason);
+    }
+    out.resize(used + static_cast<size_t>(n));
+    if (n == 0)
+      break;
+  }
+  zip_fclose(file);
+  return true;
+}
+
+bool readMembers(zip_t *archive, const std::string &path, NamedTensors &out,
+                 std::string *error) {
+  static const std::string kSuffix = ".npy";
+  zip_int64_t count = zip_get_num_entries(archive, 0);
+  std::set<std::string> keys;
+  for (zip_int64_t i = 0; i < count; ++i) {
+    zip_uint64_t index = static_cast<zip_uint64_t>(i);
+    zip_stat_t stat;
+    zip_stat_init(&stat);
+    if (zip_stat_index(archive, index, 0, &stat) != 0 ||
+        !(stat.valid & ZIP_STAT_NAME))
+      return fail(error, path,
+                  "cannot read entry " + std::to_string(i) + ": " +
+                      zip_strerror(archive));
+    std::string name = stat.name;
+    std::string what = path + ": member '" + sanitize(name) + "'";
+    if (name.size() < kSuffix.size() ||
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) !=
+            0)
+      return fail(error, what, "not a .npy file");
+    std::string key = name.substr(0, name.size() - kSuffix.size());
+    if (!keys.insert(key).second)
+      return fail(error, what, "duplicate member");
+    std::vector<unsigned char> bytes;
+    if (!readMember(archive, index, stat, what, bytes, error))
+      return false;
+    Tensor tensor;
+    if (!parseNpy(bytes.data(), bytes.size(), what, tensor, error))
+      return false;
+    out.emplace_back(std::move(key), std::move(tensor));
+  }
+  return true;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Public API
+//===----------------------------------------------------------------------===//
+
+bool parseNpy(const void *data, size_t size, const std::string &what,
+              Tensor &out, std::string *error) {
+  const auto *bytes = static_cast<const unsigned char *>(data);
+  if (size < kMagicSize || std::memcmp(bytes, kMagic, kMagicSize) != 0)
+    return fail(error, what, "not a .npy file (bad magic)");
+  if (size < kMagicSize + 2)
+    return fail(error, what, "truncated header");
+  unsigned major = bytes[6], minor = bytes[7];
+  if ((major != 1 && major != 2 && major != 3) || minor != 0)
+    return fail(error, what,
+                "unsupported .npy format version " + std::to_string(major) +
+                    "." + std::to_string(minor));
+  // Version 1.0 has a 2-byte header length; 2.0 and 3.0 (UTF-8 header) a
+  // 4-byte one.
+  size_t prefix = major == 1 ? 10 : 12;
+  if (size < prefix)
+    return fail(error, what, "truncated header");
+  size_t headerSize = bytes[8] | (bytes[9] << 8);
+  if (major != 1)
+    headerSize |= static_cast<size_t>(bytes[10]) << 16 |
+                  static_cast<size_t>(bytes[11]) << 24;
+  if (headerSize > size - prefix)
+    return fail(error, what,
+                "truncated header: " + std::to_string(headerSize) +
+                    " bytes declared, " + std::to_string(size - prefix) +
+                    " present");
+
+  NpyHeader header;
+  const char *headerText = reinterpret_cast<const char *>(bytes + prefix);
+  std::string reason = HeaderParser(headerText, headerSize).parse(header);
+  DType type = DType::F32;
+  bool swap = false;
+  if (reason.empty())
+    reason = parseDescr(header.descr, type, swap);
+  int64_t count = 0;
+  if (reason.empty())
+    reason = checkShape(header.shape, count);
+  if (!reason.empty())
+    return fail(error, what, reason);
+
+  size_t itemSize = dtypeSize(type);
+  size_t available = size - prefix - headerSize;
+  uint64_t needed;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), itemSize, &needed) ||
+      needed > available)
+    return fail(error, what,
+                "truncated data: shape (" + std::to_string(count) +
+                    " elements of " + std::to_string(itemSize) +
+                    " bytes) needs more than the " + std::to_string(available) +
+                    " bytes present");
+  if (needed < available)
+    return fail(error, what,
+                std::to_string(available - needed) +
+                    " unexpected bytes after the data");
+
+  Tensor result(type, header.shape);
+  const unsigned char *src = bytes + prefix + headerSize;
+  if (header.fortranOrder && result.rank() > 1)
+    copyFromColumnMajor(src, result.bytes(), header.shape, itemSize);
+  else if (needed > 0)
+    std::memcpy(result.bytes(), src, needed);
+  if (swap)
+    byteSwapElements(result.bytes(), count, itemSize);
+  // Any non-zero byte is True to NumPy; store the canonical 1 so that
+  // tensors compare by bytes.
+  if (type == DType::Bool)
+    for (int64_t i = 0; i < count; ++i)
+      result.bytes()[i] =
+          static_cast<std::byte>(result.bytes()[i] != std::byte{0} ? 1 : 0);
+  out = std::move(result);
+  return true;
+}
+
+bool readNpy(const std::string &path, Tensor &out, std::string *error) {
+  std::vector<unsigned char> bytes;
+  if (!readFile(path, bytes, error))
+    return false;
+  return parseNpy(bytes.data(), bytes.size(), path, out, error);
+}
+
+std::string serializeNpy(const Tensor &t) {
+  const char *descr = npyDescr(t.dtype());
+  if (!descr)
+    return "";
+  std::string dims;
+  for (int64_t dim : t.shape())
+    dims += (dims.empty() ? "" : ", ") + std::to_string(dim);
+  if (t.rank() == 1)
+    dims += ',';
+  std::string header = std::string("{'descr': '") + descr +
+                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  // Pad with spaces and end with a newline so the data starts on a 64-byte
+  // boundary. Version 1.0 stores the header length in 2 bytes; a header
+  // longer than that (a very high rank) needs version 2.0.
+  auto paddedSize = [&](size_t prefix) {
+    size_t unpadded = prefix + header.size() + 1;
+    return (unpadded + kDataAlignment - 1) / kDataAlignment * kDataAlignment -
+           prefix;
+  };
+  size_t prefix = 10;
+  size_t headerSize = paddedSize(prefix);
+  if (headerSize > 0xffff) {
+    prefix = 12;
+    headerSize = paddedSize(prefix);
+  }
+  header.append(headerSize - header.size() - 1, ' ');
+  header += '\n';
+
+  std::string out(kMagic, kMagicSize);
+  out += static_cast<char>(prefix == 10 ? 1 : 2);
+  out += '\0';
+  for (size_t i = 0; i < prefix - 8; ++i)
+    out += static_cast<char>((headerSize >> (8 * i)) & 0xff);
+  out += header;
+  out.append(reinterpret_cast<const char *>(t.bytes()), t.byteSize());
+  return out;
+}
+
+bool writeNpy(const std::string &path, const Tensor &t, std::string *error) {
+  if (t.dtype() == DType::BF16)
+    return fail(error, path, kBF16Reason);
+  return writeFileAtomically(path, serializeNpy(t), error);
+}
+
+bool readNpz(const std::string &path, NamedTensors &out, std::string *error) {
+  int code = 0;
+  zip_t *archive = zip_open(path.c_str(), ZIP_RDONLY, &code);
+  if (!archive)
+    return fail(error, path, "cannot open: " + zipErrorString(code));
+  NamedTensors arrays;
+  bool ok = readMembers(archive, path, arrays, error);
+  zip_discard(archive);
+  if (ok)
+    out = std::move(arrays);
+  return ok;
+}
+
+bool writeNpz(const std::string &path, const NamedTensors &arrays,
+              std::string *error) {
+  // Serialize everything first, so an unwritable array fails before any file
+  // is touched. The buffers must outlive zip_close, which reads them.
+  std::vector<std::string> members;
+  std::set<std::string> names;
+  for (const auto &[name, tensor] : arrays) {
+    std::string what = path + ": array '" + name + "'";
+    if (!names.insert(name).second)
+      return fail(error, what, "duplicate name");
+    if (tensor.dtype() == DType::BF16)
+      return fail(error, what, kBF16Reason);
+    members.push_back(serializeNpy(tensor));
+  }
+  // libzip deletes an archive left without entries instead of writing it;
+  // NumPy writes the bare end-of-central-directory record, and so do we.
+  if (arrays.empty())
+    return writeFileAtomically(
+        path, std::string("PK\x05\x06", 4) + std::string(18, '\0'), error);
+
+  std::string tmp = path + ".tmp";
+  int code = 0;
+  zip_t *archive = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
+  if (!archive)
+    return fail(error, path,
+                "cannot create '" + tmp + "': " + zipErrorString(code));
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    std::string member = arrays[i].first + ".npy";
+    zip_source_t *source =
+        zip_source_buffer(archive, members[i].data(), members[i].size(), 0);
+    zip_int64_t index =
+        source ? zip_file_add(archive, member.c_str(), source, ZIP_FL_ENC_UTF_8)
+               : -1;
+    if (index < 0 && source)
+      zip_source_free(source);
+    // Stored, as np.savez writes: float data barely compresses, and stored
+    // members read at memory speed.
+    if (index < 0 ||
+        zip_set_file_compression(archive, static_cast<zip_uint64_t>(index),
+                                 ZIP_CM_STORE, 0) != 0) {
+      std::string reason =
+          "cannot add '" + member + "': " + zip_strerror(archive);
+      zip_discard(archive);
+      return fail(error, path, reason);
+    }
+  }
+  if (zip_close(archive) != 0) {
+    std::string reason = "cannot write '" + tmp + "': " + zip_strerror(archive);
+    zip_discard(archive);
+    std::remove(tmp.c_str());
+    return fail(error, path, reason);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int renameErrno = errno;
+    std::remove(tmp.c_str());
+    return fail(error, path,
+                "cannot rename '" + tmp + "': " + std::strerror(renameErrno));
+  }
+  return true;
+}
+
+} // namespace dlc

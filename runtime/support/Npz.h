@@ -1,0 +1,58 @@
+//===- Npz.h - NumPy .npy and .npz files ----------------------------------===//
+//
+// Reads and writes NumPy's array files, the interchange format for datasets,
+// reference outputs and exported weights: a user produces them with
+// np.save/np.savez and checks our results with np.load.
+//
+// Every byte read is untrusted. Any failure (a missing file, a truncated or
+// corrupt archive, a dtype we do not hold) returns false with a one-line
+// message naming the file, the member and the reason; nothing asserts or
+// aborts, and no size is allocated before the input is known to hold it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_SUPPORT_NPZ_H
+#define DLC_RUNTIME_SUPPORT_NPZ_H
+
+#include "runtime/support/Tensor.h"
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dlc {
+
+/// Named arrays in file order.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+/// Reads a .npy file (format 1.0, 2.0 or 3.0). Big-endian arrays are byte
+/// swapped and Fortran-order arrays transposed, so `out` is always native
+/// row-major. Returns false and sets *error (if non-null) on failure.
+bool readNpy(const std::string &path, Tensor &out, std::string *error);
+
+/// Parses the bytes of a .npy file; `what` names them in error messages
+/// ("x.npz: member 'a.npy'").
+bool parseNpy(const void *data, size_t size, const std::string &what,
+              Tensor &out, std::string *error);
+
+/// Writes `t` as a .npy file (format 1.0, or 2.0 when the header needs it),
+/// through a temporary file so an existing file survives a failed write.
+/// BF16 has no NumPy dtype and is refused.
+bool writeNpy(const std::string &path, const Tensor &t, std::string *error);
+
+/// The bytes writeNpy writes; empty for BF16, which has no NumPy dtype.
+std::string serializeNpy(const Tensor &t);
+
+/// Reads every member of a .npz archive (stored or deflated). Keys are the
+/// member names without their ".npy" suffix; a member without it is an error.
+bool readNpz(const std::string &path, NamedTensors &out, std::string *error);
+
+/// Writes a .npz archive with one stored member "<name>.npy" per array, as
+/// np.savez does. Writes `path + ".tmp"` and renames it over `path`, so an
+/// existing file is never lost on failure.
+bool writeNpz(const std::string &path, const NamedTensors &arrays,
+              std::string *error);
+
+} // namespace dlc
+
+#endif // DLC_RUNTIME_SUPPORT_NPZ_H

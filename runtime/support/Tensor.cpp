@@ -1,0 +1,194 @@
+//===- Tensor.cpp - Host tensors shared by the runtime and the compiler ---===//
+//
+// Implements the dtype table and the Tensor value declared in Tensor.h. The
+// element accessors that convert to double or int64 exist for tests and
+// diagnostics, so they favour one obvious switch over speed.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/support/Tensor.h"
+
+#include <cassert>
+#include <cstring>
+
+namespace dlc {
+
+namespace {
+struct DTypeInfo {
+  DType type;
+  const char *name;
+  size_t size;
+};
+
+constexpr DTypeInfo kDTypes[] = {
+    {DType::Bool, "bool", 1},     {DType::I8, "int8", 1},
+    {DType::I16, "int16", 2},     {DType::I32, "int32", 4},
+    {DType::I64, "int64", 8},     {DType::U8, "uint8", 1},
+    {DType::U16, "uint16", 2},    {DType::U32, "uint32", 4},
+    {DType::U64, "uint64", 8},    {DType::F16, "float16", 2},
+    {DType::BF16, "bfloat16", 2}, {DType::F32, "float32", 4},
+    {DType::F64, "float64", 8},
+};
+
+const DTypeInfo &info(DType t) {
+  const DTypeInfo &entry = kDTypes[static_cast<size_t>(t)];
+  assert(entry.type == t && "kDTypes must follow the DType enum order");
+  return entry;
+}
+
+/// Loads element i of a tensor as T (no alignment assumption on the bytes).
+template <typename T> T load(const std::byte *bytes, int64_t i) {
+  T value;
+  std::memcpy(&value, bytes + i * sizeof(T), sizeof(T));
+  return value;
+}
+} // namespace
+
+size_t dtypeSize(DType t) { return info(t).size; }
+
+const char *dtypeName(DType t) { return info(t).name; }
+
+std::optional<DType> dtypeFromName(const std::string &name) {
+  for (const DTypeInfo &entry : kDTypes)
+    if (name == entry.name)
+      return entry.type;
+  return std::nullopt;
+}
+
+bool isFloat(DType t) {
+  return t == DType::F16 || t == DType::BF16 || t == DType::F32 ||
+         t == DType::F64;
+}
+
+bool isSignedInt(DType t) {
+  return t == DType::I8 || t == DType::I16 || t == DType::I32 ||
+         t == DType::I64;
+}
+
+bool isUnsignedInt(DType t) {
+  return t == DType::U8 || t == DType::U16 || t == DType::U32 ||
+         t == DType::U64;
+}
+
+int64_t numElements(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    assert(dim >= 0 && "negative dimension");
+    count *= dim;
+  }
+  return count;
+}
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)),
+      data_(static_cast<size_t>(dlc::numElements(shape_)) * dtypeSize(dtype),
+            std::byte{0}) {}
+
+double Tensor::getDouble(int64_t i) const {
+  assert(i >= 0 && i < numElements() && "element index out of range");
+  const std::byte *p = data_.data();
+  switch (dtype_) {
+  case DType::Bool:
+    return load<uint8_t>(p, i) != 0 ? 1.0 : 0.0;
+  case DType::I8:
+    return load<int8_t>(p, i);
+  case DType::I16:
+    return load<int16_t>(p, i);
+  case DType::I32:
+    return load<int32_t>(p, i);
+  case DType::I64:
+    return static_cast<double>(load<int64_t>(p, i));
+  case DType::U8:
+    return load<uint8_t>(p, i);
+  case DType::U16:
+    return load<uint16_t>(p, i);
+  case DType::U32:
+    return load<uint32_t>(p, i);
+  case DType::U64:
+    return static_cast<double>(load<uint64_t>(p, i));
+  case DType::F16:
+    return load<Half>(p, i).toFloat();
+  case DType::BF16:
+    return load<BFloat16>(p, i).toFloat();
+  case DType::F32:
+    return load<float>(p, i);
+  case DType::F64:
+    return load<double>(p, i);
+  }
+  return 0.0;
+}
+
+int64_t Tensor::getInt(int64_t i) const {
+  assert(i >= 0 && i < numElements() && "element index out of range");
+  const std::byte *p = data_.data();
+  switch (dtype_) {
+  case DType::Bool:
+    return load<uint8_t>(p, i) != 0 ? 1 : 0;
+  case DType::I8:
+    return load<int8_t>(p, i);
+  case DType::I16:
+    return load<int16_t>(p, i);
+  case DType::I32:
+    return load<int32_t>(p, i);
+  case DType::I64:
+    return load<int64_t>(p, i);
+  case DType::U8:
+    return load<uint8_t>(p, i);
+  case DType::U16:
+    return load<uint16_t>(p, i);
+  case DType::U32:
+    return load<uint32_t>(p, i);
+  // Values above INT64_MAX wrap; callers that care read data<uint64_t>().
+  case DType::U64:
+    return static_cast<int64_t>(load<uint64_t>(p, i));
+  // Floats truncate toward zero like a C cast; NaN and out-of-range values,
+  // for which the cast is undefined behaviour, give 0 and the int64 limits.
+  case DType::F16:
+  case DType::BF16:
+  case DType::F32:
+  case DType::F64: {
+    double value = getDouble(i);
+    if (!(value == value))
+      return 0;
+    if (value >= 9223372036854775807.0)
+      return INT64_MAX;
+    if (value <= -9223372036854775808.0)
+      return INT64_MIN;
+    return static_cast<int64_t>(value);
+  }
+  }
+  return 0;
+}
+
+std::string Tensor::describe() const {
+  std::string text = dtypeName(dtype_);
+  text += '[';
+  for (size_t i = 0; i < shape_.size(); ++i) {
+    if (i)
+      text += ',';
+    text += std::to_string(shape_[i]);
+  }
+  text += ']';
+  return text;
+}
+
+bool Tensor::operator==(const Tensor &other) const {
+  return dtype_ == other.dtype_ && shape_ == other.shape_ &&
+         data_ == other.data_;
+}
+
+void Tensor::checkType(DType t) const {
+  assert(t == dtype_ && "Tensor::data<T>() with T not matching dtype()");
+  (void)t;
+}
+
+} // namespace dlc

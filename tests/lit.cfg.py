@@ -1,0 +1,22 @@
+# -*- Python -*-
+# lit configuration for dlc's IR tests (the test/ folder of each stage).
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "dlc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtxt", ".test"]
+config.test_source_root = config.dlc_source_dir
+config.test_exec_root = os.path.join(config.dlc_binary_dir, "tests", "lit-out")
+# Lit files live in each stage's test/ folder; skip everything else.
+config.excludes = ["Inputs", "CMakeLists.txt", "build", "tests", "docs",
+                   "scripts", "bench", "examples", "runtime", ".git"]
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tools = ["dlc-opt", "dlc-translate", "dlc-run"]
+llvm_config.add_tool_substitutions(tools, [config.dlc_tools_dir])
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%reference_python", "/usr/bin/python3"))

@@ -1,0 +1,237 @@
+"""The five PyTorch models behind the exported-model checks (tests/models/).
+
+Each model is small enough that a forward pass at batch 2 takes seconds in
+dlc's naive C++ evaluator, yet together they cover what real exporters emit:
+Gemm/MatMul chains, convolutions with BatchNorm in both modes, residual blocks,
+depthwise convolutions, and a GPT-style decoder (embeddings, LayerNorm, causal
+attention with a masked softmax, GELU).
+
+Everything is deterministic: `build(name)` seeds torch before constructing a
+model, and `make_inputs(name, batch)` draws inputs from a seeded numpy
+generator, so two runs of export.py write identical files.
+
+Run with /usr/bin/python3 (Debian's torch 1.13.1, torchvision, onnx 1.12).
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Dict, List
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torchvision
+
+
+# ---------------------------------------------------------------------------
+# Models written here.
+
+
+class MLP(nn.Module):
+    """[B, 32] -> [B, 10]: Linear ReLU Linear GELU Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(32, 64), nn.ReLU(),
+            nn.Linear(64, 64), nn.GELU(),
+            nn.Linear(64, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class CNNBN(nn.Module):
+    """[B, 3, 32, 32] -> [B, 10]: two Conv-BN-ReLU stages, pooling, a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1, stride=1), nn.BatchNorm2d(16),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.fc(self.features(x))
+
+
+@dataclass
+class GPTConfig:
+    vocab: int = 64
+    context: int = 16
+    d_model: int = 32
+    heads: int = 2
+    layers: int = 2
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head self-attention with an explicit lower-triangular mask.
+
+    The mask is a registered buffer applied with masked_fill(-inf) before the
+    softmax, which is what most hand-written GPTs (nanoGPT, minGPT) export:
+    the importer sees a constant bool tensor, Where/Equal, and -inf.
+    """
+
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.heads = cfg.heads
+        self.head_dim = cfg.d_model // cfg.heads
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.register_buffer(
+            "mask",
+            torch.tril(torch.ones(cfg.context, cfg.context, dtype=torch.bool))
+            .view(1, 1, cfg.context, cfg.context))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        # [B, T, C] -> [B, heads, T, head_dim]
+        q = q.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = k.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        v = v.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.head_dim))
+        att = att.masked_fill(~self.mask[:, :, :t, :t], float("-inf"))
+        att = torch.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+        return self.proj(y)
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm transformer block: x + attn(ln(x)), x + mlp(ln(x))."""
+
+    def __init__(self, cfg: GPTConfig):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(cfg.d_model)
+        self.attn = CausalSelfAttention(cfg)
+        self.ln2 = nn.LayerNorm(cfg.d_model)
+        self.mlp = nn.Sequential(
+            nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(),
+            nn.Linear(4 * cfg.d_model, cfg.d_model))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    """Token ids int64 [B, 16] -> logits [B, 16, 64]."""
+
+    def __init__(self, cfg: GPTConfig = GPTConfig()):
+        super().__init__()
+        self.tok_emb = nn.Embedding(cfg.vocab, cfg.d_model)
+        self.pos_emb = nn.Embedding(cfg.context, cfg.d_model)
+        self.blocks = nn.Sequential(*[Block(cfg) for _ in range(cfg.layers)])
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab)
+
+    def forward(self, tokens):
+        t = tokens.shape[1]
+        pos = torch.arange(t, dtype=torch.long, device=tokens.device)
+        x = self.tok_emb(tokens) + self.pos_emb(pos)
+        x = self.blocks(x)
+        return self.head(self.ln_f(x))
+
+
+# ---------------------------------------------------------------------------
+# torchvision models.
+
+
+def _resnet18():
+    return torchvision.models.resnet18(num_classes=10)
+
+
+def _mobilenet_v2():
+    model = torchvision.models.mobilenet_v2(num_classes=10)
+    # The classifier is Dropout(0.2) + Linear. In training mode a p > 0 dropout
+    # draws a random mask, so PyTorch's outputs could never be reproduced by
+    # the evaluator. p = 0 keeps the Dropout node in the training-mode export
+    # (ratio 0, training_mode true: the importer must still handle it) while
+    # making it the identity.
+    assert isinstance(model.classifier[0], nn.Dropout)
+    model.classifier[0] = nn.Dropout(0.0)
+    return model
+
+
+def _perturb_batchnorm(model: nn.Module, seed: int):
+    """Gives every BatchNorm non-trivial affine parameters and running stats.
+
+    Fresh BatchNorm layers have weight 1, bias 0, running mean 0 and running
+    variance 1, which makes eval-mode BatchNorm almost the identity and would
+    let an importer that ignores scale, bias, mean or variance pass. The
+    ranges keep activations of the deep models in a sane range.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                n = m.num_features
+                m.weight.copy_(0.5 + torch.rand(n, generator=gen))
+                m.bias.copy_(0.1 * torch.randn(n, generator=gen))
+                m.running_mean.copy_(0.1 * torch.randn(n, generator=gen))
+                m.running_var.copy_(0.5 + torch.rand(n, generator=gen))
+    return model
+
+
+# ---------------------------------------------------------------------------
+# Registry.
+
+
+@dataclass
+class ModelSpec:
+    name: str
+    factory: Callable[[], nn.Module]
+    input_names: List[str]
+    output_names: List[str]
+    # Shape of each input after the batch dimension, and its numpy dtype.
+    input_shapes: List[List[int]]
+    input_dtypes: List[str]
+    seed: int
+
+
+MODELS: Dict[str, ModelSpec] = {
+    "mlp": ModelSpec("mlp", MLP, ["input"], ["logits"],
+                     [[32]], ["float32"], 1),
+    "cnn_bn": ModelSpec("cnn_bn", CNNBN, ["input"], ["logits"],
+                        [[3, 32, 32]], ["float32"], 2),
+    # 64x64, not CIFAR's 32x32: both nets downsample 32x, and at 32x32 their
+    # last train-mode BatchNorms normalize over 2 samples x 1 pixel, so
+    # PyTorch's own float32 logits differ from float64 by up to 3% (resnet18)
+    # and no evaluator could match them within 1e-4. At 64x64 (2x2 pixels)
+    # the float32 error is ~1e-5 of the logits' scale; the cost is still
+    # ~0.3 GFLOP per batch-2 forward.
+    "resnet18": ModelSpec("resnet18", _resnet18, ["input"], ["logits"],
+                          [[3, 64, 64]], ["float32"], 3),
+    "mobilenet_v2": ModelSpec("mobilenet_v2", _mobilenet_v2, ["input"],
+                              ["logits"], [[3, 64, 64]], ["float32"], 4),
+    "gpt": ModelSpec("gpt", GPT, ["tokens"], ["logits"],
+                     [[GPTConfig.context]], ["int64"], 5),
+}
+
+
+def build(name: str) -> nn.Module:
+    """Constructs model `name` with deterministic weights (in train mode)."""
+    spec = MODELS[name]
+    torch.manual_seed(spec.seed)
+    model = spec.factory()
+    _perturb_batchnorm(model, 1000 + spec.seed)
+    return model
+
+
+def make_inputs(name: str, batch: int) -> Dict[str, np.ndarray]:
+    """Fixed inputs for model `name`, keyed by ONNX input name."""
+    spec = MODELS[name]
+    rng = np.random.default_rng(100 + spec.seed)
+    out = {}
+    for iname, shape, dtype in zip(spec.input_names, spec.input_shapes,
+                                   spec.input_dtypes):
+        full = [batch] + shape
+        if dtype == "int64":
+            out[iname] = rng.integers(0, GPTConfig.vocab, size=full,
+                                      dtype=np.int64)
+        else:
+            out[iname] = rng.standard_normal(full).astype(dtype)
+    return out

@@ -1,0 +1,35 @@
+//===- Diagnostics.h - How dlc's command-line tools report errors ---------===//
+//
+// Tools print each error as one line, "tool: error: <where>: <message>",
+// where <where> names the ONNX node ("node 'conv1' (Conv)") for imported ops
+// or the file for everything else, and exit with code 1.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_TOOLS_COMMON_DIAGNOSTICS_H
+#define DLC_TOOLS_COMMON_DIAGNOSTICS_H
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+
+namespace dlc::tools {
+
+/// Describes a location for a user: "node 'conv1' (Conv)" for an imported
+/// node, "file.mlir:3:5" for a file position, "" if unknown.
+std::string describeLocation(mlir::Location loc);
+
+/// While alive, prints diagnostics on `context` as one line each to stderr.
+class DiagnosticPrinter {
+public:
+  DiagnosticPrinter(mlir::MLIRContext &context, llvm::StringRef tool);
+  ~DiagnosticPrinter();
+
+private:
+  mlir::MLIRContext &context_;
+  mlir::DiagnosticEngine::HandlerID id_;
+};
+
+} // namespace dlc::tools
+
+#endif // DLC_TOOLS_COMMON_DIAGNOSTICS_H

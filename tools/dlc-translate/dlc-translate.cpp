@@ -1,0 +1,87 @@
+//===- dlc-translate.cpp - ONNX models to dlc IR --------------------------===//
+//
+//   dlc-translate --import-onnx MODEL.onnx [-o OUT.mlir] [--batch-size N]
+//                 [--dim NAME=N]...
+//
+// Prints the imported module as MLIR text. A malformed model, an unsupported
+// op or a bad option gives one error line naming the node or the file, and
+// exit code 1; the output file is only written after a successful import.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Importer.h"
+#include "tools/common/Diagnostics.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<bool> importOnnx("import-onnx",
+                                cl::desc("Import an ONNX model (.onnx, or "
+                                         "ONNX text syntax in .onnxtxt)"));
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model>"),
+                                      cl::Required);
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"));
+static cl::opt<int64_t> batchSize(
+    "batch-size", cl::desc("Binds the symbolic leading dimension of inputs"),
+    cl::init(0));
+static cl::list<std::string>
+    dims("dim", cl::desc("Binds a symbolic dimension: --dim NAME=N"),
+         cl::value_desc("NAME=N"));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  cl::ParseCommandLineOptions(argc, argv, "dlc ONNX importer\n");
+  const char *tool = "dlc-translate";
+
+  if (!importOnnx) {
+    llvm::errs() << tool << ": error: nothing to do: pass --import-onnx\n";
+    return 1;
+  }
+  mlir::dlc::ImportOptions options;
+  if (batchSize.getNumOccurrences()) {
+    if (batchSize <= 0) {
+      llvm::errs() << tool << ": error: --batch-size must be positive, got "
+                   << batchSize << "\n";
+      return 1;
+    }
+    options.batchSize = batchSize;
+  }
+  for (const std::string &d : dims) {
+    auto [name, value] = llvm::StringRef(d).split('=');
+    int64_t n = 0;
+    if (name.empty() || value.getAsInteger(10, n) || n <= 0) {
+      llvm::errs() << tool << ": error: --dim expects NAME=N with N > 0, got '"
+                   << d << "'\n";
+      return 1;
+    }
+    options.dims[name] = n;
+  }
+
+  MLIRContext context;
+  ::dlc::tools::DiagnosticPrinter printer(context, tool);
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      mlir::dlc::importOnnxFile(&context, inputFile, options);
+  if (failed(module))
+    return 1;
+
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(outputFile, &error);
+  if (!out) {
+    llvm::errs() << tool << ": error: " << error << "\n";
+    return 1;
+  }
+  (*module)->print(out->os());
+  out->os() << "\n";
+  out->keep();
+  return 0;
+}
