@@ -178,6 +178,22 @@ ModelImporter::importInputs(SmallVectorImpl<Type> &argTypes,
     // Before IR version 4 initializers were also listed as inputs.
     if (globals_.count(info.name()) || constants_.count(info.name()))
       continue;
+    auto fixed = options_.constantInputs.find(info.name());
+    if (fixed != options_.constantInputs.end()) {
+      FailureOr<RankedTensorType> type = inputType(info);
+      if (failed(type))
+        return failure();
+      FailureOr<::dlc::DType> dtype = dtypeOf(type->getElementType());
+      std::vector<int64_t> shape(type->getShape().begin(),
+                                 type->getShape().end());
+      if (failed(dtype) || *dtype != fixed->second.dtype() ||
+          shape != fixed->second.shape())
+        return error() << "the value given for input '" << info.name()
+                       << "' is " << fixed->second.describe()
+                       << ", but the input is " << *type;
+      constants_[info.name()] = fixed->second;
+      continue;
+    }
     FailureOr<RankedTensorType> type = inputType(info);
     if (failed(type))
       return failure();
@@ -340,17 +356,25 @@ FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
     values_[name] = body->getArgument(i);
     func.setArgAttr(i, "dlc.name", StringAttr::get(context_, name));
   }
-  for (const onnx::TensorProto &init : graph_.initializer()) {
-    if (auto global = globals_.lookup(init.name())) {
-      values_[init.name()] = GlobalLoadOp::create(
-          builder_, fileLoc(), global.getType(), global.getSymName());
+  // In file order, so the printed IR is deterministic.
+  SmallVector<std::string> names;
+  for (const onnx::TensorProto &init : graph_.initializer())
+    names.push_back(init.name());
+  for (const onnx::ValueInfoProto &info : graph_.input())
+    names.push_back(info.name());
+  for (const std::string &name : names) {
+    if (values_.count(name))
       continue;
+    if (GlobalOp global = globals_.lookup(name)) {
+      values_[name] = GlobalLoadOp::create(
+          builder_, fileLoc(), global.getType(), global.getSymName());
+    } else if (auto it = constants_.find(name); it != constants_.end()) {
+      const Tensor &value = it->second;
+      auto type = RankedTensorType::get(
+          value.shape(), elementTypeOf(context_, value.dtype()));
+      values_[name] =
+          ConstantOp::create(builder_, fileLoc(), attrFromTensor(value, type));
     }
-    const Tensor &value = constants_.find(init.name())->second;
-    auto type = RankedTensorType::get(value.shape(),
-                                      elementTypeOf(context_, value.dtype()));
-    values_[init.name()] =
-        ConstantOp::create(builder_, fileLoc(), attrFromTensor(value, type));
   }
 
   if (failed(importNodes()) || failed(finishOutputs(func)))

@@ -9,6 +9,8 @@
 #ifndef DLC_FRONTEND_IMPORTER_H
 #define DLC_FRONTEND_IMPORTER_H
 
+#include "runtime/support/Tensor.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
@@ -28,6 +30,9 @@ struct ImportOptions {
   std::optional<int64_t> batchSize;
   /// Binds symbolic dimensions by their `dim_param` name.
   llvm::StringMap<int64_t> dims;
+  /// Inputs whose values are fixed at import: they become constants and are
+  /// not arguments of the function (shape inputs of test models, say).
+  llvm::StringMap<::dlc::Tensor> constantInputs;
   /// Name of the function holding the graph.
   std::string functionName = "forward";
 };

@@ -247,3 +247,32 @@ Value NodeContext::mean(Value x, ArrayRef<int64_t> axes, bool keepDims) {
   return build<DivOp>(
       {sum, scalar(type.getElementType(), static_cast<double>(count))});
 }
+
+std::optional<SmallVector<int64_t>>
+NodeContext::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank,
+                           StringRef what) {
+  SmallVector<int64_t> normalized;
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank) {
+      error() << what << " [" << axes << "] has " << axis
+              << ", out of range for rank " << rank;
+      return std::nullopt;
+    }
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (llvm::is_contained(normalized, a)) {
+      error() << what << " [" << axes << "] repeats axis " << a;
+      return std::nullopt;
+    }
+    normalized.push_back(a);
+  }
+  return normalized;
+}
+
+std::optional<std::vector<int64_t>>
+NodeContext::intsAttrOrInput(StringRef name, size_t index) {
+  if (hasAttr(name))
+    return intsAttr(name);
+  if (hasInput(index))
+    return requireConstantInts(index, name);
+  return std::vector<int64_t>{};
+}

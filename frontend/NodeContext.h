@@ -179,6 +179,17 @@ public:
   }
   /// Mean over `axes` (sum times 1/count, in x's element type).
   Value mean(Value x, ArrayRef<int64_t> axes, bool keepDims);
+  /// Normalizes possibly negative `axes` into [0, rank), keeping their
+  /// order; error (naming `what`) on an axis out of range or repeated.
+  std::optional<SmallVector<int64_t>>
+  normalizeAxes(ArrayRef<int64_t> axes, int64_t rank,
+                llvm::StringRef what = "axes");
+  /// Integers that older opsets give as attribute `name` and newer ones as
+  /// the constant input `index` (Squeeze's or ReduceMax's axes): the
+  /// attribute if present, else the input if present, else empty. Nullopt
+  /// after an error (a non-constant input).
+  std::optional<std::vector<int64_t>> intsAttrOrInput(llvm::StringRef name,
+                                                      size_t index);
 
 private:
   /// False (and nothing built) if an operand is null, i.e. an earlier build

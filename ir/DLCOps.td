@@ -151,7 +151,7 @@ def DLC_OrOp : DLC_BinaryOp<"or", DLC_BoolTensor, "Logical or.", [Commutative]>;
 def DLC_XorOp : DLC_BinaryOp<"xor", DLC_BoolTensor, "Logical exclusive or.", [Commutative]>;
 
 def DLC_CompareOp : DLC_Op<"compare",
-    [Pure, SameTypeOperands, InferTypeOpAdaptor]> {
+    [Pure, AllElementTypesMatch<["lhs", "rhs"]>, InferTypeOpAdaptor]> {
   let summary = "elementwise comparison with broadcasting";
   let description = [{
     Compares with the predicate (`eq`, `ne`, `lt`, `le`, `gt`, `ge`) and

@@ -26,7 +26,7 @@ void reduceInto(const Tensor &in, ArrayRef<int64_t> axes, Tensor &out,
                 AccumT<T> identity, Fn fn) {
   // Walk the input with the output's keep-dims strides, zero on the
   // reduced axes, so every input element lands in its output slot.
-  SmallVector<int64_t> keptShape(in.shape());
+  SmallVector<int64_t> keptShape(in.shape().begin(), in.shape().end());
   for (int64_t axis : axes)
     keptShape[axis] = 1;
   SmallVector<int64_t> walk = stridesOf(keptShape);

@@ -1,4 +1,308 @@
-// TEMPORARY stub for build bring-up (replaced by helper)
-#include "ir/eval/Evaluator.h"
+//===- Evaluator.cpp - The reference evaluator of dlc IR ------------------===//
+//
+// The op dispatcher (evaluateOp), the function runner (Evaluator) and the
+// small shape helpers every rule file shares. The rules themselves live by
+// family in EvalElementwise.cpp, EvalTensor.cpp, EvalReduce.cpp and
+// EvalNN.cpp; EvalSupport.h explains the numeric domains they share.
+//
+// evaluateOp checks operand values against the op's operand types before
+// running a rule, so a rule may trust every shape and dtype it reads (the
+// verifier has already related operands, attributes and results).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/eval/EvalSupport.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
 using namespace mlir;
-LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<::dlc::Tensor>, SmallVectorImpl<::dlc::Tensor> &, const GlobalValues *) { return op->emitError("no"); }
+using namespace mlir::dlc;
+using namespace mlir::dlc::eval;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers (declared in EvalSupport.h)
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> eval::stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+SmallVector<int64_t> eval::broadcastStrides(ArrayRef<int64_t> from,
+                                            ArrayRef<int64_t> to) {
+  SmallVector<int64_t> own = stridesOf(from);
+  SmallVector<int64_t> strides(to.size(), 0);
+  size_t lead = to.size() - from.size();
+  for (size_t d = 0; d < from.size(); ++d)
+    strides[lead + d] = from[d] == 1 ? 0 : own[d];
+  return strides;
+}
+
+int64_t eval::productOf(ArrayRef<int64_t> shape, size_t begin, size_t end) {
+  int64_t product = 1;
+  for (size_t d = begin; d < end; ++d)
+    product *= shape[d];
+  return product;
+}
+
+std::vector<int64_t> eval::readIndices(const Tensor &indices) {
+  std::vector<int64_t> values(indices.numElements());
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = indices.getInt(i);
+  return values;
+}
+
+Tensor eval::resultTensor(Operation *op, unsigned i) {
+  auto type = cast<RankedTensorType>(op->getResult(i).getType());
+  return Tensor(*dtypeOf(type.getElementType()),
+                std::vector<int64_t>(type.getShape().begin(),
+                                     type.getShape().end()));
+}
+
+LogicalResult eval::unsupportedType(Operation *op, DType dtype) {
+  return op->emitOpError() << "has no evaluator rule for element type "
+                           << ::dlc::dtypeName(dtype);
+}
+
+namespace {
+
+/// True if `value` has exactly the dtype and shape of tensor type `type`.
+bool matchesType(const Tensor &value, Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return false;
+  FailureOr<DType> dtype = dtypeOf(ranked.getElementType());
+  return succeeded(dtype) && *dtype == value.dtype() &&
+         ranked.getShape() == ArrayRef<int64_t>(value.shape());
+}
+
+/// A type in Tensor::describe()'s notation ("float32[2,3]") when it has one.
+std::string describeType(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  FailureOr<DType> dtype =
+      ranked ? dtypeOf(ranked.getElementType()) : FailureOr<DType>(failure());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (failed(dtype) || !ranked.hasStaticShape()) {
+    os << type;
+    return text;
+  }
+  os << ::dlc::dtypeName(*dtype) << '[';
+  llvm::interleave(ranked.getShape(), os, ",");
+  os << ']';
+  return text;
+}
+
+LogicalResult checkOperandsAndResults(Operation *op,
+                                      ArrayRef<Tensor> operands) {
+  if (operands.size() != op->getNumOperands())
+    return op->emitOpError() << "was given " << operands.size()
+                             << " operand values for "
+                             << op->getNumOperands() << " operands";
+  for (auto [i, value] : llvm::enumerate(op->getOperands()))
+    if (!matchesType(operands[i], value.getType()))
+      return op->emitOpError()
+             << "operand #" << i << " is " << operands[i].describe()
+             << ", expected " << describeType(value.getType());
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes())) {
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (!ranked || !ranked.hasStaticShape() ||
+        failed(dtypeOf(ranked.getElementType())))
+      return op->emitOpError() << "result #" << i << " has type " << type
+                               << ", which the evaluator cannot hold";
+  }
+  return success();
+}
+
+LogicalResult evalConstant(ConstantOp op, Results &results) {
+  FailureOr<Tensor> value = tensorFromAttr(op.getValue());
+  if (failed(value))
+    return op.emitOpError() << "has a value the evaluator cannot read";
+  results.push_back(std::move(*value));
+  return success();
+}
+
+LogicalResult evalGlobalLoad(GlobalLoadOp op, const GlobalValues *globals,
+                             Results &results) {
+  StringRef name = op.getGlobal();
+  if (!globals)
+    return op.emitOpError() << "reads @" << name
+                            << " but no global values were provided";
+  auto it = globals->find(name);
+  if (it == globals->end())
+    return op.emitOpError() << "reads @" << name << ", which has no value";
+  if (!matchesType(it->second, op.getType()))
+    return op.emitOpError() << "reads @" << name << " holding "
+                            << it->second.describe() << ", expected "
+                            << describeType(op.getType());
+  results.push_back(it->second);
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// evaluateOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
+                                    SmallVectorImpl<Tensor> &results,
+                                    const GlobalValues *globals) {
+  if (!isa<DLCDialect>(op->getDialect()))
+    return op->emitOpError() << "has no evaluator rule";
+  if (failed(checkOperandsAndResults(op, operands)))
+    return failure();
+  size_t before = results.size();
+  LogicalResult status =
+      llvm::TypeSwitch<Operation *, LogicalResult>(op)
+          .Case<ConstantOp>([&](auto c) { return evalConstant(c, results); })
+          .Case<GlobalLoadOp>(
+              [&](auto g) { return evalGlobalLoad(g, globals, results); })
+          .Case<NegOp, AbsOp, SignOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
+                ReciprocalOp, CeilOp, FloorOp, RoundOp, ErfOp, SinOp, CosOp,
+                TanhOp, SigmoidOp, NotOp>(
+              [&](auto) { return evalUnary(op, operands, results); })
+          .Case<AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp,
+                OrOp, XorOp>(
+              [&](auto) { return evalBinary(op, operands, results); })
+          .Case<CompareOp>(
+              [&](auto c) { return evalCompare(c, operands, results); })
+          .Case<SelectOp>(
+              [&](auto s) { return evalSelect(s, operands, results); })
+          .Case<CastOp>([&](auto c) { return evalCast(c, operands, results); })
+          .Case<ReshapeOp>(
+              [&](auto r) { return evalReshape(r, operands, results); })
+          .Case<TransposeOp>(
+              [&](auto t) { return evalTranspose(t, operands, results); })
+          .Case<BroadcastToOp>(
+              [&](auto b) { return evalBroadcastTo(b, operands, results); })
+          .Case<ConcatOp>(
+              [&](auto c) { return evalConcat(c, operands, results); })
+          .Case<SliceOp>([&](auto s) { return evalSlice(s, operands, results); })
+          .Case<PadOp>([&](auto p) { return evalPad(p, operands, results); })
+          .Case<GatherOp>(
+              [&](auto g) { return evalGather(g, operands, results); })
+          .Case<GatherElementsOp>(
+              [&](auto g) { return evalGatherElements(g, operands, results); })
+          .Case<ScatterElementsOp>([&](auto s) {
+            return evalScatterElements(s, operands, results);
+          })
+          .Case<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp>(
+              [&](auto r) {
+                return evalReduce(op, r.getAxes(), operands, results);
+              })
+          .Case<ArgMaxOp, ArgMinOp>([&](auto a) {
+            return evalArgReduce(op, static_cast<int64_t>(a.getAxis()),
+                                 a.getSelectLastIndex(), operands, results);
+          })
+          .Case<CumSumOp>(
+              [&](auto c) { return evalCumSum(c, operands, results); })
+          .Case<MatmulOp>(
+              [&](auto m) { return evalMatmul(m, operands, results); })
+          .Case<ConvOp>([&](auto c) { return evalConv(c, operands, results); })
+          .Case<MaxPoolOp, SumPoolOp>([&](auto p) {
+            return evalPool(op, p.getWindow(), p.getStride(), p.getPadLow(),
+                            p.getDilation(), operands, results);
+          })
+          .Case<DropoutOp>(
+              [&](auto d) { return evalDropout(d, operands, results); })
+          .Default([&](Operation *) {
+            return op->emitOpError() << "has no evaluator rule";
+          });
+  if (failed(status)) {
+    results.truncate(before);
+    return failure();
+  }
+  assert(results.size() == before + op->getNumResults() &&
+         "a rule must produce one tensor per result");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluator
+//===----------------------------------------------------------------------===//
+
+FailureOr<Evaluator> Evaluator::create(ModuleOp module) {
+  Evaluator evaluator(module);
+  for (GlobalOp global : module.getOps<GlobalOp>()) {
+    StringRef name = global.getSymName();
+    std::optional<ElementsAttr> init = global.getInitialValue();
+    if (!init)
+      return global.emitOpError() << "@" << name << " has no initial value";
+    FailureOr<Tensor> value = tensorFromAttr(*init);
+    if (failed(value))
+      return global.emitOpError()
+             << "@" << name
+             << " has an initial value the evaluator cannot read (a "
+                "dense_resource blob without data?)";
+    evaluator.globals_[name] = std::move(*value);
+  }
+  return evaluator;
+}
+
+FailureOr<SmallVector<Tensor>> Evaluator::run(func::FuncOp func,
+                                              ArrayRef<Tensor> inputs) {
+  if (func.isExternal())
+    return func.emitOpError() << "has no body to evaluate";
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError() << "has more than one block; the evaluator "
+                                 "runs single-block functions";
+  Block &block = func.getBody().front();
+  if (inputs.size() != block.getNumArguments())
+    return func.emitOpError() << "expects " << block.getNumArguments()
+                              << " inputs, got " << inputs.size();
+
+  // Each value is dropped after its last use; an operand whose last use is
+  // the current op is moved into it instead of copied.
+  llvm::DenseMap<Value, Tensor> values;
+  llvm::DenseMap<Value, Operation *> lastUser;
+  for (Operation &op : block)
+    for (Value operand : op.getOperands())
+      lastUser[operand] = &op;
+
+  for (auto [i, argument] : llvm::enumerate(block.getArguments())) {
+    if (!matchesType(inputs[i], argument.getType()))
+      return func.emitOpError()
+             << "input #" << i << " is " << inputs[i].describe()
+             << ", expected " << describeType(argument.getType());
+    if (lastUser.count(argument))
+      values[argument] = inputs[i];
+  }
+
+  for (Operation &op : block) {
+    SmallVector<Tensor> operands;
+    for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
+      auto it = values.find(operand);
+      if (it == values.end())
+        return op.emitOpError() << "uses operand #" << i
+                                << ", which has no value";
+      bool usedAgain = lastUser[operand] != &op ||
+                       llvm::is_contained(
+                           op.getOperands().drop_front(i + 1), operand);
+      if (usedAgain) {
+        operands.push_back(it->second);
+      } else {
+        operands.push_back(std::move(it->second));
+        values.erase(it);
+      }
+    }
+    if (isa<func::ReturnOp>(op))
+      return SmallVector<Tensor>(std::make_move_iterator(operands.begin()),
+                                 std::make_move_iterator(operands.end()));
+
+    SmallVector<Tensor> results;
+    if (failed(evaluateOp(&op, operands, results, &globals_)))
+      return failure();
+    for (auto [result, value] : llvm::zip(op.getResults(), results))
+      if (lastUser.count(result))
+        values[result] = std::move(value);
+  }
+  return func.emitOpError() << "has no func.return";
+}

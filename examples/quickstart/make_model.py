@@ -1,0 +1,48 @@
+"""Exports the quick start's example: a small MLP classifier, from PyTorch.
+
+Writes DIR/mlp.onnx (batch dimension symbolic), DIR/inputs.npz (a batch of
+4 samples keyed by the ONNX input name) and DIR/expected.npz (PyTorch's
+outputs for them). Run with Debian's /usr/bin/python3, which has torch.
+"""
+import argparse
+import os
+
+import numpy as np
+import torch
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(
+            torch.nn.Linear(16, 32), torch.nn.ReLU(),
+            torch.nn.Linear(32, 32), torch.nn.GELU(),
+            torch.nn.Linear(32, 4))
+
+    def forward(self, x):
+        return torch.log_softmax(self.net(x), dim=-1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    torch.manual_seed(0)
+    model = MLP().eval()
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    torch.onnx.export(model, torch.from_numpy(x),
+                      os.path.join(args.out, "mlp.onnx"),
+                      input_names=["features"], output_names=["log_probs"],
+                      dynamic_axes={"features": {0: "batch"},
+                                    "log_probs": {0: "batch"}},
+                      opset_version=17)
+    with torch.no_grad():
+        y = model(torch.from_numpy(x)).numpy()
+    np.savez(os.path.join(args.out, "inputs.npz"), features=x)
+    np.savez(os.path.join(args.out, "expected.npz"), log_probs=y)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,442 @@
+//===- ElementwiseTest.cpp - Evaluator tests of elementwise ops -----------===//
+//
+// Unary, binary (with broadcasting), compare, select, cast and dropout, plus
+// the storage rules: integer wrap-around, 64-bit unsigned values, and
+// rounding to f16/bf16 on store. Expected values are computed by hand or,
+// for transcendental functions, by the same libm call in the documented
+// precision (double for f32), so those comparisons are exact.
+//
+//===----------------------------------------------------------------------===//
+#include "EvalTestUtil.h"
+
+#include <limits>
+#include <random>
+
+using namespace dlc::evaltest;
+
+namespace {
+
+using Elementwise = EvalTest;
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+TEST_F(Elementwise, RoundingUnaryOps) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main() -> (tensor<6xf32>, tensor<6xf32>, tensor<6xf32>,
+                          tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) {
+      %x = dlc.constant dense<[-1.5, -0.5, 0.5, 1.5, 2.5, 4.0]> : tensor<6xf32>
+      %0 = dlc.round %x : tensor<6xf32>
+      %1 = dlc.ceil %x : tensor<6xf32>
+      %2 = dlc.floor %x : tensor<6xf32>
+      %3 = dlc.abs %x : tensor<6xf32>
+      %4 = dlc.neg %x : tensor<6xf32>
+      %5 = dlc.sign %x : tensor<6xf32>
+      return %0, %1, %2, %3, %4, %5 : tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>
+    })mlir");
+  ASSERT_EQ(r.size(), 6u);
+  // Ties to even: -1.5 -> -2, -0.5 -> -0, 0.5 -> 0, 1.5 -> 2, 2.5 -> 2.
+  expectValues(r[0], {-2, -0.0, 0, 2, 2, 4});
+  EXPECT_TRUE(std::signbit(r[0].getDouble(1)));
+  expectValues(r[1], {-1, -0.0, 1, 2, 3, 4});
+  expectValues(r[2], {-2, -1, 0, 1, 2, 4});
+  expectValues(r[3], {1.5, 0.5, 0.5, 1.5, 2.5, 4});
+  expectValues(r[4], {1.5, 0.5, -0.5, -1.5, -2.5, -4});
+  expectValues(r[5], {-1, -1, 1, 1, 1, 1});
+}
+
+TEST_F(Elementwise, TranscendentalsComputeInDoubleForF32) {
+  std::vector<float> x = {-2.0f, -0.3f, 0.1f, 0.7f, 1.9f, 3.5f};
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<6xf32>,
+        tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>,
+        tensor<6xf32>, tensor<6xf32>) {
+      %a = dlc.abs %x : tensor<6xf32>
+      %0 = dlc.exp %x : tensor<6xf32>
+      %1 = dlc.log %a : tensor<6xf32>
+      %2 = dlc.sqrt %a : tensor<6xf32>
+      %3 = dlc.rsqrt %a : tensor<6xf32>
+      %4 = dlc.erf %x : tensor<6xf32>
+      %5 = dlc.tanh %x : tensor<6xf32>
+      %6 = dlc.sigmoid %x : tensor<6xf32>
+      %7 = dlc.sin %x : tensor<6xf32>
+      return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>
+    })mlir",
+                                       {f32({6}, x)});
+  ASSERT_EQ(r.size(), 8u);
+  auto expect = [&](const Tensor &t, double (*fn)(double)) {
+    std::vector<double> expected;
+    for (float v : x)
+      expected.push_back(static_cast<float>(fn(v)));
+    expectValues(t, expected);
+  };
+  expect(r[0], [](double v) { return std::exp(v); });
+  expect(r[1], [](double v) { return std::log(std::fabs(v)); });
+  expect(r[2], [](double v) { return std::sqrt(std::fabs(v)); });
+  expect(r[3], [](double v) { return 1.0 / std::sqrt(std::fabs(v)); });
+  expect(r[4], [](double v) { return std::erf(v); });
+  expect(r[5], [](double v) { return std::tanh(v); });
+  expect(r[6], [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+  expect(r[7], [](double v) { return std::sin(v); });
+}
+
+TEST_F(Elementwise, HalfComputesInFloatAndRoundsOnStore) {
+  Tensor out = runOne(R"mlir(
+    func.func @main() -> tensor<3xf16> {
+      %x = dlc.constant dense<[0.5, 1.0, 3.0]> : tensor<3xf16>
+      %0 = dlc.exp %x : tensor<3xf16>
+      return %0 : tensor<3xf16>
+    })mlir");
+  std::vector<double> expected;
+  for (float v : {0.5f, 1.0f, 3.0f})
+    expected.push_back(Half::fromFloat(std::exp(v)).toFloat());
+  expectValues(out, expected);
+}
+
+TEST_F(Elementwise, SignOfNaNZeroAndIntegers) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main(%x: tensor<5xf32>) -> (tensor<5xf32>, tensor<3xi32>, tensor<2xi8>) {
+      %0 = dlc.sign %x : tensor<5xf32>
+      %i = dlc.constant dense<[-5, 0, 7]> : tensor<3xi32>
+      %1 = dlc.sign %i : tensor<3xi32>
+      %b = dlc.constant dense<[-128, -3]> : tensor<2xi8>
+      %2 = dlc.abs %b : tensor<2xi8>
+      return %0, %1, %2 : tensor<5xf32>, tensor<3xi32>, tensor<2xi8>
+    })mlir",
+                                       {f32({5}, {NAN, -0.0f, 0.0f, -3, INFINITY})});
+  ASSERT_EQ(r.size(), 3u);
+  expectValues(r[0], {kNaN, 0, 0, -1, 1});
+  expectValues(r[1], {-1, 0, 1});
+  // |-128| = 128 wraps to -128 in i8, as in NumPy.
+  expectValues(r[2], {-128, 3});
+}
+
+TEST_F(Elementwise, BinaryBroadcasting) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main() -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+      %a = dlc.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+      %b = dlc.constant dense<[10.0, 20.0, 30.0]> : tensor<3xf32>
+      %c = dlc.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+      %d = dlc.constant dense<[[1.0, 2.0, 3.0]]> : tensor<1x3xf32>
+      %s = dlc.constant dense<1.0> : tensor<f32>
+      %0 = dlc.add %a, %b : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+      %1 = dlc.mul %c, %d : tensor<2x1xf32>, tensor<1x3xf32> -> tensor<2x3xf32>
+      %2 = dlc.sub %s, %a : tensor<f32>, tensor<2x3xf32> -> tensor<2x3xf32>
+      return %0, %1, %2 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+    })mlir");
+  ASSERT_EQ(r.size(), 3u);
+  expectValues(r[0], {11, 22, 33, 14, 25, 36});
+  expectValues(r[1], {1, 2, 3, 2, 4, 6});
+  expectValues(r[2], {0, -1, -2, -3, -4, -5});
+}
+
+TEST_F(Elementwise, IntegerDivisionTruncatesAndRemainderTakesDividendSign) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main() -> (tensor<4xi32>, tensor<4xi32>, tensor<2xf32>, tensor<1xi64>) {
+      %a = dlc.constant dense<[7, -7, 7, -7]> : tensor<4xi32>
+      %b = dlc.constant dense<[2, 2, -2, -2]> : tensor<4xi32>
+      %0 = dlc.div %a, %b : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+      %1 = dlc.rem %a, %b : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+      %x = dlc.constant dense<[7.5, -7.5]> : tensor<2xf32>
+      %y = dlc.constant dense<2.0> : tensor<f32>
+      %2 = dlc.rem %x, %y : tensor<2xf32>, tensor<f32> -> tensor<2xf32>
+      %m = dlc.constant dense<-9223372036854775808> : tensor<1xi64>
+      %n = dlc.constant dense<-1> : tensor<1xi64>
+      %3 = dlc.div %m, %n : tensor<1xi64>, tensor<1xi64> -> tensor<1xi64>
+      return %0, %1, %2, %3 : tensor<4xi32>, tensor<4xi32>, tensor<2xf32>, tensor<1xi64>
+    })mlir");
+  ASSERT_EQ(r.size(), 4u);
+  expectValues(r[0], {3, -3, -3, 3});
+  expectValues(r[1], {1, -1, 1, -1});
+  expectValues(r[2], {1.5, -1.5});
+  // INT64_MIN / -1 overflows; it wraps to INT64_MIN instead of trapping.
+  EXPECT_EQ(r[3].getInt(0), std::numeric_limits<int64_t>::min());
+}
+
+TEST_F(Elementwise, IntegerDivisionByZeroIsAnError) {
+  std::string error = runError(R"mlir(
+    func.func @main() -> tensor<2xi32> {
+      %a = dlc.constant dense<[1, 2]> : tensor<2xi32>
+      %b = dlc.constant dense<[1, 0]> : tensor<2xi32>
+      %0 = dlc.div %a, %b : tensor<2xi32>, tensor<2xi32> -> tensor<2xi32>
+      return %0 : tensor<2xi32>
+    })mlir");
+  EXPECT_NE(error.find("divides an integer by zero"), std::string::npos)
+      << error;
+}
+
+TEST_F(Elementwise, IntegerPowIsExactAndWraps) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main() -> (tensor<8xi32>, tensor<2xi8>, tensor<1xi32>, tensor<1xf32>) {
+      %b = dlc.constant dense<[2, 3, -2, 1, -1, -1, 2, 0]> : tensor<8xi32>
+      %e = dlc.constant dense<[10, 0, 3, -5, -3, -4, -1, 0]> : tensor<8xi32>
+      %0 = dlc.pow %b, %e : tensor<8xi32>, tensor<8xi32> -> tensor<8xi32>
+      %b8 = dlc.constant dense<[3, 2]> : tensor<2xi8>
+      %e8 = dlc.constant dense<[5, 7]> : tensor<2xi8>
+      %1 = dlc.pow %b8, %e8 : tensor<2xi8>, tensor<2xi8> -> tensor<2xi8>
+      %b32 = dlc.constant dense<2> : tensor<1xi32>
+      %e32 = dlc.constant dense<31> : tensor<1xi32>
+      %2 = dlc.pow %b32, %e32 : tensor<1xi32>, tensor<1xi32> -> tensor<1xi32>
+      %x = dlc.constant dense<2.0> : tensor<1xf32>
+      %h = dlc.constant dense<0.5> : tensor<1xf32>
+      %3 = dlc.pow %x, %h : tensor<1xf32>, tensor<1xf32> -> tensor<1xf32>
+      return %0, %1, %2, %3 : tensor<8xi32>, tensor<2xi8>, tensor<1xi32>, tensor<1xf32>
+    })mlir");
+  ASSERT_EQ(r.size(), 4u);
+  // Negative exponents: 1 for base 1, +-1 for base -1, else 0.
+  expectValues(r[0], {1024, 1, -8, 1, -1, 1, 0, 1});
+  // 3^5 = 243 and 2^7 = 128 wrap in i8.
+  expectValues(r[1], {-13, -128});
+  expectValues(r[2], {-2147483648.0});
+  expectValues(r[3], {static_cast<float>(std::sqrt(2.0))});
+}
+
+TEST_F(Elementwise, MaxAndMinPropagateNaN) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main(%x: tensor<3xf32>, %y: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+      %0 = dlc.max %x, %y : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+      %1 = dlc.min %x, %y : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+      return %0, %1 : tensor<3xf32>, tensor<3xf32>
+    })mlir",
+                                       {f32({3}, {1, NAN, 3}), f32({3}, {2, 2, NAN})});
+  ASSERT_EQ(r.size(), 2u);
+  expectValues(r[0], {2, kNaN, kNaN});
+  expectValues(r[1], {1, kNaN, kNaN});
+}
+
+TEST_F(Elementwise, Int8AddWrapsOnOverflow) {
+  Tensor out = runOne(R"mlir(
+    func.func @main() -> tensor<3xi8> {
+      %a = dlc.constant dense<[100, -100, 127]> : tensor<3xi8>
+      %b = dlc.constant dense<[100, -100, 1]> : tensor<3xi8>
+      %0 = dlc.add %a, %b : tensor<3xi8>, tensor<3xi8> -> tensor<3xi8>
+      return %0 : tensor<3xi8>
+    })mlir");
+  expectValues(out, {-56, 56, -128});
+}
+
+TEST_F(Elementwise, UInt64KeepsAllBits) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main() -> (tensor<2xui64>, tensor<2xui64>, tensor<2xui64>, tensor<2xi1>, tensor<2xui64>) {
+      %a = dlc.constant dense<[18446744073709551615, 9223372036854775808]> : tensor<2xui64>
+      %b = dlc.constant dense<[1, 3]> : tensor<2xui64>
+      %0 = dlc.add %a, %b : tensor<2xui64>, tensor<2xui64> -> tensor<2xui64>
+      %1 = dlc.sub %a, %b : tensor<2xui64>, tensor<2xui64> -> tensor<2xui64>
+      %2 = dlc.div %a, %b : tensor<2xui64>, tensor<2xui64> -> tensor<2xui64>
+      %3 = dlc.compare gt, %a, %b : tensor<2xui64>, tensor<2xui64> -> tensor<2xi1>
+      %4 = dlc.max %a, %b : tensor<2xui64>, tensor<2xui64> -> tensor<2xui64>
+      return %0, %1, %2, %3, %4 : tensor<2xui64>, tensor<2xui64>, tensor<2xui64>, tensor<2xi1>, tensor<2xui64>
+    })mlir");
+  ASSERT_EQ(r.size(), 5u);
+  const uint64_t max = std::numeric_limits<uint64_t>::max();
+  const uint64_t half = uint64_t(1) << 63;
+  EXPECT_EQ(valuesOf<uint64_t>(r[0]), (std::vector<uint64_t>{0, half + 3}));
+  EXPECT_EQ(valuesOf<uint64_t>(r[1]),
+            (std::vector<uint64_t>{max - 1, half - 3}));
+  EXPECT_EQ(valuesOf<uint64_t>(r[2]),
+            (std::vector<uint64_t>{max, half / 3}));
+  expectValues(r[3], {1, 1});
+  EXPECT_EQ(valuesOf<uint64_t>(r[4]), (std::vector<uint64_t>{max, half}));
+}
+
+TEST_F(Elementwise, ComparePredicatesAndNaN) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xi1>,
+        tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+      %0 = dlc.compare eq, %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+      %1 = dlc.compare ne, %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+      %2 = dlc.compare lt, %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+      %3 = dlc.compare le, %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+      %4 = dlc.compare gt, %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+      %5 = dlc.compare ge, %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+      return %0, %1, %2, %3, %4, %5 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+    })mlir",
+                                       {f32({4}, {1, 2, NAN, 4}), f32({4}, {2, 2, NAN, 3})});
+  ASSERT_EQ(r.size(), 6u);
+  expectValues(r[0], {0, 1, 0, 0});
+  expectValues(r[1], {1, 0, 1, 1});
+  expectValues(r[2], {1, 0, 0, 0});
+  expectValues(r[3], {1, 1, 0, 0});
+  expectValues(r[4], {0, 0, 0, 1});
+  expectValues(r[5], {0, 1, 0, 1});
+}
+
+TEST_F(Elementwise, SelectBroadcastsAllThreeOperands) {
+  Tensor out = runOne(R"mlir(
+    func.func @main() -> tensor<2x3xf32> {
+      %c = dlc.constant dense<[[true], [false]]> : tensor<2x1xi1>
+      %t = dlc.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+      %f = dlc.constant dense<9.0> : tensor<f32>
+      %0 = dlc.select %c, %t, %f : tensor<2x1xi1>, tensor<3xf32>, tensor<f32> -> tensor<2x3xf32>
+      return %0 : tensor<2x3xf32>
+    })mlir");
+  expectValues(out, {1, 2, 3, 9, 9, 9});
+}
+
+TEST_F(Elementwise, LogicalOps) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main() -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+      %a = dlc.constant dense<[true, true, false, false]> : tensor<4xi1>
+      %b = dlc.constant dense<[true, false, true, false]> : tensor<4xi1>
+      %0 = dlc.and %a, %b : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+      %1 = dlc.or %a, %b : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+      %2 = dlc.xor %a, %b : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+      %3 = dlc.not %a : tensor<4xi1>
+      return %0, %1, %2, %3 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+    })mlir");
+  ASSERT_EQ(r.size(), 4u);
+  expectValues(r[0], {1, 0, 0, 0});
+  expectValues(r[1], {1, 1, 1, 0});
+  expectValues(r[2], {0, 1, 1, 0});
+  expectValues(r[3], {0, 0, 1, 1});
+}
+
+TEST_F(Elementwise, CastFloatToIntegerTruncatesAndSaturates) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main(%x: tensor<6xf32>, %u: tensor<4xf32>) -> (tensor<6xi32>, tensor<4xui8>, tensor<6xi1>) {
+      %0 = dlc.cast %x : tensor<6xf32> to tensor<6xi32>
+      %1 = dlc.cast %u : tensor<4xf32> to tensor<4xui8>
+      %2 = dlc.cast %x : tensor<6xf32> to tensor<6xi1>
+      return %0, %1, %2 : tensor<6xi32>, tensor<4xui8>, tensor<6xi1>
+    })mlir",
+                                       {f32({6}, {-2.7f, 2.7f, NAN, 1e10f, -1e10f, 0.0f}),
+                                        f32({4}, {-1.5f, 300.0f, 255.9f, -0.5f})});
+  ASSERT_EQ(r.size(), 3u);
+  expectValues(r[0], {-2, 2, 0, 2147483647.0, -2147483648.0, 0});
+  expectValues(r[1], {0, 255, 255, 0});
+  // Anything to i1 is x != 0; NaN != 0.
+  expectValues(r[2], {1, 1, 1, 1, 1, 0});
+}
+
+TEST_F(Elementwise, CastBetweenIntegersBoolsAndFloats) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main() -> (tensor<3xi8>, tensor<2xf32>, tensor<1xf32>, tensor<2xi1>, tensor<1xi32>) {
+      %i = dlc.constant dense<[300, -129, 127]> : tensor<3xi32>
+      %0 = dlc.cast %i : tensor<3xi32> to tensor<3xi8>
+      %b = dlc.constant dense<[true, false]> : tensor<2xi1>
+      %1 = dlc.cast %b : tensor<2xi1> to tensor<2xf32>
+      %l = dlc.constant dense<16777217> : tensor<1xi64>
+      %2 = dlc.cast %l : tensor<1xi64> to tensor<1xf32>
+      %z = dlc.constant dense<[0, -4]> : tensor<2xi64>
+      %3 = dlc.cast %z : tensor<2xi64> to tensor<2xi1>
+      %h = dlc.constant dense<65504.0> : tensor<1xf16>
+      %4 = dlc.cast %h : tensor<1xf16> to tensor<1xi32>
+      return %0, %1, %2, %3, %4 : tensor<3xi8>, tensor<2xf32>, tensor<1xf32>, tensor<2xi1>, tensor<1xi32>
+    })mlir");
+  ASSERT_EQ(r.size(), 5u);
+  expectValues(r[0], {44, 127, 127});
+  expectValues(r[1], {1, 0});
+  expectValues(r[2], {16777216});
+  expectValues(r[3], {0, 1});
+  expectValues(r[4], {65504});
+}
+
+TEST_F(Elementwise, CastNarrowsFloatsToNearestEven) {
+  // 1 + 2^-11 is halfway between the f16 neighbours 1 and 1 + 2^-10; the
+  // double 1 + 2^-11 + 2^-40 is just above it, which a float detour (it
+  // rounds to the tie first) would get wrong.
+  double justAbove = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main(%x: tensor<4xf32>, %d: tensor<1xf64>, %b: tensor<3xf32>)
+        -> (tensor<4xf16>, tensor<1xf16>, tensor<3xbf16>) {
+      %0 = dlc.cast %x : tensor<4xf32> to tensor<4xf16>
+      %1 = dlc.cast %d : tensor<1xf64> to tensor<1xf16>
+      %2 = dlc.cast %b : tensor<3xf32> to tensor<3xbf16>
+      return %0, %1, %2 : tensor<4xf16>, tensor<1xf16>, tensor<3xbf16>
+    })mlir",
+                                       {f32({4}, {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f,
+                                                  65520.0f, 65519.0f}),
+                                        tensorOf<double>({1}, {justAbove}),
+                                        f32({3}, {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f,
+                                                  3.0e38f})});
+  ASSERT_EQ(r.size(), 3u);
+  expectValues(r[0], {1.0, 1.0 + 0x1p-9, kInf, 65504});
+  expectValues(r[1], {1.0 + 0x1p-10});
+  expectValues(r[2], {1.0, 1.0 + 0x1p-6,
+                      BFloat16::fromFloat(3.0e38f).toFloat()});
+}
+
+TEST_F(Elementwise, SixteenBitResultsRoundOnStore) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main() -> (tensor<3xf16>, tensor<2xbf16>) {
+      %a = dlc.constant dense<[2048.0, 2048.0, 0.1]> : tensor<3xf16>
+      %b = dlc.constant dense<[1.0, 3.0, 0.2]> : tensor<3xf16>
+      %0 = dlc.add %a, %b : tensor<3xf16>, tensor<3xf16> -> tensor<3xf16>
+      %c = dlc.constant dense<[256.0, 1.0]> : tensor<2xbf16>
+      %d = dlc.constant dense<[1.0, 0.00390625]> : tensor<2xbf16>
+      %1 = dlc.add %c, %d : tensor<2xbf16>, tensor<2xbf16> -> tensor<2xbf16>
+      return %0, %1 : tensor<3xf16>, tensor<2xbf16>
+    })mlir");
+  ASSERT_EQ(r.size(), 2u);
+  // f16 has a spacing of 2 at 2048: 2049 ties to 2048, 2051 to 2052.
+  float tenth = Half::fromFloat(0.1f).toFloat();
+  float fifth = Half::fromFloat(0.2f).toFloat();
+  expectValues(r[0],
+               {2048, 2052, Half::fromFloat(tenth + fifth).toFloat()});
+  // bf16 has a spacing of 2 at 256 and 2^-7 at 1: both sums are ties.
+  expectValues(r[1], {256, 1});
+}
+
+/// The documented dropout stream: u = (mt19937_64() >> 11) * 2^-53.
+std::vector<bool> referenceMask(uint64_t seed, double ratio, int64_t n) {
+  std::mt19937_64 generator(seed);
+  std::vector<bool> keep;
+  for (int64_t i = 0; i < n; ++i)
+    keep.push_back(static_cast<double>(generator() >> 11) * 0x1.0p-53 >=
+                   ratio);
+  return keep;
+}
+
+const char *kDropout = R"mlir(
+    func.func @main(%x: tensor<1000xf32>) -> (tensor<1000xf32>, tensor<1000xi1>) {
+      %y, %m = dlc.dropout %x {ratio = 0.5 : f64, seed = SEED : i64} : tensor<1000xf32> -> tensor<1000xi1>
+      return %y, %m : tensor<1000xf32>, tensor<1000xi1>
+    })mlir";
+
+std::string dropoutWithSeed(int seed) {
+  std::string source = kDropout;
+  source.replace(source.find("SEED"), 4, std::to_string(seed));
+  return source;
+}
+
+TEST_F(Elementwise, DropoutIsDeterministicPerSeed) {
+  Tensor x = f32({1000}, std::vector<float>(1000, 1.5f));
+  llvm::SmallVector<Tensor> first = runAll(dropoutWithSeed(42), {x});
+  llvm::SmallVector<Tensor> again = runAll(dropoutWithSeed(42), {x});
+  llvm::SmallVector<Tensor> other = runAll(dropoutWithSeed(43), {x});
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(again.size(), 2u);
+  ASSERT_EQ(other.size(), 2u);
+  EXPECT_TRUE(first[0] == again[0] && first[1] == again[1]);
+  EXPECT_FALSE(first[1] == other[1]);
+  std::vector<bool> keep = referenceMask(42, 0.5, 1000);
+  int64_t kept = 0;
+  for (int64_t i = 0; i < 1000; ++i) {
+    ASSERT_EQ(first[1].getInt(i) != 0, keep[i]) << "element " << i;
+    // Kept elements scale by 1 / (1 - 0.5) exactly.
+    EXPECT_EQ(first[0].getDouble(i), keep[i] ? 3.0 : 0.0);
+    kept += keep[i];
+  }
+  // A binomial(1000, 0.5) count is within 500 +- 80 (5 sigma).
+  EXPECT_NEAR(kept, 500, 80);
+}
+
+TEST_F(Elementwise, DropoutWithZeroRatioIsTheIdentity) {
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main() -> (tensor<3xf16>, tensor<3xi1>, tensor<2xf16>) {
+      %x = dlc.constant dense<[1.0, -2.0, 0.1]> : tensor<3xf16>
+      %y, %m = dlc.dropout %x {ratio = 0.0 : f64, seed = 7 : i64} : tensor<3xf16> -> tensor<3xi1>
+      %o = dlc.constant dense<[1.0, 1.0]> : tensor<2xf16>
+      %z, %k = dlc.dropout %o {ratio = 0.25 : f64, seed = 3 : i64} : tensor<2xf16> -> tensor<2xi1>
+      return %y, %m, %z : tensor<3xf16>, tensor<3xi1>, tensor<2xf16>
+    })mlir");
+  ASSERT_EQ(r.size(), 3u);
+  expectValues(r[0], {1.0, -2.0, Half::fromFloat(0.1f).toFloat()});
+  expectValues(r[1], {1, 1, 1});
+  // f16 scales in float: 1 * (1 / 0.75) rounded to f16, or 0.
+  std::vector<bool> keep = referenceMask(3, 0.25, 2);
+  float scaled = Half::fromFloat(static_cast<float>(1.0 / 0.75)).toFloat();
+  expectValues(r[2], {keep[0] ? scaled : 0.0, keep[1] ? scaled : 0.0});
+}
+
+} // namespace

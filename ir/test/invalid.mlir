@@ -1,0 +1,399 @@
+// RUN: dlc-opt %s -split-input-file -verify-diagnostics
+
+// expected-error@+1 {{initial value type 'tensor<2xf32>' does not match the global's type 'tensor<3xf32>'}}
+dlc.global @w : tensor<3xf32> = dense<1.0> : tensor<2xf32>
+
+// -----
+
+func.func @unknown_global() -> tensor<2xf32> {
+  // expected-error@+1 {{refers to an unknown global @missing}}
+  %0 = dlc.global_load @missing : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+dlc.global @w : tensor<3xf32> = dense<1.0> : tensor<3xf32>
+func.func @global_type() -> tensor<2xf32> {
+  // expected-error@+1 {{result type 'tensor<2xf32>' does not match the global's type 'tensor<3xf32>'}}
+  %0 = dlc.global_load @w : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error@+2 {{operand shapes [2, 3] and [4] are not broadcast-compatible}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.add %a, %b : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @wrong_result(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<3x3xf32> {
+  // expected-error@+2 {{inferred type(s) 'tensor<2x3xf32>' are incompatible with return type(s) of operation 'tensor<3x3xf32>'}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.mul %a, %b : tensor<2x3xf32>, tensor<3xf32> -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @float_only(%a: tensor<2xi32>) -> tensor<2xi32> {
+  // expected-error@+1 {{must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = dlc.exp %a : tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+func.func @compare(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<2xi1> {
+  // expected-error@+2 {{operand shapes [2] and [3] are not broadcast-compatible}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.compare lt, %a, %b : tensor<2xf32>, tensor<3xf32> -> tensor<2xi1>
+  return %0 : tensor<2xi1>
+}
+
+// -----
+
+func.func @select(%c: tensor<4xi1>, %a: tensor<3xf32>, %b: tensor<f32>) -> tensor<4xf32> {
+  // expected-error@+2 {{operand shapes [4] and [3] are not broadcast-compatible}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.select %c, %a, %b : tensor<4xi1>, tensor<3xf32>, tensor<f32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @reshape(%a: tensor<2x3xf32>) -> tensor<7xf32> {
+  // expected-error@+1 {{cannot reshape 6 elements into 7}}
+  %0 = dlc.reshape %a : tensor<2x3xf32> to tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+func.func @transpose_size(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error@+2 {{permutation has 3 entries for rank 2}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.transpose %a [1, 0, 2] : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_perm(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error@+2 {{permutation [1, 1] is not a permutation of 0..1}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.transpose %a [1, 1] : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @broadcast_to(%a: tensor<2x3xf32>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{cannot broadcast [2, 3] to [2, 4]}}
+  %0 = dlc.broadcast_to %a : tensor<2x3xf32> to tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error@+2 {{axis 2 is out of range for rank 2}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.concat %a, %a {axis = 2 : i64} : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  // expected-error@+2 {{inputs have different ranks}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.concat %a, %b {axis = 0 : i64} : tensor<2x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @concat_shape(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<4x3xf32> {
+  // expected-error@+2 {{input shapes [2, 3] and [2, 4] differ outside axis 0}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.concat %a, %b {axis = 0 : i64} : tensor<2x3xf32>, tensor<2x4xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @slice_entries(%a: tensor<4xf32>) -> tensor<2xf32> {
+  // expected-error@+2 {{offsets, sizes and strides need 1 entries each}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.slice %a offsets [0, 0] sizes [2] strides [1] : tensor<4xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @slice_stride(%a: tensor<4xf32>) -> tensor<2xf32> {
+  // expected-error@+2 {{stride of dimension 0 is zero}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.slice %a offsets [0] sizes [2] strides [0] : tensor<4xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @slice_size(%a: tensor<4xf32>) -> tensor<2xf32> {
+  // expected-error@+2 {{size of dimension 0 is negative}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.slice %a offsets [0] sizes [-2] strides [1] : tensor<4xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @slice_bounds(%a: tensor<4xf32>) -> tensor<3xf32> {
+  // expected-error@+2 {{slice of dimension 0 reads outside [0, 4)}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.slice %a offsets [1] sizes [3] strides [-1] : tensor<4xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @pad_entries(%a: tensor<4xf32>) -> tensor<5xf32> {
+  // expected-error@+2 {{low and high need 1 entries each}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.pad %a low [1, 0] high [0] mode constant : tensor<4xf32> -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+func.func @pad_value(%a: tensor<4xf32>, %v: tensor<1xf32>) -> tensor<5xf32> {
+  // expected-error@+2 {{padding value must be a scalar tensor of 'f32'}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.pad %a value %v : tensor<1xf32> low [1] high [0] mode constant : tensor<4xf32> -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+func.func @pad_negative(%a: tensor<4xf32>) -> tensor<3xf32> {
+  // expected-error@+2 {{padding of dimension 0 is negative}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.pad %a low [-1] high [0] mode constant : tensor<4xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @pad_reflect(%a: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error@+2 {{reflect padding of dimension 0 must be smaller than its size 4}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.pad %a low [4] high [0] mode reflect : tensor<4xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @pad_edge(%a: tensor<0xf32>) -> tensor<1xf32> {
+  // expected-error@+2 {{edge padding of empty dimension 0}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.pad %a low [1] high [0] mode edge : tensor<0xf32> -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+func.func @gather_axis(%a: tensor<4x2xf32>, %i: tensor<3xi64>) -> tensor<3x2xf32> {
+  // expected-error@+2 {{axis 2 is out of range for rank 2}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.gather %a[%i] {axis = 2 : i64} : tensor<4x2xf32>, tensor<3xi64> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @gather_elements_rank(%a: tensor<4x2xf32>, %i: tensor<3xi64>) -> tensor<3xf32> {
+  // expected-error@+2 {{data and indices ranks differ (2 vs 1)}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.gather_elements %a[%i] {axis = 0 : i64} : tensor<4x2xf32>, tensor<3xi64> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @scatter_shapes(%a: tensor<4x2xf32>, %i: tensor<1x2xi64>, %u: tensor<2x2xf32>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{indices and updates shapes differ}}
+  %0 = dlc.scatter_elements %a[%i], %u {axis = 0 : i64} reduction none : tensor<4x2xf32>, tensor<1x2xi64>, tensor<2x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @scatter_rank(%a: tensor<4x2xf32>, %i: tensor<2xi64>, %u: tensor<2xf32>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{data and indices ranks differ}}
+  %0 = dlc.scatter_elements %a[%i], %u {axis = 0 : i64} reduction add : tensor<4x2xf32>, tensor<2xi64>, tensor<2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @scatter_axis(%a: tensor<4x2xf32>, %i: tensor<1x2xi64>, %u: tensor<1x2xf32>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{axis 3 is out of range for rank 2}}
+  %0 = dlc.scatter_elements %a[%i], %u {axis = 3 : i64} reduction max : tensor<4x2xf32>, tensor<1x2xi64>, tensor<1x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @reduce_axes(%a: tensor<4x2xf32>) -> tensor<f32> {
+  // expected-error@+2 {{axes [1, 0] must be sorted and unique}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.reduce_sum %a axes [1, 0] : tensor<4x2xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @reduce_range(%a: tensor<4x2xf32>) -> tensor<4xf32> {
+  // expected-error@+2 {{axis 2 is out of range for rank 2}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.reduce_max %a axes [2] : tensor<4x2xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @argmax(%a: tensor<4x2xf32>) -> tensor<4xi64> {
+  // expected-error@+2 {{axis -1 is out of range for rank 2}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.argmax %a {axis = -1 : i64} : tensor<4x2xf32> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @cumsum(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{axis 1 is out of range for rank 1}}
+  %0 = dlc.cumsum %a {axis = 1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<4xf32>, %b: tensor<4x2xf32>) -> tensor<2xf32> {
+  // expected-error@+2 {{operands must have rank 2 or more}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.matmul %a, %b : tensor<4xf32>, tensor<4x2xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @matmul_k(%a: tensor<3x4xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  // expected-error@+2 {{contraction sizes differ: lhs [3, 4], rhs [3, 2]}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.matmul %a, %b : tensor<3x4xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x3x4xf32>, %b: tensor<3x4x2xf32>) -> tensor<3x3x2xf32> {
+  // expected-error@+2 {{batch dimensions of [2, 3, 4] and [3, 4, 2] are not broadcast-compatible}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.matmul %a, %b : tensor<2x3x4xf32>, tensor<3x4x2xf32> -> tensor<3x3x2xf32>
+  return %0 : tensor<3x3x2xf32>
+}
+
+// -----
+
+func.func @conv_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error@+2 {{input and filter must have the same rank, 3 or more}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_attrs(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error@+2 {{stride has 1 entries for 2 spatial dimensions}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.conv %x, %w stride [1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error@+2 {{groups 2 must divide input channels 3 and output channels 4}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x3x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error@+2 {{filter has 4 input channels per group, expected 2}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_fit(%x: tensor<1x3x2x2xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x1x1xf32> {
+  // expected-error@+2 {{filter does not fit spatial dimension 0}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 1 : tensor<1x3x2x2xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x1x1xf32>
+  return %0 : tensor<1x4x1x1xf32>
+}
+
+// -----
+
+func.func @pool_rank(%x: tensor<3x8xf32>) -> tensor<3x4xf32> {
+  // expected-error@+2 {{input must have rank 3 or more}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.max_pool %x window [2] stride [2] pad_low [0] pad_high [0] dilation [1] : tensor<3x8xf32> -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @pool_attrs(%x: tensor<1x3x8xf32>) -> tensor<1x3x4xf32> {
+  // expected-error@+2 {{window has 2 entries for 1 spatial dimensions}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.sum_pool %x window [2, 2] stride [2] pad_low [0] pad_high [0] dilation [1] : tensor<1x3x8xf32> -> tensor<1x3x4xf32>
+  return %0 : tensor<1x3x4xf32>
+}
+
+// -----
+
+func.func @pool_fit(%x: tensor<1x3x2xf32>) -> tensor<1x3x1xf32> {
+  // expected-error@+2 {{window does not fit spatial dimension 0}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.max_pool %x window [3] stride [1] pad_low [0] pad_high [0] dilation [1] : tensor<1x3x2xf32> -> tensor<1x3x1xf32>
+  return %0 : tensor<1x3x1xf32>
+}
+
+// -----
+
+func.func @dropout_ratio(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{ratio 1.000000e+00 is outside [0, 1)}}
+  %0, %1 = dlc.dropout %x {ratio = 1.0 : f64, seed = 0 : i64} : tensor<4xf32> -> tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @dropout_mask(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{mask shape differs from the output shape}}
+  %0, %1 = dlc.dropout %x {ratio = 0.5 : f64, seed = 0 : i64} : tensor<4xf32> -> tensor<3xi1>
+  return %0 : tensor<4xf32>
+}

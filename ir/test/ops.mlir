@@ -1,0 +1,115 @@
+// RUN: dlc-opt %s | dlc-opt | FileCheck %s
+// Every op parses, verifies and prints back in its custom form.
+
+// CHECK: dlc.global @fc.weight : tensor<3x4xf32> = dense<5.000000e-01> : tensor<3x4xf32>
+dlc.global @"fc.weight" : tensor<3x4xf32> = dense<0.5> : tensor<3x4xf32>
+
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %b: tensor<2x3xi1>, %i: tensor<2x3xi32>) -> tensor<2x3xf32> {
+  // CHECK: dlc.global_load @fc.weight : tensor<3x4xf32>
+  %w = dlc.global_load @"fc.weight" : tensor<3x4xf32>
+  // CHECK: dlc.constant dense<1.000000e+00> : tensor<f32>
+  %c = dlc.constant dense<1.0> : tensor<f32>
+  // CHECK: dlc.neg %{{.*}} : tensor<2x3xf32>
+  %0 = dlc.neg %x : tensor<2x3xf32>
+  %1 = dlc.abs %0 : tensor<2x3xf32>
+  %2 = dlc.sign %1 : tensor<2x3xf32>
+  %3 = dlc.exp %2 : tensor<2x3xf32>
+  %4 = dlc.log %3 : tensor<2x3xf32>
+  %5 = dlc.sqrt %4 : tensor<2x3xf32>
+  %6 = dlc.rsqrt %5 : tensor<2x3xf32>
+  %7 = dlc.reciprocal %6 : tensor<2x3xf32>
+  %8 = dlc.ceil %7 : tensor<2x3xf32>
+  %9 = dlc.floor %8 : tensor<2x3xf32>
+  %10 = dlc.round %9 : tensor<2x3xf32>
+  %11 = dlc.erf %10 : tensor<2x3xf32>
+  %12 = dlc.sin %11 : tensor<2x3xf32>
+  %13 = dlc.cos %12 : tensor<2x3xf32>
+  %14 = dlc.tanh %13 : tensor<2x3xf32>
+  // CHECK: dlc.sigmoid
+  %15 = dlc.sigmoid %14 : tensor<2x3xf32>
+  // CHECK: dlc.not %{{.*}} : tensor<2x3xi1>
+  %16 = dlc.not %b : tensor<2x3xi1>
+  // CHECK: dlc.add %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %17 = dlc.add %15, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %18 = dlc.sub %17, %c : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
+  %19 = dlc.mul %18, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %20 = dlc.div %19, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %21 = dlc.rem %20, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %22 = dlc.pow %21, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %23 = dlc.max %22, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %24 = dlc.min %23, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %25 = dlc.and %16, %b : tensor<2x3xi1>, tensor<2x3xi1> -> tensor<2x3xi1>
+  %26 = dlc.or %25, %b : tensor<2x3xi1>, tensor<2x3xi1> -> tensor<2x3xi1>
+  %27 = dlc.xor %26, %b : tensor<2x3xi1>, tensor<2x3xi1> -> tensor<2x3xi1>
+  // CHECK: dlc.compare lt, %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xi1>
+  %28 = dlc.compare lt, %24, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xi1>
+  %29 = dlc.and %27, %28 : tensor<2x3xi1>, tensor<2x3xi1> -> tensor<2x3xi1>
+  // CHECK: dlc.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3xi1>, tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
+  %30 = dlc.select %29, %24, %c : tensor<2x3xi1>, tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
+  // CHECK: dlc.cast %{{.*}} : tensor<2x3xi32> to tensor<2x3xf32>
+  %31 = dlc.cast %i : tensor<2x3xi32> to tensor<2x3xf32>
+  %32 = dlc.add %30, %31 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return %32 : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @data_movement
+func.func @data_movement(%x: tensor<2x3xf32>, %idx: tensor<4xi64>, %idx2: tensor<2x2xi64>, %u: tensor<2x2xf32>) -> tensor<2x3xf32> {
+  // CHECK: dlc.reshape %{{.*}} : tensor<2x3xf32> to tensor<6xf32>
+  %0 = dlc.reshape %x : tensor<2x3xf32> to tensor<6xf32>
+  // CHECK: dlc.transpose %{{.*}} [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  %1 = dlc.transpose %x [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  // CHECK: dlc.broadcast_to %{{.*}} : tensor<2x3xf32> to tensor<4x2x3xf32>
+  %2 = dlc.broadcast_to %x : tensor<2x3xf32> to tensor<4x2x3xf32>
+  // CHECK: dlc.concat %{{.*}}, %{{.*}} {axis = 0 : i64} : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
+  %3 = dlc.concat %x, %x {axis = 0 : i64} : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
+  // CHECK: dlc.slice %{{.*}} offsets [3, 0] sizes [2, 3] strides [-2, 1] : tensor<4x3xf32> -> tensor<2x3xf32>
+  %4 = dlc.slice %3 offsets [3, 0] sizes [2, 3] strides [-2, 1] : tensor<4x3xf32> -> tensor<2x3xf32>
+  %v = dlc.constant dense<0.0> : tensor<f32>
+  // CHECK: dlc.pad %{{.*}} value %{{.*}} : tensor<f32> low [0, 1] high [1, 0] mode constant : tensor<2x3xf32> -> tensor<3x4xf32>
+  %5 = dlc.pad %4 value %v : tensor<f32> low [0, 1] high [1, 0] mode constant : tensor<2x3xf32> -> tensor<3x4xf32>
+  // CHECK: dlc.pad %{{.*}} low [1, 1] high [1, 1] mode reflect
+  %6 = dlc.pad %x low [1, 1] high [1, 1] mode reflect : tensor<2x3xf32> -> tensor<4x5xf32>
+  // CHECK: dlc.gather %{{.*}}[%{{.*}}] {axis = 1 : i64} : tensor<2x3xf32>, tensor<4xi64> -> tensor<2x4xf32>
+  %7 = dlc.gather %x[%idx] {axis = 1 : i64} : tensor<2x3xf32>, tensor<4xi64> -> tensor<2x4xf32>
+  // CHECK: dlc.gather_elements
+  %8 = dlc.gather_elements %x[%idx2] {axis = 1 : i64} : tensor<2x3xf32>, tensor<2x2xi64> -> tensor<2x2xf32>
+  // CHECK: dlc.scatter_elements %{{.*}}[%{{.*}}], %{{.*}} {axis = 1 : i64} reduction add
+  %9 = dlc.scatter_elements %x[%idx2], %u {axis = 1 : i64} reduction add : tensor<2x3xf32>, tensor<2x2xi64>, tensor<2x2xf32>
+  return %9 : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @reductions
+func.func @reductions(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: dlc.reduce_sum %{{.*}} axes [1] keep_dims : tensor<2x3xf32> -> tensor<2x1xf32>
+  %0 = dlc.reduce_sum %x axes [1] keep_dims : tensor<2x3xf32> -> tensor<2x1xf32>
+  // CHECK: dlc.reduce_prod %{{.*}} axes [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  %1 = dlc.reduce_prod %x axes [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  %2 = dlc.reduce_max %x axes [0] : tensor<2x3xf32> -> tensor<3xf32>
+  %3 = dlc.reduce_min %x axes [] : tensor<2x3xf32> -> tensor<2x3xf32>
+  // CHECK: dlc.argmax %{{.*}} {axis = 1 : i64, select_last_index} : tensor<2x3xf32> -> tensor<2xi64>
+  %4 = dlc.argmax %x {axis = 1 : i64, select_last_index} : tensor<2x3xf32> -> tensor<2xi64>
+  // CHECK: dlc.argmin %{{.*}} {axis = 0 : i64, keep_dims} : tensor<2x3xf32> -> tensor<1x3xi64>
+  %5 = dlc.argmin %x {axis = 0 : i64, keep_dims} : tensor<2x3xf32> -> tensor<1x3xi64>
+  // CHECK: dlc.cumsum %{{.*}} {axis = 1 : i64, exclusive, reverse} : tensor<2x3xf32>
+  %6 = dlc.cumsum %x {axis = 1 : i64, exclusive, reverse} : tensor<2x3xf32>
+  return %6 : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @nn
+func.func @nn(%x: tensor<1x4x8x8xf32>, %w: tensor<8x2x3x3xf32>, %a: tensor<5x2x3xf32>, %b: tensor<3x4xf32>) -> tensor<5x2x4xf32> {
+  // CHECK: dlc.matmul %{{.*}}, %{{.*}} : tensor<5x2x3xf32>, tensor<3x4xf32> -> tensor<5x2x4xf32>
+  %0 = dlc.matmul %a, %b : tensor<5x2x3xf32>, tensor<3x4xf32> -> tensor<5x2x4xf32>
+  // CHECK: dlc.conv %{{.*}}, %{{.*}} stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x4x4xf32>
+  %1 = dlc.conv %x, %w stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x4x4xf32>
+  // A transposed convolution: the input dilated by the stride.
+  // CHECK: input_dilation [2, 2]
+  %2 = dlc.conv %x, %w stride [1, 1] pad_low [2, 2] pad_high [2, 2] dilation [1, 1] input_dilation [2, 2] groups 2 : tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x17x17xf32>
+  // CHECK: dlc.max_pool %{{.*}} window [2, 2] stride [2, 2] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  %3 = dlc.max_pool %x window [2, 2] stride [2, 2] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  // CHECK: dlc.sum_pool
+  %4 = dlc.sum_pool %x window [3, 3] stride [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  // CHECK: dlc.dropout %{{.*}} {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xi1>
+  %5, %6 = dlc.dropout %x {ratio = 0.1 : f64, seed = 7 : i64} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xi1>
+  return %0 : tensor<5x2x4xf32>
+}

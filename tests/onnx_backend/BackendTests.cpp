@@ -1,0 +1,345 @@
+//===- BackendTests.cpp - Runs ONNX's backend node tests on dlc -----------===//
+//
+//   dlc-onnx-backend-tests DATA_DIR [--filter SUBSTR] [--min-pass-rate R]
+//                          [--coverage OUT.md] [-v]
+//
+// Each test folder holds model.onnx and test_data_set_*/{input,output}_*.pb.
+// A test passes when the model imports and the reference evaluator's outputs
+// match every data set with ONNX's backend tolerance (rtol 1e-3, atol 1e-7:
+// onnx/backend/test/runner uses these for all float outputs). Every other
+// test is reported with why: the import error, the evaluation error, or the
+// first mismatching element.
+//
+// Models whose shape inputs are graph inputs (Reshape's `shape`, say) cannot
+// be compiled with static shapes; for those the test is retried with every
+// integer input fixed to its data-set value, which is how a user would
+// specialize such a model, and the result says so.
+//
+// Each test runs in a child process, so a crash in one test is that test's
+// failure, not the end of the run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Importer.h"
+#include "frontend/TensorProto.h"
+#include "ir/eval/Evaluator.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace mlir;
+using ::dlc::Tensor;
+
+namespace {
+
+enum class Outcome { Pass, Fail };
+
+struct Result {
+  Outcome outcome = Outcome::Fail;
+  /// For failures: why. For passes: "" or a note ("specialized").
+  std::string detail;
+};
+
+bool readProto(const std::string &path, google::protobuf::MessageLite &msg) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  return file && msg.ParseFromArray((*file)->getBufferStart(),
+                                    static_cast<int>((*file)->getBufferSize()));
+}
+
+/// Reads the numbered `prefix_N.pb` tensors of one data set.
+bool readTensors(const std::string &dir, const std::string &prefix,
+                 std::vector<Tensor> &out, std::string &error) {
+  for (int i = 0;; ++i) {
+    std::string path = dir + "/" + prefix + "_" + std::to_string(i) + ".pb";
+    if (!llvm::sys::fs::exists(path))
+      return true;
+    onnx::TensorProto proto;
+    if (!readProto(path, proto)) {
+      error = path + ": not a TensorProto";
+      return false;
+    }
+    std::string message;
+    std::optional<Tensor> t = dlc::tensorFromProto(proto, "", message);
+    if (!t) {
+      error = prefix + "_" + std::to_string(i) + ": " + message;
+      return false;
+    }
+    out.push_back(std::move(*t));
+  }
+}
+
+/// ONNX's check: |actual - expected| <= atol + rtol * |expected|, NaN
+/// matching NaN; integers and bools exactly.
+std::string compare(const Tensor &actual, const Tensor &expected,
+                    const std::string &name) {
+  if (actual.dtype() != expected.dtype() ||
+      actual.shape() != expected.shape())
+    return "output '" + name + "' is " + actual.describe() + ", expected " +
+           expected.describe();
+  constexpr double rtol = 1e-3, atol = 1e-7;
+  for (int64_t i = 0; i < actual.numElements(); ++i) {
+    bool ok;
+    if (::dlc::isFloat(actual.dtype())) {
+      double a = actual.getDouble(i), e = expected.getDouble(i);
+      ok = (std::isnan(a) && std::isnan(e)) || a == e ||
+           std::fabs(a - e) <= atol + rtol * std::fabs(e);
+    } else {
+      ok = actual.getInt(i) == expected.getInt(i);
+    }
+    if (!ok) {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << "output '" << name << "' element " << i << " is "
+         << actual.getDouble(i) << ", expected " << expected.getDouble(i);
+      return s;
+    }
+  }
+  return "";
+}
+
+/// Imports and evaluates one test in this process.
+Result runTest(const std::string &dir, bool specialize) {
+  std::string modelPath = dir + "/model.onnx";
+  onnx::ModelProto model;
+  if (!readProto(modelPath, model))
+    return {Outcome::Fail, "model.onnx does not parse"};
+
+  std::vector<std::string> dataSets;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec))
+    if (llvm::sys::path::filename(it->path()).starts_with("test_data_set_"))
+      dataSets.push_back(it->path());
+  std::sort(dataSets.begin(), dataSets.end());
+  if (dataSets.empty())
+    return {Outcome::Fail, "no test data sets"};
+
+  // Graph inputs that are not initializers, in order.
+  std::set<std::string> initializers;
+  for (const auto &init : model.graph().initializer())
+    initializers.insert(init.name());
+  std::vector<const onnx::ValueInfoProto *> inputs;
+  for (const auto &in : model.graph().input())
+    if (!initializers.count(in.name()))
+      inputs.push_back(&in);
+
+  for (const std::string &set : dataSets) {
+    std::vector<Tensor> in, expected;
+    std::string error;
+    if (!readTensors(set, "input", in, error) ||
+        !readTensors(set, "output", expected, error))
+      return {Outcome::Fail, "test data: " + error};
+    if (in.size() != inputs.size())
+      return {Outcome::Fail, "test data has " + std::to_string(in.size()) +
+                                 " inputs for " +
+                                 std::to_string(inputs.size()) +
+                                 " graph inputs (optional inputs omitted)"};
+
+    MLIRContext context(MLIRContext::Threading::DISABLED);
+    std::string diagnostics;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      if (diagnostics.empty())
+        diagnostics = d.str();
+      return success();
+    });
+    dlc::ImportOptions options;
+    std::vector<Tensor> args;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      bool integer = !::dlc::isFloat(in[i].dtype());
+      if (specialize && integer)
+        options.constantInputs[inputs[i]->name()] = in[i];
+      else
+        args.push_back(in[i]);
+    }
+    FailureOr<OwningOpRef<ModuleOp>> module =
+        dlc::importOnnxModel(&context, model, dir, options, modelPath);
+    if (failed(module))
+      return {Outcome::Fail, "import: " + diagnostics};
+    auto func = (*module)->lookupSymbol<func::FuncOp>("forward");
+    FailureOr<dlc::Evaluator> evaluator = dlc::Evaluator::create(**module);
+    if (failed(evaluator))
+      return {Outcome::Fail, "evaluate: " + diagnostics};
+    FailureOr<SmallVector<Tensor>> results = evaluator->run(func, args);
+    if (failed(results))
+      return {Outcome::Fail, "evaluate: " + diagnostics};
+    if (results->size() != expected.size())
+      return {Outcome::Fail, "produced " + std::to_string(results->size()) +
+                                 " outputs, expected " +
+                                 std::to_string(expected.size())};
+    for (size_t i = 0; i < expected.size(); ++i) {
+      std::string mismatch = compare((*results)[i], expected[i],
+                                     model.graph().output(i).name());
+      if (!mismatch.empty())
+        return {Outcome::Fail, "mismatch: " + mismatch};
+    }
+  }
+  return {Outcome::Pass, specialize ? "integer inputs specialized" : ""};
+}
+
+/// Runs `runTest` in a child process; a crash or a timeout is a failure.
+Result runIsolated(const std::string &dir, bool specialize) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return {Outcome::Fail, "pipe failed"};
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(60);
+    Result r = runTest(dir, specialize);
+    std::string msg = (r.outcome == Outcome::Pass ? "P" : "F") + r.detail;
+    ssize_t unused = write(fds[1], msg.data(), msg.size());
+    (void)unused;
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string msg;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof(buf))) > 0)
+    msg.append(buf, n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status))
+    return {Outcome::Fail, std::string("crashed with signal ") +
+                               strsignal(WTERMSIG(status))};
+  if (msg.empty())
+    return {Outcome::Fail, "no result"};
+  return {msg[0] == 'P' ? Outcome::Pass : Outcome::Fail, msg.substr(1)};
+}
+
+/// The op types a test exercises (its model's nodes).
+std::set<std::string> opTypes(const std::string &dir) {
+  onnx::ModelProto model;
+  std::set<std::string> ops;
+  if (readProto(dir + "/model.onnx", model))
+    for (const auto &node : model.graph().node())
+      ops.insert(node.op_type());
+  return ops;
+}
+
+std::string firstLine(const std::string &s) {
+  return s.substr(0, s.find('\n'));
+}
+
+void writeCoverage(const std::string &path,
+                   const std::map<std::string, Result> &results,
+                   const std::map<std::string, std::set<std::string>> &ops,
+                   int passed) {
+  std::map<std::string, std::pair<std::vector<std::string>,
+                                  std::vector<std::string>>> byOp;
+  for (const auto &[test, result] : results)
+    for (const std::string &op : ops.at(test))
+      (result.outcome == Outcome::Pass ? byOp[op].first : byOp[op].second)
+          .push_back(test);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    llvm::errs() << "cannot write " << path << ": " << ec.message() << "\n";
+    return;
+  }
+  os << "# ONNX backend node tests: coverage\n\n"
+     << "Generated by `dlc-onnx-backend-tests --coverage` over the node tests "
+        "of Debian's libonnx-testdata (ONNX 1.12). Do not edit by hand.\n\n"
+     << "**" << passed << " of " << results.size() << " pass ("
+     << llvm::format("%.1f", 100.0 * passed / results.size()) << "%).**\n\n"
+     << "| op | passing | failing |\n|---|---|---|\n";
+  for (const auto &[op, lists] : byOp)
+    os << "| " << op << " | " << lists.first.size() << " | "
+       << lists.second.size() << " |\n";
+  os << "\n## Failing tests and why\n\n| test | reason |\n|---|---|\n";
+  for (const auto &[test, result] : results)
+    if (result.outcome != Outcome::Pass) {
+      std::string reason = firstLine(result.detail);
+      std::replace(reason.begin(), reason.end(), '|', '/');
+      os << "| " << test << " | " << reason << " |\n";
+    }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string dataDir, filter, coverage;
+  double minPassRate = 0.0;
+  bool verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--filter" && i + 1 < argc)
+      filter = argv[++i];
+    else if (arg == "--coverage" && i + 1 < argc)
+      coverage = argv[++i];
+    else if (arg == "--min-pass-rate" && i + 1 < argc)
+      minPassRate = std::atof(argv[++i]);
+    else if (arg == "-v")
+      verbose = true;
+    else if (dataDir.empty() && !arg.empty() && arg[0] != '-')
+      dataDir = arg;
+    else {
+      llvm::errs() << "usage: dlc-onnx-backend-tests DATA_DIR [--filter S] "
+                      "[--min-pass-rate R] [--coverage OUT.md] [-v]\n";
+      return 2;
+    }
+  }
+  if (dataDir.empty() || !llvm::sys::fs::is_directory(dataDir)) {
+    llvm::errs() << "dlc-onnx-backend-tests: error: '" << dataDir
+                 << "' is not a folder of ONNX node tests\n";
+    return 2;
+  }
+
+  std::vector<std::string> tests;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dataDir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::string name = llvm::sys::path::filename(it->path()).str();
+    if (llvm::sys::fs::exists(it->path() + "/model.onnx") &&
+        name.find(filter) != std::string::npos)
+      tests.push_back(name);
+  }
+  std::sort(tests.begin(), tests.end());
+
+  std::map<std::string, Result> results;
+  std::map<std::string, std::set<std::string>> ops;
+  int passed = 0;
+  for (const std::string &test : tests) {
+    std::string dir = dataDir + "/" + test;
+    Result r = runIsolated(dir, /*specialize=*/false);
+    if (r.outcome != Outcome::Pass &&
+        r.detail.find("must be a constant") != std::string::npos) {
+      Result retry = runIsolated(dir, /*specialize=*/true);
+      if (retry.outcome == Outcome::Pass ||
+          retry.detail.find("must be a constant") == std::string::npos)
+        r = retry;
+    }
+    passed += r.outcome == Outcome::Pass;
+    ops[test] = opTypes(dir);
+    if (verbose || r.outcome != Outcome::Pass)
+      llvm::outs() << (r.outcome == Outcome::Pass ? "PASS " : "FAIL ") << test
+                   << (r.detail.empty() ? "" : ": " + firstLine(r.detail))
+                   << "\n";
+    results[test] = std::move(r);
+  }
+  if (!coverage.empty())
+    writeCoverage(coverage, results, ops, passed);
+
+  int failed = static_cast<int>(tests.size()) - passed;
+  double rate = tests.empty() ? 0.0 : double(passed) / tests.size();
+  llvm::outs() << llvm::format("pass rate %.1f%% (required %.1f%%)\n",
+                               100 * rate, 100 * minPassRate);
+  llvm::outs() << passed << " passed, " << failed << " failed\n";
+  return rate + 1e-12 >= minPassRate ? 0 : 1;
+}

@@ -1,0 +1,175 @@
+//===- dlc-run.cpp - Runs dlc programs ------------------------------------===//
+//
+//   dlc-run --interpret MODEL.(onnx|onnxtxt|mlir) --inputs IN.npz
+//           --outputs OUT.npz [--batch-size N] [--dim NAME=N]...
+//           [--function NAME]
+//
+// With --interpret the program runs on the reference evaluator. Arrays are
+// keyed by the model's input and output names (the `dlc.name` argument and
+// result attributes). Every mismatch between the file and the model (a
+// missing array, a wrong dtype or shape) is one error line listing what was
+// expected; the output file is written only after a successful run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Importer.h"
+#include "ir/Dialect.h"
+#include "ir/eval/Evaluator.h"
+#include "runtime/support/Npz.h"
+#include "tools/common/Diagnostics.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<bool> interpret("interpret",
+                               cl::desc("Run on the reference evaluator"));
+static cl::opt<std::string> modelFile(cl::Positional,
+                                      cl::desc("<model.onnx|model.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string> inputsFile("inputs", cl::desc("Input arrays (.npz)"),
+                                       cl::value_desc("file"));
+static cl::opt<std::string> outputsFile("outputs",
+                                        cl::desc("Where to write the outputs "
+                                                 "(.npz)"),
+                                        cl::value_desc("file"));
+static cl::opt<std::string> functionName("function",
+                                         cl::desc("Function to run"),
+                                         cl::init("forward"));
+static cl::opt<int64_t> batchSize(
+    "batch-size", cl::desc("Binds the symbolic leading dimension of inputs"),
+    cl::init(0));
+static cl::list<std::string>
+    dims("dim", cl::desc("Binds a symbolic dimension: --dim NAME=N"),
+         cl::value_desc("NAME=N"));
+
+static constexpr const char *kTool = "dlc-run";
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << kTool << ": error: " << message << "\n";
+  return 1;
+}
+
+/// The name of argument or result `i`: its dlc.name, else "argI"/"resultI".
+static std::string valueName(DictionaryAttr attrs, const char *prefix,
+                             unsigned i) {
+  if (attrs)
+    if (auto name = attrs.getAs<StringAttr>("dlc.name"))
+      return name.str();
+  return prefix + std::to_string(i);
+}
+
+static std::string describeType(RankedTensorType type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  FailureOr<::dlc::DType> dtype = dlc::dtypeOf(type.getElementType());
+  os << (succeeded(dtype) ? ::dlc::dtypeName(*dtype) : "?") << "[";
+  llvm::interleaveComma(type.getShape(), os);
+  os << "]";
+  return s;
+}
+
+static FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context) {
+  if (llvm::StringRef(modelFile).ends_with(".mlir")) {
+    dlc::registerImporterDialects(&context);
+    llvm::SourceMgr sourceMgr;
+    OwningOpRef<ModuleOp> module =
+        parseSourceFile<ModuleOp>(modelFile, sourceMgr, &context);
+    if (!module)
+      return failure();
+    return module;
+  }
+  dlc::ImportOptions options;
+  if (batchSize.getNumOccurrences())
+    options.batchSize = batchSize;
+  for (const std::string &d : dims) {
+    auto [name, value] = llvm::StringRef(d).split('=');
+    int64_t n = 0;
+    if (name.empty() || value.getAsInteger(10, n) || n <= 0) {
+      fail("--dim expects NAME=N with N > 0, got '" + d + "'");
+      return failure();
+    }
+    options.dims[name] = n;
+  }
+  return dlc::importOnnxFile(&context, modelFile, options);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  mlir::registerMLIRContextCLOptions();
+  cl::ParseCommandLineOptions(argc, argv, "dlc program runner\n");
+
+  if (!interpret)
+    return fail("only --interpret is available: compiled modules come with "
+                "dlc-compile");
+  if (inputsFile.empty() || outputsFile.empty())
+    return fail("--inputs and --outputs are required");
+  if (batchSize.getNumOccurrences() && batchSize <= 0)
+    return fail("--batch-size must be positive, got " +
+                llvm::Twine(batchSize.getValue()));
+
+  MLIRContext context;
+  dlc::tools::DiagnosticPrinter printer(context, kTool);
+  FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);
+  if (failed(module))
+    return 1;
+  auto func = (*module)->lookupSymbol<func::FuncOp>(functionName);
+  if (!func)
+    return fail("the model has no function '" + functionName + "'");
+
+  ::dlc::NamedTensors arrays;
+  std::string error;
+  if (!::dlc::readNpz(inputsFile, arrays, &error))
+    return fail(error);
+
+  // Match arrays to arguments by name, and report every mismatch at once.
+  SmallVector<::dlc::Tensor> inputs;
+  std::string problems, expected;
+  llvm::StringSet<> used;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = valueName(func.getArgAttrDict(i), "arg", i);
+    auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+    expected += (expected.empty() ? "" : ", ") + name + ": " +
+                describeType(type);
+    auto it = llvm::find_if(arrays, [&](auto &a) { return a.first == name; });
+    if (it == arrays.end()) {
+      problems += "; missing array '" + name + "'";
+      continue;
+    }
+    used.insert(name);
+    FailureOr<::dlc::DType> dtype = dlc::dtypeOf(type.getElementType());
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    if (failed(dtype) || it->second.dtype() != *dtype ||
+        it->second.shape() != shape)
+      problems += "; array '" + name + "' is " + it->second.describe();
+    inputs.push_back(it->second);
+  }
+  for (auto &[name, tensor] : arrays)
+    if (!used.count(name))
+      problems += "; unexpected array '" + name + "'";
+  if (!problems.empty())
+    return fail(inputsFile + ": does not match the model's inputs (" +
+                expected + ")" + problems);
+
+  FailureOr<dlc::Evaluator> evaluator = dlc::Evaluator::create(**module);
+  if (failed(evaluator))
+    return 1;
+  FailureOr<SmallVector<::dlc::Tensor>> results = evaluator->run(func, inputs);
+  if (failed(results))
+    return 1;
+
+  ::dlc::NamedTensors outputs;
+  for (auto [i, value] : llvm::enumerate(*results))
+    outputs.emplace_back(valueName(func.getResultAttrDict(i), "result", i),
+                         std::move(value));
+  if (!::dlc::writeNpz(outputsFile, outputs, &error))
+    return fail(error);
+  return 0;
+}
