@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -400,6 +401,77 @@ void mlir::dlc::registerImporterDialects(MLIRContext *context) {
   context->loadDialect<DLCDialect, func::FuncDialect>();
 }
 
+/// ONNX's checker looks for external data files relative to the working
+/// directory, not the model's folder. The importer reads and checks that data
+/// itself (tensorFromProto), so the checker sees each external initializer as
+/// a graph input of the same type instead. Returns nothing, and copies
+/// nothing, when the model has no external data.
+static std::optional<onnx::ModelProto>
+withoutExternalData(const onnx::ModelProto &model) {
+  auto isExternal = [](const onnx::TensorProto &t) {
+    return t.data_location() == onnx::TensorProto::EXTERNAL;
+  };
+  if (llvm::none_of(model.graph().initializer(), isExternal))
+    return std::nullopt;
+  onnx::ModelProto copy = model;
+  onnx::GraphProto *graph = copy.mutable_graph();
+  llvm::StringSet<> inputs;
+  for (const onnx::ValueInfoProto &info : graph->input())
+    inputs.insert(info.name());
+  auto *inits = graph->mutable_initializer();
+  for (int i = inits->size() - 1; i >= 0; --i) {
+    const onnx::TensorProto &init = inits->Get(i);
+    if (!isExternal(init))
+      continue;
+    if (!inputs.count(init.name())) {
+      onnx::ValueInfoProto *input = graph->add_input();
+      input->set_name(init.name());
+      onnx::TypeProto::Tensor *type =
+          input->mutable_type()->mutable_tensor_type();
+      type->set_elem_type(init.data_type());
+      for (int64_t d : init.dims())
+        type->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    inits->DeleteSubrange(i, 1);
+  }
+  return copy;
+}
+
+/// `text` with each run of whitespace, newlines included, made one space:
+/// ONNX's checker and parser write multi-line messages.
+static std::string oneLine(StringRef text) {
+  std::string line;
+  for (char c : text.trim()) {
+    if (!llvm::isSpace(c))
+      line += c;
+    else if (line.back() != ' ')
+      line += ' ';
+  }
+  return line;
+}
+
+/// ONNX's checker reports on several lines and, for a bad node, ends with
+/// "==> Context: Bad node spec for node. Name: N OpType: T". Reports that as
+/// one line, at the node's location when the checker names one.
+static LogicalResult checkerError(MLIRContext *context, StringRef source,
+                                  StringRef what) {
+  auto [body, where] = what.split("==> Context:");
+  Location loc = FileLineColLoc::get(context, source, 0, 0);
+  std::string message = "the model fails ONNX's checker: " + oneLine(body);
+  StringRef node = where.trim();
+  if (node.consume_front("Bad node spec for node. Name: ")) {
+    auto [name, opType] = node.rsplit(" OpType: ");
+    if (!name.empty())
+      loc = NameLoc::get(StringAttr::get(context, name),
+                         NameLoc::get(StringAttr::get(context, opType)));
+    else
+      message += " (in a " + opType.str() + " node)";
+  } else if (!node.empty()) {
+    message += " (" + oneLine(node) + ")";
+  }
+  return emitError(loc) << message;
+}
+
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::dlc::importOnnxModel(MLIRContext *context, const onnx::ModelProto &model,
                            StringRef modelDir, const ImportOptions &options,
@@ -412,12 +484,10 @@ mlir::dlc::importOnnxModel(MLIRContext *context, const onnx::ModelProto &model,
   });
   if (checkable) {
     try {
-      onnx::checker::check_model(model);
+      std::optional<onnx::ModelProto> checked = withoutExternalData(model);
+      onnx::checker::check_model(checked ? *checked : model);
     } catch (const std::exception &e) {
-      StringRef what = e.what();
-      return emitError(FileLineColLoc::get(context, source, 0, 0))
-             << "the model fails ONNX's checker: "
-             << what.split('\n').first.trim();
+      return checkerError(context, source, e.what());
     }
   }
   ModelImporter importer(context, model, modelDir, options, source);
@@ -442,10 +512,10 @@ mlir::dlc::importOnnxFile(MLIRContext *context, StringRef path,
       onnx::Common::Status status = parser.Parse(model);
       if (!status.IsOK())
         return emitError(loc) << "'" << path << "' is not a valid ONNX text "
-                              << "model: " << status.ErrorMessage();
+                              << "model: " << oneLine(status.ErrorMessage());
     } catch (const std::exception &e) {
       return emitError(loc) << "'" << path << "' is not a valid ONNX text "
-                            << "model: " << e.what();
+                            << "model: " << oneLine(e.what());
     }
   } else if (!model.ParseFromArray(bytes.data(),
                                    static_cast<int>(bytes.size()))) {

@@ -276,3 +276,18 @@ NodeContext::intsAttrOrInput(StringRef name, size_t index) {
     return requireConstantInts(index, name);
   return std::vector<int64_t>{};
 }
+
+Value NodeContext::softmax(Value x, int64_t axis) {
+  Value shifted =
+      build<SubOp>({x, reduce<ReduceMaxOp>(x, {axis}, /*keepDims=*/true)});
+  Value e = unary<ExpOp>(shifted);
+  return build<DivOp>({e, reduce<ReduceSumOp>(e, {axis}, /*keepDims=*/true)});
+}
+
+Value NodeContext::logSoftmax(Value x, int64_t axis) {
+  Value shifted =
+      build<SubOp>({x, reduce<ReduceMaxOp>(x, {axis}, /*keepDims=*/true)});
+  Value sum = reduce<ReduceSumOp>(unary<ExpOp>(shifted), {axis},
+                                  /*keepDims=*/true);
+  return build<SubOp>({shifted, unary<LogOp>(sum)});
+}

@@ -190,6 +190,12 @@ public:
   /// after an error (a non-constant input).
   std::optional<std::vector<int64_t>> intsAttrOrInput(llvm::StringRef name,
                                                       size_t index);
+  /// Softmax along `axis` (in [0, rank)): exp(x - max) / sum(exp(x - max)),
+  /// the maximum subtracted so large inputs do not overflow.
+  Value softmax(Value x, int64_t axis);
+  /// LogSoftmax along `axis` (in [0, rank)):
+  /// (x - max) - log(sum(exp(x - max))).
+  Value logSoftmax(Value x, int64_t axis);
 
 private:
   /// False (and nothing built) if an operand is null, i.e. an earlier build

@@ -15,6 +15,7 @@
 #include "ir/ShapeUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <map>
 
@@ -25,14 +26,7 @@ namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-Type elementTypeOf(Value v) { return typeOf(v).getElementType(); }
-
-int64_t product(ArrayRef<int64_t> values) {
-  int64_t p = 1;
-  for (int64_t v : values)
-    p *= v;
-  return p;
-}
+Type elemType(Value v) { return typeOf(v).getElementType(); }
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -101,7 +95,7 @@ void gemmRule(NodeContext &c) {
   Value y = c.build<MatmulOp>({a, b});
   if (!y)
     return;
-  Type type = elementTypeOf(y);
+  Type type = elemType(y);
   double alpha = c.floatAttr("alpha", 1.0f), beta = c.floatAttr("beta", 1.0f);
   if (alpha != 1.0)
     y = c.build<MulOp>({y, c.scalar(type, alpha)});
@@ -202,7 +196,7 @@ EinsumOperand takeDiagonals(NodeContext &c, EinsumOperand op) {
     ::dlc::Tensor eye(::dlc::DType::F64, maskShape);
     for (int64_t i = 0; i < n; ++i)
       eye.data<double>()[i * n + i] = 1.0;
-    Value mask = c.cast(c.constant(eye), elementTypeOf(op.value));
+    Value mask = c.cast(c.constant(eye), elemType(op.value));
     op.value = c.reduce<ReduceSumOp>(c.build<MulOp>({op.value, mask}),
                                      {static_cast<int64_t>(q)}, false);
     op.labels.erase(op.labels.begin() + q);
@@ -317,7 +311,8 @@ void einsumRule(NodeContext &c) {
     Value v = c.input(i);
     if (!v)
       return;
-    int64_t letters = llvm::count_if(term, llvm::isAlpha);
+    int64_t letters =
+        llvm::count_if(term, [](char ch) { return llvm::isAlpha(ch); });
     if (term.contains("..."))
       ellipsisRank = std::max(ellipsisRank, typeOf(v).getRank() - letters);
     operands.push_back({v, {}});
@@ -809,7 +804,7 @@ Value windowCounts(NodeContext &c, Value x, const PoolWindow &w,
     data[i] = n;
     uniform = uniform && n == data[0];
   }
-  Type type = elementTypeOf(x);
+  Type type = elemType(x);
   if (uniform)
     return c.scalar(type, data[0]);
   return c.cast(c.constant(counts), type);
@@ -832,7 +827,7 @@ Value absPow(NodeContext &c, Value x, double p) {
     return a;
   if (p == 2.0)
     return c.build<MulOp>({a, a});
-  return c.build<PowOp>({a, c.scalar(elementTypeOf(x), p)});
+  return c.build<PowOp>({a, c.scalar(elemType(x), p)});
 }
 
 /// s^(1/p).
@@ -841,7 +836,7 @@ Value root(NodeContext &c, Value s, double p) {
     return s;
   if (p == 2.0)
     return c.unary<SqrtOp>(s);
-  return c.build<PowOp>({s, c.scalar(elementTypeOf(s), 1.0 / p)});
+  return c.build<PowOp>({s, c.scalar(elemType(s), 1.0 / p)});
 }
 
 std::optional<double> lpNorm(NodeContext &c) {

@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -32,6 +33,14 @@ constexpr int64_t kMaxRangeElements = int64_t(1) << 24;
 
 RankedTensorType typeOf(Value v) {
   return v ? cast<RankedTensorType>(v.getType()) : RankedTensorType();
+}
+
+/// A number for messages in its shortest form ("2", "0.5", "1e-10"), where
+/// diagnostics would print 2.000000e+00.
+std::string number(double value) {
+  std::ostringstream os;
+  os << value;
+  return os.str();
 }
 
 /// 0..n-1.
@@ -690,7 +699,7 @@ void oneHotRule(NodeContext &c) {
   }
   double d = depthValue->getDouble(0);
   if (!(d >= 1 && d < static_cast<double>(kMaxRangeElements))) {
-    c.error() << "depth " << d << " is out of range [1, "
+    c.error() << "depth " << number(d) << " is out of range [1, "
               << kMaxRangeElements << ")";
     return;
   }
@@ -774,7 +783,7 @@ void constantRule(NodeContext &c) {
     c.setOutput(0, c.i64Constant(c.intsAttr("value_ints")));
     return;
   }
-  c.error() << "has no value attribute";
+  c.error() << "one of the value attributes is required";
 }
 
 void constantOfShapeRule(NodeContext &c) {
@@ -865,8 +874,8 @@ void rangeRule(NodeContext &c) {
     }
     double count = std::ceil((l - s) / d);
     if (!(count < static_cast<double>(kMaxRangeElements))) {
-      c.error() << "range(" << s << ", " << l << ", " << d
-                << ") has too many elements";
+      c.error() << "range(" << number(s) << ", " << number(l) << ", "
+                << number(d) << ") has too many elements";
       return;
     }
     int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;

@@ -12,8 +12,8 @@
 //
 // Models whose shape inputs are graph inputs (Reshape's `shape`, say) cannot
 // be compiled with static shapes; for those the test is retried with every
-// integer input fixed to its data-set value, which is how a user would
-// specialize such a model, and the result says so.
+// integer or scalar input fixed to its data-set value, which is how a user
+// would specialize such a model, and the result says so.
 //
 // Each test runs in a child process, so a crash in one test is that test's
 // failure, not the end of the run.
@@ -74,7 +74,7 @@ bool readTensors(const std::string &dir, const std::string &prefix,
       return false;
     }
     std::string message;
-    std::optional<Tensor> t = dlc::tensorFromProto(proto, "", message);
+    std::optional<Tensor> t = mlir::dlc::tensorFromProto(proto, "", message);
     if (!t) {
       error = prefix + "_" + std::to_string(i) + ": " + message;
       return false;
@@ -157,21 +157,23 @@ Result runTest(const std::string &dir, bool specialize) {
         diagnostics = d.str();
       return success();
     });
-    dlc::ImportOptions options;
+    mlir::dlc::ImportOptions options;
     std::vector<Tensor> args;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      bool integer = !::dlc::isFloat(in[i].dtype());
-      if (specialize && integer)
+      // Shapes, indices, counts and scalar knobs (Dropout's ratio, OneHot's
+      // depth) are what a static-shape compiler needs to know up front.
+      bool knob = !::dlc::isFloat(in[i].dtype()) || in[i].numElements() <= 1;
+      if (specialize && knob)
         options.constantInputs[inputs[i]->name()] = in[i];
       else
         args.push_back(in[i]);
     }
     FailureOr<OwningOpRef<ModuleOp>> module =
-        dlc::importOnnxModel(&context, model, dir, options, modelPath);
+        mlir::dlc::importOnnxModel(&context, model, dir, options, modelPath);
     if (failed(module))
       return {Outcome::Fail, "import: " + diagnostics};
     auto func = (*module)->lookupSymbol<func::FuncOp>("forward");
-    FailureOr<dlc::Evaluator> evaluator = dlc::Evaluator::create(**module);
+    FailureOr<mlir::dlc::Evaluator> evaluator = mlir::dlc::Evaluator::create(**module);
     if (failed(evaluator))
       return {Outcome::Fail, "evaluate: " + diagnostics};
     FailureOr<SmallVector<Tensor>> results = evaluator->run(func, args);
@@ -188,7 +190,7 @@ Result runTest(const std::string &dir, bool specialize) {
         return {Outcome::Fail, "mismatch: " + mismatch};
     }
   }
-  return {Outcome::Pass, specialize ? "integer inputs specialized" : ""};
+  return {Outcome::Pass, specialize ? "integer and scalar inputs fixed" : ""};
 }
 
 /// Runs `runTest` in a child process; a crash or a timeout is a failure.

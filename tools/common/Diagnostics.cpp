@@ -5,6 +5,9 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -31,6 +34,30 @@ std::string dlc::tools::describeLocation(Location loc) {
   if (auto callSite = dyn_cast<CallSiteLoc>(loc))
     return describeLocation(callSite.getCallee());
   return "";
+}
+
+bool dlc::tools::parseCommandLine(int argc, char **argv,
+                                  llvm::StringRef overview,
+                                  llvm::StringRef tool) {
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (llvm::cl::ParseCommandLineOptions(argc, argv, overview, &os))
+    return true;
+  // cl writes "program: message" lines (plus hints such as "Did you mean");
+  // join them into one line in the tools' own format.
+  std::string prefix = llvm::sys::path::filename(argv[0]).str() + ": ";
+  std::string message;
+  for (llvm::StringRef line : llvm::split(llvm::StringRef(errors), '\n')) {
+    line = line.trim();
+    line.consume_front(prefix);
+    if (line.empty())
+      continue;
+    message += (message.empty() ? "" : " ") + line.str();
+  }
+  // An option's bad value is reported by cl itself, on its own line.
+  if (!message.empty())
+    llvm::errs() << tool << ": error: " << message << "\n";
+  return false;
 }
 
 dlc::tools::DiagnosticPrinter::DiagnosticPrinter(MLIRContext &context,

@@ -19,6 +19,12 @@ namespace dlc::tools {
 /// node, "file.mlir:3:5" for a file position, "" if unknown.
 std::string describeLocation(mlir::Location loc);
 
+/// Parses the command line like llvm::cl::ParseCommandLineOptions, but a bad
+/// option is reported as one "tool: error: ..." line and makes this return
+/// false instead of exiting, so the caller exits with code 1.
+bool parseCommandLine(int argc, char **argv, llvm::StringRef overview,
+                      llvm::StringRef tool);
+
 /// While alive, prints diagnostics on `context` as one line each to stderr.
 class DiagnosticPrinter {
 public:

@@ -22,6 +22,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -43,9 +44,10 @@ static cl::opt<std::string> outputsFile("outputs",
 static cl::opt<std::string> functionName("function",
                                          cl::desc("Function to run"),
                                          cl::init("forward"));
-static cl::opt<int64_t> batchSize(
+// A string, so that a bad value gets the tools' one-line error.
+static cl::opt<std::string> batchSize(
     "batch-size", cl::desc("Binds the symbolic leading dimension of inputs"),
-    cl::init(0));
+    cl::value_desc("N"));
 static cl::list<std::string>
     dims("dim", cl::desc("Binds a symbolic dimension: --dim NAME=N"),
          cl::value_desc("NAME=N"));
@@ -69,16 +71,17 @@ static std::string valueName(DictionaryAttr attrs, const char *prefix,
 static std::string describeType(RankedTensorType type) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  FailureOr<::dlc::DType> dtype = dlc::dtypeOf(type.getElementType());
+  FailureOr<::dlc::DType> dtype = mlir::dlc::dtypeOf(type.getElementType());
   os << (succeeded(dtype) ? ::dlc::dtypeName(*dtype) : "?") << "[";
   llvm::interleaveComma(type.getShape(), os);
   os << "]";
   return s;
 }
 
-static FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context) {
+static FailureOr<OwningOpRef<ModuleOp>>
+loadModel(MLIRContext &context, std::optional<int64_t> batch) {
   if (llvm::StringRef(modelFile).ends_with(".mlir")) {
-    dlc::registerImporterDialects(&context);
+    mlir::dlc::registerImporterDialects(&context);
     llvm::SourceMgr sourceMgr;
     OwningOpRef<ModuleOp> module =
         parseSourceFile<ModuleOp>(modelFile, sourceMgr, &context);
@@ -86,9 +89,8 @@ static FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context) {
       return failure();
     return module;
   }
-  dlc::ImportOptions options;
-  if (batchSize.getNumOccurrences())
-    options.batchSize = batchSize;
+  mlir::dlc::ImportOptions options;
+  options.batchSize = batch;
   for (const std::string &d : dims) {
     auto [name, value] = llvm::StringRef(d).split('=');
     int64_t n = 0;
@@ -98,26 +100,33 @@ static FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context) {
     }
     options.dims[name] = n;
   }
-  return dlc::importOnnxFile(&context, modelFile, options);
+  return mlir::dlc::importOnnxFile(&context, modelFile, options);
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerMLIRContextCLOptions();
-  cl::ParseCommandLineOptions(argc, argv, "dlc program runner\n");
+  if (!::dlc::tools::parseCommandLine(argc, argv, "dlc program runner\n",
+                                      kTool))
+    return 1;
 
   if (!interpret)
     return fail("only --interpret is available: compiled modules come with "
                 "dlc-compile");
   if (inputsFile.empty() || outputsFile.empty())
     return fail("--inputs and --outputs are required");
-  if (batchSize.getNumOccurrences() && batchSize <= 0)
-    return fail("--batch-size must be positive, got " +
-                llvm::Twine(batchSize.getValue()));
+  std::optional<int64_t> batch;
+  if (batchSize.getNumOccurrences()) {
+    int64_t n = 0;
+    if (llvm::StringRef(batchSize).getAsInteger(10, n) || n <= 0)
+      return fail("--batch-size must be a positive integer, got '" +
+                  batchSize + "'");
+    batch = n;
+  }
 
   MLIRContext context;
-  dlc::tools::DiagnosticPrinter printer(context, kTool);
-  FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);
+  ::dlc::tools::DiagnosticPrinter printer(context, kTool);
+  FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context, batch);
   if (failed(module))
     return 1;
   auto func = (*module)->lookupSymbol<func::FuncOp>(functionName);
@@ -144,7 +153,7 @@ int main(int argc, char **argv) {
       continue;
     }
     used.insert(name);
-    FailureOr<::dlc::DType> dtype = dlc::dtypeOf(type.getElementType());
+    FailureOr<::dlc::DType> dtype = mlir::dlc::dtypeOf(type.getElementType());
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
     if (failed(dtype) || it->second.dtype() != *dtype ||
         it->second.shape() != shape)
@@ -158,7 +167,8 @@ int main(int argc, char **argv) {
     return fail(inputsFile + ": does not match the model's inputs (" +
                 expected + ")" + problems);
 
-  FailureOr<dlc::Evaluator> evaluator = dlc::Evaluator::create(**module);
+  FailureOr<mlir::dlc::Evaluator> evaluator =
+      mlir::dlc::Evaluator::create(**module);
   if (failed(evaluator))
     return 1;
   FailureOr<SmallVector<::dlc::Tensor>> results = evaluator->run(func, inputs);

@@ -29,9 +29,10 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model>"),
                                       cl::Required);
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"));
-static cl::opt<int64_t> batchSize(
+// A string, so that a bad value gets the tools' one-line error.
+static cl::opt<std::string> batchSize(
     "batch-size", cl::desc("Binds the symbolic leading dimension of inputs"),
-    cl::init(0));
+    cl::value_desc("N"));
 static cl::list<std::string>
     dims("dim", cl::desc("Binds a symbolic dimension: --dim NAME=N"),
          cl::value_desc("NAME=N"));
@@ -40,8 +41,10 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
-  cl::ParseCommandLineOptions(argc, argv, "dlc ONNX importer\n");
   const char *tool = "dlc-translate";
+  if (!::dlc::tools::parseCommandLine(argc, argv, "dlc ONNX importer\n",
+                                      tool))
+    return 1;
 
   if (!importOnnx) {
     llvm::errs() << tool << ": error: nothing to do: pass --import-onnx\n";
@@ -49,12 +52,13 @@ int main(int argc, char **argv) {
   }
   mlir::dlc::ImportOptions options;
   if (batchSize.getNumOccurrences()) {
-    if (batchSize <= 0) {
-      llvm::errs() << tool << ": error: --batch-size must be positive, got "
-                   << batchSize << "\n";
+    int64_t n = 0;
+    if (llvm::StringRef(batchSize).getAsInteger(10, n) || n <= 0) {
+      llvm::errs() << tool << ": error: --batch-size must be a positive "
+                   << "integer, got '" << batchSize << "'\n";
       return 1;
     }
-    options.batchSize = batchSize;
+    options.batchSize = n;
   }
   for (const std::string &d : dims) {
     auto [name, value] = llvm::StringRef(d).split('=');
