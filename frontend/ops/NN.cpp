@@ -103,8 +103,8 @@ void gemmRule(NodeContext &c) {
     Value bias = c.input(2);
     ArrayRef<int64_t> biasShape = typeOf(bias).getShape();
     ArrayRef<int64_t> shape = typeOf(y).getShape();
-    // Gemm-6 broadcasts C only with broadcast=1; later versions always do,
-    // but only towards [M, N] ("unidirectional").
+    // Gemm-1 and -6 broadcast C only with broadcast=1; later versions always
+    // do, but only towards [M, N] ("unidirectional").
     bool broadcast = c.version() >= 7 || c.intAttr("broadcast", 0) != 0;
     if (broadcast ? !isBroadcastableTo(biasShape, shape) : biasShape != shape) {
       c.error() << "C of shape [" << biasShape << "] does not "
@@ -898,7 +898,7 @@ void mlir::dlc::addNNRules(OpRuleTable &t) {
   t["MatMul"] = {[](NodeContext &c) {
                    c.setOutput(0, numpyMatmul(c, c.input(0), c.input(1)));
                  }, 1};
-  t["Gemm"] = {gemmRule, 6};
+  t["Gemm"] = {gemmRule, 1};
   t["Einsum"] = {einsumRule, 12};
   t["Conv"] = {convRule, 1};
   t["ConvTranspose"] = {convTransposeRule, 1};

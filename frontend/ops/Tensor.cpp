@@ -335,12 +335,16 @@ void sliceRule(NodeContext &c) {
     axes = c.intsAttr("axes");
     steps = std::vector<int64_t>{};
   } else {
+    // One message for the first non-constant input is enough.
     starts = c.requireConstantInts(1, "starts");
-    ends = c.requireConstantInts(2, "ends");
-    axes = c.hasInput(3) ? c.requireConstantInts(3, "axes")
-                         : std::vector<int64_t>{};
-    steps = c.hasInput(4) ? c.requireConstantInts(4, "steps")
-                          : std::vector<int64_t>{};
+    if (starts)
+      ends = c.requireConstantInts(2, "ends");
+    if (ends)
+      axes = c.hasInput(3) ? c.requireConstantInts(3, "axes")
+                           : std::vector<int64_t>{};
+    if (axes)
+      steps = c.hasInput(4) ? c.requireConstantInts(4, "steps")
+                            : std::vector<int64_t>{};
   }
   if (!x || !starts || !ends || !axes || !steps)
     return;
@@ -853,9 +857,13 @@ uint64_t integerRangeCount(int64_t start, int64_t limit, int64_t delta) {
 
 void rangeRule(NodeContext &c) {
   std::optional<Tensor> start = c.requireConstant(0, "start");
+  if (!start)
+    return;
   std::optional<Tensor> limit = c.requireConstant(1, "limit");
+  if (!limit)
+    return;
   std::optional<Tensor> delta = c.requireConstant(2, "delta");
-  if (!start || !limit || !delta)
+  if (!delta)
     return;
   if (start->numElements() != 1 || limit->numElements() != 1 ||
       delta->numElements() != 1) {

@@ -23,6 +23,7 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -311,7 +312,8 @@ auto callAt(Fn &fn, const std::array<const std::byte *, sizeof...(In)> &data,
 /// The broadcasting elementwise driver behind every unary, binary, compare,
 /// select and cast rule: `out[i] = fn(ins[0][j0], ins[1][j1], ...)` for every
 /// index i of `out`, each input read at its NumPy-broadcast position. `Out`
-/// and `In...` are the storage types of `out` and of each input.
+/// and `In...` are the storage types of `out` and of each input, or for
+/// rules that only move bits (select) unsigned integers of the same size.
 template <typename Out, typename... In, typename Fn>
 void mapElements(Tensor &out, std::array<const Tensor *, sizeof...(In)> ins,
                  Fn &&fn) {
@@ -324,7 +326,9 @@ void mapElements(Tensor &out, std::array<const Tensor *, sizeof...(In)> ins,
     strideRefs[k] = strides[k];
     data[k] = ins[k]->bytes();
   }
-  Out *result = out.data<Out>();
+  static_assert(std::is_trivially_copyable_v<Out>, "storage types are POD");
+  assert(sizeof(Out) == ::dlc::dtypeSize(out.dtype()) && "wrong Out type");
+  Out *result = reinterpret_cast<Out *>(out.bytes());
   forEachOffset<N>(out.shape(), strideRefs, {},
                    [&](const std::array<int64_t, N> &offsets) {
                      *result++ = detail::callAt<In...>(

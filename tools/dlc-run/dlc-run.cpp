@@ -2,6 +2,7 @@
 //
 //   dlc-run --interpret MODEL.(onnx|onnxtxt|mlir) --inputs IN.npz
 //           --outputs OUT.npz [--batch-size N] [--dim NAME=N]...
+//   dlc-run --interpret MODEL --random-inputs SEED --outputs OUT.npz
 //           [--function NAME]
 //
 // With --interpret the program runs on the reference evaluator. Arrays are
@@ -27,6 +28,9 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cstring>
+#include <random>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -37,6 +41,12 @@ static cl::opt<std::string> modelFile(cl::Positional,
                                       cl::Required);
 static cl::opt<std::string> inputsFile("inputs", cl::desc("Input arrays (.npz)"),
                                        cl::value_desc("file"));
+static cl::opt<uint64_t> randomInputs(
+    "random-inputs",
+    cl::desc("Instead of --inputs, feed seeded random inputs: floats in "
+             "[-1, 1), integers in [0, 4), bools (for before/after tests of "
+             "passes)"),
+    cl::value_desc("seed"));
 static cl::opt<std::string> outputsFile("outputs",
                                         cl::desc("Where to write the outputs "
                                                  "(.npz)"),
@@ -103,42 +113,15 @@ loadModel(MLIRContext &context, std::optional<int64_t> batch) {
   return mlir::dlc::importOnnxFile(&context, modelFile, options);
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  mlir::registerMLIRContextCLOptions();
-  if (!::dlc::tools::parseCommandLine(argc, argv, "dlc program runner\n",
-                                      kTool))
-    return 1;
-
-  if (!interpret)
-    return fail("only --interpret is available: compiled modules come with "
-                "dlc-compile");
-  if (inputsFile.empty() || outputsFile.empty())
-    return fail("--inputs and --outputs are required");
-  std::optional<int64_t> batch;
-  if (batchSize.getNumOccurrences()) {
-    int64_t n = 0;
-    if (llvm::StringRef(batchSize).getAsInteger(10, n) || n <= 0)
-      return fail("--batch-size must be a positive integer, got '" +
-                  batchSize + "'");
-    batch = n;
-  }
-
-  MLIRContext context;
-  ::dlc::tools::DiagnosticPrinter printer(context, kTool);
-  FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context, batch);
-  if (failed(module))
-    return 1;
-  auto func = (*module)->lookupSymbol<func::FuncOp>(functionName);
-  if (!func)
-    return fail("the model has no function '" + functionName + "'");
-
+/// Reads --inputs and matches its arrays to the function's arguments by
+/// name, reporting every mismatch at once.
+static FailureOr<SmallVector<::dlc::Tensor>> readInputs(func::FuncOp func) {
   ::dlc::NamedTensors arrays;
   std::string error;
-  if (!::dlc::readNpz(inputsFile, arrays, &error))
-    return fail(error);
-
-  // Match arrays to arguments by name, and report every mismatch at once.
+  if (!::dlc::readNpz(inputsFile, arrays, &error)) {
+    fail(error);
+    return failure();
+  }
   SmallVector<::dlc::Tensor> inputs;
   std::string problems, expected;
   llvm::StringSet<> used;
@@ -163,9 +146,98 @@ int main(int argc, char **argv) {
   for (auto &[name, tensor] : arrays)
     if (!used.count(name))
       problems += "; unexpected array '" + name + "'";
-  if (!problems.empty())
-    return fail(inputsFile + ": does not match the model's inputs (" +
-                expected + ")" + problems);
+  if (!problems.empty()) {
+    fail(inputsFile + ": does not match the model's inputs (" + expected +
+         ")" + problems);
+    return failure();
+  }
+  return inputs;
+}
+
+/// Seeded random values for every argument of `func`.
+static SmallVector<::dlc::Tensor> makeRandomInputs(func::FuncOp func,
+                                                   uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(0, 3);
+  SmallVector<::dlc::Tensor> inputs;
+  for (Type t : func.getArgumentTypes()) {
+    auto type = cast<RankedTensorType>(t);
+    ::dlc::DType dtype = *mlir::dlc::dtypeOf(type.getElementType());
+    ::dlc::Tensor tensor(dtype, std::vector<int64_t>(type.getShape().begin(),
+                                                     type.getShape().end()));
+    for (int64_t i = 0; i < tensor.numElements(); ++i) {
+      switch (dtype) {
+      case ::dlc::DType::F32:
+        tensor.data<float>()[i] = real(rng);
+        break;
+      case ::dlc::DType::F64:
+        tensor.data<double>()[i] = real(rng);
+        break;
+      case ::dlc::DType::F16:
+        tensor.data<::dlc::Half>()[i] = ::dlc::Half::fromFloat(real(rng));
+        break;
+      case ::dlc::DType::BF16:
+        tensor.data<::dlc::BFloat16>()[i] =
+            ::dlc::BFloat16::fromFloat(real(rng));
+        break;
+      case ::dlc::DType::Bool:
+        tensor.data<bool>()[i] = small(rng) % 2;
+        break;
+      default: {
+        // Integers: the low bytes of a small value, in any width.
+        int64_t v = small(rng);
+        std::memcpy(tensor.bytes() + i * ::dlc::dtypeSize(dtype), &v,
+                    ::dlc::dtypeSize(dtype));
+      }
+      }
+    }
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  mlir::registerMLIRContextCLOptions();
+  if (!::dlc::tools::parseCommandLine(argc, argv, "dlc program runner\n",
+                                      kTool))
+    return 1;
+
+  if (!interpret)
+    return fail("only --interpret is available: compiled modules come with "
+                "dlc-compile");
+  if (inputsFile.empty() == !randomInputs.getNumOccurrences() ||
+      outputsFile.empty())
+    return fail("--outputs and one of --inputs or --random-inputs are "
+                "required");
+  std::optional<int64_t> batch;
+  if (batchSize.getNumOccurrences()) {
+    int64_t n = 0;
+    if (llvm::StringRef(batchSize).getAsInteger(10, n) || n <= 0)
+      return fail("--batch-size must be a positive integer, got '" +
+                  batchSize + "'");
+    batch = n;
+  }
+
+  MLIRContext context;
+  ::dlc::tools::DiagnosticPrinter printer(context, kTool);
+  FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context, batch);
+  if (failed(module))
+    return 1;
+  auto func = (*module)->lookupSymbol<func::FuncOp>(functionName);
+  if (!func)
+    return fail("the model has no function '" + functionName + "'");
+
+  SmallVector<::dlc::Tensor> inputs;
+  if (randomInputs.getNumOccurrences()) {
+    inputs = makeRandomInputs(func, randomInputs);
+  } else {
+    FailureOr<SmallVector<::dlc::Tensor>> read = readInputs(func);
+    if (failed(read))
+      return 1;
+    inputs = std::move(*read);
+  }
 
   FailureOr<mlir::dlc::Evaluator> evaluator =
       mlir::dlc::Evaluator::create(**module);
@@ -179,6 +251,7 @@ int main(int argc, char **argv) {
   for (auto [i, value] : llvm::enumerate(*results))
     outputs.emplace_back(valueName(func.getResultAttrDict(i), "result", i),
                          std::move(value));
+  std::string error;
   if (!::dlc::writeNpz(outputsFile, outputs, &error))
     return fail(error);
   return 0;

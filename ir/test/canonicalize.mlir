@@ -1,0 +1,78 @@
+// RUN: dlc-opt %s -canonicalize -split-input-file | FileCheck %s
+// Folding: op-specific folds, and the evaluator-backed fold of ops whose
+// operands are all constants.
+
+// CHECK-LABEL: func.func @fold_constants
+func.func @fold_constants() -> tensor<3xi64> {
+  // Shape arithmetic as exporters emit it: gather a dim, concat, cast.
+  %shape = dlc.constant dense<[2, 3, 4]> : tensor<3xi64>
+  %idx = dlc.constant dense<[2, 0]> : tensor<2xi64>
+  %dims = dlc.gather %shape[%idx] {axis = 0 : i64} : tensor<3xi64>, tensor<2xi64> -> tensor<2xi64>
+  %minus = dlc.constant dense<-1> : tensor<1xi64>
+  %cat = dlc.concat %dims, %minus {axis = 0 : i64} : tensor<2xi64>, tensor<1xi64> -> tensor<3xi64>
+  // CHECK: %[[C:.*]] = dlc.constant dense<[4, 2, -1]> : tensor<3xi64>
+  // CHECK-NEXT: return %[[C]]
+  return %cat : tensor<3xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fold_float_math
+func.func @fold_float_math() -> tensor<2xf32> {
+  %a = dlc.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  %b = dlc.sqrt %a : tensor<2xf32>
+  %c = dlc.constant dense<0.5> : tensor<f32>
+  %d = dlc.mul %b, %c : tensor<2xf32>, tensor<f32> -> tensor<2xf32>
+  // CHECK: dlc.constant dense<[5.000000e-01, 1.000000e+00]> : tensor<2xf32>
+  return %d : tensor<2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @identities
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+func.func @identities(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = dlc.transpose %x [0, 1] : tensor<2x3xf32> -> tensor<2x3xf32>
+  %1 = dlc.reshape %0 : tensor<2x3xf32> to tensor<2x3xf32>
+  %2 = dlc.broadcast_to %1 : tensor<2x3xf32> to tensor<2x3xf32>
+  %3 = dlc.cast %2 : tensor<2x3xf32> to tensor<2x3xf32>
+  %4 = dlc.slice %3 offsets [0, 0] sizes [2, 3] strides [1, 1] : tensor<2x3xf32> -> tensor<2x3xf32>
+  // CHECK-NEXT: return %[[X]]
+  return %4 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_chain
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+func.func @reshape_chain(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // CHECK-NEXT: %[[R:.*]] = dlc.reshape %[[X]] : tensor<2x3xf32> to tensor<3x2xf32>
+  // CHECK-NEXT: return %[[R]]
+  %0 = dlc.reshape %x : tensor<2x3xf32> to tensor<6xf32>
+  %1 = dlc.reshape %0 : tensor<6xf32> to tensor<3x2xf32>
+  return %1 : tensor<3x2xf32>
+}
+
+// -----
+
+// Folding never hides an error: an out-of-range constant index stays for the
+// evaluator to report when the program runs.
+// CHECK-LABEL: func.func @no_fold_on_error
+func.func @no_fold_on_error() -> tensor<1xf32> {
+  %data = dlc.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %idx = dlc.constant dense<[5]> : tensor<1xi64>
+  // CHECK: dlc.gather
+  %0 = dlc.gather %data[%idx] {axis = 0 : i64} : tensor<2xf32>, tensor<1xi64> -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+// Random ops are not folded even with constant operands.
+// CHECK-LABEL: func.func @no_fold_dropout
+func.func @no_fold_dropout() -> tensor<4xf32> {
+  %x = dlc.constant dense<1.0> : tensor<4xf32>
+  // CHECK: dlc.dropout
+  %0, %1 = dlc.dropout %x {ratio = 0.5 : f64, seed = 1 : i64} : tensor<4xf32> -> tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
