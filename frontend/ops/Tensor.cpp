@@ -48,6 +48,21 @@ SmallVector<int64_t> iota(int64_t n) {
   return llvm::to_vector(llvm::seq<int64_t>(0, n));
 }
 
+/// Errors unless a result shape's element count fits in int64: shapes come
+/// from the model's values (Expand's shape, Tile's repeats, pads), and an
+/// overflowing count would wrap in every later size computation.
+bool checkResultShape(NodeContext &c, ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && count > std::numeric_limits<int64_t>::max() / d)) {
+      c.error() << "result shape [" << shape << "] is too large";
+      return false;
+    }
+    count *= d;
+  }
+  return true;
+}
+
 /// Checks the values of a constant index input against [-size, size), so a
 /// bad index in the model is an import error rather than a runtime one.
 /// Non-constant indices are left to the op's own runtime check.
@@ -268,6 +283,10 @@ void splitRule(NodeContext &c) {
     return;
   int64_t dim = type.getDimSize(*axis);
   int64_t n = static_cast<int64_t>(c.numOutputs());
+  if (n < 1) {
+    c.error() << "needs at least one output";
+    return;
+  }
   SmallVector<int64_t> sizes;
   if (!split->empty()) {
     if (static_cast<int64_t>(split->size()) != n) {
@@ -282,11 +301,13 @@ void splitRule(NodeContext &c) {
                   << "] has a negative size";
         return;
       }
-      total += s;
+      // Saturates past dim, so huge entries cannot wrap around to it.
+      total = s > dim - total ? dim + 1 : total + s;
     }
     if (total != dim) {
-      c.error() << "split [" << ArrayRef<int64_t>(*split) << "] sums to "
-                << total << ", not the size " << dim << " of axis " << *axis;
+      c.error() << "split [" << ArrayRef<int64_t>(*split)
+                << "] does not sum to the size " << dim << " of axis "
+                << *axis;
       return;
     }
     sizes.assign(split->begin(), split->end());
@@ -530,6 +551,8 @@ void expandRule(NodeContext &c) {
               << ArrayRef<int64_t>(*shape) << "]";
     return;
   }
+  if (!checkResultShape(c, *out))
+    return;
   c.setOutput(0, c.broadcastTo(x, *out));
 }
 
@@ -555,8 +578,11 @@ void tileRule(NodeContext &c) {
     }
     spread.append({1, d});
     broadcast.append({r, d});
-    tiled.push_back(r * d);
   }
+  if (!checkResultShape(c, broadcast))
+    return;
+  for (auto [r, d] : llvm::zip(*repeats, type.getShape()))
+    tiled.push_back(r * d);
   x = c.reshape(x, spread);
   x = c.broadcastTo(x, broadcast);
   c.setOutput(0, c.reshape(x, tiled));
@@ -625,22 +651,35 @@ void padRule(NodeContext &c) {
   // Negative pads crop: slice them off first, then pad with the rest.
   SmallVector<int64_t> offsets(rank, 0), sizes(type.getShape()),
       strides(rank, 1);
+  SmallVector<int64_t> result;
   bool anyCrop = false, anyPad = false;
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t cropLow = std::max<int64_t>(-low[d], 0);
-    int64_t cropHigh = std::max<int64_t>(-high[d], 0);
-    if (cropLow + cropHigh > type.getDimSize(d)) {
-      c.error() << "pads crop " << cropLow + cropHigh << " elements from "
-                << "dimension " << d << " of size " << type.getDimSize(d);
+    int64_t dim = type.getDimSize(d);
+    // Compared before negating, so INT64_MIN pads cannot overflow.
+    if (low[d] < -dim || high[d] < -dim ||
+        std::max<int64_t>(-low[d], 0) + std::max<int64_t>(-high[d], 0) > dim) {
+      c.error() << "pads [" << ArrayRef<int64_t>(pads) << "] crop more than "
+                << "dimension " << d << " of size " << dim;
       return;
     }
+    int64_t cropLow = std::max<int64_t>(-low[d], 0);
+    int64_t cropHigh = std::max<int64_t>(-high[d], 0);
     anyCrop |= cropLow + cropHigh > 0;
     offsets[d] = cropLow;
     sizes[d] -= cropLow + cropHigh;
     low[d] = std::max<int64_t>(low[d], 0);
     high[d] = std::max<int64_t>(high[d], 0);
     anyPad |= low[d] > 0 || high[d] > 0;
+    int64_t max = std::numeric_limits<int64_t>::max();
+    if (low[d] > max - sizes[d] || high[d] > max - sizes[d] - low[d]) {
+      c.error() << "pads [" << ArrayRef<int64_t>(pads)
+                << "] make dimension " << d << " too large";
+      return;
+    }
+    result.push_back(sizes[d] + low[d] + high[d]);
   }
+  if (!checkResultShape(c, result))
+    return;
   if (anyCrop)
     x = c.slice(x, offsets, sizes, strides);
   if (anyPad) {
@@ -813,6 +852,8 @@ void constantOfShapeRule(NodeContext &c) {
   // A broadcast scalar: large results stay a broadcast_to instead of a
   // materialized constant.
   Value scalar = c.reshape(c.constant(fill), {});
+  if (!checkResultShape(c, *shape))
+    return;
   c.setOutput(0, c.broadcastTo(scalar, *shape));
 }
 

@@ -1,0 +1,209 @@
+//===- ImporterTest.cpp - The importer's C++ API --------------------------===//
+//
+// Builds small ModelProtos in C++, imports them through importOnnxModel and
+// checks what a library user relies on: parameters become named globals,
+// symbolic dimensions are bound, fixed inputs become constants, locations
+// name the node, and errors are diagnostics rather than crashes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Importer.h"
+#include "ir/Dialect.h"
+#include "ir/eval/Evaluator.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+void addTensorValue(onnx::ValueInfoProto *info, const std::string &name,
+                    int32_t elemType, std::vector<std::variant<int64_t, std::string>> dims) {
+  info->set_name(name);
+  auto *tensor = info->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(elemType);
+  auto *shape = tensor->mutable_shape();
+  for (auto &d : dims) {
+    auto *dim = shape->add_dim();
+    if (std::holds_alternative<int64_t>(d))
+      dim->set_dim_value(std::get<int64_t>(d));
+    else
+      dim->set_dim_param(std::get<std::string>(d));
+  }
+}
+
+/// y = MatMul(x, w) + b with x: [batch, 3], w: [3, 2], b: [2].
+onnx::ModelProto linearModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto *g = model.mutable_graph();
+  g->set_name("linear");
+  addTensorValue(g->add_input(), "x", onnx::TensorProto::FLOAT,
+                 {std::string("batch"), int64_t(3)});
+  addTensorValue(g->add_output(), "y", onnx::TensorProto::FLOAT,
+                 {std::string("batch"), int64_t(2)});
+  onnx::TensorProto *w = g->add_initializer();
+  w->set_name("fc.weight");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->add_dims(2);
+  for (float v : {1.f, 2.f, 3.f, 4.f, 5.f, 6.f})
+    w->add_float_data(v);
+  onnx::TensorProto *b = g->add_initializer();
+  b->set_name("fc.bias");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(2);
+  b->add_float_data(0.5f);
+  b->add_float_data(-0.5f);
+  onnx::NodeProto *mm = g->add_node();
+  mm->set_name("matmul");
+  mm->set_op_type("MatMul");
+  mm->add_input("x");
+  mm->add_input("fc.weight");
+  mm->add_output("t");
+  onnx::NodeProto *add = g->add_node();
+  add->set_name("bias");
+  add->set_op_type("Add");
+  add->add_input("t");
+  add->add_input("fc.bias");
+  add->add_output("y");
+  return model;
+}
+
+
+class ImporterTest : public ::testing::Test {
+protected:
+  ImporterTest()
+      : handler(&context, [this](Diagnostic &d) {
+          errors.push_back(d.str());
+          return success();
+        }) {}
+
+  MLIRContext context;
+  std::vector<std::string> errors;
+  ScopedDiagnosticHandler handler;
+};
+
+TEST_F(ImporterTest, ParametersBecomeNamedGlobals) {
+  ImportOptions options;
+  options.batchSize = 4;
+  auto module = importOnnxModel(&context, linearModel(), "", options);
+  ASSERT_TRUE(succeeded(module)) << errors.front();
+  auto weight = (*module)->lookupSymbol<GlobalOp>("fc.weight");
+  ASSERT_TRUE(weight);
+  EXPECT_EQ(weight.getType(),
+            RankedTensorType::get({3, 2}, Float32Type::get(&context)));
+  auto func = (*module)->lookupSymbol<func::FuncOp>("forward");
+  ASSERT_TRUE(func);
+  EXPECT_EQ(func.getArgument(0).getType(),
+            RankedTensorType::get({4, 3}, Float32Type::get(&context)));
+  EXPECT_EQ(func.getArgAttrOfType<StringAttr>(0, "dlc.name").str(), "x");
+  EXPECT_EQ(func.getResultAttrOfType<StringAttr>(0, "dlc.name").str(), "y");
+}
+
+TEST_F(ImporterTest, LocationsNameTheNodeAndOpType) {
+  ImportOptions options;
+  options.dims["batch"] = 1;
+  auto module = importOnnxModel(&context, linearModel(), "", options);
+  ASSERT_TRUE(succeeded(module));
+  bool found = false;
+  (*module)->walk([&](MatmulOp op) {
+    auto loc = dyn_cast<NameLoc>(op.getLoc());
+    ASSERT_TRUE(loc);
+    EXPECT_EQ(loc.getName().str(), "matmul");
+    auto type = dyn_cast<NameLoc>(loc.getChildLoc());
+    ASSERT_TRUE(type);
+    EXPECT_EQ(type.getName().str(), "MatMul");
+    found = true;
+  });
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ImporterTest, EvaluatesWhatItImports) {
+  ImportOptions options;
+  options.batchSize = 1;
+  auto module = importOnnxModel(&context, linearModel(), "", options);
+  ASSERT_TRUE(succeeded(module));
+  FailureOr<Evaluator> evaluator = Evaluator::create(**module);
+  ASSERT_TRUE(succeeded(evaluator));
+  ::dlc::Tensor x(::dlc::DType::F32, {1, 3});
+  float *xs = x.data<float>();
+  xs[0] = 1;
+  xs[1] = 0;
+  xs[2] = -1;
+  auto func = (*module)->lookupSymbol<func::FuncOp>("forward");
+  FailureOr<SmallVector<::dlc::Tensor>> out = evaluator->run(func, {x});
+  ASSERT_TRUE(succeeded(out));
+  // [1, 0, -1] x [[1, 2], [3, 4], [5, 6]] + [0.5, -0.5] = [-3.5, -4.5]
+  EXPECT_FLOAT_EQ((*out)[0].data<float>()[0], -3.5f);
+  EXPECT_FLOAT_EQ((*out)[0].data<float>()[1], -4.5f);
+}
+
+TEST_F(ImporterTest, UnboundSymbolicDimensionIsAnError) {
+  auto module = importOnnxModel(&context, linearModel(), "", ImportOptions());
+  EXPECT_TRUE(failed(module));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("dimension 0 ('batch') is symbolic"),
+            std::string::npos)
+      << errors[0];
+}
+
+TEST_F(ImporterTest, ConstantInputsBecomeConstants) {
+  onnx::ModelProto model = linearModel();
+  ImportOptions options;
+  ::dlc::Tensor x(::dlc::DType::F32, {2, 3});
+  options.constantInputs["x"] = x;
+  options.batchSize = 2;
+  auto module = importOnnxModel(&context, model, "", options);
+  ASSERT_TRUE(succeeded(module)) << errors.front();
+  auto func = (*module)->lookupSymbol<func::FuncOp>("forward");
+  EXPECT_EQ(func.getNumArguments(), 0u);
+}
+
+TEST_F(ImporterTest, ConstantInputOfTheWrongShapeIsAnError) {
+  ImportOptions options;
+  options.constantInputs["x"] = ::dlc::Tensor(::dlc::DType::F32, {5});
+  options.batchSize = 2;
+  EXPECT_TRUE(failed(importOnnxModel(&context, linearModel(), "", options)));
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors[0].find("the value given for input 'x' is float32[5]"),
+            std::string::npos)
+      << errors[0];
+}
+
+TEST_F(ImporterTest, UnsupportedOpNamesTheOp) {
+  onnx::ModelProto model = linearModel();
+  model.mutable_graph()->mutable_node(1)->set_op_type("NonMaxSuppression");
+  ImportOptions options;
+  options.batchSize = 1;
+  EXPECT_TRUE(failed(importOnnxModel(&context, model, "", options)));
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors.back().find("NonMaxSuppression"), std::string::npos)
+      << errors.back();
+}
+
+TEST_F(ImporterTest, ExternalDataIsRefusedWithoutAFolder) {
+  onnx::ModelProto model = linearModel();
+  onnx::TensorProto *w = model.mutable_graph()->mutable_initializer(0);
+  w->clear_float_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto *entry = w->add_external_data();
+  entry->set_key("location");
+  entry->set_value("weights.bin");
+  ImportOptions options;
+  options.batchSize = 1;
+  EXPECT_TRUE(failed(importOnnxModel(&context, model, "", options)));
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors.back().find("external data is not allowed here"),
+            std::string::npos)
+      << errors.back();
+}
+
+} // namespace
