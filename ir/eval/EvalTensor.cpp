@@ -151,7 +151,7 @@ LogicalResult eval::evalBroadcastTo(BroadcastToOp op, Operands operands,
 LogicalResult eval::evalConcat(ConcatOp op, Operands operands,
                                Results &results) {
   Tensor out = resultTensor(op);
-  size_t axis = static_cast<int64_t>(op.getAxis());
+  int64_t axis = static_cast<int64_t>(op.getAxis());
   size_t elementSize = ::dlc::dtypeSize(out.dtype());
   int64_t outer = productOf(out.shape(), 0, axis);
   // Each input contributes one contiguous chunk per outer index.
@@ -227,7 +227,7 @@ LogicalResult eval::evalPad(PadOp op, Operands operands, Results &results) {
 LogicalResult eval::evalGather(GatherOp op, Operands operands,
                                Results &results) {
   const Tensor &data = operands[0];
-  size_t axis = static_cast<int64_t>(op.getAxis());
+  int64_t axis = static_cast<int64_t>(op.getAxis());
   int64_t size = data.shape()[axis];
   std::vector<int64_t> indices = readIndices(operands[1]);
   for (size_t j = 0; j < indices.size(); ++j) {

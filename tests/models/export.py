@@ -3,9 +3,9 @@
 
 For every model, opset and mode this writes, under --out:
   {model}_op{opset}_{mode}.onnx          torch.onnx.export, batch dim symbolic ("batch")
-  {model}_op{opset}_{mode}.inputs.npz    inputs at batch 2, keyed by ONNX input name
+  {model}_op{opset}_{mode}.inputs.npz    inputs at the model's test batch (ModelSpec.batch), keyed by ONNX input name
   {model}_op{opset}_{mode}.expected.npz  PyTorch's outputs, keyed by ONNX output name
-  {model}_op{opset}_{mode}.json          {"outputs": [...to compare], "batch_size": 2, ...}
+  {model}_op{opset}_{mode}.json          {"outputs": [...to compare], "batch_size": B, ...}
 and, last, manifest.json listing every case and a fingerprint of the sources
 (check_models.py re-exports when the fingerprint changes).
 
@@ -43,7 +43,6 @@ import models  # noqa: E402
 # nothing reads when momentum is set) and says so once per layer.
 warnings.filterwarnings("ignore", message=".*Removing mutation from node.*")
 
-BATCH_SIZE = 2
 ALL_OPSETS = [13, 14, 17]
 ALL_MODES = ["train", "eval"]
 
@@ -103,9 +102,9 @@ def as_tuple(result):
 def export_case(name: str, opset: int, mode: str, out_dir: str) -> dict:
     spec = models.MODELS[name]
     base = os.path.join(out_dir, case_name(name, opset, mode))
-    inputs = models.make_inputs(name, BATCH_SIZE)
+    inputs = models.make_inputs(name, spec.batch)
     meta = {"model": name, "opset": opset, "mode": mode,
-            "batch_size": BATCH_SIZE, "inputs": spec.input_names}
+            "batch_size": spec.batch, "inputs": spec.input_names}
 
     # One fresh model for export, a deep copy of its untouched state for the
     # reference run: neither forward pass can leak into the other.

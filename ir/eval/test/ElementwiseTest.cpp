@@ -261,6 +261,17 @@ TEST_F(Elementwise, ComparePredicatesAndNaN) {
   expectValues(r[5], {0, 1, 0, 1});
 }
 
+TEST_F(Elementwise, CompareBroadcasts) {
+  Tensor out = runOne(R"mlir(
+    func.func @main() -> tensor<2x3xi1> {
+      %x = dlc.constant dense<[[1, 5, 3], [4, 2, 6]]> : tensor<2x3xi32>
+      %y = dlc.constant dense<[[3], [4]]> : tensor<2x1xi32>
+      %0 = dlc.compare ge, %x, %y : tensor<2x3xi32>, tensor<2x1xi32> -> tensor<2x3xi1>
+      return %0 : tensor<2x3xi1>
+    })mlir");
+  expectValues(out, {0, 1, 1, 1, 0, 1});
+}
+
 TEST_F(Elementwise, SelectBroadcastsAllThreeOperands) {
   Tensor out = runOne(R"mlir(
     func.func @main() -> tensor<2x3xf32> {
