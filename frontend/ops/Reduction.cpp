@@ -52,6 +52,8 @@ Value reduceOp(NodeContext &c, Value x, ArrayRef<int64_t> axes,
 template <typename ReduceOpT>
 Value reduceExtremum(NodeContext &c, Value x, ArrayRef<int64_t> axes,
                      bool keepDims) {
+  if (!x)
+    return {};
   Type elementType = typeOf(x).getElementType();
   if (!elementType.isInteger(1))
     return c.reduce<ReduceOpT>(x, axes, keepDims);
@@ -86,6 +88,8 @@ Value reduceLogSum(NodeContext &c, Value x, ArrayRef<int64_t> axes,
 
 Value reduceLogSumExp(NodeContext &c, Value x, ArrayRef<int64_t> axes,
                       bool keepDims) {
+  if (!x)
+    return {};
   Type elementType = typeOf(x).getElementType();
   if (!isa<FloatType>(elementType))
     return c.cast(reduceLogSumExp(c, c.cast(x, Float64Type::get(c.context())),
@@ -95,8 +99,9 @@ Value reduceLogSumExp(NodeContext &c, Value x, ArrayRef<int64_t> axes,
   // -inf, or an inf present) shifts by 0 instead so no inf - inf = NaN
   // appears where the unshifted formula is well defined.
   Value m = c.reduce<ReduceMaxOp>(x, axes, /*keepDims=*/true);
+  double inf = std::numeric_limits<double>::infinity();
   Value finite = c.compare(ComparePredicate::lt, c.unary<AbsOp>(m),
-                           scalarLike(c, m, std::numeric_limits<double>::infinity()));
+                           scalarLike(c, m, inf));
   m = c.select(finite, m, scalarLike(c, m, 0.0));
   Value e = c.unary<ExpOp>(c.build<SubOp>({x, m}));
   Value sum = c.reduce<ReduceSumOp>(e, axes, keepDims);

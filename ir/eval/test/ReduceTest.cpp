@@ -112,6 +112,18 @@ TEST_F(Reduce, Float32SumsAccumulateInFloat64) {
   expectValues(out, {100000104.0});
 }
 
+TEST_F(Reduce, HalfSumsRoundOnceAtTheEnd) {
+  // f16 has a spacing of 2 at 2048: adding the ones one at a time in f16
+  // would tie back to 2048 each time; the float64 sum 2050 is an f16 value.
+  Tensor out = runOne(R"mlir(
+    func.func @main() -> (tensor<f16>) {
+      %x = dlc.constant dense<[2048.0, 1.0, 1.0]> : tensor<3xf16>
+      %0 = dlc.reduce_sum %x axes [0] : tensor<3xf16> -> tensor<f16>
+      return %0 : tensor<f16>
+    })mlir");
+  expectValues(out, {2050});
+}
+
 TEST_F(Reduce, ArgMaxAndArgMinTies) {
   llvm::SmallVector<Tensor> r = runAll(R"mlir(
     func.func @main() -> (tensor<2xi64>, tensor<2xi64>, tensor<2x1xi64>, tensor<2xi64>, tensor<2xi64>) {
