@@ -93,7 +93,7 @@ class DLC_UnaryOp<string mnemonic, Type type, string semantics>
 def DLC_NegOp : DLC_UnaryOp<"neg", DLC_SignedTensor, "Negation, `-x`.">;
 def DLC_AbsOp : DLC_UnaryOp<"abs", DLC_NumericTensor, "Absolute value.">;
 def DLC_SignOp : DLC_UnaryOp<"sign", DLC_NumericTensor,
-    "-1, 0 or 1 by the sign of `x` (0 for NaN's sign is NaN).">;
+    "-1, 0 or 1 by the sign of `x`; NaN stays NaN.">;
 def DLC_ExpOp : DLC_UnaryOp<"exp", DLC_FloatTensor, "Natural exponential.">;
 def DLC_LogOp : DLC_UnaryOp<"log", DLC_FloatTensor, "Natural logarithm.">;
 def DLC_SqrtOp : DLC_UnaryOp<"sqrt", DLC_FloatTensor, "Square root.">;

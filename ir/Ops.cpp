@@ -53,6 +53,20 @@ LogicalResult inferBroadcast(std::optional<Location> loc, ValueRange operands,
   return success();
 }
 
+/// Checks that `indices` (gather_elements, scatter_elements) is no larger
+/// than `data` outside `axis`, so every index position exists in `data`.
+LogicalResult checkIndicesFit(std::optional<Location> loc,
+                              RankedTensorType data, RankedTensorType indices,
+                              int64_t axis) {
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && indices.getDimSize(d) > data.getDimSize(d))
+      return emitOptionalError(loc, "indices dimension ", d, " (",
+                               indices.getDimSize(d),
+                               ") exceeds the data's (", data.getDimSize(d),
+                               ")");
+  return success();
+}
+
 /// Checks that `axis` is in [0, rank).
 LogicalResult checkAxis(std::optional<Location> loc, int64_t axis,
                         int64_t rank) {
@@ -355,7 +369,9 @@ LogicalResult GatherElementsOp::inferReturnTypes(
   if (data.getRank() != indices.getRank())
     return emitOptionalError(loc, "data and indices ranks differ (",
                              data.getRank(), " vs ", indices.getRank(), ")");
-  if (failed(checkAxis(loc, adaptor.getAxis(), data.getRank())))
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, axis, data.getRank())) ||
+      failed(checkIndicesFit(loc, data, indices, axis)))
     return failure();
   inferred.push_back(
       RankedTensorType::get(indices.getShape(), data.getElementType()));
@@ -373,7 +389,11 @@ LogicalResult ScatterElementsOp::verify() {
   if (axis < 0 || axis >= data.getRank())
     return emitOpError() << "axis " << axis << " is out of range for rank "
                          << data.getRank();
-  return success();
+  if (getReduction() != ScatterReduction::none &&
+      data.getElementType().isInteger(1))
+    return emitOpError() << "cannot reduce bool elements with "
+                         << stringifyScatterReduction(getReduction());
+  return checkIndicesFit(getLoc(), data, indices, axis);
 }
 
 //===----------------------------------------------------------------------===//

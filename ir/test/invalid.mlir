@@ -397,3 +397,28 @@ func.func @dropout_mask(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0, %1 = dlc.dropout %x {ratio = 0.5 : f64, seed = 0 : i64} : tensor<4xf32> -> tensor<3xi1>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @gather_elements_fit(%a: tensor<2x3xf32>, %i: tensor<3x1xi64>) -> tensor<3x1xf32> {
+  // expected-error@+2 {{indices dimension 0 (3) exceeds the data's (2)}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.gather_elements %a[%i] {axis = 1 : i64} : tensor<2x3xf32>, tensor<3x1xi64> -> tensor<3x1xf32>
+  return %0 : tensor<3x1xf32>
+}
+
+// -----
+
+func.func @scatter_fit(%a: tensor<2x3xf32>, %i: tensor<3x1xi64>, %u: tensor<3x1xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{indices dimension 0 (3) exceeds the data's (2)}}
+  %0 = dlc.scatter_elements %a[%i], %u {axis = 1 : i64} reduction none : tensor<2x3xf32>, tensor<3x1xi64>, tensor<3x1xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @scatter_bool(%a: tensor<2x3xi1>, %i: tensor<1x1xi64>, %u: tensor<1x1xi1>) -> tensor<2x3xi1> {
+  // expected-error@+1 {{cannot reduce bool elements with add}}
+  %0 = dlc.scatter_elements %a[%i], %u {axis = 1 : i64} reduction add : tensor<2x3xi1>, tensor<1x1xi64>, tensor<1x1xi1>
+  return %0 : tensor<2x3xi1>
+}

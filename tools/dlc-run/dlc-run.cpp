@@ -18,6 +18,7 @@
 #include "ir/eval/Evaluator.h"
 #include "runtime/support/Npz.h"
 #include "tools/common/Diagnostics.h"
+#include "tools/common/ShapeOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -54,13 +55,6 @@ static cl::opt<std::string> outputsFile("outputs",
 static cl::opt<std::string> functionName("function",
                                          cl::desc("Function to run"),
                                          cl::init("forward"));
-// A string, so that a bad value gets the tools' one-line error.
-static cl::opt<std::string> batchSize(
-    "batch-size", cl::desc("Binds the symbolic leading dimension of inputs"),
-    cl::value_desc("N"));
-static cl::list<std::string>
-    dims("dim", cl::desc("Binds a symbolic dimension: --dim NAME=N"),
-         cl::value_desc("NAME=N"));
 
 static constexpr const char *kTool = "dlc-run";
 
@@ -89,7 +83,7 @@ static std::string describeType(RankedTensorType type) {
 }
 
 static FailureOr<OwningOpRef<ModuleOp>>
-loadModel(MLIRContext &context, std::optional<int64_t> batch) {
+loadModel(MLIRContext &context) {
   if (llvm::StringRef(modelFile).ends_with(".mlir")) {
     mlir::dlc::registerImporterDialects(&context);
     llvm::SourceMgr sourceMgr;
@@ -100,16 +94,8 @@ loadModel(MLIRContext &context, std::optional<int64_t> batch) {
     return module;
   }
   mlir::dlc::ImportOptions options;
-  options.batchSize = batch;
-  for (const std::string &d : dims) {
-    auto [name, value] = llvm::StringRef(d).split('=');
-    int64_t n = 0;
-    if (name.empty() || value.getAsInteger(10, n) || n <= 0) {
-      fail("--dim expects NAME=N with N > 0, got '" + d + "'");
-      return failure();
-    }
-    options.dims[name] = n;
-  }
+  if (!::dlc::tools::applyShapeOptions(kTool, options))
+    return failure();
   return mlir::dlc::importOnnxFile(&context, modelFile, options);
 }
 
@@ -200,6 +186,7 @@ static SmallVector<::dlc::Tensor> makeRandomInputs(func::FuncOp func,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerMLIRContextCLOptions();
+  ::dlc::tools::registerShapeOptions();
   if (!::dlc::tools::parseCommandLine(argc, argv, "dlc program runner\n",
                                       kTool))
     return 1;
@@ -211,18 +198,9 @@ int main(int argc, char **argv) {
       outputsFile.empty())
     return fail("--outputs and one of --inputs or --random-inputs are "
                 "required");
-  std::optional<int64_t> batch;
-  if (batchSize.getNumOccurrences()) {
-    int64_t n = 0;
-    if (llvm::StringRef(batchSize).getAsInteger(10, n) || n <= 0)
-      return fail("--batch-size must be a positive integer, got '" +
-                  batchSize + "'");
-    batch = n;
-  }
-
   MLIRContext context;
   ::dlc::tools::DiagnosticPrinter printer(context, kTool);
-  FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context, batch);
+  FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);
   if (failed(module))
     return 1;
   auto func = (*module)->lookupSymbol<func::FuncOp>(functionName);

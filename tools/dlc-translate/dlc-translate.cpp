@@ -11,6 +11,7 @@
 
 #include "frontend/Importer.h"
 #include "tools/common/Diagnostics.h"
+#include "tools/common/ShapeOptions.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -29,18 +30,12 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model>"),
                                       cl::Required);
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"));
-// A string, so that a bad value gets the tools' one-line error.
-static cl::opt<std::string> batchSize(
-    "batch-size", cl::desc("Binds the symbolic leading dimension of inputs"),
-    cl::value_desc("N"));
-static cl::list<std::string>
-    dims("dim", cl::desc("Binds a symbolic dimension: --dim NAME=N"),
-         cl::value_desc("NAME=N"));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  ::dlc::tools::registerShapeOptions();
   const char *tool = "dlc-translate";
   if (!::dlc::tools::parseCommandLine(argc, argv, "dlc ONNX importer\n",
                                       tool))
@@ -51,25 +46,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   mlir::dlc::ImportOptions options;
-  if (batchSize.getNumOccurrences()) {
-    int64_t n = 0;
-    if (llvm::StringRef(batchSize).getAsInteger(10, n) || n <= 0) {
-      llvm::errs() << tool << ": error: --batch-size must be a positive "
-                   << "integer, got '" << batchSize << "'\n";
-      return 1;
-    }
-    options.batchSize = n;
-  }
-  for (const std::string &d : dims) {
-    auto [name, value] = llvm::StringRef(d).split('=');
-    int64_t n = 0;
-    if (name.empty() || value.getAsInteger(10, n) || n <= 0) {
-      llvm::errs() << tool << ": error: --dim expects NAME=N with N > 0, got '"
-                   << d << "'\n";
-      return 1;
-    }
-    options.dims[name] = n;
-  }
+  if (!::dlc::tools::applyShapeOptions(tool, options))
+    return 1;
 
   MLIRContext context;
   ::dlc::tools::DiagnosticPrinter printer(context, tool);

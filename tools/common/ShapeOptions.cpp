@@ -1,0 +1,50 @@
+//===- ShapeOptions.cpp - --batch-size and --dim for tools that import ----===//
+
+#include "tools/common/ShapeOptions.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ManagedStatic.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace cl = llvm::cl;
+
+namespace {
+struct ShapeOptions {
+  // A string, so that a bad value gets the tools' one-line error rather
+  // than cl's own message.
+  cl::opt<std::string> batchSize{
+      "batch-size", cl::desc("Binds the symbolic leading dimension of inputs"),
+      cl::value_desc("N")};
+  cl::list<std::string> dims{"dim",
+                             cl::desc("Binds a symbolic dimension: --dim NAME=N"),
+                             cl::value_desc("NAME=N")};
+};
+llvm::ManagedStatic<ShapeOptions> shapeOptions;
+} // namespace
+
+void dlc::tools::registerShapeOptions() { *shapeOptions; }
+
+bool dlc::tools::applyShapeOptions(llvm::StringRef tool,
+                                   mlir::dlc::ImportOptions &options) {
+  const ShapeOptions &o = *shapeOptions;
+  if (o.batchSize.getNumOccurrences()) {
+    int64_t n = 0;
+    if (llvm::StringRef(o.batchSize).getAsInteger(10, n) || n <= 0) {
+      llvm::errs() << tool << ": error: --batch-size must be a positive "
+                   << "integer, got '" << o.batchSize << "'\n";
+      return false;
+    }
+    options.batchSize = n;
+  }
+  for (const std::string &d : o.dims) {
+    auto [name, value] = llvm::StringRef(d).split('=');
+    int64_t n = 0;
+    if (name.empty() || value.getAsInteger(10, n) || n <= 0) {
+      llvm::errs() << tool << ": error: --dim expects NAME=N with N > 0, got '"
+                   << d << "'\n";
+      return false;
+    }
+    options.dims[name] = n;
+  }
+  return true;
+}
