@@ -230,6 +230,8 @@ void addReductionRules(OpRuleTable &table);
 void addNNRules(OpRuleTable &table);
 void addNormalizationRules(OpRuleTable &table);
 void addLossRules(OpRuleTable &table);
+void addImageRules(OpRuleTable &table);
+void addRecurrentRules(OpRuleTable &table);
 
 /// The table of every supported ONNX op (default domain).
 const OpRuleTable &opRules();

@@ -13,6 +13,8 @@ const OpRuleTable &mlir::dlc::opRules() {
     addNNRules(t);
     addNormalizationRules(t);
     addLossRules(t);
+    addImageRules(t);
+    addRecurrentRules(t);
     return t;
   }();
   return table;

@@ -107,6 +107,15 @@ def DLC_ErfOp : DLC_UnaryOp<"erf", DLC_FloatTensor, "The error function.">;
 def DLC_SinOp : DLC_UnaryOp<"sin", DLC_FloatTensor, "Sine.">;
 def DLC_CosOp : DLC_UnaryOp<"cos", DLC_FloatTensor, "Cosine.">;
 def DLC_TanhOp : DLC_UnaryOp<"tanh", DLC_FloatTensor, "Hyperbolic tangent.">;
+def DLC_TanOp : DLC_UnaryOp<"tan", DLC_FloatTensor, "Tangent.">;
+def DLC_AsinOp : DLC_UnaryOp<"asin", DLC_FloatTensor, "Inverse sine.">;
+def DLC_AcosOp : DLC_UnaryOp<"acos", DLC_FloatTensor, "Inverse cosine.">;
+def DLC_AtanOp : DLC_UnaryOp<"atan", DLC_FloatTensor, "Inverse tangent.">;
+def DLC_SinhOp : DLC_UnaryOp<"sinh", DLC_FloatTensor, "Hyperbolic sine.">;
+def DLC_CoshOp : DLC_UnaryOp<"cosh", DLC_FloatTensor, "Hyperbolic cosine.">;
+def DLC_AsinhOp : DLC_UnaryOp<"asinh", DLC_FloatTensor, "Inverse hyperbolic sine.">;
+def DLC_AcoshOp : DLC_UnaryOp<"acosh", DLC_FloatTensor, "Inverse hyperbolic cosine.">;
+def DLC_AtanhOp : DLC_UnaryOp<"atanh", DLC_FloatTensor, "Inverse hyperbolic tangent.">;
 def DLC_SigmoidOp : DLC_UnaryOp<"sigmoid", DLC_FloatTensor,
     "The logistic function `1 / (1 + exp(-x))`.">;
 def DLC_NotOp : DLC_UnaryOp<"not", DLC_BoolTensor, "Logical negation.">;

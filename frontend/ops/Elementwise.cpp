@@ -302,6 +302,15 @@ void mlir::dlc::addElementwiseRules(OpRuleTable &t) {
   t["Sin"] = {unaryRule<SinOp>, 7};
   t["Cos"] = {unaryRule<CosOp>, 7};
   t["Tanh"] = {unaryRule<TanhOp>, 6};
+  t["Tan"] = {unaryRule<TanOp>, 7};
+  t["Asin"] = {unaryRule<AsinOp>, 7};
+  t["Acos"] = {unaryRule<AcosOp>, 7};
+  t["Atan"] = {unaryRule<AtanOp>, 7};
+  t["Sinh"] = {unaryRule<SinhOp>, 9};
+  t["Cosh"] = {unaryRule<CoshOp>, 9};
+  t["Asinh"] = {unaryRule<AsinhOp>, 9};
+  t["Acosh"] = {unaryRule<AcoshOp>, 9};
+  t["Atanh"] = {unaryRule<AtanhOp>, 9};
   t["Sigmoid"] = {unaryRule<SigmoidOp>, 6};
 
   // Activations, as compositions.

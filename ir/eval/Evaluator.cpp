@@ -167,7 +167,8 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
               [&](auto g) { return evalGlobalLoad(g, globals, results); })
           .Case<NegOp, AbsOp, SignOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
                 ReciprocalOp, CeilOp, FloorOp, RoundOp, ErfOp, SinOp, CosOp,
-                TanhOp, SigmoidOp, NotOp>(
+                TanhOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp,
+                AcoshOp, AtanhOp, SigmoidOp, NotOp>(
               [&](auto) { return evalUnary(op, operands, results); })
           .Case<AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp,
                 OrOp, XorOp>(

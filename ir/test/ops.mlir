@@ -26,8 +26,19 @@ func.func @elementwise(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %b: tensor<2x3xi1
   %12 = dlc.sin %11 : tensor<2x3xf32>
   %13 = dlc.cos %12 : tensor<2x3xf32>
   %14 = dlc.tanh %13 : tensor<2x3xf32>
+  // CHECK: dlc.tan
+  %t0 = dlc.tan %14 : tensor<2x3xf32>
+  %t1 = dlc.asin %t0 : tensor<2x3xf32>
+  %t2 = dlc.acos %t1 : tensor<2x3xf32>
+  %t3 = dlc.atan %t2 : tensor<2x3xf32>
+  %t4 = dlc.sinh %t3 : tensor<2x3xf32>
+  %t5 = dlc.cosh %t4 : tensor<2x3xf32>
+  %t6 = dlc.asinh %t5 : tensor<2x3xf32>
+  %t7 = dlc.acosh %t6 : tensor<2x3xf32>
+  // CHECK: dlc.atanh
+  %t8 = dlc.atanh %t7 : tensor<2x3xf32>
   // CHECK: dlc.sigmoid
-  %15 = dlc.sigmoid %14 : tensor<2x3xf32>
+  %15 = dlc.sigmoid %t8 : tensor<2x3xf32>
   // CHECK: dlc.not %{{.*}} : tensor<2x3xi1>
   %16 = dlc.not %b : tensor<2x3xi1>
   // CHECK: dlc.add %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>

@@ -80,6 +80,49 @@ TEST_F(Elementwise, TranscendentalsComputeInDoubleForF32) {
   expect(r[7], [](double v) { return std::sin(v); });
 }
 
+TEST_F(Elementwise, TrigonometricAndHyperbolicOps) {
+  // Inside (-1, 1) so every inverse is defined; acosh gets 1 + |x|.
+  std::vector<float> x = {-0.9f, -0.3f, 0.0f, 0.2f, 0.5f, 0.8f};
+  llvm::SmallVector<Tensor> r = runAll(R"mlir(
+    func.func @main(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<6xf32>,
+        tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>,
+        tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) {
+      %one = dlc.constant dense<1.0> : tensor<f32>
+      %a = dlc.abs %x : tensor<6xf32>
+      %x1 = dlc.add %a, %one : tensor<6xf32>, tensor<f32> -> tensor<6xf32>
+      %0 = dlc.tan %x : tensor<6xf32>
+      %1 = dlc.asin %x : tensor<6xf32>
+      %2 = dlc.acos %x : tensor<6xf32>
+      %3 = dlc.atan %x : tensor<6xf32>
+      %4 = dlc.sinh %x : tensor<6xf32>
+      %5 = dlc.cosh %x : tensor<6xf32>
+      %6 = dlc.asinh %x : tensor<6xf32>
+      %7 = dlc.acosh %x1 : tensor<6xf32>
+      %8 = dlc.atanh %x : tensor<6xf32>
+      return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>
+    })mlir",
+                                       {f32({6}, x)});
+  ASSERT_EQ(r.size(), 9u);
+  auto expect = [&](const Tensor &t, double (*fn)(double)) {
+    std::vector<double> expected;
+    for (float v : x)
+      expected.push_back(static_cast<float>(fn(v)));
+    expectValues(t, expected);
+  };
+  expect(r[0], [](double v) { return std::tan(v); });
+  expect(r[1], [](double v) { return std::asin(v); });
+  expect(r[2], [](double v) { return std::acos(v); });
+  expect(r[3], [](double v) { return std::atan(v); });
+  expect(r[4], [](double v) { return std::sinh(v); });
+  expect(r[5], [](double v) { return std::cosh(v); });
+  expect(r[6], [](double v) { return std::asinh(v); });
+  // 1 + |v| is computed in f32 first, as the program does.
+  expect(r[7], [](double v) {
+    return std::acosh(static_cast<double>(1.0f + std::fabs(static_cast<float>(v))));
+  });
+  expect(r[8], [](double v) { return std::atanh(v); });
+}
+
 TEST_F(Elementwise, HalfComputesInFloatAndRoundsOnStore) {
   Tensor out = runOne(R"mlir(
     func.func @main() -> tensor<3xf16> {

@@ -1,0 +1,2 @@
+#include "frontend/NodeContext.h"
+void mlir::dlc::addImageRules(OpRuleTable &) {}
