@@ -83,10 +83,22 @@ bool readTensors(const std::string &dir, const std::string &prefix,
   }
 }
 
+/// NumPy has no bfloat16, so ONNX's test data stores bfloat16 arrays as
+/// their uint16 bit patterns; reinterpret those where bfloat16 is expected.
+void reinterpretAsBFloat16(Tensor &t) {
+  if (t.dtype() != ::dlc::DType::U16)
+    return;
+  Tensor bf16(::dlc::DType::BF16, t.shape());
+  std::memcpy(bf16.bytes(), t.bytes(), t.byteSize());
+  t = std::move(bf16);
+}
+
 /// ONNX's check: |actual - expected| <= atol + rtol * |expected|, NaN
 /// matching NaN; integers and bools exactly.
-std::string compare(const Tensor &actual, const Tensor &expected,
+std::string compare(const Tensor &actual, Tensor expected,
                     const std::string &name) {
+  if (actual.dtype() == ::dlc::DType::BF16)
+    reinterpretAsBFloat16(expected);
   if (actual.dtype() != expected.dtype() ||
       actual.shape() != expected.shape())
     return "output '" + name + "' is " + actual.describe() + ", expected " +
@@ -160,6 +172,9 @@ Result runTest(const std::string &dir, bool specialize) {
     mlir::dlc::ImportOptions options;
     std::vector<Tensor> args;
     for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i]->type().tensor_type().elem_type() ==
+          onnx::TensorProto::BFLOAT16)
+        reinterpretAsBFloat16(in[i]);
       // Shapes, indices, counts and scalar knobs (Dropout's ratio, OneHot's
       // depth) are what a static-shape compiler needs to know up front.
       bool knob = !::dlc::isFloat(in[i].dtype()) || in[i].numElements() <= 1;
