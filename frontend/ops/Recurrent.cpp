@@ -1,4 +1,4 @@
-//===- Recurrent.cpp - ONNX RNN, GRU and LSTM ------------------------------===//
+//===- Recurrent.cpp - ONNX RNN, GRU and LSTM -----------------------------===//
 //
 // The recurrent ops are unrolled over the static sequence length into dlc
 // ops, so training differentiates matmuls, slices and activations like any
@@ -14,14 +14,14 @@
 // reaches needs no mask, so equal lengths give the plain unrolling. The
 // reverse direction walks t = S-1 .. 0, so an entry's masked steps come
 // first and its recurrence starts, from the initial state, at its own last
-// step, as ONNX specifies.
+// step, as ONNX specifies. An entry of length 0 thus keeps its initial state
+// in Y_h and Y_c (onnxruntime returns zeros there; the spec is silent).
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontend/NodeContext.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringExtras.h"
 
 #include <map>
 
@@ -180,6 +180,10 @@ public:
     scalars[value] = v;
     return v;
   }
+  /// Binary ops on built values. Callers build at most one operand inside
+  /// the call: C++ leaves the order of argument evaluation unspecified, and
+  /// the order of the emitted ops should not depend on the compiler (braced
+  /// operand lists of c.build are evaluated in order).
   Value add(Value a, Value b) { return c.build<AddOp>({a, b}); }
   Value sub(Value a, Value b) { return c.build<SubOp>({a, b}); }
   Value mul(Value a, Value b) { return c.build<MulOp>({a, b}); }
@@ -189,7 +193,12 @@ private:
   bool checkShape(Value v, StringRef what, ArrayRef<int64_t> shape);
   bool parseActivations();
   StepMask maskAt(int64_t t);
-  Value zeros() { return c.broadcastTo(k(0.0), {batch, hidden}); }
+  /// A cached [B, H] zero constant.
+  Value zeros() {
+    if (!zeroState)
+      zeroState = c.broadcastTo(k(0.0), {batch, hidden});
+    return zeroState;
+  }
   /// v[d] for v of shape [D, ...]: shape [...].
   Value directionSlice(Value v, int64_t d) {
     if (!v)
@@ -227,6 +236,7 @@ private:
   SmallVector<SmallVector<Activation, 3>, 2> activations;
 
   std::map<double, Value> scalars;
+  Value zeroState;
   std::map<int64_t, Value> masks;
   /// Per direction: each step's Y entry [B, H] (when Y is requested), and
   /// the final state.
@@ -329,8 +339,8 @@ bool Recurrence::parse() {
     }
     for (auto [i, len] : llvm::enumerate(*lengths)) {
       if (len < 0 || len > seq) {
-        c.error() << "sequence_lens[" << i << "] is " << len
-                  << ", outside [0, " << seq << "]";
+        c.error() << "sequence_lens[" << i << "] is " << len << ", outside [0, "
+                  << seq << "]";
         return false;
       }
     }
@@ -412,9 +422,9 @@ bool Recurrence::parseActivations() {
     }
   }
   if (list.size() != functions && list.size() != 2 * functions) {
-    c.error() << "activations has " << list.size() << " functions, expected "
-              << functions << " per direction (" << functions << " or "
-              << 2 * functions << ")";
+    c.error() << "activations needs " << functions
+              << " functions per direction (" << functions << " or "
+              << 2 * functions << " in all), got " << list.size();
     return false;
   }
   for (int64_t d = 0; d < numDirections(); ++d) {
@@ -455,32 +465,36 @@ Value Recurrence::activate(const Activation &a, Value v) {
   case ActivationKind::Sigmoid:
     return c.unary<SigmoidOp>(v);
   case ActivationKind::Affine:
-    return add(mul(v, k(a.alpha)), k(a.beta));
-  case ActivationKind::LeakyRelu:
-    return c.select(c.compare(ComparePredicate::lt, v, k(0.0)),
-                    mul(v, k(a.alpha)), v);
-  case ActivationKind::ThresholdedRelu:
-    return c.select(c.compare(ComparePredicate::ge, v, k(a.alpha)), v,
-                    k(0.0));
+    return c.build<AddOp>({mul(v, k(a.alpha)), k(a.beta)});
+  case ActivationKind::LeakyRelu: {
+    Value negative = c.compare(ComparePredicate::lt, v, k(0.0));
+    return c.select(negative, mul(v, k(a.alpha)), v);
+  }
+  case ActivationKind::ThresholdedRelu: {
+    Value kept = c.compare(ComparePredicate::ge, v, k(a.alpha));
+    return c.select(kept, v, k(0.0));
+  }
   case ActivationKind::ScaledTanh:
-    return mul(c.unary<TanhOp>(mul(v, k(a.beta))), k(a.alpha));
-  case ActivationKind::HardSigmoid:
-    return c.build<MaxOp>(
-        {c.build<MinOp>({add(mul(v, k(a.alpha)), k(a.beta)), k(1.0)}),
-         k(0.0)});
+    return c.build<MulOp>({c.unary<TanhOp>(mul(v, k(a.beta))), k(a.alpha)});
+  case ActivationKind::HardSigmoid: {
+    Value linear = c.build<AddOp>({mul(v, k(a.alpha)), k(a.beta)});
+    return c.build<MaxOp>({c.build<MinOp>({linear, k(1.0)}), k(0.0)});
+  }
   case ActivationKind::Elu: {
-    // exp of min(x, 0): the branch select drops never overflows, so its
-    // gradient stays finite.
+    // exp of min(x, 0): the branch that select drops never overflows, so
+    // its gradient stays finite.
+    Value negative = c.compare(ComparePredicate::lt, v, k(0.0));
     Value e = c.unary<ExpOp>(c.build<MinOp>({v, k(0.0)}));
-    return c.select(c.compare(ComparePredicate::lt, v, k(0.0)),
-                    mul(sub(e, k(1.0)), k(a.alpha)), v);
+    Value elu = c.build<MulOp>({sub(e, k(1.0)), k(a.alpha)});
+    return c.select(negative, elu, v);
   }
   case ActivationKind::Softsign:
-    return c.build<DivOp>({v, add(c.unary<AbsOp>(v), k(1.0))});
+    return c.build<DivOp>({v, c.build<AddOp>({c.unary<AbsOp>(v), k(1.0)})});
   case ActivationKind::Softplus: {
     // max(x, 0) + log(1 + exp(-|x|)): log(1 + e^x) without overflow.
     Value e = c.unary<ExpOp>(c.unary<NegOp>(c.unary<AbsOp>(v)));
-    return add(c.build<MaxOp>({v, k(0.0)}), c.unary<LogOp>(add(e, k(1.0))));
+    return c.build<AddOp>(
+        {c.build<MaxOp>({v, k(0.0)}), c.unary<LogOp>(add(e, k(1.0)))});
   }
   }
   return {};
@@ -569,7 +583,8 @@ void rnnRule(NodeContext &c) {
     const Activation &f = rec.activation(d, 0);
     rec.run(d, {rec.initialState(d, false), {}},
             [&](int64_t t, const State &prev) {
-              Value pre = rec.add(rec.row(xw, t), rec.matmul(prev.h, rt));
+              Value row = rec.row(xw, t);
+              Value pre = rec.add(row, rec.matmul(prev.h, rt));
               return State{rec.activate(f, pre), {}};
             });
   }
@@ -591,7 +606,8 @@ void gruRule(NodeContext &c) {
     if (rec.hasBias()) {
       auto [wb, rb] = rec.biases(d);
       if (linearBeforeReset) {
-        Value zr = rec.add(rec.columns(wb, 0, 2), rec.columns(rb, 0, 2));
+        Value wbzr = rec.columns(wb, 0, 2);
+        Value zr = rec.add(wbzr, rec.columns(rb, 0, 2));
         bias = c.build<ConcatOp>({zr, rec.columns(wb, 2, 1)},
                                  {c.namedI64("axis", 0)});
         rbh = rec.columns(rb, 2, 1);
@@ -614,17 +630,16 @@ void gruRule(NodeContext &c) {
               Value zr = rec.add(rec.columns(row, 0, 2), hrZR);
               Value z = rec.activate(f, rec.columns(zr, 0, 1));
               Value r = rec.activate(f, rec.columns(zr, 1, 1));
-              Value hPre;
+              Value xh = rec.columns(row, 2, 1), hh;
               if (linearBeforeReset) {
-                Value linear = rec.columns(hr, 2, 1);
+                hh = rec.columns(hr, 2, 1);
                 if (rbh)
-                  linear = rec.add(linear, rbh);
-                hPre = rec.add(rec.columns(row, 2, 1), rec.mul(r, linear));
+                  hh = rec.add(hh, rbh);
+                hh = rec.mul(r, hh);
               } else {
-                hPre = rec.add(rec.columns(row, 2, 1),
-                               rec.matmul(rec.mul(r, prev.h), rh));
+                hh = rec.matmul(rec.mul(r, prev.h), rh);
               }
-              Value h = rec.activate(g, hPre);
+              Value h = rec.activate(g, rec.add(xh, hh));
               Value keep = rec.mul(z, prev.h);
               Value h1 = rec.mul(rec.sub(rec.k(1.0), z), h);
               return State{rec.add(h1, keep), {}};
@@ -662,10 +677,10 @@ void lstmRule(NodeContext &c) {
                      &h = rec.activation(d, 2);
     rec.run(d, {rec.initialState(d, false), rec.initialState(d, true)},
             [&](int64_t t, const State &prev) {
-              Value gatesPre = rec.add(rec.row(xw, t), rec.matmul(prev.h, rt));
+              Value row = rec.row(xw, t);
+              Value gatesPre = rec.add(row, rec.matmul(prev.h, rt));
               Value iPre = rec.columns(gatesPre, 0, 1);
               Value oPre = rec.columns(gatesPre, 1, 1);
-              Value fPre = rec.columns(gatesPre, 2, 1);
               Value cPre = rec.columns(gatesPre, 3, 1);
               if (pi)
                 iPre = rec.add(iPre, rec.mul(pi, prev.c));
@@ -674,12 +689,14 @@ void lstmRule(NodeContext &c) {
               if (inputForget) {
                 forget = rec.sub(rec.k(1.0), i);
               } else {
+                Value fPre = rec.columns(gatesPre, 2, 1);
                 if (pf)
                   fPre = rec.add(fPre, rec.mul(pf, prev.c));
                 forget = rec.activate(f, fPre);
               }
               Value cell = rec.activate(g, cPre);
-              Value cNext = rec.add(rec.mul(forget, prev.c), rec.mul(i, cell));
+              Value kept = rec.mul(forget, prev.c);
+              Value cNext = rec.add(kept, rec.mul(i, cell));
               if (po)
                 oPre = rec.add(oPre, rec.mul(po, cNext));
               Value o = rec.activate(f, oPre);

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/NodeContext.h"
+#include "frontend/TensorProto.h"
 #include "ir/ShapeUtils.h"
 #include "ir/eval/Evaluator.h"
 
@@ -951,6 +952,324 @@ void rangeRule(NodeContext &c) {
   c.setOutput(0, c.cast(c.constant(result), elementType));
 }
 
+//===----------------------------------------------------------------------===//
+// N-dimensional gather and scatter, constant selections
+//===----------------------------------------------------------------------===//
+
+/// Checks constant index tuples (the last axis of input `i`) against `dims`,
+/// each entry in [-d, d) of its dimension. Non-constant tuples are not
+/// checked per entry: only their linearized offset is, by the op at run
+/// time.
+void checkConstantTuples(NodeContext &c, size_t i, ArrayRef<int64_t> dims) {
+  std::optional<Tensor> indices = c.constantValue(i);
+  if (!indices || dims.empty())
+    return;
+  int64_t m = static_cast<int64_t>(dims.size());
+  for (int64_t k = 0; k < indices->numElements(); ++k) {
+    int64_t index = indices->getInt(k), size = dims[k % m];
+    if (index < -size || index >= size) {
+      c.error() << "index " << index << " at tuple position " << k % m
+                << " is out of range [" << -size << ", " << size << ")";
+      return;
+    }
+  }
+}
+
+/// Index tuples (the last axis of `indices`, one entry per dimension of
+/// `dims`) as row-major offsets into a block of shape `dims`: negative
+/// entries count from the end of their dimension, then each tuple is dotted
+/// with the strides. The result is i64 of indices' shape without the last
+/// axis.
+Value linearizeTuples(NodeContext &c, Value indices, ArrayRef<int64_t> dims) {
+  if (!indices)
+    return {};
+  Type i64 = IntegerType::get(c.context(), 64);
+  int64_t m = static_cast<int64_t>(dims.size());
+  SmallVector<int64_t> strides(m, 1);
+  for (int64_t j = m - 1; j > 0; --j)
+    strides[j - 1] = strides[j] * dims[j];
+  Value index = c.cast(indices, i64);
+  Value negative = c.compare(ComparePredicate::lt, index, c.scalar(i64, 0));
+  index = c.select(negative, c.build<AddOp>({index, c.i64Constant(dims)}),
+                   index);
+  ArrayRef<int64_t> shape = typeOf(indices).getShape();
+  if (m == 1)
+    return c.reshape(index, shape.drop_back());
+  int64_t last = static_cast<int64_t>(shape.size()) - 1;
+  Value offsets = c.build<MulOp>({index, c.i64Constant(strides)});
+  return c.reduce<ReduceSumOp>(offsets, {last}, /*keepDims=*/false);
+}
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+/// GatherND: the tuples become offsets into data viewed as
+/// [batch * block, rest...] (block: the indexed dimensions; with
+/// batch_dims, batch k's tuples are shifted to block k), and one gather on
+/// axis 0 gives indices.shape[:-1] + data.shape[batch_dims + m:].
+void gatherNDRule(NodeContext &c) {
+  Value data = c.input(0), indices = c.input(1);
+  if (!data || !indices)
+    return;
+  RankedTensorType dataType = typeOf(data), indicesType = typeOf(indices);
+  int64_t r = dataType.getRank(), q = indicesType.getRank();
+  if (r < 1 || q < 1) {
+    c.error() << "data " << dataType << " and indices " << indicesType
+              << " must have rank 1 or more";
+    return;
+  }
+  int64_t b = c.intAttr("batch_dims", 0);
+  if (b < 0 || b >= std::min(q, r)) {
+    c.error() << "batch_dims " << b << " is out of range [0, "
+              << std::min(q, r) << ")";
+    return;
+  }
+  int64_t m = indicesType.getDimSize(q - 1);
+  if (m < 1 || m > r - b) {
+    c.error() << "indices " << indicesType << " hold tuples of " << m
+              << " entries, expected 1 to " << r - b << " for data "
+              << dataType;
+    return;
+  }
+  ArrayRef<int64_t> batch = dataType.getShape().take_front(b);
+  if (indicesType.getShape().take_front(b) != batch) {
+    c.error() << "data " << dataType << " and indices " << indicesType
+              << " differ in their first " << b
+              << " dimensions (batch_dims)";
+    return;
+  }
+  ArrayRef<int64_t> dims = dataType.getShape().slice(b, m);
+  checkConstantTuples(c, 1, dims);
+  if (c.failed())
+    return;
+  Value linear = linearizeTuples(c, indices, dims);
+  int64_t batches = product(batch), block = product(dims);
+  if (b > 0) {
+    std::vector<int64_t> shape(q - 1, 1);
+    std::copy(batch.begin(), batch.end(), shape.begin());
+    Tensor offsets(DType::I64, shape);
+    for (int64_t k = 0; k < batches; ++k)
+      offsets.data<int64_t>()[k] = k * block;
+    linear = c.build<AddOp>({linear, c.constant(offsets)});
+  }
+  SmallVector<int64_t> flat = {batches * block};
+  llvm::append_range(flat, dataType.getShape().drop_front(b + m));
+  c.setOutput(0, c.build<GatherOp>({c.reshape(data, flat), linear},
+                                   {c.namedI64("axis", 0)}));
+}
+
+/// ScatterND: data viewed as [block, row] (block: the indexed dimensions),
+/// the tuples as offsets broadcast along the row, updates as
+/// [tuples, row], and one scatter_elements on axis 0.
+void scatterNDRule(NodeContext &c) {
+  Value data = c.input(0), indices = c.input(1), updates = c.input(2);
+  if (!data || !indices || !updates)
+    return;
+  RankedTensorType dataType = typeOf(data), indicesType = typeOf(indices),
+                   updatesType = typeOf(updates);
+  int64_t r = dataType.getRank(), q = indicesType.getRank();
+  if (r < 1 || q < 1) {
+    c.error() << "data " << dataType << " and indices " << indicesType
+              << " must have rank 1 or more";
+    return;
+  }
+  int64_t m = indicesType.getDimSize(q - 1);
+  if (m < 1 || m > r) {
+    c.error() << "indices " << indicesType << " hold tuples of " << m
+              << " entries, expected 1 to " << r << " for data " << dataType;
+    return;
+  }
+  SmallVector<int64_t> expected(indicesType.getShape().drop_back());
+  llvm::append_range(expected, dataType.getShape().drop_front(m));
+  if (updatesType.getShape() != ArrayRef<int64_t>(expected)) {
+    c.error() << "updates " << updatesType << " must have shape ["
+              << expected << "] for data " << dataType << " and indices "
+              << indicesType;
+    return;
+  }
+  if (updatesType.getElementType() != dataType.getElementType()) {
+    c.error() << "updates " << updatesType << " and data " << dataType
+              << " have different element types";
+    return;
+  }
+  std::string name = c.stringAttr("reduction", "none");
+  std::optional<ScatterReduction> reduction = symbolizeScatterReduction(name);
+  if (!reduction) {
+    c.error() << "reduction '" << name << "' is not supported";
+    return;
+  }
+  ArrayRef<int64_t> dims = dataType.getShape().take_front(m);
+  checkConstantTuples(c, 1, dims);
+  if (c.failed())
+    return;
+  int64_t tuples = product(indicesType.getShape().drop_back());
+  int64_t block = product(dims);
+  int64_t row = product(dataType.getShape().drop_front(m));
+  Value linear = c.reshape(linearizeTuples(c, indices, dims), {tuples, 1});
+  linear = c.broadcastTo(linear, {tuples, row});
+  Value result = c.buildTyped<ScatterElementsOp>(
+      RankedTensorType::get({block, row}, dataType.getElementType()),
+      {c.reshape(data, {block, row}), linear,
+       c.reshape(updates, {tuples, row})},
+      {c.namedI64("axis", 0),
+       c.named("reduction",
+               ScatterReductionAttr::get(c.context(), *reduction))});
+  c.setOutput(0, c.reshape(result, dataType.getShape()));
+}
+
+/// Compress with a constant condition: a gather of the positions where it
+/// is true (along `axis`, or of the flattened input without one).
+void compressRule(NodeContext &c) {
+  Value x = c.input(0);
+  std::optional<Tensor> condition = c.requireConstant(1, "condition");
+  if (!x || !condition)
+    return;
+  if (condition->rank() != 1) {
+    c.error() << "condition " << condition->describe() << " must be 1-D";
+    return;
+  }
+  RankedTensorType type = typeOf(x);
+  int64_t axis = 0;
+  if (c.hasAttr("axis")) {
+    std::optional<int64_t> a =
+        c.normalizeAxis(c.intAttr("axis", 0), type.getRank());
+    if (!a)
+      return;
+    axis = *a;
+  } else {
+    x = c.reshape(x, {type.getNumElements()});
+  }
+  int64_t size = typeOf(x).getDimSize(axis);
+  SmallVector<int64_t> kept;
+  for (int64_t k = 0; k < condition->numElements(); ++k) {
+    if (condition->getDouble(k) == 0)
+      continue;
+    if (k >= size) {
+      c.error() << "condition " << condition->describe()
+                << " selects position " << k << ", past the size " << size
+                << " of axis " << axis;
+      return;
+    }
+    kept.push_back(k);
+  }
+  c.setOutput(0, c.build<GatherOp>({x, c.i64Constant(kept)},
+                                   {c.namedI64("axis", axis)}));
+}
+
+/// ReverseSequence with constant sequence_lens: with time and batch the
+/// first two axes (in either order), x is viewed as [d0 * d1, rest...] and
+/// one gather with a constant [d0, d1] table of source rows reverses the
+/// first len[b] steps of each batch entry.
+void reverseSequenceRule(NodeContext &c) {
+  Value x = c.input(0);
+  std::optional<std::vector<int64_t>> lens =
+      c.requireConstantInts(1, "sequence_lens");
+  if (!x || !lens)
+    return;
+  RankedTensorType type = typeOf(x);
+  if (type.getRank() < 2) {
+    c.error() << "input " << type << " must have rank 2 or more";
+    return;
+  }
+  int64_t timeAxis = c.intAttr("time_axis", 0);
+  int64_t batchAxis = c.intAttr("batch_axis", 1);
+  if (!((timeAxis == 0 && batchAxis == 1) ||
+        (timeAxis == 1 && batchAxis == 0))) {
+    c.error() << "time_axis " << timeAxis << " and batch_axis " << batchAxis
+              << " must be 0 and 1 in some order";
+    return;
+  }
+  int64_t steps = type.getDimSize(timeAxis);
+  int64_t batch = type.getDimSize(batchAxis);
+  if (static_cast<int64_t>(lens->size()) != batch) {
+    c.error() << "sequence_lens has " << lens->size()
+              << " entries for batch size " << batch;
+    return;
+  }
+  for (int64_t len : *lens)
+    if (len < 0 || len > steps) {
+      c.error() << "sequence_lens [" << ArrayRef<int64_t>(*lens) << "] has "
+                << len << ", outside [0, " << steps << "]";
+      return;
+    }
+  int64_t d0 = type.getDimSize(0), d1 = type.getDimSize(1);
+  Tensor rows(DType::I64, {d0, d1});
+  for (int64_t i = 0; i < d0; ++i)
+    for (int64_t j = 0; j < d1; ++j) {
+      int64_t t = timeAxis == 0 ? i : j, b = timeAxis == 0 ? j : i;
+      int64_t len = (*lens)[b];
+      int64_t from = t < len ? len - 1 - t : t;
+      rows.data<int64_t>()[i * d1 + j] =
+          timeAxis == 0 ? from * d1 + j : i * d1 + from;
+    }
+  SmallVector<int64_t> flat = {d0 * d1};
+  llvm::append_range(flat, type.getShape().drop_front(2));
+  c.setOutput(0, c.build<GatherOp>({c.reshape(x, flat), c.constant(rows)},
+                                   {c.namedI64("axis", 0)}));
+}
+
+/// EyeLike: a constant with ones on diagonal k, in `dtype` or the input's
+/// element type.
+void eyeLikeRule(NodeContext &c) {
+  RankedTensorType type = c.inputType(0);
+  if (!type)
+    return;
+  if (type.getRank() != 2) {
+    c.error() << "input " << type << " must have rank 2";
+    return;
+  }
+  Type elementType = type.getElementType();
+  if (c.hasAttr("dtype")) {
+    int32_t code = static_cast<int32_t>(c.intAttr("dtype", 0));
+    std::optional<DType> dtype = dtypeFromOnnx(code);
+    if (!dtype) {
+      c.error() << "dtype " << onnxTypeName(code) << " is not supported";
+      return;
+    }
+    elementType = elementTypeOf(c.context(), *dtype);
+  }
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  int64_t k = c.intAttr("k", 0);
+  Tensor eye(DType::F64, {rows, cols});
+  // |k| below both sizes keeps i + k from overflowing.
+  if (k > -rows && k < cols)
+    for (int64_t i = 0; i < rows; ++i)
+      if (i + k >= 0 && i + k < cols)
+        eye.data<double>()[i * cols + i + k] = 1.0;
+  c.setOutput(0, c.cast(c.constant(eye), elementType));
+}
+
+/// MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over
+/// `axes` (default [0, 2, 3]), as ONNX's function body defines it, with the
+/// variance computed from centered values (never negative).
+void meanVarianceNormalizationRule(NodeContext &c) {
+  Value x = c.input(0);
+  if (!x)
+    return;
+  RankedTensorType type = typeOf(x);
+  if (!isa<FloatType>(type.getElementType())) {
+    c.error() << "input " << type << " must have a float element type";
+    return;
+  }
+  std::vector<int64_t> axes =
+      c.hasAttr("axes") ? c.intsAttr("axes") : std::vector<int64_t>{0, 2, 3};
+  std::optional<SmallVector<int64_t>> normalized =
+      c.normalizeAxes(axes, type.getRank());
+  if (!normalized)
+    return;
+  Value centered =
+      c.build<SubOp>({x, c.mean(x, *normalized, /*keepDims=*/true)});
+  Value variance = c.mean(c.build<MulOp>({centered, centered}), *normalized,
+                          /*keepDims=*/true);
+  Value epsilon = c.scalar(type.getElementType(), 1e-9);
+  Value stddev = c.build<AddOp>({c.unary<SqrtOp>(variance), epsilon});
+  c.setOutput(0, c.build<DivOp>({centered, stddev}));
+}
+
 } // namespace
 
 void mlir::dlc::addTensorRules(OpRuleTable &t) {
@@ -988,4 +1307,13 @@ void mlir::dlc::addTensorRules(OpRuleTable &t) {
   t["Shape"] = {shapeRule, 1};
   t["Size"] = {sizeRule, 1};
   t["Range"] = {rangeRule, 11};
+
+  // N-dimensional gather and scatter (GatherND-12 adds batch_dims), and
+  // selections with constant conditions, lengths or diagonals.
+  t["GatherND"] = {gatherNDRule, 11};
+  t["ScatterND"] = {scatterNDRule, 11};
+  t["Compress"] = {compressRule, 9};
+  t["ReverseSequence"] = {reverseSequenceRule, 10};
+  t["EyeLike"] = {eyeLikeRule, 9};
+  t["MeanVarianceNormalization"] = {meanVarianceNormalizationRule, 9};
 }

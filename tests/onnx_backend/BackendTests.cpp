@@ -11,9 +11,11 @@
 // first mismatching element.
 //
 // Models whose shape inputs are graph inputs (Reshape's `shape`, say) cannot
-// be compiled with static shapes; for those the test is retried with every
-// integer or scalar input fixed to its data-set value, which is how a user
-// would specialize such a model, and the result says so.
+// be compiled with static shapes. When the importer says a node input must
+// be a constant and that input is a graph input, the import is retried with
+// that input fixed to its data-set value (ImportOptions::constantInputs),
+// which is how a user would specialize such a model; the result lists the
+// fixed inputs.
 //
 // Each test runs in a child process, so a crash in one test is that test's
 // failure, not the end of the run.
@@ -50,7 +52,7 @@ enum class Outcome { Pass, Fail };
 
 struct Result {
   Outcome outcome = Outcome::Fail;
-  /// For failures: why. For passes: "" or a note ("specialized").
+  /// For failures: why. For passes: "" or which inputs were fixed.
   std::string detail;
 };
 
@@ -124,8 +126,35 @@ std::string compare(const Tensor &actual, Tensor expected,
   return "";
 }
 
+/// If `message` says a node input must be a constant ("input 2 (scales) must
+/// be a constant") and that input is a graph input, its name.
+std::optional<std::string>
+requiredGraphInput(const onnx::ModelProto &model,
+                   const std::vector<const onnx::ValueInfoProto *> &inputs,
+                   Location loc, const std::string &message) {
+  size_t at = message.find(" must be a constant");
+  auto nameLoc = dyn_cast<NameLoc>(loc);
+  if (at == std::string::npos || !nameLoc || message.rfind("input ", 0) != 0)
+    return std::nullopt;
+  int index = std::atoi(message.c_str() + 6);
+  std::string nodeName = nameLoc.getName().str();
+  const auto &nodes = model.graph().node();
+  for (int n = 0; n < nodes.size(); ++n) {
+    const onnx::NodeProto &node = nodes[n];
+    std::string name = node.name().empty()
+                           ? node.op_type() + "_" + std::to_string(n)
+                           : node.name();
+    if (name != nodeName || index >= node.input_size())
+      continue;
+    for (const onnx::ValueInfoProto *in : inputs)
+      if (in->name() == node.input(index))
+        return in->name();
+  }
+  return std::nullopt;
+}
+
 /// Imports and evaluates one test in this process.
-Result runTest(const std::string &dir, bool specialize) {
+Result runTest(const std::string &dir) {
   std::string modelPath = dir + "/model.onnx";
   onnx::ModelProto model;
   if (!readProto(modelPath, model))
@@ -150,6 +179,8 @@ Result runTest(const std::string &dir, bool specialize) {
     if (!initializers.count(in.name()))
       inputs.push_back(&in);
 
+  // Graph inputs imported as constants (the same set for every data set).
+  std::set<std::string> fixed;
   for (const std::string &set : dataSets) {
     std::vector<Tensor> in, expected;
     std::string error;
@@ -162,31 +193,44 @@ Result runTest(const std::string &dir, bool specialize) {
                                  std::to_string(inputs.size()) +
                                  " graph inputs (optional inputs omitted)"};
 
-    MLIRContext context(MLIRContext::Threading::DISABLED);
-    std::string diagnostics;
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-      if (diagnostics.empty())
-        diagnostics = d.str();
-      return success();
-    });
-    mlir::dlc::ImportOptions options;
-    std::vector<Tensor> args;
-    for (size_t i = 0; i < inputs.size(); ++i) {
+    for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i]->type().tensor_type().elem_type() ==
           onnx::TensorProto::BFLOAT16)
         reinterpretAsBFloat16(in[i]);
-      // Shapes, indices, counts and scalar knobs (Dropout's ratio, OneHot's
-      // depth) are what a static-shape compiler needs to know up front.
-      bool knob = !::dlc::isFloat(in[i].dtype()) || in[i].numElements() <= 1;
-      if (specialize && knob)
-        options.constantInputs[inputs[i]->name()] = in[i];
-      else
-        args.push_back(in[i]);
+
+    // Import, fixing one more graph input each time the importer names a
+    // node input it needs as a constant that is fed by a graph input.
+    MLIRContext context(MLIRContext::Threading::DISABLED);
+    std::string diagnostics;
+    Location errorLoc = UnknownLoc::get(&context);
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      if (diagnostics.empty()) {
+        diagnostics = d.str();
+        errorLoc = d.getLocation();
+      }
+      return success();
+    });
+    FailureOr<OwningOpRef<ModuleOp>> module = failure();
+    std::vector<Tensor> args;
+    while (true) {
+      mlir::dlc::ImportOptions options;
+      args.clear();
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (fixed.count(inputs[i]->name()))
+          options.constantInputs[inputs[i]->name()] = in[i];
+        else
+          args.push_back(in[i]);
+      }
+      diagnostics.clear();
+      module = mlir::dlc::importOnnxModel(&context, model, dir, options,
+                                          modelPath);
+      if (succeeded(module))
+        break;
+      std::optional<std::string> input =
+          requiredGraphInput(model, inputs, errorLoc, diagnostics);
+      if (!input || !fixed.insert(*input).second)
+        return {Outcome::Fail, "import: " + diagnostics};
     }
-    FailureOr<OwningOpRef<ModuleOp>> module =
-        mlir::dlc::importOnnxModel(&context, model, dir, options, modelPath);
-    if (failed(module))
-      return {Outcome::Fail, "import: " + diagnostics};
     auto func = (*module)->lookupSymbol<func::FuncOp>("forward");
     FailureOr<mlir::dlc::Evaluator> evaluator = mlir::dlc::Evaluator::create(**module);
     if (failed(evaluator))
@@ -205,11 +249,14 @@ Result runTest(const std::string &dir, bool specialize) {
         return {Outcome::Fail, "mismatch: " + mismatch};
     }
   }
-  return {Outcome::Pass, specialize ? "integer and scalar inputs fixed" : ""};
+  std::string note;
+  for (const std::string &name : fixed)
+    note += (note.empty() ? "fixed inputs: " : ", ") + name;
+  return {Outcome::Pass, note};
 }
 
 /// Runs `runTest` in a child process; a crash or a timeout is a failure.
-Result runIsolated(const std::string &dir, bool specialize) {
+Result runIsolated(const std::string &dir) {
   int fds[2];
   if (pipe(fds) != 0)
     return {Outcome::Fail, "pipe failed"};
@@ -217,7 +264,7 @@ Result runIsolated(const std::string &dir, bool specialize) {
   if (pid == 0) {
     close(fds[0]);
     alarm(60);
-    Result r = runTest(dir, specialize);
+    Result r = runTest(dir);
     std::string msg = (r.outcome == Outcome::Pass ? "P" : "F") + r.detail;
     ssize_t unused = write(fds[1], msg.data(), msg.size());
     (void)unused;
@@ -334,14 +381,7 @@ int main(int argc, char **argv) {
   int passed = 0;
   for (const std::string &test : tests) {
     std::string dir = dataDir + "/" + test;
-    Result r = runIsolated(dir, /*specialize=*/false);
-    if (r.outcome != Outcome::Pass &&
-        r.detail.find("must be a constant") != std::string::npos) {
-      Result retry = runIsolated(dir, /*specialize=*/true);
-      if (retry.outcome == Outcome::Pass ||
-          retry.detail.find("must be a constant") == std::string::npos)
-        r = retry;
-    }
+    Result r = runIsolated(dir);
     passed += r.outcome == Outcome::Pass;
     ops[test] = opTypes(dir);
     if (verbose || r.outcome != Outcome::Pass)
