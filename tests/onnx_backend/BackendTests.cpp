@@ -170,6 +170,15 @@ Result runTest(const std::string &dir) {
   if (dataSets.empty())
     return {Outcome::Fail, "no test data sets"};
 
+  // Sequence, map and optional test data are not TensorProtos; say so
+  // rather than failing to read them.
+  for (const auto *values : {&model.graph().input(), &model.graph().output()})
+    for (const onnx::ValueInfoProto &v : *values)
+      if (!v.type().has_tensor_type())
+        return {Outcome::Fail, "'" + v.name() + "' is not a tensor: "
+                               "sequence, map and optional values are not "
+                               "supported"};
+
   // Graph inputs that are not initializers, in order.
   std::set<std::string> initializers;
   for (const auto &init : model.graph().initializer())
