@@ -112,11 +112,20 @@ std::optional<Tensor> NodeContext::requireConstant(size_t i, StringRef what) {
     error() << "input " << i << " (" << what << ") is required but missing";
     return std::nullopt;
   }
-  std::optional<Tensor> t = constantValue(i);
-  if (!t)
-    error() << "input " << i << " (" << what
-            << ") must be a constant: dlc needs static shapes";
-  return t;
+  if (std::optional<Tensor> t = constantValue(i))
+    return t;
+  // Float initializers are imported as parameters, but one that decides a
+  // shape or an attribute-like value (Resize's scales, Dropout's ratio) is
+  // read at import and never trained: take its initial value.
+  if (auto load = inputs_[i].getDefiningOp<GlobalLoadOp>())
+    if (auto global = SymbolTable::lookupNearestSymbolFrom<GlobalOp>(
+            load, load.getGlobalAttr()))
+      if (std::optional<ElementsAttr> initial = global.getInitialValue())
+        if (FailureOr<Tensor> t = tensorFromAttr(*initial); mlir::succeeded(t))
+          return std::move(*t);
+  error() << "input " << i << " (" << what
+          << ") must be a constant: dlc needs static shapes";
+  return std::nullopt;
 }
 
 std::optional<std::vector<int64_t>>

@@ -86,7 +86,8 @@ public:
   /// The value of input `i` if it is a constant (after folding), else
   /// nullopt without an error.
   std::optional<::dlc::Tensor> constantValue(size_t i);
-  /// Like constantValue but emits "input i (`what`) must be a constant".
+  /// Like constantValue, but also reads an initializer's initial value, and
+  /// emits "input i (`what`) must be a constant" when there is none.
   std::optional<::dlc::Tensor> requireConstant(size_t i, llvm::StringRef what);
   /// An integer constant input as int64 values (any integer dtype).
   std::optional<std::vector<int64_t>> requireConstantInts(size_t i,

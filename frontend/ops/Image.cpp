@@ -13,9 +13,9 @@
 // choice of neighbours when a source coordinate is an integer, and
 // exclude_outside's renormalization. tf_crop_and_resize positions that
 // fall outside the input become extrapolation_value through a select with
-// a constant mask per axis. Scales and roi are floats, so exporters often
-// store them as initializers, which the importer makes parameters; they
-// are read from the parameter's initial value.
+// a constant mask per axis. Scales and roi are often float initializers
+// (parameters to the importer); NodeContext::requireConstant reads their
+// initial values.
 //
 // DepthToSpace and SpaceToDepth are reshape + transpose + reshape. LRN sums
 // the squared input over a window of channels with dlc.sum_pool on an
@@ -519,28 +519,10 @@ void finishResize(NodeContext &c, Value x, const ResizeMode &m,
   c.setOutput(0, resize(c, x, m, axes, extrapolation));
 }
 
-/// The value of input `i` if it is a constant, or an initializer: float
-/// initializers are imported as parameters (dlc.global), but scales and roi
-/// decide shapes and sampling positions at import, never train, and are
-/// initializers in many exported models. Otherwise the usual "must be a
-/// constant" error.
-std::optional<Tensor> constantOrInitializer(NodeContext &c, size_t i,
-                                            StringRef what) {
-  if (c.hasInput(i))
-    if (auto load = c.input(i).getDefiningOp<GlobalLoadOp>())
-      if (auto global = SymbolTable::lookupNearestSymbolFrom<GlobalOp>(
-              load, load.getGlobalAttr()))
-        if (ElementsAttr initial = global.getInitialValueAttr())
-          if (FailureOr<Tensor> t = tensorFromAttr(initial);
-              mlir::succeeded(t))
-            return std::move(*t);
-  return c.requireConstant(i, what);
-}
-
 /// Reads a constant float input (scales) as floats.
 std::optional<std::vector<float>> constantFloats(NodeContext &c, size_t i,
                                                  StringRef what) {
-  std::optional<Tensor> t = constantOrInitializer(c, i, what);
+  std::optional<Tensor> t = c.requireConstant(i, what);
   if (!t)
     return std::nullopt;
   if (!::dlc::isFloat(t->dtype())) {
@@ -610,7 +592,7 @@ void resizeRule(NodeContext &c) {
       c.error() << "tf_crop_and_resize needs the roi input";
       return;
     }
-    std::optional<Tensor> roi = constantOrInitializer(c, 1, "roi");
+    std::optional<Tensor> roi = c.requireConstant(1, "roi");
     if (!roi)
       return;
     size_t n = resized->size();
