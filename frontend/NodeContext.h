@@ -224,13 +224,18 @@ struct OpRuleInfo {
 
 using OpRuleTable = llvm::StringMap<OpRuleInfo>;
 
-/// Each file in frontend/ops/ adds its rules.
+/// Each rule file in frontend/ops/ adds its rules.
 void addElementwiseRules(OpRuleTable &table);
-void addTensorRules(OpRuleTable &table);
+void addShapeRules(OpRuleTable &table);
+void addIndexingRules(OpRuleTable &table);
+void addConstantRules(OpRuleTable &table);
 void addReductionRules(OpRuleTable &table);
-void addNNRules(OpRuleTable &table);
+void addLinearRules(OpRuleTable &table);
+void addConvRules(OpRuleTable &table);
+void addPoolRules(OpRuleTable &table);
 void addNormalizationRules(OpRuleTable &table);
 void addLossRules(OpRuleTable &table);
+void addResizeRules(OpRuleTable &table);
 void addImageRules(OpRuleTable &table);
 void addRecurrentRules(OpRuleTable &table);
 

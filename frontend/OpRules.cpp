@@ -8,11 +8,16 @@ const OpRuleTable &mlir::dlc::opRules() {
   static const OpRuleTable table = [] {
     OpRuleTable t;
     addElementwiseRules(t);
-    addTensorRules(t);
+    addShapeRules(t);
+    addIndexingRules(t);
+    addConstantRules(t);
     addReductionRules(t);
-    addNNRules(t);
+    addLinearRules(t);
+    addConvRules(t);
+    addPoolRules(t);
     addNormalizationRules(t);
     addLossRules(t);
+    addResizeRules(t);
     addImageRules(t);
     addRecurrentRules(t);
     return t;

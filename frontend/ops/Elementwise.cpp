@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/NodeContext.h"
+#include "frontend/ops/RuleUtils.h"
 #include "frontend/TensorProto.h"
 #include "ir/eval/Evaluator.h"
 
@@ -36,12 +37,6 @@ template <typename OpT> Value foldInputs(NodeContext &c) {
   for (size_t i = 1; i < c.numInputs(); ++i)
     acc = c.build<OpT>({acc, c.input(i)});
   return acc;
-}
-
-Value scalarLike(NodeContext &c, Value x, double value) {
-  return x ? c.scalar(cast<RankedTensorType>(x.getType()).getElementType(),
-                      value)
-           : Value();
 }
 
 Value zeroLike(NodeContext &c, Value x) { return scalarLike(c, x, 0.0); }

@@ -14,13 +14,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/NodeContext.h"
+#include "frontend/ops/RuleUtils.h"
 
 using namespace mlir;
 using namespace mlir::dlc;
 
 namespace {
-
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 enum class Reduction { None, Sum, Mean };
 

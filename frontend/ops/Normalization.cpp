@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/NodeContext.h"
+#include "frontend/ops/RuleUtils.h"
 #include "frontend/TensorProto.h"
 #include "ir/eval/Evaluator.h"
 
@@ -18,14 +19,6 @@ using namespace mlir;
 using namespace mlir::dlc;
 
 namespace {
-
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-Type elemType(Value v) { return typeOf(v).getElementType(); }
-
-Value scalarLike(NodeContext &c, Value x, double value) {
-  return x ? c.scalar(elemType(x), value) : Value();
-}
 
 /// Checks that each of `params` (named by `names`) has shape [channels].
 bool checkChannelParams(NodeContext &c, ArrayRef<Value> params,
@@ -232,6 +225,37 @@ void instanceNormRule(NodeContext &c) {
 }
 
 //===----------------------------------------------------------------------===//
+// MeanVarianceNormalization
+//===----------------------------------------------------------------------===//
+
+/// MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over
+/// `axes` (default [0, 2, 3]), as ONNX's function body defines it, with the
+/// variance computed from centered values (never negative).
+void meanVarianceNormalizationRule(NodeContext &c) {
+  Value x = c.input(0);
+  if (!x)
+    return;
+  RankedTensorType type = typeOf(x);
+  if (!isa<FloatType>(type.getElementType())) {
+    c.error() << "input " << type << " must have a float element type";
+    return;
+  }
+  std::vector<int64_t> axes =
+      c.hasAttr("axes") ? c.intsAttr("axes") : std::vector<int64_t>{0, 2, 3};
+  std::optional<SmallVector<int64_t>> normalized =
+      c.normalizeAxes(axes, type.getRank());
+  if (!normalized)
+    return;
+  Value centered =
+      c.build<SubOp>({x, c.mean(x, *normalized, /*keepDims=*/true)});
+  Value variance = c.mean(c.build<MulOp>({centered, centered}), *normalized,
+                          /*keepDims=*/true);
+  Value epsilon = c.scalar(type.getElementType(), 1e-9);
+  Value stddev = c.build<AddOp>({c.unary<SqrtOp>(variance), epsilon});
+  c.setOutput(0, c.build<DivOp>({centered, stddev}));
+}
+
+//===----------------------------------------------------------------------===//
 // Softmax, LogSoftmax, Hardmax
 //===----------------------------------------------------------------------===//
 
@@ -300,6 +324,7 @@ void mlir::dlc::addNormalizationRules(OpRuleTable &t) {
   t["BatchNormalization"] = {batchNormRule, 6};
   t["LayerNormalization"] = {layerNormRule, 17};
   t["InstanceNormalization"] = {instanceNormRule, 6};
+  t["MeanVarianceNormalization"] = {meanVarianceNormalizationRule, 9};
   t["Softmax"] = {softmaxLikeRule<softmaxOn>, 1};
   t["LogSoftmax"] = {softmaxLikeRule<logSoftmaxOn>, 1};
   t["Hardmax"] = {softmaxLikeRule<hardmax>, 1};

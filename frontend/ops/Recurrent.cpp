@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/NodeContext.h"
+#include "frontend/ops/RuleUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -29,8 +30,6 @@ using namespace mlir;
 using namespace mlir::dlc;
 
 namespace {
-
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 enum class CellKind { RNN, GRU, LSTM };
 

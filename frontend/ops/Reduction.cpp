@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/NodeContext.h"
+#include "frontend/ops/RuleUtils.h"
 
 #include <limits>
 
@@ -17,14 +18,6 @@ using namespace mlir;
 using namespace mlir::dlc;
 
 namespace {
-
-RankedTensorType typeOf(Value v) {
-  return v ? cast<RankedTensorType>(v.getType()) : RankedTensorType();
-}
-
-Value scalarLike(NodeContext &c, Value x, double value) {
-  return x ? c.scalar(typeOf(x).getElementType(), value) : Value();
-}
 
 /// A float-only unary op on any numeric tensor: integers go through f64
 /// and back (truncating, like NumPy's astype in ONNX's reference).

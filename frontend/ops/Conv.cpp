@@ -1,0 +1,219 @@
+//===- Conv.cpp - ONNX convolutions: Conv, ConvTranspose ------------------===//
+//
+// Conv is dlc.conv once auto_pad is resolved into explicit padding.
+// ConvTranspose is also dlc.conv: the input dilated by the strides,
+// correlated with the spatially flipped filter whose channel axes are
+// swapped within each group. The window attributes (strides, dilations,
+// pads, auto_pad) are read as the pools read them, through RuleUtils.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/ops/RuleUtils.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+/// x + b reshaped to [1, C, 1, ...]: a per-channel bias or scale operand for
+/// an [N, C, spatial...] result.
+Value addChannelBias(NodeContext &c, Value y, Value bias) {
+  if (!y || !bias)
+    return {};
+  RankedTensorType yType = typeOf(y);
+  int64_t channels = yType.getDimSize(1);
+  if (typeOf(bias).getShape() != ArrayRef<int64_t>{channels}) {
+    c.error() << "bias has shape [" << typeOf(bias).getShape()
+              << "], expected [" << channels << "]";
+    return {};
+  }
+  SmallVector<int64_t> shape(yType.getRank(), 1);
+  shape[1] = channels;
+  return c.build<AddOp>({y, c.reshape(bias, shape)});
+}
+
+/// The shared checks of Conv and ConvTranspose: input [N, C, spatial...] and
+/// weight of the same rank whose spatial shape matches kernel_shape.
+bool checkConvOperands(NodeContext &c, Value x, Value w) {
+  if (!x || !w)
+    return false;
+  int64_t rank = typeOf(x).getRank();
+  if (rank < 3) {
+    c.error() << "input must have rank 3 or more (N, C, spatial...), got "
+              << typeOf(x);
+    return false;
+  }
+  if (typeOf(w).getRank() != rank) {
+    c.error() << "weight " << typeOf(w) << " must have the input's rank "
+              << rank;
+    return false;
+  }
+  ArrayRef<int64_t> kernel = typeOf(w).getShape().drop_front(2);
+  if (c.hasAttr("kernel_shape") &&
+      ArrayRef<int64_t>(c.intsAttr("kernel_shape")) != kernel) {
+    c.error() << "kernel_shape [" << c.intsAttr("kernel_shape")
+              << "] does not match the weight's spatial shape [" << kernel
+              << "]";
+    return false;
+  }
+  return true;
+}
+
+void convRule(NodeContext &c) {
+  Value x = c.input(0), w = c.input(1);
+  if (!checkConvOperands(c, x, w))
+    return;
+  int64_t spatial = typeOf(x).getRank() - 2;
+  ArrayRef<int64_t> input = typeOf(x).getShape().drop_front(2);
+  ArrayRef<int64_t> kernel = typeOf(w).getShape().drop_front(2);
+  auto strides = spatialAttr(c, "strides", spatial, 1, 1);
+  auto dilations = spatialAttr(c, "dilations", spatial, 1, 1);
+  std::optional<AutoPad> autoPad = readAutoPad(c);
+  SmallVector<int64_t> low, high;
+  if (!strides || !dilations || !autoPad || !readPads(c, spatial, low, high))
+    return;
+  applyAutoPad(*autoPad, input, kernel, *strides, *dilations, low, high);
+  int64_t group = c.intAttr("group", 1);
+  Value y = c.build<ConvOp>(
+      {x, w}, {c.namedI64s("stride", *strides), c.namedI64s("pad_low", low),
+               c.namedI64s("pad_high", high),
+               c.namedI64s("dilation", *dilations),
+               c.namedI64s("input_dilation", SmallVector<int64_t>(spatial, 1)),
+               c.namedI64("groups", group)});
+  if (c.hasInput(2))
+    y = addChannelBias(c, y, c.input(2));
+  c.setOutput(0, y);
+}
+
+/// ConvTranspose as a convolution: each input element scatters the kernel
+/// into the output at stride steps, which is the correlation of the
+/// stride-dilated input, padded by dilation * (k - 1) on both sides less
+/// the ONNX pads, with the flipped kernel. The weight [Cin, Cout/g, k...]
+/// becomes [Cout, Cin/g, k...] by swapping the channel axes in each group.
+void convTransposeRule(NodeContext &c) {
+  Value x = c.input(0), w = c.input(1);
+  if (!checkConvOperands(c, x, w))
+    return;
+  RankedTensorType xType = typeOf(x), wType = typeOf(w);
+  int64_t spatial = xType.getRank() - 2;
+  ArrayRef<int64_t> input = xType.getShape().drop_front(2);
+  ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
+  int64_t group = c.intAttr("group", 1);
+  int64_t inChannels = xType.getDimSize(1);
+  if (group <= 0 || inChannels % group != 0) {
+    c.error() << "group " << group << " must be positive and divide the "
+              << inChannels << " input channels";
+    return;
+  }
+  if (wType.getDimSize(0) != inChannels) {
+    c.error() << "weight " << wType << " must have " << inChannels
+              << " input channels (dimension 0)";
+    return;
+  }
+  auto strides = spatialAttr(c, "strides", spatial, 1, 1);
+  auto dilations = spatialAttr(c, "dilations", spatial, 1, 1);
+  auto outputPadding = spatialAttr(c, "output_padding", spatial, 0, 0);
+  std::optional<AutoPad> autoPad = readAutoPad(c);
+  SmallVector<int64_t> low, high;
+  if (!strides || !dilations || !outputPadding || !autoPad ||
+      !readPads(c, spatial, low, high))
+    return;
+
+  // The output size without padding, then the padding that output_shape or
+  // SAME asks for (the spec's total_padding split; a negative total means
+  // the output extends past the last input's reach, at the end).
+  SmallVector<int64_t> full(spatial);
+  for (int64_t d = 0; d < spatial; ++d)
+    full[d] = (*strides)[d] * (input[d] - 1) + (*outputPadding)[d] +
+              (kernel[d] - 1) * (*dilations)[d] + 1;
+  std::optional<SmallVector<int64_t>> target;
+  if (c.hasAttr("output_shape")) {
+    std::vector<int64_t> shape = c.intsAttr("output_shape");
+    // Some exporters give the full [N, C, spatial...] shape.
+    if (static_cast<int64_t>(shape.size()) == spatial + 2)
+      shape.erase(shape.begin(), shape.begin() + 2);
+    if (static_cast<int64_t>(shape.size()) != spatial) {
+      c.error() << "output_shape has " << shape.size() << " entries for "
+                << spatial << " spatial dimensions";
+      return;
+    }
+    target = SmallVector<int64_t>(shape.begin(), shape.end());
+  } else if (*autoPad == AutoPad::SameUpper || *autoPad == AutoPad::SameLower) {
+    target = SmallVector<int64_t>(spatial);
+    for (int64_t d = 0; d < spatial; ++d)
+      (*target)[d] = input[d] * (*strides)[d];
+  } else if (*autoPad == AutoPad::Valid) {
+    low.assign(spatial, 0);
+    high.assign(spatial, 0);
+  }
+  if (target) {
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t total = full[d] - (*target)[d];
+      if (total < 0) {
+        low[d] = 0;
+        high[d] = total;
+        continue;
+      }
+      low[d] = *autoPad == AutoPad::SameUpper ? total / 2 : total - total / 2;
+      high[d] = total - low[d];
+    }
+  }
+
+  SmallVector<int64_t> convLow(spatial), convHigh(spatial), cropLow(spatial),
+      outSize(spatial);
+  for (int64_t d = 0; d < spatial; ++d) {
+    outSize[d] = full[d] - low[d] - high[d];
+    if (outSize[d] <= 0) {
+      c.error() << "output size " << outSize[d] << " of spatial dimension "
+                << d << " is not positive";
+      return;
+    }
+    int64_t reach = (*dilations)[d] * (kernel[d] - 1);
+    int64_t lo = reach - low[d];
+    int64_t hi = reach - high[d] + (*outputPadding)[d];
+    // Padding beyond the kernel's reach crops the output instead.
+    convLow[d] = std::max<int64_t>(lo, 0);
+    convHigh[d] = std::max<int64_t>(hi, 0);
+    cropLow[d] = convLow[d] - lo;
+  }
+
+  int64_t outPerGroup = wType.getDimSize(1), inPerGroup = inChannels / group;
+  SmallVector<int64_t> grouped = {group, inPerGroup, outPerGroup};
+  grouped.append(kernel.begin(), kernel.end());
+  SmallVector<int64_t> perm = {0, 2, 1};
+  for (int64_t d = 0; d < spatial; ++d)
+    perm.push_back(3 + d);
+  SmallVector<int64_t> filterShape = {group * outPerGroup, inPerGroup};
+  filterShape.append(kernel.begin(), kernel.end());
+  Value filter = c.reshape(c.transpose(c.reshape(w, grouped), perm),
+                           filterShape);
+  SmallVector<int64_t> offsets(spatial + 2, 0), steps(spatial + 2, 1);
+  for (int64_t d = 0; d < spatial; ++d) {
+    offsets[d + 2] = kernel[d] - 1;
+    steps[d + 2] = -1;
+  }
+  filter = c.slice(filter, offsets, filterShape, steps);
+
+  Value y = c.build<ConvOp>(
+      {x, filter},
+      {c.namedI64s("stride", SmallVector<int64_t>(spatial, 1)),
+       c.namedI64s("pad_low", convLow), c.namedI64s("pad_high", convHigh),
+       c.namedI64s("dilation", *dilations),
+       c.namedI64s("input_dilation", *strides), c.namedI64("groups", group)});
+  if (y && typeOf(y).getShape().drop_front(2) != ArrayRef<int64_t>(outSize)) {
+    SmallVector<int64_t> start = {0, 0}, sizes(typeOf(y).getShape().take_front(2));
+    start.append(cropLow);
+    sizes.append(outSize);
+    y = c.slice(y, start, sizes, SmallVector<int64_t>(spatial + 2, 1));
+  }
+  if (c.hasInput(2))
+    y = addChannelBias(c, y, c.input(2));
+  c.setOutput(0, y);
+}
+
+} // namespace
+
+void mlir::dlc::addConvRules(OpRuleTable &t) {
+  t["Conv"] = {convRule, 1};
+  t["ConvTranspose"] = {convTransposeRule, 1};
+}

@@ -1,0 +1,90 @@
+//===- RuleUtils.h - Helpers shared by the op rule files --------*- C++ -*-===//
+//
+// The rules in frontend/ops/ are split into one file per kind of op; the
+// few helpers that more than one of those files needs are defined here
+// once rather than in each file's anonymous namespace. This header is
+// private to frontend/ops/: the rest of the importer sees only the
+// add*Rules functions of NodeContext.h.
+//
+// The window helpers read the attributes that Conv, ConvTranspose and the
+// pools share (strides, dilations, pads, auto_pad) with ONNX's defaults,
+// and report malformed values as errors at the node.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_FRONTEND_OPS_RULEUTILS_H
+#define DLC_FRONTEND_OPS_RULEUTILS_H
+
+#include "frontend/NodeContext.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::dlc {
+
+//===----------------------------------------------------------------------===//
+// Types, messages and result shapes
+//===----------------------------------------------------------------------===//
+
+/// Range results and OneHot depths this large are refused: they are far
+/// beyond any position table or class count and would only exhaust memory.
+constexpr int64_t kMaxRangeElements = int64_t(1) << 24;
+
+/// The ranked tensor type of `v`; null for a null `v` (a failed build).
+inline RankedTensorType typeOf(Value v) {
+  return v ? cast<RankedTensorType>(v.getType()) : RankedTensorType();
+}
+
+/// The element type of `v`, which must not be null.
+inline Type elemType(Value v) { return typeOf(v).getElementType(); }
+
+/// A rank-0 constant of x's element type holding `value`; null for a null x.
+inline Value scalarLike(NodeContext &c, Value x, double value) {
+  return x ? c.scalar(elemType(x), value) : Value();
+}
+
+/// ceil(a / b) for a >= 0 and b > 0.
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// A number for messages in its shortest form ("2", "0.5", "1e-10"), where
+/// diagnostics would print 2.000000e+00.
+std::string number(double value);
+
+/// Errors unless a result shape's element count fits in int64: shapes come
+/// from the model's values (Expand's shape, Tile's repeats, pads), and an
+/// overflowing count would wrap in every later size computation.
+bool checkResultShape(NodeContext &c, ArrayRef<int64_t> shape);
+
+//===----------------------------------------------------------------------===//
+// Window attributes shared by Conv, ConvTranspose and the pools
+//===----------------------------------------------------------------------===//
+
+/// Integer attribute `name` with one entry per spatial dimension, each at
+/// least `minValue`; `defaultValue` repeated when absent.
+std::optional<SmallVector<int64_t>> spatialAttr(NodeContext &c, StringRef name,
+                                                int64_t spatial,
+                                                int64_t defaultValue,
+                                                int64_t minValue);
+
+/// The `pads` attribute ([x1_begin, x2_begin, ..., x1_end, x2_end, ...]) split
+/// into begins and ends.
+bool readPads(NodeContext &c, int64_t spatial, SmallVectorImpl<int64_t> &low,
+              SmallVectorImpl<int64_t> &high);
+
+/// ONNX's auto_pad values.
+enum class AutoPad { NotSet, Valid, SameUpper, SameLower };
+
+/// The auto_pad attribute (NOTSET when absent or empty); an error for any
+/// other value than the four ONNX defines.
+std::optional<AutoPad> readAutoPad(NodeContext &c);
+
+/// Rewrites the padding of a convolution or pool for auto_pad: VALID is no
+/// padding; SAME pads so that the output has ceil(input / stride) elements,
+/// the odd element at the end (SAME_UPPER) or the beginning (SAME_LOWER).
+void applyAutoPad(AutoPad mode, ArrayRef<int64_t> input,
+                  ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> dilations, SmallVectorImpl<int64_t> &low,
+                  SmallVectorImpl<int64_t> &high);
+
+} // namespace mlir::dlc
+
+#endif // DLC_FRONTEND_OPS_RULEUTILS_H
