@@ -1,7 +1,8 @@
 //===- BackendTests.cpp - Runs ONNX's backend node tests on dlc -----------===//
 //
 //   dlc-onnx-backend-tests DATA_DIR [--filter SUBSTR] [--min-pass-rate R]
-//                          [--coverage OUT.md] [-v]
+//                          [--coverage OUT.md] [--expected-failures FILE]
+//                          [--write-expected-failures FILE] [-v]
 //
 // Each test folder holds model.onnx and test_data_set_*/{input,output}_*.pb.
 // A test passes when the model imports and the reference evaluator's outputs
@@ -16,6 +17,10 @@
 // that input fixed to its data-set value (ImportOptions::constantInputs),
 // which is how a user would specialize such a model; the result lists the
 // fixed inputs.
+//
+// With --expected-failures, the run also fails when a test outside that list
+// fails (a regression) or a test on it passes (the list is stale), the way
+// LLVM's XFAIL works; --write-expected-failures regenerates the list.
 //
 // Each test runs in a child process, so a crash in one test is that test's
 // failure, not the end of the run.
@@ -344,16 +349,58 @@ void writeCoverage(const std::string &path,
     }
 }
 
+/// Reads test names, one per line; `#` starts a comment.
+bool readExpectedFailures(const std::string &path,
+                          std::set<std::string> &names) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    llvm::errs() << "dlc-onnx-backend-tests: error: cannot read '" << path
+                 << "': " << file.getError().message() << "\n";
+    return false;
+  }
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*file)->getBuffer().split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    llvm::StringRef name = line.split('#').first.trim();
+    if (!name.empty())
+      names.insert(name.str());
+  }
+  return true;
+}
+
+/// Writes the failing tests, each with its reason as a comment.
+bool writeExpectedFailureList(const std::string &path,
+                              const std::map<std::string, Result> &results) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    llvm::errs() << "dlc-onnx-backend-tests: error: cannot write '" << path
+                 << "': " << ec.message() << "\n";
+    return false;
+  }
+  os << "# ONNX backend node tests dlc is expected to fail, with the reason.\n"
+     << "# Regenerate with dlc-onnx-backend-tests --write-expected-failures.\n";
+  for (const auto &[test, result] : results)
+    if (result.outcome != Outcome::Pass)
+      os << test << "  # " << firstLine(result.detail) << "\n";
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string dataDir, filter, coverage;
+  std::string expectedFailuresFile, writeExpectedFailures;
   double minPassRate = 0.0;
   bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--filter" && i + 1 < argc)
       filter = argv[++i];
+    else if (arg == "--expected-failures" && i + 1 < argc)
+      expectedFailuresFile = argv[++i];
+    else if (arg == "--write-expected-failures" && i + 1 < argc)
+      writeExpectedFailures = argv[++i];
     else if (arg == "--coverage" && i + 1 < argc)
       coverage = argv[++i];
     else if (arg == "--min-pass-rate" && i + 1 < argc)
@@ -364,7 +411,9 @@ int main(int argc, char **argv) {
       dataDir = arg;
     else {
       llvm::errs() << "usage: dlc-onnx-backend-tests DATA_DIR [--filter S] "
-                      "[--min-pass-rate R] [--coverage OUT.md] [-v]\n";
+                      "[--min-pass-rate R] [--coverage OUT.md] "
+                      "[--expected-failures F] [--write-expected-failures F] "
+                      "[-v]\n";
       return 2;
     }
   }
@@ -373,6 +422,11 @@ int main(int argc, char **argv) {
                  << "' is not a folder of ONNX node tests\n";
     return 2;
   }
+
+  std::set<std::string> expectedFailures;
+  if (!expectedFailuresFile.empty() &&
+      !readExpectedFailures(expectedFailuresFile, expectedFailures))
+    return 2;
 
   std::vector<std::string> tests;
   std::error_code ec;
@@ -401,11 +455,32 @@ int main(int argc, char **argv) {
   }
   if (!coverage.empty())
     writeCoverage(coverage, results, ops, passed);
+  if (!writeExpectedFailures.empty() &&
+      !writeExpectedFailureList(writeExpectedFailures, results))
+    return 2;
+
+  // Regressions and stale expectations, when a list was given.
+  int unexpected = 0;
+  if (!expectedFailuresFile.empty())
+    for (const auto &[test, result] : results) {
+      bool expectedToFail = expectedFailures.count(test) != 0;
+      if ((result.outcome == Outcome::Pass) == expectedToFail) {
+        ++unexpected;
+        llvm::outs() << (expectedToFail ? "UNEXPECTED PASS " : "UNEXPECTED FAIL ")
+                     << test
+                     << (expectedToFail ? ": remove it from the expected "
+                                          "failures"
+                                        : "")
+                     << "\n";
+      }
+    }
 
   int failed = static_cast<int>(tests.size()) - passed;
   double rate = tests.empty() ? 0.0 : double(passed) / tests.size();
   llvm::outs() << llvm::format("pass rate %.1f%% (required %.1f%%)\n",
                                100 * rate, 100 * minPassRate);
+  if (!expectedFailuresFile.empty())
+    llvm::outs() << unexpected << " unexpected results\n";
   llvm::outs() << passed << " passed, " << failed << " failed\n";
-  return rate + 1e-12 >= minPassRate ? 0 : 1;
+  return rate + 1e-12 >= minPassRate && unexpected == 0 ? 0 : 1;
 }
