@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # compiler toolchain
-  cmake ninja-build g++ lld
+  cmake ninja-build g++ lld pkg-config
   # MLIR/LLVM 22 (the Debian package version is the pin, DESIGN.md decision 1)
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   # ONNX + protobuf, and the ONNX backend test data
