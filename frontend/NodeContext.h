@@ -238,6 +238,8 @@ void addLossRules(OpRuleTable &table);
 void addResizeRules(OpRuleTable &table);
 void addImageRules(OpRuleTable &table);
 void addRecurrentRules(OpRuleTable &table);
+void addSortingRules(OpRuleTable &table);
+void addSamplingRules(OpRuleTable &table);
 
 /// The table of every supported ONNX op (default domain).
 const OpRuleTable &opRules();

@@ -20,6 +20,8 @@ const OpRuleTable &mlir::dlc::opRules() {
     addResizeRules(t);
     addImageRules(t);
     addRecurrentRules(t);
+    addSortingRules(t);
+    addSamplingRules(t);
     return t;
   }();
   return table;

@@ -463,6 +463,37 @@ def DLC_CumSumOp : DLC_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Sorting
+//===----------------------------------------------------------------------===//
+
+def DLC_TopKOp : DLC_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
+  let summary = "the k largest or smallest elements along an axis";
+  let description = [{
+    ONNX TopK: `values` holds the `k` largest elements of each line along
+    `axis` (the smallest without `largest`) and `indices` their positions
+    in `input`; both have the input's shape with dimension `axis` set to
+    `k` (`0 <= k <= dim`). The order is a total one: NaN counts as larger
+    than every number (so it comes first with `largest` and last without),
+    and equal elements are ordered by position, the lower index first.
+    With `sorted` the elements are in that order (descending with
+    `largest`); without it ONNX leaves the order unspecified, and dlc
+    produces the same sorted order, so `sorted` changes no result.
+
+    Example:
+    ```mlir
+    %v, %i = dlc.top_k %x {axis = 1 : i64, k = 2 : i64, largest, sorted}
+        : tensor<3x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+    ```
+  }];
+  let arguments = (ins DLC_NumericTensor:$input, I64Attr:$k, I64Attr:$axis,
+                       UnitAttr:$largest, UnitAttr:$sorted);
+  let results = (outs DLC_NumericTensor:$values, DLC_I64Tensor:$indices);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($values) `,` type($indices)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Linear algebra, convolution and pooling
 //===----------------------------------------------------------------------===//
 

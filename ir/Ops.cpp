@@ -466,6 +466,31 @@ LogicalResult CumSumOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Sorting
+//===----------------------------------------------------------------------===//
+
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  RankedTensorType type = tensorType(adaptor.getInput());
+  int64_t axis = adaptor.getAxis(), k = adaptor.getK();
+  if (failed(checkAxis(loc, axis, type.getRank())))
+    return failure();
+  int64_t dim = type.getDimSize(axis);
+  if (k < 0 || k > dim)
+    return emitOptionalError(loc, "k ", k, " is out of range [0, ", dim,
+                             "] for axis ", axis, " of ",
+                             shapeString(type.getShape()));
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = k;
+  inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
+  inferred.push_back(
+      RankedTensorType::get(shape, IntegerType::get(context, 64)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Linear algebra, convolution and pooling
 //===----------------------------------------------------------------------===//
 

@@ -1,17 +1,25 @@
 //===- EvalReduce.cpp - Reduction and scan rules of the reference evaluator ===//
 //
-// reduce_sum/prod/max/min, argmax/argmin and cumsum. Values accumulate in
-// AccumT (double for every float type, 64-bit for integers, wrapping) in
-// row-major order of the input, and are rounded to the storage type once at
-// the end; a cumsum rounds each prefix once. Choices the spec leaves open:
+// reduce_sum/prod/max/min, argmax/argmin, cumsum and top_k. Values
+// accumulate in AccumT (double for every float type, 64-bit for integers,
+// wrapping) in row-major order of the input, and are rounded to the storage
+// type once at the end; a cumsum rounds each prefix once. Choices the spec
+// leaves open:
 //  - reducing an empty set gives the identity: 0, 1, the lowest value
 //    (-inf for floats) for max and the highest (+inf) for min, as ONNX;
 //  - argmax/argmin treat NaN as NumPy does: the first NaN along the axis is
-//    the answer, also with select_last_index; an empty axis is an error.
+//    the answer, also with select_last_index; an empty axis is an error;
+//  - top_k orders NaN above every number (NumPy's sort puts it last, so
+//    ONNX's reference returns it first for the largest and last for the
+//    smallest), equal values by position, and always returns that order,
+//    also where ONNX leaves it unspecified (sorted = 0).
 //
 //===----------------------------------------------------------------------===//
 
 #include "ir/eval/EvalSupport.h"
+
+#include <algorithm>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -175,5 +183,62 @@ LogicalResult eval::evalCumSum(CumSumOp op, Operands operands,
   if (failed(status))
     return failure();
   results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult eval::evalTopK(TopKOp op, Operands operands, Results &results) {
+  const Tensor &in = operands[0];
+  AxisSplit split = splitAt(in.shape(), static_cast<int64_t>(op.getAxis()));
+  int64_t k = static_cast<int64_t>(op.getK());
+  bool largest = op.getLargest();
+  Tensor values = resultTensor(op, 0), indices = resultTensor(op, 1);
+  LogicalResult status =
+      visitDType(in.dtype(), [&](auto tag) -> LogicalResult {
+        using T = typename decltype(tag)::type;
+        using C = ComputeT<T>;
+        if constexpr (!kNumericDomain<C>) {
+          return unsupportedType(op, in.dtype());
+        } else {
+          const T *src = in.data<T>();
+          T *valueOut = values.data<T>();
+          int64_t *indexOut = indices.data<int64_t>();
+          // One line along the axis at a time: its values in the compute
+          // domain and the positions, of which the first k are sorted.
+          std::vector<C> line(split.size);
+          std::vector<int64_t> order(split.size);
+          // A strict total order, so the result does not depend on the
+          // sorting algorithm: NaN above every number, ties by position.
+          auto before = [&](int64_t a, int64_t b) {
+            C va = line[a], vb = line[b];
+            bool nanA = isNaN(va), nanB = isNaN(vb);
+            if (nanA != nanB)
+              return largest ? nanA : nanB;
+            if (!nanA && va != vb)
+              return largest ? va > vb : va < vb;
+            return a < b;
+          };
+          for (int64_t o = 0; o < split.outer; ++o) {
+            for (int64_t i = 0; i < split.inner; ++i) {
+              const T *from = src + o * split.size * split.inner + i;
+              for (int64_t j = 0; j < split.size; ++j)
+                line[j] = toCompute(from[j * split.inner]);
+              std::iota(order.begin(), order.end(), int64_t(0));
+              std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                                before);
+              int64_t to = o * k * split.inner + i;
+              for (int64_t r = 0; r < k; ++r) {
+                valueOut[to + r * split.inner] =
+                    from[order[r] * split.inner];
+                indexOut[to + r * split.inner] = order[r];
+              }
+            }
+          }
+          return success();
+        }
+      });
+  if (failed(status))
+    return failure();
+  results.push_back(std::move(values));
+  results.push_back(std::move(indices));
   return success();
 }

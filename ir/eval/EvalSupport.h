@@ -383,6 +383,7 @@ LogicalResult evalReduce(Operation *op, ArrayRef<int64_t> axes,
 LogicalResult evalArgReduce(Operation *op, int64_t axis, bool selectLast,
                             Operands operands, Results &results);
 LogicalResult evalCumSum(CumSumOp op, Operands operands, Results &results);
+LogicalResult evalTopK(TopKOp op, Operands operands, Results &results);
 
 // EvalNN.cpp
 LogicalResult evalMatmul(MatmulOp op, Operands operands, Results &results);

@@ -205,6 +205,7 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           })
           .Case<CumSumOp>(
               [&](auto c) { return evalCumSum(c, operands, results); })
+          .Case<TopKOp>([&](auto t) { return evalTopK(t, operands, results); })
           .Case<MatmulOp>(
               [&](auto m) { return evalMatmul(m, operands, results); })
           .Case<ConvOp>([&](auto c) { return evalConv(c, operands, results); })

@@ -285,6 +285,58 @@ func.func @cumsum(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @top_k_axis(%a: tensor<3x4xf32>) -> tensor<3x2xf32> {
+  // expected-error@+2 {{axis 2 is out of range for rank 2}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0, %1 = dlc.top_k %a {axis = 2 : i64, k = 2 : i64} : tensor<3x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @top_k_too_large(%a: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  // expected-error@+2 {{k 5 is out of range [0, 4] for axis 1 of [3, 4]}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0, %1 = dlc.top_k %a {axis = 1 : i64, k = 5 : i64, largest} : tensor<3x4xf32> -> tensor<3x5xf32>, tensor<3x5xi64>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @top_k_negative(%a: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error@+2 {{k -1 is out of range [0, 3] for axis 0 of [3, 4]}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0, %1 = dlc.top_k %a {axis = 0 : i64, k = -1 : i64} : tensor<3x4xf32> -> tensor<3x4xf32>, tensor<3x4xi64>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @top_k_result(%a: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // expected-error@+2 {{inferred type(s) 'tensor<3x2xf32>', 'tensor<3x2xi64>' are incompatible with return type(s) of operation 'tensor<2x4xf32>', 'tensor<2x4xi64>'}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0, %1 = dlc.top_k %a {axis = 1 : i64, k = 2 : i64} : tensor<3x4xf32> -> tensor<2x4xf32>, tensor<2x4xi64>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @top_k_bool(%a: tensor<4xi1>) -> tensor<2xi1> {
+  // expected-error@+1 {{operand #0 must be statically shaped tensor of}}
+  %0, %1 = dlc.top_k %a {axis = 0 : i64, k = 2 : i64} : tensor<4xi1> -> tensor<2xi1>, tensor<2xi64>
+  return %0 : tensor<2xi1>
+}
+
+// -----
+
+func.func @top_k_indices(%a: tensor<4xf32>) -> tensor<2xi32> {
+  // expected-error@+1 {{result #1 must be statically shaped tensor of 64-bit signless integer values}}
+  %0, %1 = dlc.top_k %a {axis = 0 : i64, k = 2 : i64} : tensor<4xf32> -> tensor<2xf32>, tensor<2xi32>
+  return %1 : tensor<2xi32>
+}
+
+// -----
+
 func.func @matmul_rank(%a: tensor<4xf32>, %b: tensor<4x2xf32>) -> tensor<2xf32> {
   // expected-error@+2 {{operands must have rank 2 or more}}
   // expected-error@+1 {{failed to infer returned types}}

@@ -104,6 +104,10 @@ func.func @reductions(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %5 = dlc.argmin %x {axis = 0 : i64, keep_dims} : tensor<2x3xf32> -> tensor<1x3xi64>
   // CHECK: dlc.cumsum %{{.*}} {axis = 1 : i64, exclusive, reverse} : tensor<2x3xf32>
   %6 = dlc.cumsum %x {axis = 1 : i64, exclusive, reverse} : tensor<2x3xf32>
+  // CHECK: dlc.top_k %{{.*}} {axis = 1 : i64, k = 2 : i64, largest, sorted} : tensor<2x3xf32> -> tensor<2x2xf32>, tensor<2x2xi64>
+  %7, %8 = dlc.top_k %x {axis = 1 : i64, k = 2 : i64, largest, sorted} : tensor<2x3xf32> -> tensor<2x2xf32>, tensor<2x2xi64>
+  // CHECK: dlc.top_k %{{.*}} {axis = 0 : i64, k = 0 : i64} : tensor<2x3xf32> -> tensor<0x3xf32>, tensor<0x3xi64>
+  %9, %10 = dlc.top_k %x {axis = 0 : i64, k = 0 : i64} : tensor<2x3xf32> -> tensor<0x3xf32>, tensor<0x3xi64>
   return %6 : tensor<2x3xf32>
 }
 
