@@ -25,6 +25,8 @@
 #include <onnx/defs/parser.h>
 #include <onnx/defs/schema.h>
 
+#include <climits>
+
 using namespace mlir;
 using namespace mlir::dlc;
 using ::dlc::Tensor;
@@ -517,6 +519,9 @@ mlir::dlc::importOnnxFile(MLIRContext *context, StringRef path,
       return emitError(loc) << "'" << path << "' is not a valid ONNX text "
                             << "model: " << oneLine(e.what());
     }
+  } else if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return emitError(loc) << "'" << path << "' is larger than protobuf's "
+                          << "2 GB limit; store the weights as external data";
   } else if (!model.ParseFromArray(bytes.data(),
                                    static_cast<int>(bytes.size()))) {
     return emitError(loc) << "'" << path
