@@ -35,14 +35,23 @@ def DLC_Int : AnyTypeOf<[I8, I16, I32, I64, UI8, UI16, UI32, UI64]>;
 def DLC_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
 def DLC_Element : AnyTypeOf<[I1, DLC_Int, DLC_Float]>;
 
-def DLC_Tensor : StaticShapeTensorOf<[DLC_Element]>;
-def DLC_FloatTensor : StaticShapeTensorOf<[DLC_Float]>;
-def DLC_NumericTensor : StaticShapeTensorOf<[DLC_Int, DLC_Float]>;
-def DLC_SignedTensor : StaticShapeTensorOf<[I8, I16, I32, I64, DLC_Float]>;
-def DLC_BoolTensor : StaticShapeTensorOf<[I1]>;
-def DLC_IntOrBoolTensor : StaticShapeTensorOf<[I1, DLC_Int]>;
-def DLC_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
-def DLC_I64Tensor : StaticShapeTensorOf<[I64]>;
+// Statically shaped tensors of at most 2^40 elements: the size bound keeps
+// every shape computation in verifiers, folders and the evaluator far from
+// int64 overflow, whatever the IR says.
+class DLC_TensorOf<list<Type> allowed> : Type<
+    And<[StaticShapeTensorOf<allowed>.predicate,
+         CPred<"::mlir::dlc::hasSupportedSize("
+               "::llvm::cast<::mlir::ShapedType>($_self))">]>,
+    StaticShapeTensorOf<allowed>.summary # " of at most 2^40 elements",
+    "::mlir::TensorType">;
+
+def DLC_Tensor : DLC_TensorOf<[DLC_Element]>;
+def DLC_FloatTensor : DLC_TensorOf<[DLC_Float]>;
+def DLC_NumericTensor : DLC_TensorOf<[DLC_Int, DLC_Float]>;
+def DLC_SignedTensor : DLC_TensorOf<[I8, I16, I32, I64, DLC_Float]>;
+def DLC_BoolTensor : DLC_TensorOf<[I1]>;
+def DLC_IndexTensor : DLC_TensorOf<[I32, I64]>;
+def DLC_I64Tensor : DLC_TensorOf<[I64]>;
 
 //===----------------------------------------------------------------------===//
 // Enums

@@ -18,6 +18,11 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class DLC_Op<string mnemonic, list<Trait> traits = []>
     : Op<DLC_Dialect, mnemonic, traits>;
 
+// The values of dlc.global symbols, read by dlc.global_load.
+def DLC_GlobalState : Resource<"::mlir::dlc::GlobalStateResource">;
+// The random stream dlc.dropout draws from.
+def DLC_RandomState : Resource<"::mlir::dlc::RandomStateResource">;
+
 //===----------------------------------------------------------------------===//
 // Constants and parameters
 //===----------------------------------------------------------------------===//
@@ -37,7 +42,7 @@ def DLC_ConstantOp : DLC_Op<"constant",
   let hasFolder = 1;
 }
 
-def DLC_GlobalOp : DLC_Op<"global", [Symbol, IsolatedFromAbove]> {
+def DLC_GlobalOp : DLC_Op<"global", [Symbol, HasParent<"ModuleOp">]> {
   let summary = "a named model parameter or state tensor";
   let description = [{
     A module-level tensor with a name (the ONNX initializer's name) and an
@@ -58,7 +63,8 @@ def DLC_GlobalOp : DLC_Op<"global", [Symbol, IsolatedFromAbove]> {
 }
 
 def DLC_GlobalLoadOp : DLC_Op<"global_load",
-    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemRead<DLC_GlobalState>]>]> {
   let summary = "reads the current value of a dlc.global";
   let description = [{
     Example:
@@ -75,14 +81,15 @@ def DLC_GlobalLoadOp : DLC_Op<"global_load",
 // Elementwise unary ops
 //===----------------------------------------------------------------------===//
 
-class DLC_UnaryOp<string mnemonic, Type type, string semantics>
+class DLC_UnaryOp<string mnemonic, Type type, string semantics,
+                  string elementType = "f32">
     : DLC_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "elementwise " # mnemonic;
   let description = semantics # [{
 
     Example:
     ```mlir
-    %y = dlc.}] # mnemonic # [{ %x : tensor<2x3xf32>
+    %y = dlc.}] # mnemonic # [{ %x : tensor<2x3x}] # elementType # [{>
     ```
   }];
   let arguments = (ins type:$input);
@@ -118,14 +125,14 @@ def DLC_AcoshOp : DLC_UnaryOp<"acosh", DLC_FloatTensor, "Inverse hyperbolic cosi
 def DLC_AtanhOp : DLC_UnaryOp<"atanh", DLC_FloatTensor, "Inverse hyperbolic tangent.">;
 def DLC_SigmoidOp : DLC_UnaryOp<"sigmoid", DLC_FloatTensor,
     "The logistic function `1 / (1 + exp(-x))`.">;
-def DLC_NotOp : DLC_UnaryOp<"not", DLC_BoolTensor, "Logical negation.">;
+def DLC_NotOp : DLC_UnaryOp<"not", DLC_BoolTensor, "Logical negation.", "i1">;
 
 //===----------------------------------------------------------------------===//
 // Elementwise binary ops (NumPy broadcasting)
 //===----------------------------------------------------------------------===//
 
 class DLC_BinaryOp<string mnemonic, Type type, string semantics,
-                   list<Trait> traits = []>
+                   list<Trait> traits = [], string elementType = "f32">
     : DLC_Op<mnemonic, traits # [Pure, SameOperandsAndResultElementType,
                                  InferTypeOpAdaptor]> {
   let summary = "elementwise " # mnemonic # " with broadcasting";
@@ -133,7 +140,8 @@ class DLC_BinaryOp<string mnemonic, Type type, string semantics,
 
     Example:
     ```mlir
-    %z = dlc.}] # mnemonic # [{ %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+    %z = dlc.}] # mnemonic # [{ %x, %y : tensor<2x3x}] # elementType #
+      [{>, tensor<3x}] # elementType # [{> -> tensor<2x3x}] # elementType # [{>
     ```
   }];
   let arguments = (ins type:$lhs, type:$rhs);
@@ -155,9 +163,12 @@ def DLC_MaxOp : DLC_BinaryOp<"max", DLC_NumericTensor,
     "The larger operand; NaN if either is NaN.", [Commutative]>;
 def DLC_MinOp : DLC_BinaryOp<"min", DLC_NumericTensor,
     "The smaller operand; NaN if either is NaN.", [Commutative]>;
-def DLC_AndOp : DLC_BinaryOp<"and", DLC_BoolTensor, "Logical and.", [Commutative]>;
-def DLC_OrOp : DLC_BinaryOp<"or", DLC_BoolTensor, "Logical or.", [Commutative]>;
-def DLC_XorOp : DLC_BinaryOp<"xor", DLC_BoolTensor, "Logical exclusive or.", [Commutative]>;
+def DLC_AndOp : DLC_BinaryOp<"and", DLC_BoolTensor, "Logical and.",
+                             [Commutative], "i1">;
+def DLC_OrOp : DLC_BinaryOp<"or", DLC_BoolTensor, "Logical or.",
+                            [Commutative], "i1">;
+def DLC_XorOp : DLC_BinaryOp<"xor", DLC_BoolTensor, "Logical exclusive or.",
+                             [Commutative], "i1">;
 
 def DLC_CompareOp : DLC_Op<"compare",
     [Pure, AllElementTypesMatch<["lhs", "rhs"]>, InferTypeOpAdaptor]> {
@@ -578,12 +589,16 @@ def DLC_SumPoolOp : DLC_PoolOp<"sum_pool", "sum">;
 // Randomness
 //===----------------------------------------------------------------------===//
 
-def DLC_DropoutOp : DLC_Op<"dropout", [AllTypesMatch<["input", "output"]>]> {
+def DLC_DropoutOp : DLC_Op<"dropout", [AllTypesMatch<["input", "output"]>,
+    MemoryEffects<[MemRead<DLC_RandomState>, MemWrite<DLC_RandomState>]>]> {
   let summary = "training-mode dropout";
   let description = [{
     Zeroes each element with probability `ratio` and scales the others by
     `1 / (1 - ratio)`; also returns the keep mask. The random stream is
-    seeded by `seed`. Inference-mode dropout is imported as the identity.
+    seeded by `seed` (the training passes will thread a random state
+    through instead); the op reads and advances the random state, so it is
+    neither folded nor merged. Inference-mode dropout is imported as the
+    identity.
 
     Example:
     ```mlir

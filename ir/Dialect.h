@@ -17,6 +17,21 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "ir/ShapeUtils.h"
+
+namespace mlir::dlc {
+/// The memory effects' resources: the values of dlc.global symbols, and the
+/// random stream dropout draws from.
+struct GlobalStateResource
+    : public SideEffects::Resource::Base<GlobalStateResource> {
+  StringRef getName() final { return "dlc.global_state"; }
+};
+struct RandomStateResource
+    : public SideEffects::Resource::Base<RandomStateResource> {
+  StringRef getName() final { return "dlc.random_state"; }
+};
+} // namespace mlir::dlc
+
 #include "ir/DLCEnums.h.inc"
 #include "ir/DLCOpsDialect.h.inc"
 

@@ -16,6 +16,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -258,7 +259,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   for (Value v : inputs) {
     RankedTensorType t = tensorType(v);
     if (t.getRank() != first.getRank())
-      return emitOptionalError(loc, "inputs have different ranks");
+      return emitOptionalError(loc, "inputs have different ranks (",
+                               first.getRank(), " and ", t.getRank(), ")");
     for (int64_t d = 0; d < t.getRank(); ++d)
       if (d != axis && t.getDimSize(d) != first.getDimSize(d))
         return emitOptionalError(loc, "input shapes ",
@@ -266,6 +268,9 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                  shapeString(t.getShape()),
                                  " differ outside axis ", axis);
     shape[axis] += t.getDimSize(axis);
+    if (shape[axis] > kMaxTensorElements)
+      return emitOptionalError(loc, "concatenated size along axis ", axis,
+                               " exceeds ", kMaxTensorElements);
   }
   inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
   return success();
@@ -291,9 +296,11 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       return emitOptionalError(loc, "size of dimension ", d, " is negative");
     if (sizes[d] == 0)
       continue;
-    int64_t last = offsets[d] + (sizes[d] - 1) * strides[d];
+    std::optional<int64_t> last =
+        llvm::checkedMulAdd(sizes[d] - 1, strides[d], offsets[d]);
     int64_t dim = type.getDimSize(d);
-    if (offsets[d] < 0 || offsets[d] >= dim || last < 0 || last >= dim)
+    if (offsets[d] < 0 || offsets[d] >= dim || !last || *last < 0 ||
+        *last >= dim)
       return emitOptionalError(loc, "slice of dimension ", d,
                                " reads outside [0, ", dim, ")");
   }
@@ -319,6 +326,9 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
       static_cast<int64_t>(high.size()) != rank)
     return emitOptionalError(loc, "low and high need ", rank,
                              " entries each");
+  if (adaptor.getValue() && adaptor.getMode() != PadMode::constant)
+    return emitOptionalError(loc, "a padding value needs mode constant, not ",
+                             stringifyPadMode(adaptor.getMode()));
   if (Value value = adaptor.getValue()) {
     RankedTensorType valueType = tensorType(value);
     if (valueType.getRank() != 0 ||
@@ -339,6 +349,9 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
                                " must be smaller than its size ", dim);
     if (mode == PadMode::edge && pads && dim == 0)
       return emitOptionalError(loc, "edge padding of empty dimension ", d);
+    if (low[d] > kMaxTensorElements || high[d] > kMaxTensorElements)
+      return emitOptionalError(loc, "padding of dimension ", d, " exceeds ",
+                               kMaxTensorElements);
     shape.push_back(dim + low[d] + high[d]);
   }
   inferred.push_back(RankedTensorType::get(shape, type.getElementType()));
@@ -381,14 +394,18 @@ LogicalResult GatherElementsOp::inferReturnTypes(
 LogicalResult ScatterElementsOp::verify() {
   RankedTensorType data = tensorType(getData());
   RankedTensorType indices = tensorType(getIndices());
-  if (indices.getShape() != tensorType(getUpdates()).getShape())
-    return emitOpError() << "indices and updates shapes differ";
+  ArrayRef<int64_t> updates = tensorType(getUpdates()).getShape();
+  if (indices.getShape() != updates)
+    return emitOpError() << "indices shape " << shapeString(indices.getShape())
+                         << " and updates shape " << shapeString(updates)
+                         << " differ";
   if (data.getRank() != indices.getRank())
-    return emitOpError() << "data and indices ranks differ";
+    return emitOpError() << "data and indices ranks differ ("
+                         << data.getRank() << " vs " << indices.getRank()
+                         << ")";
   int64_t axis = getAxis();
-  if (axis < 0 || axis >= data.getRank())
-    return emitOpError() << "axis " << axis << " is out of range for rank "
-                         << data.getRank();
+  if (failed(checkAxis(getLoc(), axis, data.getRank())))
+    return failure();
   if (getReduction() != ScatterReduction::none &&
       data.getElementType().isInteger(1))
     return emitOpError() << "cannot reduce bool elements with "
@@ -444,6 +461,9 @@ DLC_REDUCE_INFERENCE(ReduceMinOp)
     RankedTensorType type = tensorType(adaptor.getInput());                    \
     if (failed(checkAxis(loc, adaptor.getAxis(), type.getRank())))             \
       return failure();                                                        \
+    if (type.getDimSize(adaptor.getAxis()) == 0)                               \
+      return emitOptionalError(loc, "axis ", adaptor.getAxis(),                \
+                               " is empty: there is no index to return");      \
     SmallVector<Type> reduced;                                                 \
     if (failed(inferReduce(loc, type, {static_cast<int64_t>(adaptor.getAxis())}, \
                            adaptor.getKeepDims(), reduced)))                   \
@@ -458,11 +478,7 @@ DLC_ARG_REDUCE_INFERENCE(ArgMinOp)
 #undef DLC_ARG_REDUCE_INFERENCE
 
 LogicalResult CumSumOp::verify() {
-  int64_t rank = getType().getRank(), axis = getAxis();
-  if (axis < 0 || axis >= rank)
-    return emitOpError() << "axis " << axis << " is out of range for rank "
-                         << rank;
-  return success();
+  return checkAxis(getLoc(), getAxis(), getType().getRank());
 }
 
 //===----------------------------------------------------------------------===//
@@ -521,14 +537,21 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
 }
 
 namespace {
-/// Checks that each per-spatial-dimension attribute has `spatial` entries.
+/// Checks that each per-spatial-dimension attribute has `spatial` entries,
+/// and that padding is non-negative and every other entry positive.
 LogicalResult checkSpatialAttrs(std::optional<Location> loc, int64_t spatial,
                                 ArrayRef<std::pair<StringRef, ArrayRef<int64_t>>> attrs) {
-  for (auto [name, values] : attrs)
+  for (auto [name, values] : attrs) {
     if (static_cast<int64_t>(values.size()) != spatial)
       return emitOptionalError(loc, name, " has ", values.size(),
                                " entries for ", spatial,
                                " spatial dimensions");
+    bool isPadding = name.starts_with("pad");
+    for (int64_t v : values)
+      if (isPadding ? v < 0 : v <= 0)
+        return emitOptionalError(loc, name, " ", shapeString(values), " must be ",
+                                 isPadding ? "non-negative" : "positive");
+  }
   return success();
 }
 } // namespace
@@ -556,7 +579,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "groups ", groups,
                              " must divide input channels ", channels,
                              " and output channels ", outChannels);
-  if (filter.getDimSize(1) * groups != channels)
+  if (filter.getDimSize(1) != channels / groups)
     return emitOptionalError(loc, "filter has ", filter.getDimSize(1),
                              " input channels per group, expected ",
                              channels / groups);
@@ -569,8 +592,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
         adaptor.getInputDilation()[d]);
     if (!size)
       return emitOptionalError(loc, "filter does not fit spatial dimension ",
-                               d, " (or a stride, dilation or padding is "
-                                  "out of range)");
+                               d, " (or the padded size exceeds ",
+                               kMaxTensorElements, ")");
     shape.push_back(*size);
   }
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
@@ -600,8 +623,8 @@ LogicalResult inferPool(std::optional<Location> loc,
         adaptor.getDilation()[d], 1);
     if (!size)
       return emitOptionalError(loc, "window does not fit spatial dimension ",
-                               d, " (or a stride, dilation or padding is "
-                                  "out of range)");
+                               d, " (or the padded size exceeds ",
+                               kMaxTensorElements, ")");
     shape.push_back(*size);
   }
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
@@ -632,7 +655,10 @@ LogicalResult DropoutOp::verify() {
   if (!(ratio >= 0.0 && ratio < 1.0))
     return emitOpError() << "ratio " << ratio << " is outside [0, 1)";
   if (getMask().getType().getShape() != getOutput().getType().getShape())
-    return emitOpError() << "mask shape differs from the output shape";
+    return emitOpError() << "mask shape "
+                         << shapeString(getMask().getType().getShape())
+                         << " differs from the output shape "
+                         << shapeString(getOutput().getType().getShape());
   return success();
 }
 

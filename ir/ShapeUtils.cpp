@@ -2,7 +2,27 @@
 
 #include "ir/ShapeUtils.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
 namespace mlir::dlc {
+
+std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    std::optional<int64_t> next = llvm::checkedMul(count, d);
+    if (!next || *next > kMaxTensorElements)
+      return std::nullopt;
+    count = *next;
+  }
+  return count;
+}
+
+bool hasSupportedSize(ShapedType type) {
+  return type.hasStaticShape() &&
+         checkedNumElements(type.getShape()).has_value();
+}
 
 std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
                                                     ArrayRef<int64_t> b) {
@@ -36,12 +56,23 @@ std::optional<int64_t> windowOutputSize(int64_t input, int64_t window,
   if (input < 0 || window <= 0 || stride <= 0 || dilation <= 0 ||
       inputDilation <= 0 || low < 0 || high < 0)
     return std::nullopt;
-  int64_t dilatedInput = input == 0 ? 0 : (input - 1) * inputDilation + 1;
-  int64_t padded = dilatedInput + low + high;
-  int64_t effectiveWindow = (window - 1) * dilation + 1;
-  if (padded < effectiveWindow)
+  // Every intermediate is bounded by kMaxTensorElements, far from overflow.
+  auto bounded = [](std::optional<int64_t> v) {
+    return v && *v <= kMaxTensorElements ? v : std::nullopt;
+  };
+  std::optional<int64_t> dilatedInput =
+      input == 0 ? std::optional<int64_t>(0)
+                 : bounded(llvm::checkedMulAdd(input - 1, inputDilation,
+                                               int64_t(1)));
+  std::optional<int64_t> padded;
+  if (dilatedInput)
+    if (std::optional<int64_t> withLow = llvm::checkedAdd(*dilatedInput, low))
+      padded = bounded(llvm::checkedAdd(*withLow, high));
+  std::optional<int64_t> effectiveWindow =
+      bounded(llvm::checkedMulAdd(window - 1, dilation, int64_t(1)));
+  if (!padded || !effectiveWindow || *padded < *effectiveWindow)
     return std::nullopt;
-  return (padded - effectiveWindow) / stride + 1;
+  return (*padded - *effectiveWindow) / stride + 1;
 }
 
 } // namespace mlir::dlc

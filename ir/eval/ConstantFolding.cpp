@@ -20,8 +20,9 @@ using namespace mlir::dlc;
 
 namespace {
 
-/// Results larger than this stay unfolded: folding would copy big weights
-/// into the IR (a transposed 50257x768 embedding is 150 MB of attribute).
+/// Ops with operands or results larger than this stay unfolded: folding
+/// would copy big weights into the IR (a transposed 50257x768 embedding is
+/// 150 MB of attribute).
 constexpr int64_t kMaxFoldedElements = 1 << 16;
 
 struct DLCFoldInterface : public DialectFoldInterface {
@@ -33,11 +34,15 @@ struct DLCFoldInterface : public DialectFoldInterface {
     // not pure functions of their operands.
     if (!isPure(op) || op->getNumResults() == 0 || op->getNumRegions() != 0)
       return failure();
-    for (Type t : op->getResultTypes()) {
+    // Operands count too: a splat constant is small in the IR but would be
+    // materialized in full to evaluate (a sum of a 10^12-element splat).
+    auto small = [](Type t) {
       auto type = dyn_cast<RankedTensorType>(t);
-      if (!type || type.getNumElements() > kMaxFoldedElements)
-        return failure();
-    }
+      return type && type.getNumElements() <= kMaxFoldedElements;
+    };
+    if (!llvm::all_of(op->getResultTypes(), small) ||
+        !llvm::all_of(op->getOperandTypes(), small))
+      return failure();
     SmallVector<::dlc::Tensor> values;
     for (Attribute a : operands) {
       auto elements = dyn_cast_or_null<ElementsAttr>(a);

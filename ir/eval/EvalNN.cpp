@@ -50,48 +50,86 @@ struct WindowGeometry {
   ArrayRef<int64_t> stride, padLow, dilation, inputDilation;
 };
 
+/// Floor and ceiling division for b > 0.
+int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t ceilDivSigned(int64_t a, int64_t b) { return -floorDiv(-a, b); }
+
+/// The (window index, input index) pairs of one dimension that output
+/// coordinate y reads, in ascending window order. Computed from the ranges
+/// rather than by visiting every window position, so the cost is the number
+/// of taps that land in the input, whatever the window and padding sizes.
+SmallVector<std::pair<int64_t, int64_t>>
+dimensionTaps(const WindowGeometry &g, size_t d, int64_t y) {
+  // Window element k reads padded, dilated position p = y*s + k*dil - pad,
+  // which is input element p / idil when 0 <= p <= (in-1)*idil and p is a
+  // multiple of idil.
+  int64_t s = g.stride[d], dil = g.dilation[d], pad = g.padLow[d];
+  int64_t idil = g.inputDilation[d], in = g.inSize[d], w = g.windowSize[d];
+  int64_t origin = y * s - pad;
+  SmallVector<std::pair<int64_t, int64_t>> taps;
+  if (in == 0)
+    return taps;
+  if (idil == 1) {
+    int64_t kLo = std::max<int64_t>(0, ceilDivSigned(-origin, dil));
+    int64_t kHi = std::min<int64_t>(w - 1, floorDiv(in - 1 - origin, dil));
+    for (int64_t k = kLo; k <= kHi; ++k)
+      taps.push_back({k, origin + k * dil});
+    return taps;
+  }
+  // Dilated input: visit the input elements the window can reach.
+  int64_t last = origin + (w - 1) * dil;
+  int64_t xLo = std::max<int64_t>(0, ceilDivSigned(origin, idil));
+  int64_t xHi = std::min<int64_t>(in - 1, floorDiv(last, idil));
+  for (int64_t x = xLo; x <= xHi; ++x) {
+    int64_t offset = x * idil - origin;
+    if (offset % dil == 0)
+      taps.push_back({offset / dil, x});
+  }
+  return taps;
+}
+
 WindowTaps buildWindowTaps(const WindowGeometry &g) {
   size_t rank = g.inSize.size();
-  // Per dimension: the input coordinate that output y and window k read in
-  // the padded, dilated input, or -1 where that is padding or a hole.
-  SmallVector<SmallVector<int64_t>> source(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    for (int64_t y = 0; y < g.outSize[d]; ++y) {
-      for (int64_t k = 0; k < g.windowSize[d]; ++k) {
-        int64_t p = y * g.stride[d] + k * g.dilation[d] - g.padLow[d];
-        int64_t x = p / g.inputDilation[d];
-        bool valid = p >= 0 && p % g.inputDilation[d] == 0 && x < g.inSize[d];
-        source[d].push_back(valid ? x : -1);
-      }
-    }
-  }
   SmallVector<int64_t> inStrides = stridesOf(g.inSize);
   SmallVector<int64_t> windowStrides = stridesOf(g.windowSize);
+  // Per dimension and output coordinate: that dimension's taps.
+  SmallVector<SmallVector<SmallVector<std::pair<int64_t, int64_t>>>> perDim(
+      rank);
+  for (size_t d = 0; d < rank; ++d)
+    for (int64_t y = 0; y < g.outSize[d]; ++y)
+      perDim[d].push_back(dimensionTaps(g, d, y));
+
   int64_t outCount = productOf(g.outSize, 0, rank);
-  int64_t windowCount = productOf(g.windowSize, 0, rank);
   WindowTaps taps;
   taps.begin.reserve(outCount + 1);
-  SmallVector<int64_t> y(rank);
+  SmallVector<int64_t> y(rank), pick(rank);
   for (int64_t yFlat = 0; yFlat < outCount; ++yFlat) {
     taps.begin.push_back(taps.window.size());
     int64_t rest = yFlat;
+    bool empty = false;
     for (size_t d = rank; d-- > 0;) {
       y[d] = rest % g.outSize[d];
       rest /= g.outSize[d];
+      empty |= perDim[d][y[d]].empty();
     }
-    for (int64_t kFlat = 0; kFlat < windowCount; ++kFlat) {
-      int64_t input = 0;
-      bool valid = true;
-      for (size_t d = 0; d < rank && valid; ++d) {
-        int64_t kd = (kFlat / windowStrides[d]) % g.windowSize[d];
-        int64_t x = source[d][y[d] * g.windowSize[d] + kd];
-        valid = x >= 0;
+    if (empty)
+      continue;
+    // The product of the per-dimension taps, in row-major window order.
+    std::fill(pick.begin(), pick.end(), 0);
+    while (true) {
+      int64_t window = 0, input = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        auto [k, x] = perDim[d][y[d]][pick[d]];
+        window += k * windowStrides[d];
         input += x * inStrides[d];
       }
-      if (valid) {
-        taps.window.push_back(kFlat);
-        taps.input.push_back(input);
-      }
+      taps.window.push_back(window);
+      taps.input.push_back(input);
+      size_t d = rank;
+      while (d-- > 0 && ++pick[d] == static_cast<int64_t>(perDim[d][y[d]].size()))
+        pick[d] = 0;
+      if (d == static_cast<size_t>(-1))
+        break;
     }
   }
   taps.begin.push_back(taps.window.size());

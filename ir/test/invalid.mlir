@@ -227,7 +227,7 @@ func.func @gather_elements_rank(%a: tensor<4x2xf32>, %i: tensor<3xi64>) -> tenso
 // -----
 
 func.func @scatter_shapes(%a: tensor<4x2xf32>, %i: tensor<1x2xi64>, %u: tensor<2x2xf32>) -> tensor<4x2xf32> {
-  // expected-error@+1 {{indices and updates shapes differ}}
+  // expected-error@+1 {{indices shape [1, 2] and updates shape [2, 2] differ}}
   %0 = dlc.scatter_elements %a[%i], %u {axis = 0 : i64} reduction none : tensor<4x2xf32>, tensor<1x2xi64>, tensor<2x2xf32>
   return %0 : tensor<4x2xf32>
 }
@@ -235,7 +235,7 @@ func.func @scatter_shapes(%a: tensor<4x2xf32>, %i: tensor<1x2xi64>, %u: tensor<2
 // -----
 
 func.func @scatter_rank(%a: tensor<4x2xf32>, %i: tensor<2xi64>, %u: tensor<2xf32>) -> tensor<4x2xf32> {
-  // expected-error@+1 {{data and indices ranks differ}}
+  // expected-error@+1 {{data and indices ranks differ (2 vs 1)}}
   %0 = dlc.scatter_elements %a[%i], %u {axis = 0 : i64} reduction add : tensor<4x2xf32>, tensor<2xi64>, tensor<2xf32>
   return %0 : tensor<4x2xf32>
 }
@@ -445,7 +445,7 @@ func.func @dropout_ratio(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @dropout_mask(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{mask shape differs from the output shape}}
+  // expected-error@+1 {{mask shape [3] differs from the output shape [4]}}
   %0, %1 = dlc.dropout %x {ratio = 0.5 : f64, seed = 0 : i64} : tensor<4xf32> -> tensor<3xi1>
   return %0 : tensor<4xf32>
 }
@@ -473,4 +473,135 @@ func.func @scatter_bool(%a: tensor<2x3xi1>, %i: tensor<1x1xi64>, %u: tensor<1x1x
   // expected-error@+1 {{cannot reduce bool elements with add}}
   %0 = dlc.scatter_elements %a[%i], %u {axis = 1 : i64} reduction add : tensor<2x3xi1>, tensor<1x1xi64>, tensor<1x1xi1>
   return %0 : tensor<2x3xi1>
+}
+
+// -----
+
+func.func @concat_ranks_values(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<5x3xf32> {
+  // expected-error@+2 {{inputs have different ranks (2 and 1)}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.concat %a, %b {axis = 0 : i64} : tensor<2x3xf32>, tensor<3xf32> -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+// Sizes are bounded, so no shape arithmetic can overflow.
+func.func @too_large() -> tensor<4294967296x4294967296xf32> {
+  // expected-error@+1 {{of at most 2^40 elements, but got 'tensor<4294967296x4294967296xf32>'}}
+  %0 = dlc.constant dense<1.0> : tensor<4294967296x4294967296xf32>
+  return %0 : tensor<4294967296x4294967296xf32>
+}
+
+// -----
+
+func.func @concat_too_large(%a: tensor<1099511627776xi1>) -> tensor<2199023255552xi1> {
+  // expected-error@+1 {{of at most 2^40 elements, but got 'tensor<2199023255552xi1>'}}
+  %0 = dlc.concat %a, %a {axis = 0 : i64} : tensor<1099511627776xi1>, tensor<1099511627776xi1> -> tensor<2199023255552xi1>
+  return %0 : tensor<2199023255552xi1>
+}
+
+// -----
+
+func.func @slice_overflow(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+2 {{slice of dimension 0 reads outside [0, 4)}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.slice %a offsets [0] sizes [4] strides [4611686018427387904] : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pad_too_large(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error@+2 {{padding of dimension 0 exceeds 1099511627776}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.pad %a low [9223372036854775807] high [9223372036854775807] mode constant : tensor<2xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @pad_value_mode(%a: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<2x3xf32> {
+  // expected-error@+2 {{a padding value needs mode constant, not reflect}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.pad %a value %v : tensor<f32> low [0, 0] high [0, 0] mode reflect : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @argmax_empty(%a: tensor<3x0xf32>) -> tensor<3xi64> {
+  // expected-error@+2 {{axis 1 is empty: there is no index to return}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.argmax %a {axis = 1 : i64} : tensor<3x0xf32> -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+func.func @cumsum_negative(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{axis -1 is out of range for rank 1}}
+  %0 = dlc.cumsum %a {axis = -1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_elements_axis(%a: tensor<4x2xf32>, %i: tensor<4x2xi64>) -> tensor<4x2xf32> {
+  // expected-error@+2 {{axis 2 is out of range for rank 2}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.gather_elements %a[%i] {axis = 2 : i64} : tensor<4x2xf32>, tensor<4x2xi64> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @conv_groups_zero(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error@+2 {{groups 0 must divide input channels 4 and output channels 4}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 0 : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_zero_stride(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x6xf32> {
+  // expected-error@+2 {{stride [0] must be positive}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.conv %x, %w stride [0] pad_low [0] pad_high [0] dilation [1] input_dilation [1] groups 1 : tensor<1x3x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x6xf32>
+  return %0 : tensor<1x4x6xf32>
+}
+
+// -----
+
+func.func @conv_negative_pad(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x4xf32> {
+  // expected-error@+2 {{pad_low [-1] must be non-negative}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.conv %x, %w stride [1] pad_low [-1] pad_high [0] dilation [1] input_dilation [1] groups 1 : tensor<1x3x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
+}
+
+// -----
+
+func.func @pool_zero_dilation(%x: tensor<1x3x8xf32>) -> tensor<1x3x4xf32> {
+  // expected-error@+2 {{dilation [0] must be positive}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.max_pool %x window [2] stride [2] pad_low [0] pad_high [0] dilation [0] : tensor<1x3x8xf32> -> tensor<1x3x4xf32>
+  return %0 : tensor<1x3x4xf32>
+}
+
+// -----
+
+func.func @dropout_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{ratio -1.000000e-01 is outside [0, 1)}}
+  %0, %1 = dlc.dropout %x {ratio = -0.1 : f64, seed = 0 : i64} : tensor<4xf32> -> tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @global_in_function() {
+  // expected-error@+1 {{expects parent op 'builtin.module'}}
+  dlc.global @w : tensor<2xf32> = dense<1.0> : tensor<2xf32>
+  return
 }
