@@ -82,6 +82,18 @@ TEST_F(EvaluatorTest, InputDTypeIsChecked) {
       << error;
 }
 
+TEST_F(EvaluatorTest, FunctionWithoutBodyIsAnError) {
+  ModuleOp m = parse(R"mlir(
+    func.func private @main(tensor<2xf32>) -> tensor<2xf32>
+  )mlir");
+  FailureOr<Evaluator> evaluator = Evaluator::create(m);
+  ASSERT_TRUE(succeeded(evaluator));
+  auto func = m.lookupSymbol<func::FuncOp>("main");
+  EXPECT_TRUE(failed(evaluator->run(func, {f32({2}, {1, 2})})));
+  EXPECT_NE(errors.find("has no body to evaluate"), std::string::npos)
+      << errors;
+}
+
 TEST_F(EvaluatorTest, UnknownOpHasNoRule) {
   std::string error = runError(R"mlir(
     func.func private @helper(tensor<2xf32>) -> tensor<2xf32>

@@ -217,6 +217,18 @@ TEST_F(TensorOps, ScatterElementsReductions) {
   expectValues(runOne(scatterWith("min")), {1, 2, 3, 4, 5});
 }
 
+TEST_F(TensorOps, ScatterElementsOutOfRangeIsAnError) {
+  std::string error = runError(R"mlir(
+    func.func @main() -> tensor<1x3xf32> {
+      %d = dlc.constant dense<0.0> : tensor<1x3xf32>
+      %i = dlc.constant dense<[[3]]> : tensor<1x1xi64>
+      %u = dlc.constant dense<[[1.0]]> : tensor<1x1xf32>
+      %0 = dlc.scatter_elements %d[%i], %u {axis = 1 : i64} reduction none : tensor<1x3xf32>, tensor<1x1xi64>, tensor<1x1xf32>
+      return %0 : tensor<1x3xf32>
+    })mlir");
+  EXPECT_NE(error.find("index 3 at position 0"), std::string::npos) << error;
+}
+
 TEST_F(TensorOps, ScatterElementsAlongTheOuterAxis) {
   Tensor out = runOne(R"mlir(
     func.func @main() -> tensor<3x2xi32> {
