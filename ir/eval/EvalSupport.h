@@ -9,9 +9,9 @@
 //  - AccumT<T>, sums and products over many elements (reductions, cumsum,
 //    matmul, conv, pools): double for every float type, else ComputeT<T>.
 // A value goes back to storage rounded once (round to nearest even) or, for
-// integers, wrapped modulo 2^bits. Index walks use forEachOffset, an
-// odometer that keeps one linear offset per operand, so no per-element
-// division and no per-element allocation happens in any op.
+// integers, wrapped modulo 2^bits. Elementwise and data-movement index
+// walks use forEachOffset, an odometer that keeps one linear offset per
+// operand, so they do no per-element division or allocation.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_IR_EVAL_EVALSUPPORT_H
