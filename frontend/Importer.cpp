@@ -1,17 +1,21 @@
 //===- Importer.cpp - ONNX ModelProto to the dlc dialect ------------------===//
 //
-// Walks the graph in dependency order and hands each node to its op rule
+// Sorts the graph into dependency order and hands each node to its op rule
 // (frontend/ops/). Everything a hostile or broken model can get wrong is
 // checked here before a rule sees it: the protobuf, the opset, domains,
-// missing or cyclic inputs, symbolic dimensions, initializer data. The
-// finished module is verified, so a rule's mistake is also an error with
-// the node's location rather than a crash later.
+// missing or cyclic inputs, input and output counts, input names and
+// shapes (negative, symbolic, too large), initializer data, declared
+// output types and shapes. ONNX's checker covers part of this, but only up
+// to opset 17, so nothing here relies on it. The finished module is
+// verified, so a rule's mistake is also an error with the node's location
+// rather than a crash later.
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Importer.h"
 #include "frontend/NodeContext.h"
 #include "frontend/TensorProto.h"
+#include "ir/ShapeUtils.h"
 #include "ir/eval/Evaluator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,6 +30,7 @@
 #include <onnx/defs/schema.h>
 
 #include <climits>
+#include <queue>
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -85,10 +90,7 @@ private:
 };
 
 Location ModelImporter::nodeLoc(const onnx::NodeProto &node, int index) {
-  std::string name = node.name().empty()
-                         ? node.op_type() + "_" + std::to_string(index)
-                         : node.name();
-  return NameLoc::get(StringAttr::get(context_, name),
+  return NameLoc::get(StringAttr::get(context_, nodeDisplayName(node, index)),
                       NameLoc::get(StringAttr::get(context_, node.op_type())));
 }
 
@@ -120,17 +122,22 @@ LogicalResult ModelImporter::importInitializers() {
     std::optional<Tensor> value = tensorFromProto(init, modelDir_, message);
     if (!value)
       return error() << "initializer '" << init.name() << "' " << message;
-    auto type = RankedTensorType::get(
-        value->shape(), elementTypeOf(context_, value->dtype()));
-    DenseElementsAttr attr = attrFromTensor(*value, type);
     if (!::dlc::isFloat(value->dtype())) {
       // Integer and bool initializers are shapes, indices and masks: they are
-      // never trained, and folding needs their values, so they are constants.
+      // never trained, and folding needs their values, so they are constants
+      // (built in run(), where the function body is).
       constants_[init.name()] = std::move(*value);
       continue;
     }
-    auto global = GlobalOp::create(builder_, fileLoc(), StringRef(init.name()),
-                                   type, cast<ElementsAttr>(attr));
+    auto type = RankedTensorType::get(
+        value->shape(), elementTypeOf(context_, value->dtype()));
+    // Named after the initializer, so an error about the global can say
+    // which one it is.
+    Location loc =
+        NameLoc::get(StringAttr::get(context_, init.name()), fileLoc());
+    auto global =
+        GlobalOp::create(builder_, loc, StringRef(init.name()), type,
+                         cast<ElementsAttr>(attrFromTensor(*value, type)));
     globals_[init.name()] = global;
   }
   return success();
@@ -154,7 +161,10 @@ ModelImporter::inputType(const onnx::ValueInfoProto &info) {
   SmallVector<int64_t> shape;
   for (int i = 0; i < t.shape().dim_size(); ++i) {
     const onnx::TensorShapeProto::Dimension &dim = t.shape().dim(i);
-    if (dim.has_dim_value() && dim.dim_value() >= 0) {
+    if (dim.has_dim_value()) {
+      if (dim.dim_value() < 0)
+        return error() << "input '" << info.name() << "' dimension " << i
+                       << " has negative size " << dim.dim_value();
       shape.push_back(dim.dim_value());
       continue;
     }
@@ -170,13 +180,28 @@ ModelImporter::inputType(const onnx::ValueInfoProto &info) {
                      << " is symbolic; bind it with "
                      << (i == 0 ? "--batch-size or " : "")
                      << "--dim " << (param.empty() ? "NAME" : param) << "=N";
+    if (shape.back() < 0)
+      return error() << "input '" << info.name() << "' dimension " << i
+                     << " is bound to the negative size " << shape.back();
   }
+  if (!checkedNumElements(shape))
+    return error() << "input '" << info.name() << "' of shape [" << shape
+                   << "] has more than " << kMaxTensorElements
+                   << " elements";
   return RankedTensorType::get(shape, elementTypeOf(context_, *dtype));
 }
 
 LogicalResult
 ModelImporter::importInputs(SmallVectorImpl<Type> &argTypes,
                             SmallVectorImpl<std::string> &argNames) {
+  // ONNX's checker rejects these up to opset 17; later opsets rely on this.
+  llvm::StringSet<> names;
+  for (const onnx::ValueInfoProto &info : graph_.input()) {
+    if (info.name().empty())
+      return error() << "a graph input has no name";
+    if (!names.insert(info.name()).second)
+      return error() << "graph input '" << info.name() << "' is listed twice";
+  }
   for (const onnx::ValueInfoProto &info : graph_.input()) {
     // Before IR version 4 initializers were also listed as inputs.
     if (globals_.count(info.name()) || constants_.count(info.name()))
@@ -206,12 +231,49 @@ ModelImporter::importInputs(SmallVectorImpl<Type> &argTypes,
   return success();
 }
 
+/// "1 input", "2 inputs".
+static std::string plural(int64_t n, StringRef noun) {
+  return std::to_string(n) + " " + noun.str() + (n == 1 ? "" : "s");
+}
+
+/// How many inputs and outputs a node of an op may have.
+struct Arity {
+  int minInputs, maxInputs, minOutputs, maxOutputs;
+};
+
+/// The arity of `opType` at `opset` from `schema` (looked up at
+/// min(opset, 17)), or nullopt without a schema. The ONNX library's schemas
+/// stop at opset 17, so the ops whose arity changed in opsets 18-21 are
+/// listed here with their later ranges.
+static std::optional<Arity> arityOf(const onnx::OpSchema *schema,
+                                    StringRef opType, int64_t opset) {
+  if (!schema)
+    return std::nullopt;
+  Arity arity{schema->min_input(), schema->max_input(), schema->min_output(),
+              schema->max_output()};
+  // Opset 18 made the reductions' axes and Pad's axes optional inputs, and
+  // opset 20 made DFT's dft_length and axis inputs.
+  static const llvm::StringSet<> axesInput18 = {
+      "ReduceL1",   "ReduceL2",  "ReduceLogSum", "ReduceLogSumExp",
+      "ReduceMax",  "ReduceMean", "ReduceMin",   "ReduceProd",
+      "ReduceSumSquare"};
+  if (opset >= 18 && axesInput18.contains(opType))
+    arity.maxInputs = 2;
+  if (opset >= 18 && opType == "Pad")
+    arity.maxInputs = 4;
+  if (opset >= 20 && opType == "DFT")
+    arity.maxInputs = 3;
+  return arity;
+}
+
 LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
                                         int index) {
   Location loc = nodeLoc(node, index);
   if (!isDefaultDomain(node.domain()))
     return emitError(loc) << "operator domain '" << node.domain()
                           << "' is not supported";
+  if (node.output_size() == 0)
+    return emitError(loc) << "has no outputs";
   const OpRuleTable &rules = opRules();
   auto rule = rules.find(node.op_type());
   const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
@@ -230,6 +292,27 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
                           << opset_ << ") is not supported; dlc implements "
                           << node.op_type() << " from version "
                           << rule->second.minVersion;
+  // ONNX's checker does this up to opset 17 (omitted optional inputs, empty
+  // names, count); later opsets rely on this check.
+  if (std::optional<Arity> arity = arityOf(schema, node.op_type(), opset_)) {
+    int inputs = node.input_size(), outputs = node.output_size();
+    if (inputs < arity->minInputs)
+      return emitError(loc) << "takes at least "
+                            << plural(arity->minInputs, "input") << ", got "
+                            << inputs;
+    if (inputs > arity->maxInputs)
+      return emitError(loc) << "takes at most "
+                            << plural(arity->maxInputs, "input") << ", got "
+                            << inputs;
+    if (outputs < arity->minOutputs)
+      return emitError(loc) << "produces at least "
+                            << plural(arity->minOutputs, "output") << ", got "
+                            << outputs;
+    if (outputs > arity->maxOutputs)
+      return emitError(loc) << "produces at most "
+                            << plural(arity->maxOutputs, "output") << ", got "
+                            << outputs;
+  }
 
   SmallVector<Value> inputs;
   for (const std::string &name : node.input()) {
@@ -259,52 +342,104 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
 }
 
 LogicalResult ModelImporter::importNodes() {
-  // ONNX requires topological order, but some exporters do not keep it:
-  // import every node whose inputs exist, repeating until no node is left.
-  // A pass that imports nothing means a cycle or a missing value.
-  std::vector<int> pending(graph_.node_size());
-  for (int i = 0; i < graph_.node_size(); ++i)
-    pending[i] = i;
-  while (!pending.empty()) {
-    std::vector<int> blocked;
-    for (int index : pending) {
-      const onnx::NodeProto &node = graph_.node(index);
-      bool ready = llvm::all_of(node.input(), [&](const std::string &name) {
-        return name.empty() || values_.count(name);
-      });
-      if (!ready) {
-        blocked.push_back(index);
-        continue;
+  // ONNX requires topological order, and its checker rejects an unsorted
+  // graph, but the checker only runs at opsets <= 17 (the schemas the ONNX
+  // library knows). For later opsets the importer sorts the graph itself:
+  // Kahn's algorithm over a map from each value to the node producing it,
+  // taking the ready node that comes first in the file, so a sorted graph
+  // is imported in file order. A node never ready waits for a value that
+  // nothing produces, or sits on a cycle or after one.
+  int numNodes = graph_.node_size();
+  llvm::StringMap<int> producer;
+  for (int i = 0; i < numNodes; ++i)
+    for (const std::string &out : graph_.node(i).output())
+      if (!out.empty())
+        producer.try_emplace(out, i);
+  // waiting[i]: the inputs node i still waits for, one per use; a value no
+  // node produces is waited for forever.
+  std::vector<int> waiting(numNodes, 0);
+  std::vector<SmallVector<int, 2>> consumers(numNodes);
+  auto pendingProducer = [&](const std::string &name) -> std::optional<int> {
+    if (name.empty() || values_.count(name))
+      return std::nullopt;
+    auto it = producer.find(name);
+    return it == producer.end() ? -1 : it->second;
+  };
+  for (int i = 0; i < numNodes; ++i)
+    for (const std::string &name : graph_.node(i).input())
+      if (std::optional<int> p = pendingProducer(name)) {
+        ++waiting[i];
+        if (*p >= 0)
+          consumers[*p].push_back(i);
       }
-      if (failed(importNode(node, index)))
-        return failure();
-    }
-    if (blocked.size() == pending.size()) {
-      llvm::StringSet<> produced;
-      for (int index : blocked)
-        for (const std::string &out : graph_.node(index).output())
-          produced.insert(out);
-      const onnx::NodeProto &node = graph_.node(blocked.front());
-      for (const std::string &name : node.input())
-        if (!name.empty() && !values_.count(name) && !produced.count(name))
-          return emitError(nodeLoc(node, blocked.front()))
-                 << "input '" << name
-                 << "' is not a graph input, an initializer or the output of "
-                    "any node";
-      std::string cycle;
-      for (int index : blocked)
-        cycle += (cycle.empty() ? "'" : ", '") +
-                 (graph_.node(index).name().empty()
-                      ? graph_.node(index).op_type() + "_" +
-                            std::to_string(index)
-                      : graph_.node(index).name()) +
-                 "'";
-      return emitError(nodeLoc(node, blocked.front()))
-             << "the graph has a cycle among nodes " << cycle;
-    }
-    pending = std::move(blocked);
+
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < numNodes; ++i)
+    if (waiting[i] == 0)
+      ready.push(i);
+  int imported = 0;
+  while (!ready.empty()) {
+    int index = ready.top();
+    ready.pop();
+    if (failed(importNode(graph_.node(index), index)))
+      return failure();
+    ++imported;
+    for (int consumer : consumers[index])
+      if (--waiting[consumer] == 0)
+        ready.push(consumer);
   }
-  return success();
+  if (imported == numNodes)
+    return success();
+
+  // The nodes left (waiting[i] > 0), in file order: first one that needs a
+  // value nothing produces.
+  for (int i = 0; i < numNodes; ++i) {
+    if (waiting[i] == 0)
+      continue;
+    for (const std::string &name : graph_.node(i).input())
+      if (std::optional<int> p = pendingProducer(name); p && *p < 0)
+        return emitError(nodeLoc(graph_.node(i), i))
+               << "input '" << name
+               << "' is not a graph input, an initializer or the output of "
+                  "any node";
+  }
+  // Otherwise every node left is on a cycle or after one. Peeling off the
+  // nodes whose outputs no other node left consumes leaves the cycles
+  // (and any nodes between two of them), which are what the message names.
+  std::vector<int> uses(numNodes, 0);
+  for (int i = 0; i < numNodes; ++i)
+    if (waiting[i] > 0)
+      for (int consumer : consumers[i])
+        uses[i] += waiting[consumer] > 0;
+  std::vector<int> sinks;
+  for (int i = 0; i < numNodes; ++i)
+    if (waiting[i] > 0 && uses[i] == 0)
+      sinks.push_back(i);
+  std::vector<bool> peeled(numNodes, false);
+  while (!sinks.empty()) {
+    int i = sinks.back();
+    sinks.pop_back();
+    peeled[i] = true;
+    for (const std::string &name : graph_.node(i).input())
+      if (std::optional<int> p = pendingProducer(name); p && *p >= 0)
+        if (waiting[*p] > 0 && --uses[*p] == 0)
+          sinks.push_back(*p);
+  }
+  std::string cycle;
+  int first = -1;
+  for (int i = 0; i < numNodes; ++i) {
+    if (waiting[i] == 0 || peeled[i])
+      continue;
+    if (first < 0)
+      first = i;
+    cycle += (cycle.empty() ? "'" : ", '") +
+             nodeDisplayName(graph_.node(i), i) + "'";
+  }
+  // Nodes left with every input produced by a node left form a cycle,
+  // which peeling cannot remove.
+  assert(first >= 0 && "a stalled sort leaves a cycle");
+  return emitError(nodeLoc(graph_.node(first), first))
+         << "the graph has a cycle among nodes " << cycle;
 }
 
 LogicalResult ModelImporter::finishOutputs(func::FuncOp func) {
@@ -329,6 +464,15 @@ LogicalResult ModelImporter::finishOutputs(func::FuncOp func) {
         return error() << "graph output '" << info.name() << "' is declared "
                        << "with rank " << t.shape().dim_size()
                        << " but computes " << type;
+      // Symbolic and unknown dimensions (dim_param, or neither field) match
+      // any size.
+      for (int i = 0; t.has_shape() && i < t.shape().dim_size(); ++i) {
+        const onnx::TensorShapeProto::Dimension &dim = t.shape().dim(i);
+        if (dim.has_dim_value() && dim.dim_value() != type.getDimSize(i))
+          return error() << "graph output '" << info.name()
+                         << "' is declared with size " << dim.dim_value()
+                         << " in dimension " << i << " but computes " << type;
+      }
     }
     results.push_back(v);
     resultTypes.push_back(type);
@@ -385,12 +529,18 @@ FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
 
   // Loads of parameters the graph never uses are dropped, and so are the
   // parameters themselves, so the module holds only what the program reads.
+  // The symbols still used are collected in one walk of the function.
   for (Operation &op : llvm::make_early_inc_range(body->getOperations()))
     if (isa<GlobalLoadOp, ConstantOp>(op) && op.use_empty())
       op.erase();
-  for (auto &[name, global] : globals_)
-    if (SymbolTable::symbolKnownUseEmpty(global, *module_))
-      global.erase();
+  llvm::StringSet<> used;
+  if (std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(&func.getBody()))
+    for (const SymbolTable::SymbolUse &use : *uses)
+      used.insert(use.getSymbolRef().getRootReference().getValue());
+  for (auto &entry : globals_)
+    if (!used.contains(entry.getKey()))
+      entry.getValue().erase();
 
   if (failed(verify(*module_)))
     return failure();
@@ -398,6 +548,12 @@ FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
 }
 
 } // namespace
+
+std::string mlir::dlc::nodeDisplayName(const onnx::NodeProto &node,
+                                       int index) {
+  return node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+                             : node.name();
+}
 
 void mlir::dlc::registerImporterDialects(MLIRContext *context) {
   context->loadDialect<DLCDialect, func::FuncDialect>();
@@ -504,8 +660,8 @@ mlir::dlc::importOnnxFile(MLIRContext *context, StringRef path,
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/true);
   if (!file)
-    return emitError(loc) << "cannot read '" << path
-                          << "': " << file.getError().message();
+    return emitError(loc) << "cannot read the file: "
+                          << file.getError().message();
   onnx::ModelProto model;
   StringRef bytes = (*file)->getBuffer();
   if (path.ends_with(".onnxtxt")) {
@@ -513,20 +669,19 @@ mlir::dlc::importOnnxFile(MLIRContext *context, StringRef path,
       onnx::OnnxParser parser(bytes.data());
       onnx::Common::Status status = parser.Parse(model);
       if (!status.IsOK())
-        return emitError(loc) << "'" << path << "' is not a valid ONNX text "
-                              << "model: " << oneLine(status.ErrorMessage());
+        return emitError(loc) << "not a valid ONNX text model: "
+                              << oneLine(status.ErrorMessage());
     } catch (const std::exception &e) {
-      return emitError(loc) << "'" << path << "' is not a valid ONNX text "
-                            << "model: " << oneLine(e.what());
+      return emitError(loc) << "not a valid ONNX text model: "
+                            << oneLine(e.what());
     }
   } else if (bytes.size() > static_cast<size_t>(INT_MAX)) {
-    return emitError(loc) << "'" << path << "' is larger than protobuf's "
-                          << "2 GB limit; store the weights as external data";
+    return emitError(loc) << "larger than protobuf's 2 GB limit; store the "
+                          << "weights as external data";
   } else if (!model.ParseFromArray(bytes.data(),
                                    static_cast<int>(bytes.size()))) {
-    return emitError(loc) << "'" << path
-                          << "' is not a valid ONNX model (the protobuf does "
-                             "not parse; truncated or not ONNX?)";
+    return emitError(loc) << "not a valid ONNX model (the protobuf does not "
+                             "parse; truncated or not ONNX?)";
   }
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);

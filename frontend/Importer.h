@@ -20,6 +20,7 @@
 
 namespace onnx {
 class ModelProto;
+class NodeProto;
 } // namespace onnx
 
 namespace mlir::dlc {
@@ -52,6 +53,11 @@ FailureOr<OwningOpRef<ModuleOp>>
 importOnnxModel(MLIRContext *context, const onnx::ModelProto &model,
                 llvm::StringRef modelDir, const ImportOptions &options,
                 llvm::StringRef source = "<model>");
+
+/// The name a node goes by in locations and messages: its own name, or
+/// `<OpType>_<index>` (its position in the graph's node list) when it has
+/// none.
+std::string nodeDisplayName(const onnx::NodeProto &node, int index);
 
 /// Registers what an importer's MLIRContext needs (the dlc and func
 /// dialects).

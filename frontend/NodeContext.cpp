@@ -52,42 +52,71 @@ const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
   return nullptr;
 }
 
-int64_t NodeContext::intAttr(StringRef name, int64_t defaultValue) const {
+const onnx::AttributeProto *
+NodeContext::typedAttr(StringRef name,
+                       onnx::AttributeProto::AttributeType type) {
   const onnx::AttributeProto *a = attr(name);
+  if (!a || a->type() == type)
+    return a;
+  auto typeName = [](onnx::AttributeProto::AttributeType t) {
+    return onnx::AttributeProto::AttributeType_IsValid(t)
+               ? onnx::AttributeProto::AttributeType_Name(t)
+               : "type " + std::to_string(static_cast<int>(t));
+  };
+  error() << "attribute '" << name << "' must be " << typeName(type)
+          << ", got " << typeName(a->type());
+  return nullptr;
+}
+
+int64_t NodeContext::intAttr(StringRef name, int64_t defaultValue) {
+  const onnx::AttributeProto *a = typedAttr(name, onnx::AttributeProto::INT);
   return a ? a->i() : defaultValue;
 }
 
-float NodeContext::floatAttr(StringRef name, float defaultValue) const {
-  const onnx::AttributeProto *a = attr(name);
+float NodeContext::floatAttr(StringRef name, float defaultValue) {
+  const onnx::AttributeProto *a =
+      typedAttr(name, onnx::AttributeProto::FLOAT);
   return a ? a->f() : defaultValue;
 }
 
-std::string NodeContext::stringAttr(StringRef name,
-                                    StringRef defaultValue) const {
-  const onnx::AttributeProto *a = attr(name);
+std::string NodeContext::stringAttr(StringRef name, StringRef defaultValue) {
+  const onnx::AttributeProto *a =
+      typedAttr(name, onnx::AttributeProto::STRING);
   return a ? a->s() : defaultValue.str();
 }
 
-std::vector<int64_t> NodeContext::intsAttr(StringRef name) const {
-  const onnx::AttributeProto *a = attr(name);
+std::vector<int64_t> NodeContext::intsAttr(StringRef name) {
+  const onnx::AttributeProto *a = typedAttr(name, onnx::AttributeProto::INTS);
   if (!a)
     return {};
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
-std::vector<float> NodeContext::floatsAttr(StringRef name) const {
-  const onnx::AttributeProto *a = attr(name);
+std::vector<float> NodeContext::floatsAttr(StringRef name) {
+  const onnx::AttributeProto *a =
+      typedAttr(name, onnx::AttributeProto::FLOATS);
   if (!a)
     return {};
   return std::vector<float>(a->floats().begin(), a->floats().end());
 }
 
+std::vector<std::string> NodeContext::stringsAttr(StringRef name) {
+  const onnx::AttributeProto *a =
+      typedAttr(name, onnx::AttributeProto::STRINGS);
+  if (!a)
+    return {};
+  return std::vector<std::string>(a->strings().begin(), a->strings().end());
+}
+
 std::optional<Tensor> NodeContext::tensorAttr(StringRef name) {
-  const onnx::AttributeProto *a = attr(name);
-  if (!a || !a->has_t()) {
+  if (!hasAttr(name)) {
     error() << "attribute '" << name << "' is missing";
     return std::nullopt;
   }
+  const onnx::AttributeProto *a =
+      typedAttr(name, onnx::AttributeProto::TENSOR);
+  if (!a)
+    return std::nullopt;
   std::string message;
   std::optional<Tensor> t = tensorFromProto(a->t(), /*modelDir=*/"", message);
   if (!t)
@@ -144,8 +173,12 @@ NodeContext::requireConstantInts(size_t i, StringRef what) {
 }
 
 InFlightDiagnostic NodeContext::error() {
+  InFlightDiagnostic diag = emitError(loc_);
+  // One message per node: after the first, errors are built and dropped.
+  if (failed_)
+    diag.abandon();
   failed_ = true;
-  return emitError(loc_);
+  return diag;
 }
 
 std::optional<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank,
@@ -173,6 +206,8 @@ Value NodeContext::constant(const Tensor &value) {
 }
 
 Value NodeContext::scalar(Type elementType, double value) {
+  if (!elementType)
+    return {};
   FailureOr<DType> dtype = dtypeOf(elementType);
   if (mlir::failed(dtype)) {
     error() << "unsupported element type " << elementType;
@@ -191,7 +226,8 @@ Value NodeContext::i64Constant(ArrayRef<int64_t> values) {
 }
 
 Value NodeContext::cast(Value x, Type elementType) {
-  if (!x)
+  // A null element type comes from a missing input (inputElementType).
+  if (!x || !elementType)
     return {};
   auto type = mlir::cast<RankedTensorType>(x.getType());
   return buildTyped<CastOp>(type.clone(elementType), {x});
@@ -201,10 +237,14 @@ Value NodeContext::reshape(Value x, ArrayRef<int64_t> shape) {
   if (!x)
     return {};
   auto type = mlir::cast<RankedTensorType>(x.getType());
-  int64_t count = 1;
-  for (int64_t d : shape)
-    count *= d;
-  if (count != type.getNumElements()) {
+  std::optional<int64_t> count = checkedNumElements(shape);
+  if (!count) {
+    error() << "cannot reshape " << type << " into shape [" << shape
+            << "]: a dimension is negative or the element count exceeds "
+            << kMaxTensorElements;
+    return {};
+  }
+  if (*count != type.getNumElements()) {
     error() << "cannot reshape " << type << " into "
             << RankedTensorType::get(shape, type.getElementType());
     return {};

@@ -7,11 +7,12 @@
 // errors at the node's location.
 //
 // Building is "poisoning": when a rule's input is malformed (shapes that do
-// not broadcast, an attribute out of range) the first error is emitted, the
-// failed build returns a null Value, every later build given a null operand
+// not broadcast, an attribute out of range or of the wrong type) the first
+// error is emitted, the failed build returns a null Value, every later build
 // returns null without a second message, and the importer stops after the
 // rule. Rules therefore read as straight-line compositions without an error
-// check after every op.
+// check after every op; what they must check is a null Value before looking
+// at its type.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_FRONTEND_NODECONTEXT_H
@@ -37,7 +38,13 @@ public:
               SmallVector<Value> inputs, int sinceVersion, Location loc);
 
   const onnx::NodeProto &node() const { return node_; }
-  /// The since_version of the node's op schema in the model's opset.
+  /// The since_version of the node's op schema, looked up at
+  /// min(opset, 17) since the ONNX library's schemas stop at opset 17. For
+  /// opsets 18-21 an op changed after 17 therefore reports its opset-17
+  /// version (ReduceMean at opset 18 reports 13, not 18); rules tell the
+  /// later forms apart by looking at the node itself (an `axes` input
+  /// rather than an attribute, say). An op new after 17, with no schema,
+  /// reports the model's opset.
   int version() const { return version_; }
   Location loc() const { return loc_; }
   OpBuilder &builder() { return builder_; }
@@ -65,18 +72,26 @@ public:
 
   //===--------------------------------------------------------------------===//
   // Attributes (absent attributes give the default)
+  //
+  // The typed getters check the attribute's declared type as ONNX's checker
+  // does (no INT where a FLOAT is expected): an attribute of another type is
+  // an error, "attribute 'axis' must be INT, got INTS", that poisons the
+  // context, and the getter returns the default.
   //===--------------------------------------------------------------------===//
 
+  /// The attribute named `name`, of any type; null if absent.
   const onnx::AttributeProto *attr(llvm::StringRef name) const;
   bool hasAttr(llvm::StringRef name) const { return attr(name) != nullptr; }
-  int64_t intAttr(llvm::StringRef name, int64_t defaultValue) const;
-  float floatAttr(llvm::StringRef name, float defaultValue) const;
+  int64_t intAttr(llvm::StringRef name, int64_t defaultValue);
+  float floatAttr(llvm::StringRef name, float defaultValue);
   std::string stringAttr(llvm::StringRef name,
-                         llvm::StringRef defaultValue = "") const;
-  std::vector<int64_t> intsAttr(llvm::StringRef name) const;
-  std::vector<float> floatsAttr(llvm::StringRef name) const;
-  /// A tensor-valued attribute (Constant's `value`), converted; null on
-  /// failure (error emitted).
+                         llvm::StringRef defaultValue = "");
+  /// Empty when absent.
+  std::vector<int64_t> intsAttr(llvm::StringRef name);
+  std::vector<float> floatsAttr(llvm::StringRef name);
+  std::vector<std::string> stringsAttr(llvm::StringRef name);
+  /// A tensor-valued attribute (Constant's `value`), converted; nullopt
+  /// after an error (absent, not a TENSOR, or data that does not convert).
   std::optional<::dlc::Tensor> tensorAttr(llvm::StringRef name);
 
   //===--------------------------------------------------------------------===//
@@ -97,7 +112,10 @@ public:
   // Errors
   //===--------------------------------------------------------------------===//
 
-  /// Emits an error at the node and poisons the context.
+  /// Emits an error at the node and poisons the context. Only the first
+  /// error of a node is reported: once poisoned, the diagnostic returned
+  /// is dropped, so a rule that goes on after a failed getter or build does
+  /// not print a second, consequential message.
   InFlightDiagnostic error();
   bool failed() const { return failed_; }
   /// Normalizes a possibly negative axis into [0, rank); error if outside.
@@ -199,6 +217,10 @@ public:
   Value logSoftmax(Value x, int64_t axis);
 
 private:
+  /// attr(name) if it has `type`; null if absent, or after an error if it
+  /// has another type.
+  const onnx::AttributeProto *
+  typedAttr(llvm::StringRef name, onnx::AttributeProto::AttributeType type);
   /// False (and nothing built) if an operand is null, i.e. an earlier build
   /// failed.
   bool checkOperands(ValueRange operands);

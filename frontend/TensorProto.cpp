@@ -1,8 +1,10 @@
 //===- TensorProto.cpp - ONNX TensorProto to host tensors -----------------===//
 
 #include "frontend/TensorProto.h"
+#include "ir/ShapeUtils.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -56,11 +58,15 @@ std::string mlir::dlc::onnxTypeName(int32_t dataType) {
 
 namespace {
 
-/// Reads the bytes of an external-data tensor. The location must be a
-/// relative path that stays inside `modelDir` once symlinks are resolved
-/// (ONNX's external data rules; DESIGN.md decision 2).
+/// Maps the bytes of an external-data tensor into `file` and points `bytes`
+/// at them. The location must be a relative path that stays inside
+/// `modelDir` once symlinks are resolved (ONNX's external data rules;
+/// DESIGN.md decision 2), and the range must hold exactly `expectedBytes`,
+/// which is checked before anything is copied.
 bool readExternalData(const onnx::TensorProto &proto, StringRef modelDir,
-                      std::string &bytes, std::string &message) {
+                      uint64_t expectedBytes,
+                      std::unique_ptr<llvm::MemoryBuffer> &file,
+                      StringRef &bytes, std::string &message) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const onnx::StringStringEntryProto &e : proto.external_data()) {
@@ -115,15 +121,15 @@ bool readExternalData(const onnx::TensorProto &proto, StringRef modelDir,
               std::string(realPath) + "')";
     return false;
   }
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(realPath, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);
-  if (!file) {
+  if (!buffer) {
     message = "external data file '" + std::string(path) +
-              "' cannot be read: " + file.getError().message();
+              "' cannot be read: " + buffer.getError().message();
     return false;
   }
-  int64_t size = static_cast<int64_t>((*file)->getBufferSize());
+  int64_t size = static_cast<int64_t>((*buffer)->getBufferSize());
   if (length < 0)
     length = size - std::min(offset, size);
   if (offset > size || length > size - offset) {
@@ -133,63 +139,72 @@ bool readExternalData(const onnx::TensorProto &proto, StringRef modelDir,
               " bytes";
     return false;
   }
-  bytes.assign((*file)->getBufferStart() + offset, length);
-  return true;
-}
-
-/// Copies a typed repeated field into `out`, converting each value to the
-/// storage type T (ONNX stores e.g. int8/uint16/bool in int32_data and
-/// float16 as raw bits in int32_data).
-template <typename T, typename Field>
-bool copyField(const Field &field, Tensor &out, std::string &message) {
-  if (static_cast<int64_t>(field.size()) != out.numElements()) {
-    message = "holds " + std::to_string(field.size()) + " values for " +
-              std::to_string(out.numElements()) + " elements";
+  if (static_cast<uint64_t>(length) != expectedBytes) {
+    message = "holds " + std::to_string(length) + " bytes of data for " +
+              std::to_string(expectedBytes) + " expected";
     return false;
   }
-  T *data = reinterpret_cast<T *>(out.bytes());
-  for (int i = 0; i < field.size(); ++i) {
-    if constexpr (std::is_same_v<T, ::dlc::Half> ||
-                  std::is_same_v<T, ::dlc::BFloat16>)
-      data[i] = T::fromBits(static_cast<uint16_t>(field[i]));
-    else
-      data[i] = static_cast<T>(field[i]);
-  }
+  file = std::move(*buffer);
+  bytes = file->getBuffer().substr(offset, length);
   return true;
 }
 
-bool copyTypedData(const onnx::TensorProto &p, Tensor &out,
-                   std::string &message) {
-  switch (out.dtype()) {
+template <typename T> struct StorageTag {
+  using type = T;
+};
+
+/// Calls `fn(StorageTag<T>{}, field)` with the repeated field that holds
+/// values of `dtype` and the storage type T they convert to (ONNX stores
+/// e.g. int8/uint16/bool in int32_data and float16 as raw bits in
+/// int32_data).
+template <typename Fn>
+decltype(auto) withTypedField(const onnx::TensorProto &p, DType dtype,
+                              Fn &&fn) {
+  switch (dtype) {
   case DType::F32:
-    return copyField<float>(p.float_data(), out, message);
+    return fn(StorageTag<float>{}, p.float_data());
   case DType::F64:
-    return copyField<double>(p.double_data(), out, message);
+    return fn(StorageTag<double>{}, p.double_data());
   case DType::I64:
-    return copyField<int64_t>(p.int64_data(), out, message);
+    return fn(StorageTag<int64_t>{}, p.int64_data());
   case DType::U32:
+    return fn(StorageTag<uint32_t>{}, p.uint64_data());
   case DType::U64:
-    return out.dtype() == DType::U32
-               ? copyField<uint32_t>(p.uint64_data(), out, message)
-               : copyField<uint64_t>(p.uint64_data(), out, message);
+    return fn(StorageTag<uint64_t>{}, p.uint64_data());
   case DType::I32:
-    return copyField<int32_t>(p.int32_data(), out, message);
+    return fn(StorageTag<int32_t>{}, p.int32_data());
   case DType::I16:
-    return copyField<int16_t>(p.int32_data(), out, message);
+    return fn(StorageTag<int16_t>{}, p.int32_data());
   case DType::I8:
-    return copyField<int8_t>(p.int32_data(), out, message);
+    return fn(StorageTag<int8_t>{}, p.int32_data());
   case DType::U16:
-    return copyField<uint16_t>(p.int32_data(), out, message);
+    return fn(StorageTag<uint16_t>{}, p.int32_data());
   case DType::U8:
-    return copyField<uint8_t>(p.int32_data(), out, message);
+    return fn(StorageTag<uint8_t>{}, p.int32_data());
   case DType::Bool:
-    return copyField<bool>(p.int32_data(), out, message);
+    return fn(StorageTag<bool>{}, p.int32_data());
   case DType::F16:
-    return copyField<::dlc::Half>(p.int32_data(), out, message);
+    return fn(StorageTag<::dlc::Half>{}, p.int32_data());
   case DType::BF16:
-    return copyField<::dlc::BFloat16>(p.int32_data(), out, message);
+    return fn(StorageTag<::dlc::BFloat16>{}, p.int32_data());
   }
-  return false;
+  llvm_unreachable("every DType has a field");
+}
+
+/// Copies the typed repeated field of `p` into `out`, whose element count
+/// the caller has checked against the field's size.
+void copyTypedData(const onnx::TensorProto &p, Tensor &out) {
+  withTypedField(p, out.dtype(), [&](auto tag, const auto &field) {
+    using T = typename decltype(tag)::type;
+    T *data = reinterpret_cast<T *>(out.bytes());
+    for (int i = 0; i < field.size(); ++i) {
+      if constexpr (std::is_same_v<T, ::dlc::Half> ||
+                    std::is_same_v<T, ::dlc::BFloat16>)
+        data[i] = T::fromBits(static_cast<uint16_t>(field[i]));
+      else
+        data[i] = static_cast<T>(field[i]);
+    }
+  });
 }
 
 } // namespace
@@ -202,50 +217,60 @@ std::optional<Tensor> mlir::dlc::tensorFromProto(const onnx::TensorProto &p,
     message = "data type " + onnxTypeName(p.data_type()) + " is not supported";
     return std::nullopt;
   }
-  std::vector<int64_t> shape;
-  int64_t count = 1;
-  for (int64_t d : p.dims()) {
-    // Bound the element count before allocating: a corrupt dims list must
-    // not turn into a huge allocation.
-    if (d < 0 || (d > 0 && count > (int64_t(1) << 40) / d)) {
-      message = "has an invalid or too large shape";
-      return std::nullopt;
-    }
-    count *= d;
-    shape.push_back(d);
+  std::vector<int64_t> shape(p.dims().begin(), p.dims().end());
+  // The size the data must have, from the shape alone: a corrupt dims list
+  // must not turn into a huge allocation, so nothing is allocated before the
+  // data is known to hold exactly this much. At most kMaxTensorElements
+  // elements of at most 8 bytes, so the byte count cannot overflow.
+  std::optional<int64_t> count = checkedNumElements(shape);
+  if (!count) {
+    message = "has an invalid or too large shape";
+    return std::nullopt;
   }
+  uint64_t expectedBytes =
+      static_cast<uint64_t>(*count) * ::dlc::dtypeSize(*dtype);
   if (p.segment().begin() != 0 || p.segment().end() != 0) {
     message = "segmented tensors are not supported";
     return std::nullopt;
   }
 
-  const std::string *raw = nullptr;
-  std::string external;
+  std::optional<StringRef> raw;
+  std::unique_ptr<llvm::MemoryBuffer> externalFile;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (!readExternalData(p, modelDir, external, message))
+    StringRef bytes;
+    if (!readExternalData(p, modelDir, expectedBytes, externalFile, bytes,
+                          message))
       return std::nullopt;
-    raw = &external;
+    raw = bytes;
   } else if (p.has_raw_data()) {
-    raw = &p.raw_data();
+    raw = StringRef(p.raw_data());
+    if (raw->size() != expectedBytes) {
+      message = "holds " + std::to_string(raw->size()) +
+                " bytes of data for " + std::to_string(expectedBytes) +
+                " expected";
+      return std::nullopt;
+    }
+  } else {
+    int64_t values = withTypedField(
+        p, *dtype, [](auto, const auto &field) -> int64_t {
+          return field.size();
+        });
+    if (values != *count) {
+      message = "holds " + std::to_string(values) + " values for " +
+                std::to_string(*count) + " elements";
+      return std::nullopt;
+    }
   }
 
   Tensor out(*dtype, shape);
-  if (raw) {
-    if (raw->size() != out.byteSize()) {
-      message = "holds " + std::to_string(raw->size()) + " bytes of data for " +
-                std::to_string(out.byteSize()) + " expected";
-      return std::nullopt;
-    }
-    if (*dtype == DType::Bool) {
-      // Any non-zero byte is true; copying bytes could create invalid bools.
-      for (int64_t i = 0; i < count; ++i)
-        out.data<bool>()[i] = (*raw)[i] != 0;
-    } else {
-      std::memcpy(out.bytes(), raw->data(), raw->size());
-    }
-    return out;
+  if (!raw) {
+    copyTypedData(p, out);
+  } else if (*dtype == DType::Bool) {
+    // Any non-zero byte is true; copying bytes could create invalid bools.
+    for (int64_t i = 0; i < *count; ++i)
+      out.data<bool>()[i] = (*raw)[i] != 0;
+  } else {
+    std::memcpy(out.bytes(), raw->data(), raw->size());
   }
-  if (!copyTypedData(p, out, message))
-    return std::nullopt;
   return out;
 }

@@ -3,8 +3,10 @@
 // Converts ONNX tensors (initializers, Constant values, test data) into
 // ::dlc::Tensor, reading raw_data, the typed repeated fields or external
 // data. Every size and offset is checked against what the proto and the file
-// actually hold, so a hostile model cannot make the importer read past a
-// buffer or outside the model's folder.
+// actually hold, and the byte count the shape implies is compared with the
+// data before the tensor is allocated, so a hostile model cannot make the
+// importer read past a buffer, outside the model's folder, or allocate more
+// than its data holds.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_FRONTEND_TENSORPROTO_H

@@ -30,9 +30,16 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-echo "setup: installing ${missing[*]}"
 SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "setup: missing packages: ${missing[*]}" >&2
+    echo "setup: installing them needs root, and sudo is not installed: run this script as root, or install them with apt-get as root" >&2
+    exit 1
+  fi
+  SUDO="sudo"
+fi
+echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 if ! apt-cache show llvm-22-dev >/dev/null 2>&1; then

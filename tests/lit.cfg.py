@@ -13,6 +13,14 @@ config.test_exec_root = os.path.join(config.dlc_binary_dir, "tests", "lit-out")
 # Lit files live in each stage's test/ folder; skip everything else.
 config.excludes = ["Inputs", "CMakeLists.txt", "build", "tests", "docs",
                    "scripts", "bench", "examples", "runtime", ".git"]
+# The build folder may sit in the source tree under any name (DLC_BUILD_DIR,
+# `cmake -B out`); its copies of test inputs and lit's own outputs are not
+# tests. lit excludes by folder name, so exclude its top-level folder's.
+_build_rel = os.path.relpath(os.path.realpath(config.dlc_binary_dir),
+                             os.path.realpath(config.dlc_source_dir))
+_build_top = _build_rel.split(os.sep)[0]
+if _build_top not in (os.curdir, os.pardir):
+    config.excludes.append(_build_top)
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

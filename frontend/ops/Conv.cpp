@@ -10,6 +10,8 @@
 
 #include "frontend/ops/RuleUtils.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
 using namespace mlir;
 using namespace mlir::dlc;
 
@@ -72,7 +74,12 @@ void convRule(NodeContext &c) {
   SmallVector<int64_t> low, high;
   if (!strides || !dilations || !autoPad || !readPads(c, spatial, low, high))
     return;
-  applyAutoPad(*autoPad, input, kernel, *strides, *dilations, low, high);
+  for (int64_t d = 0; d < spatial; ++d)
+    if (!windowExtent(c, kernel[d], (*dilations)[d], d))
+      return;
+  if (!applyAutoPad(c, *autoPad, input, kernel, *strides, *dilations, low,
+                    high))
+    return;
   int64_t group = c.intAttr("group", 1);
   Value y = c.build<ConvOp>(
       {x, w}, {c.namedI64s("stride", *strides), c.namedI64s("pad_low", low),
@@ -121,14 +128,32 @@ void convTransposeRule(NodeContext &c) {
 
   // The output size without padding, then the padding that output_shape or
   // SAME asks for (the spec's total_padding split; a negative total means
-  // the output extends past the last input's reach, at the end).
-  SmallVector<int64_t> full(spatial);
-  for (int64_t d = 0; d < spatial; ++d)
-    full[d] = (*strides)[d] * (input[d] - 1) + (*outputPadding)[d] +
-              (kernel[d] - 1) * (*dilations)[d] + 1;
+  // the output extends past the last input's reach, at the end). Every
+  // attribute is at most kMaxTensorElements (spatialAttr, readPads), so
+  // only the stride times the input can overflow, and the sizes are bounded
+  // by kMaxTensorElements before any further arithmetic.
+  SmallVector<int64_t> full(spatial), reach(spatial);
+  for (int64_t d = 0; d < spatial; ++d) {
+    std::optional<int64_t> window =
+        windowExtent(c, kernel[d], (*dilations)[d], d);
+    if (!window)
+      return;
+    reach[d] = *window - 1;
+    std::optional<int64_t> spread = llvm::checkedMulAdd(
+        (*strides)[d], input[d] - 1, (*outputPadding)[d] + *window);
+    if (!spread || *spread > kMaxTensorElements) {
+      c.error() << "output size of spatial dimension " << d << " (stride "
+                << (*strides)[d] << " times input size " << input[d]
+                << ") exceeds " << kMaxTensorElements;
+      return;
+    }
+    full[d] = *spread;
+  }
   std::optional<SmallVector<int64_t>> target;
   if (c.hasAttr("output_shape")) {
     std::vector<int64_t> shape = c.intsAttr("output_shape");
+    if (c.failed())
+      return;
     // Some exporters give the full [N, C, spatial...] shape.
     if (static_cast<int64_t>(shape.size()) == spatial + 2)
       shape.erase(shape.begin(), shape.begin() + 2);
@@ -137,6 +162,13 @@ void convTransposeRule(NodeContext &c) {
                 << spatial << " spatial dimensions";
       return;
     }
+    for (int64_t v : shape)
+      if (v < 1 || v > kMaxTensorElements) {
+        c.error() << "output_shape [" << ArrayRef<int64_t>(shape) << "] has "
+                  << v << ", expected values in [1, " << kMaxTensorElements
+                  << "]";
+        return;
+      }
     target = SmallVector<int64_t>(shape.begin(), shape.end());
   } else if (*autoPad == AutoPad::SameUpper || *autoPad == AutoPad::SameLower) {
     target = SmallVector<int64_t>(spatial);
@@ -168,9 +200,8 @@ void convTransposeRule(NodeContext &c) {
                 << d << " is not positive";
       return;
     }
-    int64_t reach = (*dilations)[d] * (kernel[d] - 1);
-    int64_t lo = reach - low[d];
-    int64_t hi = reach - high[d] + (*outputPadding)[d];
+    int64_t lo = reach[d] - low[d];
+    int64_t hi = reach[d] - high[d] + (*outputPadding)[d];
     // Padding beyond the kernel's reach crops the output instead.
     convLow[d] = std::max<int64_t>(lo, 0);
     convHigh[d] = std::max<int64_t>(hi, 0);

@@ -196,21 +196,26 @@ void shrinkRule(NodeContext &c) {
 
 void isInfRule(NodeContext &c) {
   Value x = c.input(0);
+  if (!x)
+    return;
   double inf = std::numeric_limits<double>::infinity();
-  Value pos = c.compare(ComparePredicate::eq, x, scalarLike(c, x, inf));
-  Value neg = c.compare(ComparePredicate::eq, x, scalarLike(c, x, -inf));
   bool detectPos = c.intAttr("detect_positive", 1) != 0;
   bool detectNeg = c.intAttr("detect_negative", 1) != 0;
+  Value pos, neg;
+  if (detectPos)
+    pos = c.compare(ComparePredicate::eq, x, scalarLike(c, x, inf));
+  if (detectNeg)
+    neg = c.compare(ComparePredicate::eq, x, scalarLike(c, x, -inf));
   Value result;
-  if (detectPos && detectNeg)
+  if (detectPos && detectNeg) {
     result = c.build<OrOp>({pos, neg});
-  else if (detectPos)
-    result = pos;
-  else if (detectNeg)
-    result = neg;
-  else // Neither: every element is false.
-    result = c.compare(ComparePredicate::ne, x, x) ? c.build<AndOp>(
-        {pos, neg}) : Value();
+  } else if (detectPos || detectNeg) {
+    result = detectPos ? pos : neg;
+  } else {
+    // Neither: every element is false.
+    Value no = c.scalar(IntegerType::get(c.context(), 1), 0.0);
+    result = c.broadcastTo(no, typeOf(x).getShape());
+  }
   c.setOutput(0, result);
 }
 
@@ -227,6 +232,8 @@ void castRule(NodeContext &c) {
 
 void dropoutRule(NodeContext &c) {
   Value x = c.input(0);
+  if (!x)
+    return;
   double ratio = c.floatAttr("ratio", 0.5f);
   bool training = false;
   if (c.version() >= 12) {
@@ -234,22 +241,32 @@ void dropoutRule(NodeContext &c) {
       std::optional<::dlc::Tensor> r = c.requireConstant(1, "ratio");
       if (!r)
         return;
+      if (r->numElements() != 1) {
+        c.error() << "ratio " << r->describe() << " must be a scalar";
+        return;
+      }
       ratio = r->getDouble(0);
     }
     if (c.hasInput(2)) {
       std::optional<::dlc::Tensor> t = c.requireConstant(2, "training_mode");
       if (!t)
         return;
+      if (t->numElements() != 1) {
+        c.error() << "training_mode " << t->describe() << " must be a scalar";
+        return;
+      }
       training = t->getInt(0) != 0;
     }
   }
+  if (c.failed())
+    return;
+  RankedTensorType type = typeOf(x);
   if (!training || ratio == 0.0) {
     // Inference (or ratio 0): the identity with an all-true mask.
     c.setOutput(0, x);
-    if (c.wantsOutput(1) && x) {
-      auto type = cast<RankedTensorType>(x.getType());
-      Value one = c.scalar(IntegerType::get(c.context(), 1), 1.0);
-      c.setOutput(1, c.broadcastTo(one, type.getShape()));
+    if (c.wantsOutput(1)) {
+      Value yes = c.scalar(IntegerType::get(c.context(), 1), 1.0);
+      c.setOutput(1, c.broadcastTo(yes, type.getShape()));
     }
     return;
   }
@@ -257,7 +274,6 @@ void dropoutRule(NodeContext &c) {
     c.error() << "ratio " << ratio << " is outside [0, 1)";
     return;
   }
-  auto type = cast<RankedTensorType>(x.getType());
   auto maskType = type.clone(IntegerType::get(c.context(), 1));
   auto op = DropoutOp::create(
       c.builder(), c.loc(), type, maskType, x,

@@ -58,24 +58,29 @@ void gemmRule(NodeContext &c) {
               << " and " << typeOf(b).getRank();
     return;
   }
-  if (c.intAttr("transA", 0))
+  // Every attribute first: a malformed one stops the rule before any build.
+  bool transA = c.intAttr("transA", 0) != 0;
+  bool transB = c.intAttr("transB", 0) != 0;
+  double alpha = c.floatAttr("alpha", 1.0f), beta = c.floatAttr("beta", 1.0f);
+  // Gemm-1 and -6 broadcast C only with broadcast=1; later versions always
+  // do, but only towards [M, N] ("unidirectional").
+  bool broadcast = c.version() >= 7 || c.intAttr("broadcast", 0) != 0;
+  if (c.failed())
+    return;
+  if (transA)
     a = c.transpose(a, {1, 0});
-  if (c.intAttr("transB", 0))
+  if (transB)
     b = c.transpose(b, {1, 0});
   Value y = c.build<MatmulOp>({a, b});
   if (!y)
     return;
   Type type = elemType(y);
-  double alpha = c.floatAttr("alpha", 1.0f), beta = c.floatAttr("beta", 1.0f);
   if (alpha != 1.0)
     y = c.build<MulOp>({y, c.scalar(type, alpha)});
-  if (c.hasInput(2)) {
+  if (y && c.hasInput(2)) {
     Value bias = c.input(2);
     ArrayRef<int64_t> biasShape = typeOf(bias).getShape();
     ArrayRef<int64_t> shape = typeOf(y).getShape();
-    // Gemm-1 and -6 broadcast C only with broadcast=1; later versions always
-    // do, but only towards [M, N] ("unidirectional").
-    bool broadcast = c.version() >= 7 || c.intAttr("broadcast", 0) != 0;
     if (broadcast ? !isBroadcastableTo(biasShape, shape) : biasShape != shape) {
       c.error() << "C of shape [" << biasShape << "] does not "
                 << (broadcast ? "broadcast to" : "match") << " the result shape ["

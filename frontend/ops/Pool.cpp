@@ -10,6 +10,8 @@
 
 #include "frontend/ops/RuleUtils.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace mlir::dlc;
 
@@ -54,13 +56,21 @@ std::optional<PoolWindow> poolWindow(NodeContext &c, Value x) {
   w.kernel = *kernel;
   w.strides = *strides;
   w.dilations = *dilations;
-  applyAutoPad(*autoPad, input, w.kernel, w.strides, w.dilations, w.padLow,
-               w.padHigh);
+  if (!applyAutoPad(c, *autoPad, input, w.kernel, w.strides, w.dilations,
+                    w.padLow, w.padHigh))
+    return std::nullopt;
   bool ceilMode = c.intAttr("ceil_mode", 0) != 0 &&
                   (*autoPad == AutoPad::NotSet || *autoPad == AutoPad::Valid);
   w.poolHigh = w.padHigh;
+  // Every size below is at most a few times kMaxTensorElements (2^40): the
+  // input by its type, the window by windowExtent, pads and strides by
+  // spatialAttr and readPads.
   for (int64_t d = 0; d < spatial; ++d) {
-    int64_t window = (w.kernel[d] - 1) * w.dilations[d] + 1;
+    std::optional<int64_t> extent =
+        windowExtent(c, w.kernel[d], w.dilations[d], d);
+    if (!extent)
+      return std::nullopt;
+    int64_t window = *extent;
     int64_t span = input[d] + w.padLow[d] + w.padHigh[d] - window;
     if (span < 0) {
       c.error() << "kernel extent " << window << " is larger than the padded "
@@ -101,47 +111,63 @@ void maxPoolRule(NodeContext &c) {
   c.setOutput(0, buildPool<MaxPoolOp>(c, x, *w));
 }
 
-/// The number of elements each window of `w` averages over, as a constant
-/// [1, 1, out...] (or a scalar when every window has the same count).
-/// Windows count input elements, and with count_include_pad also the
-/// node's padding, but never the extra end padding of ceil_mode.
+/// The number of taps k in [0, kernel) of the window starting at `start`
+/// (stride steps of `dilation`) whose position start + k * dilation lies
+/// in [begin, end): the window's taps clamped to the range, in closed form.
+int64_t tapsInside(int64_t start, int64_t kernel, int64_t dilation,
+                   int64_t begin, int64_t end) {
+  if (end <= begin)
+    return 0;
+  int64_t first = std::max<int64_t>(
+      0, llvm::divideCeilSigned(begin - start, dilation));
+  int64_t last = std::min<int64_t>(
+      kernel - 1, llvm::divideFloorSigned(end - 1 - start, dilation));
+  return std::max<int64_t>(0, last - first + 1);
+}
+
+/// The number of elements each window of `w` averages over, as a divisor
+/// for the [N, C, out...] sum: a scalar when every window has the same
+/// count, else the product of one constant per spatial dimension whose
+/// counts vary, shaped [1, 1, 1.., out_d, 1..] (so nothing of the size of
+/// the whole output is built here). Windows count input elements, and with
+/// count_include_pad also the node's padding, but never the extra end
+/// padding of ceil_mode.
 Value windowCounts(NodeContext &c, Value x, const PoolWindow &w,
                    bool includePad) {
   ArrayRef<int64_t> input = typeOf(x).getShape().drop_front(2);
   size_t spatial = input.size();
-  // The count is a product of per-dimension counts.
-  SmallVector<SmallVector<int64_t>> perDim(spatial);
+  Type type = elemType(x);
+  // The count of a window is the product of per-dimension counts.
+  double uniform = 1;
+  Value counts;
   for (size_t d = 0; d < spatial; ++d) {
+    if (w.outSize[d] == 0)
+      continue; // No window: any count will do.
     int64_t begin = includePad ? -w.padLow[d] : 0;
     int64_t end = includePad ? input[d] + w.padHigh[d] : input[d];
+    std::vector<int64_t> shape(spatial + 2, 1);
+    shape[d + 2] = w.outSize[d];
+    ::dlc::Tensor perDim(::dlc::DType::F64, shape);
+    double *data = perDim.data<double>();
+    bool same = true;
     for (int64_t y = 0; y < w.outSize[d]; ++y) {
-      int64_t n = 0;
-      for (int64_t k = 0; k < w.kernel[d]; ++k) {
-        int64_t p = y * w.strides[d] + k * w.dilations[d] - w.padLow[d];
-        n += p >= begin && p < end;
-      }
-      perDim[d].push_back(n);
+      int64_t start = y * w.strides[d] - w.padLow[d];
+      data[y] = static_cast<double>(
+          tapsInside(start, w.kernel[d], w.dilations[d], begin, end));
+      same = same && data[y] == data[0];
     }
-  }
-  std::vector<int64_t> shape = {1, 1};
-  shape.insert(shape.end(), w.outSize.begin(), w.outSize.end());
-  ::dlc::Tensor counts(::dlc::DType::F64, shape);
-  double *data = counts.data<double>();
-  bool uniform = true;
-  for (int64_t i = 0; i < counts.numElements(); ++i) {
-    double n = 1;
-    int64_t rest = i;
-    for (size_t d = spatial; d-- > 0;) {
-      n *= perDim[d][rest % w.outSize[d]];
-      rest /= w.outSize[d];
+    if (same) {
+      uniform *= data[0];
+      continue;
     }
-    data[i] = n;
-    uniform = uniform && n == data[0];
+    Value factor = c.cast(c.constant(perDim), type);
+    counts = counts ? c.build<MulOp>({counts, factor}) : factor;
   }
-  Type type = elemType(x);
-  if (uniform)
-    return c.scalar(type, data[0]);
-  return c.cast(c.constant(counts), type);
+  if (!counts)
+    return c.scalar(type, uniform);
+  if (uniform != 1)
+    counts = c.build<MulOp>({counts, c.scalar(type, uniform)});
+  return counts;
 }
 
 void averagePoolRule(NodeContext &c) {

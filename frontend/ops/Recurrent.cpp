@@ -381,8 +381,10 @@ bool Recurrence::parse() {
 /// alpha or a beta, the rest keeping their defaults (onnxruntime's reading).
 bool Recurrence::parseActivations() {
   SmallVector<Activation, 6> list;
-  const onnx::AttributeProto *attr = c.attr("activations");
-  if (!attr || attr->strings_size() == 0) {
+  std::vector<std::string> names = c.stringsAttr("activations");
+  if (c.failed())
+    return false;
+  if (names.empty()) {
     switch (kind) {
     case CellKind::RNN:
       list = {{ActivationKind::Tanh}};
@@ -400,7 +402,7 @@ bool Recurrence::parseActivations() {
     std::vector<float> alphas = c.floatsAttr("activation_alpha");
     std::vector<float> betas = c.floatsAttr("activation_beta");
     size_t nextAlpha = 0, nextBeta = 0;
-    for (const std::string &name : attr->strings()) {
+    for (const std::string &name : names) {
       const ActivationInfo *info =
           llvm::find_if(kActivations, [&](const ActivationInfo &i) {
             return StringRef(i.name).equals_insensitive(name);

@@ -15,6 +15,7 @@
 #define DLC_FRONTEND_OPS_RULEUTILS_H
 
 #include "frontend/NodeContext.h"
+#include "ir/ShapeUtils.h"
 
 #include <optional>
 #include <string>
@@ -49,9 +50,10 @@ inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// diagnostics would print 2.000000e+00.
 std::string number(double value);
 
-/// Errors unless a result shape's element count fits in int64: shapes come
-/// from the model's values (Expand's shape, Tile's repeats, pads), and an
-/// overflowing count would wrap in every later size computation.
+/// Errors unless a result shape has no negative dimension and at most
+/// kMaxTensorElements elements: shapes come from the model's values
+/// (Expand's shape, Tile's repeats, pads), and a larger count would wrap in
+/// later size computations or exhaust memory when the program runs.
 bool checkResultShape(NodeContext &c, ArrayRef<int64_t> shape);
 
 //===----------------------------------------------------------------------===//
@@ -59,14 +61,15 @@ bool checkResultShape(NodeContext &c, ArrayRef<int64_t> shape);
 //===----------------------------------------------------------------------===//
 
 /// Integer attribute `name` with one entry per spatial dimension, each at
-/// least `minValue`; `defaultValue` repeated when absent.
+/// least `minValue` and at most kMaxTensorElements (so products of two
+/// such values cannot overflow int64); `defaultValue` repeated when absent.
 std::optional<SmallVector<int64_t>> spatialAttr(NodeContext &c, StringRef name,
                                                 int64_t spatial,
                                                 int64_t defaultValue,
                                                 int64_t minValue);
 
 /// The `pads` attribute ([x1_begin, x2_begin, ..., x1_end, x2_end, ...]) split
-/// into begins and ends.
+/// into begins and ends, each in [0, kMaxTensorElements].
 bool readPads(NodeContext &c, int64_t spatial, SmallVectorImpl<int64_t> &low,
               SmallVectorImpl<int64_t> &high);
 
@@ -77,10 +80,19 @@ enum class AutoPad { NotSet, Valid, SameUpper, SameLower };
 /// other value than the four ONNX defines.
 std::optional<AutoPad> readAutoPad(NodeContext &c);
 
+/// The extent (kernel - 1) * dilation + 1 of a window in spatial dimension
+/// `dim`; an error if it exceeds kMaxTensorElements. `kernel` and `dilation`
+/// must be positive (spatialAttr's checks).
+std::optional<int64_t> windowExtent(NodeContext &c, int64_t kernel,
+                                    int64_t dilation, int64_t dim);
+
 /// Rewrites the padding of a convolution or pool for auto_pad: VALID is no
 /// padding; SAME pads so that the output has ceil(input / stride) elements,
 /// the odd element at the end (SAME_UPPER) or the beginning (SAME_LOWER).
-void applyAutoPad(AutoPad mode, ArrayRef<int64_t> input,
+/// `kernel`, `strides` and `dilations` must be in [1, kMaxTensorElements]
+/// (spatialAttr's checks); false after an error (a window extent too
+/// large).
+bool applyAutoPad(NodeContext &c, AutoPad mode, ArrayRef<int64_t> input,
                   ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
                   ArrayRef<int64_t> dilations, SmallVectorImpl<int64_t> &low,
                   SmallVectorImpl<int64_t> &high);

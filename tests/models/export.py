@@ -5,6 +5,8 @@ For every model, opset and mode this writes, under --out:
   {model}_op{opset}_{mode}.onnx          torch.onnx.export, batch dim symbolic ("batch")
   {model}_op{opset}_{mode}.inputs.npz    inputs at the model's test batch (ModelSpec.batch), keyed by ONNX input name
   {model}_op{opset}_{mode}.expected.npz  PyTorch's outputs, keyed by ONNX output name
+  {model}_op{opset}_{mode}.expected64.npz  the same model run in float64 by PyTorch
+                                         (floating outputs in float64), same keys
   {model}_op{opset}_{mode}.json          {"outputs": [...to compare], "batch_size": B, ...}
 and, last, manifest.json listing every case and a fingerprint of the sources
 (check_models.py re-exports when the fingerprint changes).
@@ -16,7 +18,8 @@ TrainingMode.EVAL and the exporter's default constant folding, as models are
 usually shipped (PyTorch then folds BatchNorm into the preceding Conv).
 
 A combination that torch 1.13.1 cannot export is recorded in its JSON as
-"skipped": "reason" and the run goes on.
+"skipped": "reason" (and none of the other files is written) and the run goes
+on. CASE_FILES lists the files of an exported case.
 
 Usage: /usr/bin/python3 tests/models/export.py --out DIR
            [--models mlp,gpt] [--opsets 13,14,17] [--modes train,eval]
@@ -45,6 +48,8 @@ warnings.filterwarnings("ignore", message=".*Removing mutation from node.*")
 
 ALL_OPSETS = [13, 14, 17]
 ALL_MODES = ["train", "eval"]
+# The files every case that was not skipped has, besides its .json.
+CASE_FILES = (".onnx", ".inputs.npz", ".expected.npz", ".expected64.npz")
 
 
 def fingerprint() -> str:
@@ -134,7 +139,7 @@ def export_case(name: str, opset: int, mode: str, out_dir: str) -> dict:
         reason = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}"
         meta["skipped"] = reason
         traceback.print_exc()
-        for ext in (".onnx", ".inputs.npz", ".expected.npz"):
+        for ext in CASE_FILES:
             if os.path.exists(base + ext):
                 os.remove(base + ext)
         with open(base + ".json", "w") as f:
@@ -146,11 +151,11 @@ def export_case(name: str, opset: int, mode: str, out_dir: str) -> dict:
         onnx.checker.check_model(proto)
         onnx.save(proto, base + ".onnx")
 
-    # PyTorch's outputs, same mode, from the untouched copy. The same model in
-    # float64 measures how well-conditioned each output is: check_models.py
-    # cannot ask an evaluator to be closer to PyTorch than PyTorch's own
-    # float32 result is to the exact one (train-mode BatchNorm over few
-    # samples amplifies rounding).
+    # PyTorch's outputs, same mode, from the untouched copy, and the same model
+    # in float64: the near-exact result check_models.py measures dlc's error
+    # against, and, through PyTorch's own float32 distance to it, how
+    # ill-conditioned each output is (train-mode BatchNorm over few samples
+    # amplifies rounding).
     reference64 = set_mode(copy.deepcopy(reference).double(), mode)
     set_mode(reference, mode)
     with torch.no_grad():
@@ -159,10 +164,15 @@ def export_case(name: str, opset: int, mode: str, out_dir: str) -> dict:
             t.double() if t.is_floating_point() else t for t in torch_inputs]))
     expected = {n: t.detach().cpu().numpy()
                 for n, t in zip(spec.output_names, result)}
+    expected64 = {n: t.detach().cpu().numpy()
+                  for n, t in zip(spec.output_names, result64)}
+    # PyTorch float32's largest distance to the float64 result, per output,
+    # for people reading the JSON (check_models.py computes it from the two
+    # .npz files).
     meta["reference_error"] = {
         n: float(np.max(np.abs(expected[n].astype(np.float64)
-                               - t.detach().cpu().numpy())))
-        for n, t in zip(spec.output_names, result64)}
+                               - expected64[n].astype(np.float64))))
+        for n in spec.output_names}
 
     graph_outputs = [o.name for o in proto.graph.output]
     extra = [o for o in graph_outputs if o not in expected]
@@ -175,6 +185,7 @@ def export_case(name: str, opset: int, mode: str, out_dir: str) -> dict:
 
     np.savez(base + ".inputs.npz", **inputs)
     np.savez(base + ".expected.npz", **expected)
+    np.savez(base + ".expected64.npz", **expected64)
     with open(base + ".json", "w") as f:
         json.dump(meta, f, indent=1)
     return meta

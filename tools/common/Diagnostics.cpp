@@ -12,16 +12,43 @@
 
 using namespace mlir;
 
+std::string dlc::tools::escapeForOneLine(llvm::StringRef text) {
+  std::string result;
+  result.reserve(text.size());
+  for (char c : text) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    if (c == '\\')
+      result += "\\\\";
+    else if (c == '\n')
+      result += "\\n";
+    else if (c == '\r')
+      result += "\\r";
+    else if (c == '\t')
+      result += "\\t";
+    else if (byte < 0x20 || byte == 0x7f)
+      result += "\\x" + llvm::utohexstr(byte, /*LowerCase=*/true,
+                                       /*Width=*/2);
+    else
+      result += c; // UTF-8 bytes of a non-ASCII name print as they are
+  }
+  return result;
+}
+
 std::string dlc::tools::describeLocation(Location loc) {
+  // Names and paths come from the model file and may hold any byte; escaped,
+  // they cannot break the one-line format (or fake a second diagnostic).
+  auto escaped = [](StringAttr text) {
+    return escapeForOneLine(text.getValue());
+  };
   if (auto name = dyn_cast<NameLoc>(loc)) {
     // The importer's node locations: NameLoc(node name, NameLoc(op type)).
-    std::string result = "node '" + name.getName().str() + "'";
+    std::string result = "node '" + escaped(name.getName()) + "'";
     if (auto type = dyn_cast<NameLoc>(name.getChildLoc()))
-      result += " (" + type.getName().str() + ")";
+      result += " (" + escaped(type.getName()) + ")";
     return result;
   }
   if (auto file = dyn_cast<FileLineColLoc>(loc)) {
-    std::string result = file.getFilename().str();
+    std::string result = escaped(file.getFilename());
     if (file.getLine() > 0)
       result += ":" + std::to_string(file.getLine()) + ":" +
                 std::to_string(file.getColumn());
@@ -76,7 +103,10 @@ dlc::tools::DiagnosticPrinter::DiagnosticPrinter(MLIRContext &context,
         llvm::errs() << toolName << ": " << severity << ": ";
         if (!where.empty())
           llvm::errs() << where << ": ";
-        llvm::errs() << diag.str() << "\n";
+        // A message may quote names from the model (the nodes of a cycle) or
+        // another library's multi-line text (ONNX's checker): escaped like
+        // the location, it stays on one line.
+        llvm::errs() << escapeForOneLine(diag.str()) << "\n";
         return success();
       });
 }

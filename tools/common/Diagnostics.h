@@ -2,7 +2,8 @@
 //
 // Tools print each error as one line, "tool: error: <where>: <message>",
 // where <where> names the ONNX node ("node 'conv1' (Conv)") for imported ops
-// or the file for everything else, and exit with code 1.
+// or the file for everything else, and exit with code 1. Line breaks in
+// names and messages are printed as escapes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_TOOLS_COMMON_DIAGNOSTICS_H
@@ -12,11 +13,18 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <memory>
+#include <string>
 
 namespace dlc::tools {
 
+/// `text` with line breaks and other ASCII control characters written as C
+/// escapes (\n, \r, \t, \xHH) and a backslash as \\, so that it prints on
+/// one line and can be read back unambiguously.
+std::string escapeForOneLine(llvm::StringRef text);
+
 /// Describes a location for a user: "node 'conv1' (Conv)" for an imported
-/// node, "file.mlir:3:5" for a file position, "" if unknown.
+/// node, "file.mlir:3:5" for a file position, "" if unknown. Names and paths
+/// are escaped with escapeForOneLine.
 std::string describeLocation(mlir::Location loc);
 
 /// Parses the command line like llvm::cl::ParseCommandLineOptions, but a bad

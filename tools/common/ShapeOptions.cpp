@@ -1,6 +1,7 @@
 //===- ShapeOptions.cpp - --batch-size and --dim for tools that import ----===//
 
 #include "tools/common/ShapeOptions.h"
+#include "tools/common/Diagnostics.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ManagedStatic.h"
@@ -31,7 +32,8 @@ bool dlc::tools::applyShapeOptions(llvm::StringRef tool,
     int64_t n = 0;
     if (llvm::StringRef(o.batchSize).getAsInteger(10, n) || n <= 0) {
       llvm::errs() << tool << ": error: --batch-size must be a positive "
-                   << "integer, got '" << o.batchSize << "'\n";
+                   << "integer, got '" << escapeForOneLine(o.batchSize)
+                   << "'\n";
       return false;
     }
     options.batchSize = n;
@@ -41,7 +43,7 @@ bool dlc::tools::applyShapeOptions(llvm::StringRef tool,
     int64_t n = 0;
     if (name.empty() || value.getAsInteger(10, n) || n <= 0) {
       llvm::errs() << tool << ": error: --dim expects NAME=N with N > 0, got '"
-                   << d << "'\n";
+                   << escapeForOneLine(d) << "'\n";
       return false;
     }
     options.dims[name] = n;

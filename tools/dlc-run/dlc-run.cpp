@@ -9,7 +9,10 @@
 // keyed by the model's input and output names (the `dlc.name` argument and
 // result attributes). Every mismatch between the file and the model (a
 // missing array, a wrong dtype or shape) is one error line listing what was
-// expected; the output file is written only after a successful run.
+// expected; the output file is written only after a successful run. A
+// function whose arguments or results are not statically shaped tensors of a
+// dtype dlc stores (.mlir input can declare anything) is refused with one
+// error line naming the value, before any input is read or made.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,8 +61,11 @@ static cl::opt<std::string> functionName("function",
 
 static constexpr const char *kTool = "dlc-run";
 
+/// Prints one error line. Names in `message` come from the user's files
+/// (array names, dlc.name attributes) and are escaped like diagnostics.
 static int fail(const llvm::Twine &message) {
-  llvm::errs() << kTool << ": error: " << message << "\n";
+  llvm::errs() << kTool << ": error: "
+               << ::dlc::tools::escapeForOneLine(message.str()) << "\n";
   return 1;
 }
 
@@ -72,14 +78,50 @@ static std::string valueName(DictionaryAttr attrs, const char *prefix,
   return prefix + std::to_string(i);
 }
 
+/// The type of an argument or result `checkSignature` accepted, in
+/// Tensor::describe()'s notation with spaces ("float32[2, 3]").
 static std::string describeType(RankedTensorType type) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  FailureOr<::dlc::DType> dtype = mlir::dlc::dtypeOf(type.getElementType());
-  os << (succeeded(dtype) ? ::dlc::dtypeName(*dtype) : "?") << "[";
+  os << ::dlc::dtypeName(*mlir::dlc::dtypeOf(type.getElementType())) << "[";
   llvm::interleaveComma(type.getShape(), os);
   os << "]";
   return s;
+}
+
+/// True if `type` is a tensor dlc-run can hold in an .npz array: ranked, of
+/// static shape, with an element type dlc has storage for.
+static bool isRunnableType(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  return ranked && ranked.hasStaticShape() &&
+         succeeded(mlir::dlc::dtypeOf(ranked.getElementType()));
+}
+
+/// Checks that every argument and result of `func` is a runnable tensor, so
+/// that the rest of the tool may cast to RankedTensorType and dereference
+/// dtypeOf. Reports the first offending value and fails otherwise.
+static LogicalResult checkSignature(func::FuncOp func) {
+  auto check = [&](Type type, const char *kind, const std::string &name) {
+    if (isRunnableType(type))
+      return success();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    fail("function '" + functionName + "': " + kind + " '" + name +
+         "' has type " + text + "; dlc-run runs tensors of static shape "
+         "with element type i1, i8 to i64, ui8 to ui64, f16, bf16, f32 or "
+         "f64");
+    return failure();
+  };
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+    if (failed(check(type, "argument",
+                     valueName(func.getArgAttrDict(i), "arg", i))))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    if (failed(check(type, "result",
+                     valueName(func.getResultAttrDict(i), "result", i))))
+      return failure();
+  return success();
 }
 
 static FailureOr<OwningOpRef<ModuleOp>>
@@ -100,7 +142,7 @@ loadModel(MLIRContext &context) {
 }
 
 /// Reads --inputs and matches its arrays to the function's arguments by
-/// name, reporting every mismatch at once.
+/// name, reporting every mismatch at once. `func` passed checkSignature.
 static FailureOr<SmallVector<::dlc::Tensor>> readInputs(func::FuncOp func) {
   ::dlc::NamedTensors arrays;
   std::string error;
@@ -113,7 +155,8 @@ static FailureOr<SmallVector<::dlc::Tensor>> readInputs(func::FuncOp func) {
   llvm::StringSet<> used;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     std::string name = valueName(func.getArgAttrDict(i), "arg", i);
-    auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+    // A declaration has no block arguments, only types.
+    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
     expected += (expected.empty() ? "" : ", ") + name + ": " +
                 describeType(type);
     auto it = llvm::find_if(arrays, [&](auto &a) { return a.first == name; });
@@ -124,8 +167,7 @@ static FailureOr<SmallVector<::dlc::Tensor>> readInputs(func::FuncOp func) {
     used.insert(name);
     FailureOr<::dlc::DType> dtype = mlir::dlc::dtypeOf(type.getElementType());
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-    if (failed(dtype) || it->second.dtype() != *dtype ||
-        it->second.shape() != shape)
+    if (it->second.dtype() != *dtype || it->second.shape() != shape)
       problems += "; array '" + name + "' is " + it->second.describe();
     inputs.push_back(it->second);
   }
@@ -140,7 +182,8 @@ static FailureOr<SmallVector<::dlc::Tensor>> readInputs(func::FuncOp func) {
   return inputs;
 }
 
-/// Seeded random values for every argument of `func`.
+/// Seeded random values for every argument of `func`, which passed
+/// checkSignature.
 static SmallVector<::dlc::Tensor> makeRandomInputs(func::FuncOp func,
                                                    uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -206,6 +249,8 @@ int main(int argc, char **argv) {
   auto func = (*module)->lookupSymbol<func::FuncOp>(functionName);
   if (!func)
     return fail("the model has no function '" + functionName + "'");
+  if (failed(checkSignature(func)))
+    return 1;
 
   SmallVector<::dlc::Tensor> inputs;
   if (randomInputs.getNumOccurrences()) {

@@ -59,7 +59,8 @@ int main(int argc, char **argv) {
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(outputFile, &error);
   if (!out) {
-    llvm::errs() << tool << ": error: " << error << "\n";
+    llvm::errs() << tool << ": error: " << ::dlc::tools::escapeForOneLine(error)
+                 << "\n";
     return 1;
   }
   (*module)->print(out->os());

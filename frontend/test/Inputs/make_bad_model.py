@@ -66,6 +66,41 @@ def external_weight(location, offset=None, length=None):
 WEIGHT_BYTES = np.arange(6, dtype=np.float32).tobytes()  # 24 bytes
 
 
+def huge_weight():
+    """A float initializer `w` of shape [2^38] holding a single value."""
+    w = TensorProto()
+    w.name = "w"
+    w.data_type = TensorProto.FLOAT
+    w.dims.append(1 << 38)
+    w.float_data.append(1.0)
+    return w
+
+
+def relu_chain(count, opset=18):
+    """x -> Relu -> ... -> Relu -> y, `count` nodes listed last to first:
+    a graph only a topological sort can import."""
+    names = ["x"] + ["t%d" % i for i in range(1, count)] + ["y"]
+    nodes = [helper.make_node("Relu", [names[i]], [names[i + 1]],
+                              name="relu%d" % i) for i in range(count)]
+    return model(nodes[::-1], [f32("x", [2, 3])], [f32("y", [2, 3])], opset)
+
+
+def single_node(op, inputs, outputs, graph_inputs=None, graph_outputs=None,
+                opset=18, initializers=(), **attrs):
+    """One node named `node`, by default over x: f32[2, 3] with outputs of
+    the same type."""
+    if graph_inputs is None:
+        graph_inputs = [f32("x", [2, 3])]
+    if graph_outputs is None:
+        graph_outputs = [f32(o, [2, 3]) for o in outputs if o]
+    return model([helper.make_node(op, inputs, outputs, name="node", **attrs)],
+                 graph_inputs, graph_outputs, opset, initializers)
+
+
+def scalar(name, value, dtype=np.float32):
+    return numpy_helper.from_array(np.array(value, dtype), name)
+
+
 def write_external(out, location, offset=None, length=None):
     folder = os.path.dirname(os.path.abspath(out))
     with open(os.path.join(folder, "weights.bin"), "wb") as f:
@@ -168,6 +203,21 @@ def build(case, out):
         w = numpy_helper.from_array(np.zeros([2, 3], np.float32), "w")
         w.dims[:] = [1 << 30, 1 << 30]
         return add_weight_model(w)
+    # 2^38 elements (1 TiB of float32, under the 2^40-element cap) with the
+    # data of one: refused by size before the tensor is allocated.
+    if case == "huge-float-data":
+        return add_weight_model(huge_weight())
+    if case == "huge-raw-data":
+        w = huge_weight()
+        del w.float_data[:]
+        w.raw_data = np.ones([1], np.float32).tobytes()
+        return add_weight_model(w)
+    if case == "huge-constant":
+        node = helper.make_node("Constant", [], ["w"], name="const",
+                                value=huge_weight())
+        return model([node, helper.make_node("Add", ["x", "w"], ["y"],
+                                             name="add")],
+                     [f32("x", [2, 3])], [f32("y", [2, 3])])
 
     if case == "ext-dotdot":
         # The file exists outside the folder: '..' is refused, not missed.
@@ -199,6 +249,110 @@ def build(case, out):
         return write_external(out, "weights.bin", offset="-8")
     if case == "ext-missing-file":
         return write_external(out, "nothere.bin")
+    if case == "ext-huge":
+        # The 24-byte file for a [2^38] float tensor.
+        folder = os.path.dirname(os.path.abspath(out))
+        with open(os.path.join(folder, "weights.bin"), "wb") as f:
+            f.write(WEIGHT_BYTES)
+        w = external_weight("weights.bin")
+        w.dims[:] = [1 << 38]
+        return add_weight_model(w)
+
+    # Graph inputs and outputs.
+    if case == "negative-input-dim":
+        return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                     [f32("x", [-7, 3])], [f32("y", [2, 3])])
+    if case == "huge-input":
+        return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                     [f32("x", [1 << 30, 1 << 30])], [f32("y", [2, 3])])
+    if case == "duplicate-input-18":
+        return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                     [f32("x", [2, 3]), f32("x", [2, 3])],
+                     [f32("y", [2, 3])], opset=18)
+    if case == "unnamed-input-18":
+        return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                     [f32("x", [2, 3]), f32("", [2, 3])],
+                     [f32("y", [2, 3])], opset=18)
+    if case == "output-dim-mismatch":
+        return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                     [f32("x", [2, 3])], [f32("y", [2, 4])])
+    if case == "output-dim-symbolic":
+        return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                     [f32("x", [2, 3])], [f32("y", ["N", None])])
+
+    # Node arity and attribute types past ONNX's checker (opset 18).
+    if case == "no-outputs-18":
+        return single_node("Relu", ["x"], [], graph_outputs=[f32("x", [2, 3])])
+    if case == "too-many-inputs-18":
+        return single_node("Relu", ["x", "x", "x"], ["y"])
+    if case == "too-many-outputs-18":
+        return single_node("Relu", ["x"], ["y", "z"])
+    if case == "empty-required-input-18":
+        return single_node("Add", ["x", ""], ["y"])
+    if case == "reduce-axes-input-18":
+        return single_node(
+            "ReduceMean", ["x", "axes"], ["y"], graph_outputs=[f32("y", [2])],
+            initializers=[numpy_helper.from_array(np.array([1]), "axes")],
+            keepdims=0)
+    if case == "pad-axes-input-18":
+        return single_node(
+            "Pad", ["x", "pads", "", "axes"], ["y"],
+            graph_outputs=[f32("y", [2, 5])],
+            initializers=[numpy_helper.from_array(np.array([1, 1]), "pads"),
+                          numpy_helper.from_array(np.array([1]), "axes")])
+    if case == "dropout-no-data-18":
+        return single_node("Dropout", ["", "r", "t"], ["y"],
+                           initializers=[scalar("r", 0.5),
+                                         scalar("t", True, np.bool_)])
+    if case == "softmax-axis-ints-18":
+        return single_node("Softmax", ["x"], ["y"], axis=[1])
+    if case == "softmax-axis-ints":
+        return single_node("Softmax", ["x"], ["y"], opset=13, axis=[1])
+    if case in ("gemm-alpha-string-18", "gemm-alpha-int-18"):
+        return single_node(
+            "Gemm", ["x", "w"], ["y"], graph_outputs=[f32("y", [2, 2])],
+            initializers=[numpy_helper.from_array(
+                np.ones([3, 2], np.float32), "w")],
+            alpha="2" if case == "gemm-alpha-string-18" else 2)
+    if case == "conv-strides-floats-18":
+        return single_node(
+            "Conv", ["x", "w"], ["y"], graph_inputs=[f32("x", [1, 1, 4, 4])],
+            graph_outputs=[f32("y", [1, 1, 2, 2])],
+            initializers=[numpy_helper.from_array(
+                np.ones([1, 1, 3, 3], np.float32), "w")],
+            strides=[1.0, 1.0])
+    if case == "constant-value-int-18":
+        return single_node("Constant", [], ["y"], graph_inputs=[],
+                           graph_outputs=[f32("y", [])], value=5)
+    if case == "lstm-activations-string-18":
+        return single_node(
+            "LSTM", ["x", "w", "r"], ["y"],
+            graph_inputs=[f32("x", [1, 1, 2])],
+            graph_outputs=[f32("y", [1, 1, 1, 1])],
+            initializers=[
+                numpy_helper.from_array(np.ones([1, 4, 2], np.float32), "w"),
+                numpy_helper.from_array(np.ones([1, 4, 1], np.float32), "r")],
+            hidden_size=1, activations="Tanh")
+
+    # Graphs out of order, at an opset the checker does not see.
+    if case == "reversed-chain-18":
+        return relu_chain(3)
+    if case == "long-reversed-chain-18":
+        return relu_chain(20000)
+    if case == "cycle-with-tail-18":
+        # a <-> b, and c after the cycle.
+        return model([helper.make_node("Relu", ["b_out"], ["c_out"], name="c"),
+                      helper.make_node("Add", ["x", "b_out"], ["a_out"],
+                                       name="a"),
+                      helper.make_node("Relu", ["a_out"], ["b_out"],
+                                       name="b")],
+                     [f32("x", [2, 3])], [f32("c_out", [2, 3])], 18)
+    if case == "missing-upstream-18":
+        # `use` waits on `t`, whose producer waits on a value nobody makes.
+        return model([helper.make_node("Relu", ["t"], ["y"], name="use"),
+                      helper.make_node("Relu", ["nowhere"], ["t"],
+                                       name="make")],
+                     [f32("x", [2, 3])], [f32("y", [2, 3])], 18)
 
     if case == "truncated":
         # A valid model with a weight, cut inside the weight's bytes.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Importer.h"
+#include "frontend/NodeContext.h"
 #include "ir/Dialect.h"
 #include "ir/eval/Evaluator.h"
 
@@ -204,6 +205,81 @@ TEST_F(ImporterTest, ExternalDataIsRefusedWithoutAFolder) {
   EXPECT_NE(errors.back().find("external data is not allowed here"),
             std::string::npos)
       << errors.back();
+}
+
+TEST_F(ImporterTest, NodeDisplayNameIsTheNameOrOpTypeAndIndex) {
+  onnx::NodeProto node;
+  node.set_op_type("Relu");
+  EXPECT_EQ(nodeDisplayName(node, 7), "Relu_7");
+  node.set_name("act");
+  EXPECT_EQ(nodeDisplayName(node, 7), "act");
+}
+
+TEST_F(ImporterTest, GlobalsAreNamedAfterTheirInitializer) {
+  ImportOptions options;
+  options.batchSize = 1;
+  auto module = importOnnxModel(&context, linearModel(), "", options);
+  ASSERT_TRUE(succeeded(module));
+  auto weight = (*module)->lookupSymbol<GlobalOp>("fc.weight");
+  ASSERT_TRUE(weight);
+  auto loc = dyn_cast<NameLoc>(weight.getLoc());
+  ASSERT_TRUE(loc);
+  EXPECT_EQ(loc.getName().str(), "fc.weight");
+}
+
+TEST_F(ImporterTest, UnusedParametersAreDropped) {
+  onnx::ModelProto model = linearModel();
+  onnx::TensorProto *unused = model.mutable_graph()->add_initializer();
+  unused->set_name("unused");
+  unused->set_data_type(onnx::TensorProto::FLOAT);
+  unused->add_dims(1);
+  unused->add_float_data(1.f);
+  ImportOptions options;
+  options.batchSize = 1;
+  auto module = importOnnxModel(&context, model, "", options);
+  ASSERT_TRUE(succeeded(module)) << errors.front();
+  EXPECT_FALSE((*module)->lookupSymbol<GlobalOp>("unused"));
+  EXPECT_TRUE((*module)->lookupSymbol<GlobalOp>("fc.weight"));
+  EXPECT_TRUE((*module)->lookupSymbol<GlobalOp>("fc.bias"));
+}
+
+/// A NodeContext for `node` outside any import, for the getters.
+struct DetachedNode {
+  explicit DetachedNode(MLIRContext &context, const onnx::NodeProto &node)
+      : builder(&context),
+        ctx(builder, node, {}, 13,
+            NameLoc::get(StringAttr::get(&context, node.name()))) {
+    registerImporterDialects(&context);
+  }
+  OpBuilder builder;
+  NodeContext ctx;
+};
+
+TEST_F(ImporterTest, AttributeGettersCheckTheType) {
+  onnx::NodeProto node;
+  node.set_name("softmax");
+  node.set_op_type("Softmax");
+  onnx::AttributeProto *axis = node.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INTS);
+  axis->add_ints(1);
+  onnx::AttributeProto *alpha = node.add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(onnx::AttributeProto::FLOAT);
+  alpha->set_f(0.5f);
+  DetachedNode n(context, node);
+
+  EXPECT_EQ(n.ctx.floatAttr("alpha", 1.0f), 0.5f);
+  EXPECT_FALSE(n.ctx.failed());
+  // INTS where an INT is read: the default, an error, a poisoned context.
+  EXPECT_EQ(n.ctx.intAttr("axis", -1), -1);
+  EXPECT_TRUE(n.ctx.failed());
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "attribute 'axis' must be INT, got INTS");
+  // An INT is not a FLOAT either; later errors of the node are dropped.
+  EXPECT_EQ(n.ctx.intAttr("alpha", 3), 3);
+  EXPECT_EQ(n.ctx.intsAttr("axis"), std::vector<int64_t>{1});
+  EXPECT_EQ(errors.size(), 1u);
 }
 
 } // namespace
