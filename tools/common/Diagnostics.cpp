@@ -41,11 +41,14 @@ std::string dlc::tools::describeLocation(Location loc) {
     return escapeForOneLine(text.getValue());
   };
   if (auto name = dyn_cast<NameLoc>(loc)) {
-    // The importer's node locations: NameLoc(node name, NameLoc(op type)).
-    std::string result = "node '" + escaped(name.getName()) + "'";
+    // The importer's node locations are NameLoc(node name, NameLoc(op
+    // type)); its parameters' are NameLoc(initializer name, file).
     if (auto type = dyn_cast<NameLoc>(name.getChildLoc()))
-      result += " (" + escaped(type.getName()) + ")";
-    return result;
+      return "node '" + escaped(name.getName()) + "' (" +
+             escaped(type.getName()) + ")";
+    std::string where = describeLocation(name.getChildLoc());
+    return (where.empty() ? "" : where + ": ") + "initializer '" +
+           escaped(name.getName()) + "'";
   }
   if (auto file = dyn_cast<FileLineColLoc>(loc)) {
     std::string result = escaped(file.getFilename());

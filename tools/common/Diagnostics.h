@@ -23,7 +23,8 @@ namespace dlc::tools {
 std::string escapeForOneLine(llvm::StringRef text);
 
 /// Describes a location for a user: "node 'conv1' (Conv)" for an imported
-/// node, "file.mlir:3:5" for a file position, "" if unknown. Names and paths
+/// node, "model.onnx: initializer 'fc.weight'" for a parameter,
+/// "file.mlir:3:5" for a file position, "" if unknown. Names and paths
 /// are escaped with escapeForOneLine.
 std::string describeLocation(mlir::Location loc);
 
