@@ -78,16 +78,6 @@ int64_t numElements(const std::vector<int64_t> &shape) {
   return count;
 }
 
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t stride = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= shape[i];
-  }
-  return strides;
-}
-
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)),
       data_(static_cast<size_t>(dlc::numElements(shape_)) * dtypeSize(dtype),

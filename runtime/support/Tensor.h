@@ -97,9 +97,6 @@ private:
   std::vector<std::byte> data_;
 };
 
-/// Row-major strides (in elements) of a shape.
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
-
 } // namespace dlc
 
 #endif // DLC_RUNTIME_SUPPORT_TENSOR_H

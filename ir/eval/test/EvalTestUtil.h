@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ using ::dlc::BFloat16;
 using ::dlc::DType;
 using ::dlc::Half;
 using ::dlc::Tensor;
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
 
 /// A tensor of storage type T holding `values` (row-major).
 template <typename T>

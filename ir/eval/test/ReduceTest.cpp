@@ -16,8 +16,6 @@ namespace {
 
 using Reduce = EvalTest;
 
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
 
 TEST_F(Reduce, SumOverAxesWithAndWithoutKeepDims) {
   llvm::SmallVector<Tensor> r = runAll(R"mlir(

@@ -263,8 +263,6 @@ TEST(Tensor, ShapesAndSizes) {
   EXPECT_EQ(numElements({}), 1);
   EXPECT_EQ(numElements({2, 3, 4}), 24);
   EXPECT_EQ(numElements({2, 0, 4}), 0);
-  EXPECT_EQ(rowMajorStrides({2, 3, 4}), (std::vector<int64_t>{12, 4, 1}));
-  EXPECT_TRUE(rowMajorStrides({}).empty());
 
   Tensor scalar(DType::F64, {});
   EXPECT_EQ(scalar.rank(), 0);
