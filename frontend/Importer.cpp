@@ -54,7 +54,9 @@ public:
                 StringRef source)
       : context_(context), model_(model), graph_(model.graph()),
         modelDir_(modelDir.str()), source_(source.str()), options_(options),
-        builder_(context) {}
+        builder_(context) {
+    function_.mode = options.mode;
+  }
 
   FailureOr<OwningOpRef<ModuleOp>> run();
 
@@ -87,6 +89,8 @@ private:
   llvm::StringMap<GlobalOp> globals_;
   /// Other initializers, imported as constants.
   llvm::StringMap<Tensor> constants_;
+  /// What the rules share across the function (the mode, the random seed).
+  FunctionState function_;
 };
 
 Location ModelImporter::nodeLoc(const onnx::NodeProto &node, int index) {
@@ -322,7 +326,8 @@ LogicalResult ModelImporter::importNode(const onnx::NodeProto &node,
     }
     inputs.push_back(values_.lookup(name));
   }
-  NodeContext ctx(builder_, node, std::move(inputs), version, loc);
+  NodeContext ctx(builder_, node, std::move(inputs), version, loc,
+                  &function_);
   rule->second.rule(ctx);
   if (ctx.failed())
     return failure();
@@ -477,6 +482,17 @@ LogicalResult ModelImporter::finishOutputs(func::FuncOp func) {
     results.push_back(v);
     resultTypes.push_back(type);
   }
+  // A training step's dropouts drew from the seed; the next step draws
+  // from the next one.
+  if (Value seed = function_.rngSeed) {
+    Location loc = NameLoc::get(StringAttr::get(context_, kRngSeedGlobal),
+                                fileLoc());
+    auto type = cast<RankedTensorType>(seed.getType());
+    Value one = ConstantOp::create(
+        builder_, loc, DenseElementsAttr::get(type, int64_t(1)));
+    Value next = AddOp::create(builder_, loc, seed, one);
+    GlobalStoreOp::create(builder_, loc, kRngSeedGlobal, next);
+  }
   func::ReturnOp::create(builder_, fileLoc(), results);
   func.setFunctionType(
       FunctionType::get(context_, func.getArgumentTypes(), resultTypes));
@@ -548,6 +564,18 @@ FailureOr<OwningOpRef<ModuleOp>> ModelImporter::run() {
 }
 
 } // namespace
+
+StringRef mlir::dlc::importModeName(ImportMode mode) {
+  switch (mode) {
+  case ImportMode::AsExported:
+    return "as-exported";
+  case ImportMode::Training:
+    return "training";
+  case ImportMode::Inference:
+    return "inference";
+  }
+  return "unknown";
+}
 
 std::string mlir::dlc::nodeDisplayName(const onnx::NodeProto &node,
                                        int index) {

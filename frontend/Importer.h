@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <optional>
 #include <string>
@@ -25,7 +26,35 @@ class NodeProto;
 
 namespace mlir::dlc {
 
+/// Which semantics the ops whose behavior depends on training take.
+enum class ImportMode {
+  /// As ONNX specifies for the exported graph: BatchNormalization uses
+  /// batch statistics only where the node says so (training_mode, or extra
+  /// outputs before opset 14), and Dropout drops only where its
+  /// training_mode input is true, with the node's `seed` attribute.
+  AsExported,
+  /// A training step, as PyTorch's train(): every BatchNormalization
+  /// normalizes with batch statistics and writes its running statistics
+  /// back (dlc.global_store, PyTorch's update with the unbiased variance),
+  /// and every Dropout with a ratio above 0 drops, drawing from the
+  /// module's `dlc.rng_seed` global, which each call advances by one.
+  Training,
+  /// Inference, as PyTorch's eval(): every BatchNormalization uses its
+  /// running statistics and every Dropout is the identity.
+  Inference,
+};
+
+/// "as-exported", "training", "inference".
+llvm::StringRef importModeName(ImportMode mode);
+
+/// The name of the global holding the seed of a training-mode import's
+/// dropouts (a tensor<i64>, 0 initially, advanced by one per call).
+inline constexpr llvm::StringLiteral kRngSeedGlobal = "dlc.rng_seed";
+
 struct ImportOptions {
+  /// Training- or inference-mode semantics for BatchNormalization and
+  /// Dropout (see ImportMode).
+  ImportMode mode = ImportMode::AsExported;
   /// Binds the leading dimension of every input whose leading dimension is
   /// symbolic or unknown.
   std::optional<int64_t> batchSize;

@@ -14,9 +14,10 @@ using ::dlc::Tensor;
 
 NodeContext::NodeContext(OpBuilder &builder, const onnx::NodeProto &node,
                          SmallVector<Value> inputs, int sinceVersion,
-                         Location loc)
+                         Location loc, FunctionState *function)
     : builder_(builder), node_(node), inputs_(std::move(inputs)),
-      outputs_(node.output_size()), version_(sinceVersion), loc_(loc) {}
+      outputs_(node.output_size()), version_(sinceVersion), loc_(loc),
+      function_(function) {}
 
 Value NodeContext::input(size_t i) {
   if (!hasInput(i)) {
@@ -339,4 +340,48 @@ Value NodeContext::logSoftmax(Value x, int64_t axis) {
   Value sum = reduce<ReduceSumOp>(unary<ExpOp>(shifted), {axis},
                                   /*keepDims=*/true);
   return build<SubOp>({shifted, unary<LogOp>(sum)});
+}
+
+Value NodeContext::rngSeed() {
+  if (!function_) {
+    error() << "needs the random seed, which only a function import has";
+    return {};
+  }
+  if (function_->rngSeed)
+    return function_->rngSeed;
+  Operation *func = builder_.getInsertionBlock()->getParentOp();
+  auto module = func->getParentOfType<ModuleOp>();
+  if (Operation *existing = module.lookupSymbol(kRngSeedGlobal)) {
+    error() << "needs the global @\"" << kRngSeedGlobal
+            << "\" for its random seed, but the model already has a "
+            << (isa<GlobalOp>(existing) ? "parameter" : "symbol")
+            << " of that name";
+    return {};
+  }
+  auto type = RankedTensorType::get({}, builder_.getI64Type());
+  {
+    // Declared beside the parameters, before the function.
+    OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPoint(func);
+    Location loc = NameLoc::get(builder_.getStringAttr(kRngSeedGlobal),
+                                module.getLoc());
+    GlobalOp::create(builder_, loc, kRngSeedGlobal, type,
+                     mlir::cast<ElementsAttr>(
+                         DenseElementsAttr::get(type, int64_t(0))));
+  }
+  function_->rngSeed =
+      GlobalLoadOp::create(builder_, loc_, type, kRngSeedGlobal);
+  return function_->rngSeed;
+}
+
+int64_t NodeContext::nextDropoutStream() {
+  return function_ ? function_->nextDropoutStream++ : 0;
+}
+
+GlobalOp NodeContext::globalOf(Value v) {
+  auto load = v ? v.getDefiningOp<GlobalLoadOp>() : GlobalLoadOp();
+  if (!load)
+    return {};
+  return SymbolTable::lookupNearestSymbolFrom<GlobalOp>(load,
+                                                        load.getGlobalAttr());
 }

@@ -18,6 +18,7 @@
 #ifndef DLC_FRONTEND_NODECONTEXT_H
 #define DLC_FRONTEND_NODECONTEXT_H
 
+#include "frontend/Importer.h"
 #include "ir/Dialect.h"
 #include "runtime/support/Tensor.h"
 
@@ -32,10 +33,26 @@
 
 namespace mlir::dlc {
 
+/// What the rules of one imported function share beyond a single node: the
+/// semantics mode, and the state that training-mode rules thread through
+/// the function.
+struct FunctionState {
+  ImportMode mode = ImportMode::AsExported;
+  /// The `stream` of the next active dropout: dropouts are numbered 0, 1,
+  /// ... in import order, so each draws its own mask from one seed.
+  int64_t nextDropoutStream = 0;
+  /// The function's load of @"dlc.rng_seed", made before the first active
+  /// dropout; the importer stores the seed plus one before the return.
+  Value rngSeed;
+};
+
 class NodeContext {
 public:
+  /// `function` is shared by the nodes of one function; without one the
+  /// node imports as exported and cannot use the random seed.
   NodeContext(OpBuilder &builder, const onnx::NodeProto &node,
-              SmallVector<Value> inputs, int sinceVersion, Location loc);
+              SmallVector<Value> inputs, int sinceVersion, Location loc,
+              FunctionState *function = nullptr);
 
   const onnx::NodeProto &node() const { return node_; }
   /// The since_version of the node's op schema, looked up at
@@ -49,6 +66,10 @@ public:
   Location loc() const { return loc_; }
   OpBuilder &builder() { return builder_; }
   MLIRContext *context() { return builder_.getContext(); }
+  /// The semantics BatchNormalization and Dropout import with.
+  ImportMode mode() const {
+    return function_ ? function_->mode : ImportMode::AsExported;
+  }
 
   //===--------------------------------------------------------------------===//
   // Inputs and outputs
@@ -216,6 +237,20 @@ public:
   /// (x - max) - log(sum(exp(x - max))).
   Value logSoftmax(Value x, int64_t axis);
 
+  //===--------------------------------------------------------------------===//
+  // Training-mode state
+  //===--------------------------------------------------------------------===//
+
+  /// The function's random seed (a tensor<i64>): the first call declares
+  /// the module's @"dlc.rng_seed" global and loads it here; later calls
+  /// return that load. Null after an error (no function state, or a symbol
+  /// of that name already in the module).
+  Value rngSeed();
+  /// The stream number of the next active dropout of the function.
+  int64_t nextDropoutStream();
+  /// The global that `v` was loaded from (an initializer), or null.
+  GlobalOp globalOf(Value v);
+
 private:
   /// attr(name) if it has `type`; null if absent, or after an error if it
   /// has another type.
@@ -231,6 +266,7 @@ private:
   SmallVector<Value> outputs_;
   int version_;
   Location loc_;
+  FunctionState *function_;
   bool failed_ = false;
 };
 

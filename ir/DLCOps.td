@@ -11,6 +11,7 @@
 #define DLC_OPS_TD
 
 include "ir/DLCDialect.td"
+include "ir/GradientOpInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -18,10 +19,13 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class DLC_Op<string mnemonic, list<Trait> traits = []>
     : Op<DLC_Dialect, mnemonic, traits>;
 
+// The trait of ops that state their vector-Jacobian product (ir/gradients/).
+def DLC_Differentiable : DeclareOpInterfaceMethods<DLC_GradientOpInterface>;
+def DLC_PartlyDifferentiable : DeclareOpInterfaceMethods<
+    DLC_GradientOpInterface, ["hasGradientRule"]>;
+
 // The values of dlc.global symbols, read by dlc.global_load.
 def DLC_GlobalState : Resource<"::mlir::dlc::GlobalStateResource">;
-// The random stream dlc.dropout draws from.
-def DLC_RandomState : Resource<"::mlir::dlc::RandomStateResource">;
 
 //===----------------------------------------------------------------------===//
 // Constants and parameters
@@ -77,13 +81,32 @@ def DLC_GlobalLoadOp : DLC_Op<"global_load",
   let assemblyFormat = "$global attr-dict `:` type($result)";
 }
 
+def DLC_GlobalStoreOp : DLC_Op<"global_store",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+     MemoryEffects<[MemWrite<DLC_GlobalState>]>]> {
+  let summary = "sets the value of a dlc.global";
+  let description = [{
+    State that a function updates (BatchNorm's running statistics, the
+    random seed) is written back with this op; the functionalize pass turns
+    each store into a function result.
+
+    Example:
+    ```mlir
+    dlc.global_store @"bn.running_mean", %m : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$global, DLC_Tensor:$value);
+  let assemblyFormat = "$global `,` $value attr-dict `:` type($value)";
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise unary ops
 //===----------------------------------------------------------------------===//
 
 class DLC_UnaryOp<string mnemonic, Type type, string semantics,
-                  string elementType = "f32">
-    : DLC_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
+                  string elementType = "f32",
+                  list<Trait> traits = [DLC_Differentiable]>
+    : DLC_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "elementwise " # mnemonic;
   let description = semantics # [{
 
@@ -125,7 +148,8 @@ def DLC_AcoshOp : DLC_UnaryOp<"acosh", DLC_FloatTensor, "Inverse hyperbolic cosi
 def DLC_AtanhOp : DLC_UnaryOp<"atanh", DLC_FloatTensor, "Inverse hyperbolic tangent.">;
 def DLC_SigmoidOp : DLC_UnaryOp<"sigmoid", DLC_FloatTensor,
     "The logistic function `1 / (1 + exp(-x))`.">;
-def DLC_NotOp : DLC_UnaryOp<"not", DLC_BoolTensor, "Logical negation.", "i1">;
+def DLC_NotOp : DLC_UnaryOp<"not", DLC_BoolTensor, "Logical negation.", "i1",
+                           []>;
 
 //===----------------------------------------------------------------------===//
 // Elementwise binary ops (NumPy broadcasting)
@@ -151,18 +175,18 @@ class DLC_BinaryOp<string mnemonic, Type type, string semantics,
   }];
 }
 
-def DLC_AddOp : DLC_BinaryOp<"add", DLC_NumericTensor, "`x + y`.", [Commutative]>;
-def DLC_SubOp : DLC_BinaryOp<"sub", DLC_NumericTensor, "`x - y`.">;
-def DLC_MulOp : DLC_BinaryOp<"mul", DLC_NumericTensor, "`x * y`.", [Commutative]>;
+def DLC_AddOp : DLC_BinaryOp<"add", DLC_NumericTensor, "`x + y`.", [Commutative, DLC_Differentiable]>;
+def DLC_SubOp : DLC_BinaryOp<"sub", DLC_NumericTensor, "`x - y`.", [DLC_Differentiable]>;
+def DLC_MulOp : DLC_BinaryOp<"mul", DLC_NumericTensor, "`x * y`.", [Commutative, DLC_Differentiable]>;
 def DLC_DivOp : DLC_BinaryOp<"div", DLC_NumericTensor,
-    "`x / y`; integer division truncates toward zero.">;
+    "`x / y`; integer division truncates toward zero.", [DLC_Differentiable]>;
 def DLC_RemOp : DLC_BinaryOp<"rem", DLC_NumericTensor,
-    "Remainder with the sign of the dividend (C's `fmod` and `%`).">;
-def DLC_PowOp : DLC_BinaryOp<"pow", DLC_NumericTensor, "`x ** y`.">;
+    "Remainder with the sign of the dividend (C's `fmod` and `%`).", [DLC_Differentiable]>;
+def DLC_PowOp : DLC_BinaryOp<"pow", DLC_NumericTensor, "`x ** y`.", [DLC_Differentiable]>;
 def DLC_MaxOp : DLC_BinaryOp<"max", DLC_NumericTensor,
-    "The larger operand; NaN if either is NaN.", [Commutative]>;
+    "The larger operand; NaN if either is NaN.", [Commutative, DLC_Differentiable]>;
 def DLC_MinOp : DLC_BinaryOp<"min", DLC_NumericTensor,
-    "The smaller operand; NaN if either is NaN.", [Commutative]>;
+    "The smaller operand; NaN if either is NaN.", [Commutative, DLC_Differentiable]>;
 def DLC_AndOp : DLC_BinaryOp<"and", DLC_BoolTensor, "Logical and.",
                              [Commutative], "i1">;
 def DLC_OrOp : DLC_BinaryOp<"or", DLC_BoolTensor, "Logical or.",
@@ -189,7 +213,7 @@ def DLC_CompareOp : DLC_Op<"compare",
   }];
 }
 
-def DLC_SelectOp : DLC_Op<"select", [Pure, InferTypeOpAdaptor,
+def DLC_SelectOp : DLC_Op<"select", [DLC_Differentiable, Pure, InferTypeOpAdaptor,
     AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
   let summary = "elementwise choice with broadcasting";
   let description = [{
@@ -209,7 +233,7 @@ def DLC_SelectOp : DLC_Op<"select", [Pure, InferTypeOpAdaptor,
   }];
 }
 
-def DLC_CastOp : DLC_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+def DLC_CastOp : DLC_Op<"cast", [DLC_Differentiable, Pure, SameOperandsAndResultShape]> {
   let summary = "elementwise element type conversion";
   let description = [{
     ONNX Cast semantics: floats to integers truncate toward zero, anything to
@@ -230,7 +254,7 @@ def DLC_CastOp : DLC_Op<"cast", [Pure, SameOperandsAndResultShape]> {
 // Shape and data movement
 //===----------------------------------------------------------------------===//
 
-def DLC_ReshapeOp : DLC_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+def DLC_ReshapeOp : DLC_Op<"reshape", [DLC_Differentiable, Pure, SameOperandsAndResultElementType]> {
   let summary = "reinterprets the shape, keeping row-major element order";
   let description = [{
     Example:
@@ -245,7 +269,7 @@ def DLC_ReshapeOp : DLC_Op<"reshape", [Pure, SameOperandsAndResultElementType]> 
   let hasFolder = 1;
 }
 
-def DLC_TransposeOp : DLC_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def DLC_TransposeOp : DLC_Op<"transpose", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "permutes dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`.
@@ -264,7 +288,7 @@ def DLC_TransposeOp : DLC_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
 }
 
 def DLC_BroadcastToOp : DLC_Op<"broadcast_to",
-    [Pure, SameOperandsAndResultElementType]> {
+    [DLC_Differentiable, Pure, SameOperandsAndResultElementType]> {
   let summary = "broadcasts to a larger shape with NumPy's rules";
   let description = [{
     Example:
@@ -280,7 +304,7 @@ def DLC_BroadcastToOp : DLC_Op<"broadcast_to",
 }
 
 def DLC_ConcatOp : DLC_Op<"concat",
-    [Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+    [DLC_Differentiable, Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
   let summary = "joins tensors along an axis";
   let description = [{
     Example:
@@ -293,7 +317,7 @@ def DLC_ConcatOp : DLC_Op<"concat",
   let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
 }
 
-def DLC_SliceOp : DLC_Op<"slice", [Pure, SameOperandsAndResultElementType,
+def DLC_SliceOp : DLC_Op<"slice", [DLC_Differentiable, Pure, SameOperandsAndResultElementType,
                                    InferTypeOpAdaptor]> {
   let summary = "a strided window of a tensor";
   let description = [{
@@ -317,7 +341,7 @@ def DLC_SliceOp : DLC_Op<"slice", [Pure, SameOperandsAndResultElementType,
   let hasFolder = 1;
 }
 
-def DLC_PadOp : DLC_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+def DLC_PadOp : DLC_Op<"pad", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "pads each dimension at both ends";
   let description = [{
     Modes follow ONNX Pad: `constant` fills with `value` (a scalar tensor,
@@ -340,7 +364,7 @@ def DLC_PadOp : DLC_Op<"pad", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def DLC_GatherOp : DLC_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def DLC_GatherOp : DLC_Op<"gather", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "takes slices along an axis at the given indices (ONNX Gather)";
   let description = [{
     The result shape is `data[:axis] + indices + data[axis+1:]`. Negative
@@ -359,7 +383,7 @@ def DLC_GatherOp : DLC_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def DLC_GatherElementsOp : DLC_Op<"gather_elements", [Pure, InferTypeOpAdaptor]> {
+def DLC_GatherElementsOp : DLC_Op<"gather_elements", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "elementwise gather along an axis (ONNX GatherElements)";
   let description = [{
     `result[i][j]... = data[...][indices[i][j]...][...]` with the index
@@ -379,7 +403,7 @@ def DLC_GatherElementsOp : DLC_Op<"gather_elements", [Pure, InferTypeOpAdaptor]>
 }
 
 def DLC_ScatterElementsOp : DLC_Op<"scatter_elements",
-    [Pure, AllTypesMatch<["data", "result"]>,
+    [DLC_PartlyDifferentiable, Pure, AllTypesMatch<["data", "result"]>,
      AllElementTypesMatch<["data", "updates"]>]> {
   let summary = "elementwise scatter along an axis (ONNX ScatterElements)";
   let description = [{
@@ -409,7 +433,7 @@ def DLC_ScatterElementsOp : DLC_Op<"scatter_elements",
 //===----------------------------------------------------------------------===//
 
 class DLC_ReduceOp<string mnemonic, string semantics>
-    : DLC_Op<mnemonic, [Pure, SameOperandsAndResultElementType,
+    : DLC_Op<mnemonic, [DLC_Differentiable, Pure, SameOperandsAndResultElementType,
                         InferTypeOpAdaptor]> {
   let summary = semantics # " over the given axes";
   let description = [{
@@ -456,7 +480,7 @@ class DLC_ArgReduceOp<string mnemonic, string which>
 def DLC_ArgMaxOp : DLC_ArgReduceOp<"argmax", "largest element">;
 def DLC_ArgMinOp : DLC_ArgReduceOp<"argmin", "smallest element">;
 
-def DLC_CumSumOp : DLC_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+def DLC_CumSumOp : DLC_Op<"cumsum", [DLC_Differentiable, Pure, SameOperandsAndResultType]> {
   let summary = "cumulative sum along an axis";
   let description = [{
     `exclusive` leaves out the element itself; `reverse` sums from the end.
@@ -477,7 +501,7 @@ def DLC_CumSumOp : DLC_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
 // Sorting
 //===----------------------------------------------------------------------===//
 
-def DLC_TopKOp : DLC_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
+def DLC_TopKOp : DLC_Op<"top_k", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "the k largest or smallest elements along an axis";
   let description = [{
     ONNX TopK: `values` holds the `k` largest elements of each line along
@@ -509,7 +533,7 @@ def DLC_TopKOp : DLC_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 def DLC_MatmulOp : DLC_Op<"matmul",
-    [Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+    [DLC_Differentiable, Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
   let summary = "batched matrix product with broadcast batch dimensions";
   let description = [{
     `lhs` is `[..., M, K]`, `rhs` `[..., K, N]` (both rank 2 or more); the
@@ -529,7 +553,7 @@ def DLC_MatmulOp : DLC_Op<"matmul",
 }
 
 def DLC_ConvOp : DLC_Op<"conv",
-    [Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+    [DLC_Differentiable, Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
   let summary = "N-d grouped convolution (cross-correlation)";
   let description = [{
     `input` is `[N, C, spatial...]`, `filter` `[O, C / groups, kernel...]`.
@@ -558,7 +582,7 @@ def DLC_ConvOp : DLC_Op<"conv",
 }
 
 class DLC_PoolOp<string mnemonic, string semantics>
-    : DLC_Op<mnemonic, [Pure, SameOperandsAndResultElementType,
+    : DLC_Op<mnemonic, [DLC_Differentiable, Pure, SameOperandsAndResultElementType,
                         InferTypeOpAdaptor]> {
   let summary = semantics # " over sliding windows of the spatial dimensions";
   let description = [{
@@ -589,26 +613,124 @@ def DLC_SumPoolOp : DLC_PoolOp<"sum_pool", "sum">;
 // Randomness
 //===----------------------------------------------------------------------===//
 
-def DLC_DropoutOp : DLC_Op<"dropout", [AllTypesMatch<["input", "output"]>,
-    MemoryEffects<[MemRead<DLC_RandomState>, MemWrite<DLC_RandomState>]>]> {
+def DLC_DropoutOp : DLC_Op<"dropout", [DLC_Differentiable, Pure,
+    AllTypesMatch<["input", "output"]>]> {
   let summary = "training-mode dropout";
   let description = [{
     Zeroes each element with probability `ratio` and scales the others by
-    `1 / (1 - ratio)`; also returns the keep mask. The random stream is
-    seeded by `seed` (the training passes will thread a random state
-    through instead); the op reads and advances the random state, so it is
-    neither folded nor merged. Inference-mode dropout is imported as the
-    identity.
+    `1 / (1 - ratio)`; also returns the keep mask. The mask is a pure
+    function of `seed` (a scalar), `stream` (which tells apart the dropouts
+    of one program) and the element's row-major index: the counter-based
+    Philox4x32-10 generator with key `seed` and counter
+    `(index low, index high, stream, 0)` gives a 32-bit word `w`, and the
+    element is kept when `w * 2^-32 >= ratio`. Any backend therefore draws
+    the same mask, and a training program threads a new seed through each
+    step. Inference-mode dropout is imported as the identity.
 
     Example:
     ```mlir
-    %y, %mask = dlc.dropout %x {ratio = 0.1 : f64, seed = 0 : i64}
-        : tensor<4xf32> -> tensor<4xi1>
+    %y, %mask = dlc.dropout %x, %seed {ratio = 0.1 : f64, stream = 0 : i64}
+        : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
     ```
   }];
-  let arguments = (ins DLC_FloatTensor:$input, F64Attr:$ratio, I64Attr:$seed);
+  let arguments = (ins DLC_FloatTensor:$input, DLC_TensorOf<[I64]>:$seed,
+                       F64Attr:$ratio, I64Attr:$stream);
   let results = (outs DLC_FloatTensor:$output, DLC_BoolTensor:$mask);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($mask)";
+  let assemblyFormat = [{
+    $input `,` $seed attr-dict `:` type($input) `,` type($seed) `->` type($mask)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops: what the vector-Jacobian products of convolution and
+// pooling need beyond the forward ops (each maps to one library call, as
+// cuDNN's backward-data and backward-filter convolutions)
+//===----------------------------------------------------------------------===//
+
+def DLC_ConvGradInputOp : DLC_Op<"conv_grad_input",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "the gradient of dlc.conv with respect to its input";
+  let description = [{
+    For `y = dlc.conv(x, w)` with these attributes (`input_dilation` of
+    all ones) and `x` of the result type, returns `dL/dx` given
+    `dL/dy` (`grad_output`).
+
+    Example:
+    ```mlir
+    %dx = dlc.conv_grad_input %dy, %w stride [1, 1] pad_low [1, 1]
+        pad_high [1, 1] dilation [1, 1] groups 1
+        : tensor<1x16x8x8xf32>, tensor<16x3x3x3xf32> -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$filter,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$pad_low,
+                       DenseI64ArrayAttr:$pad_high, DenseI64ArrayAttr:$dilation,
+                       I64Attr:$groups);
+  let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad_output `,` $filter `stride` $stride `pad_low` $pad_low `pad_high`
+    $pad_high `dilation` $dilation `groups` $groups attr-dict `:`
+    type($grad_output) `,` type($filter) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def DLC_ConvGradFilterOp : DLC_Op<"conv_grad_filter",
+    [Pure, SameOperandsAndResultElementType]> {
+  let summary = "the gradient of dlc.conv with respect to its filter";
+  let description = [{
+    For `y = dlc.conv(x, w)` with these attributes (`input_dilation` of
+    all ones) and `w` of the result type, returns `dL/dw` given `x` and
+    `dL/dy` (`grad_output`).
+
+    Example:
+    ```mlir
+    %dw = dlc.conv_grad_filter %x, %dy stride [1, 1] pad_low [1, 1]
+        pad_high [1, 1] dilation [1, 1] groups 1
+        : tensor<1x3x8x8xf32>, tensor<1x16x8x8xf32> -> tensor<16x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input, DLC_FloatTensor:$grad_output,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$pad_low,
+                       DenseI64ArrayAttr:$pad_high, DenseI64ArrayAttr:$dilation,
+                       I64Attr:$groups);
+  let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad_output `stride` $stride `pad_low` $pad_low `pad_high`
+    $pad_high `dilation` $dilation `groups` $groups attr-dict `:`
+    type($input) `,` type($grad_output) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def DLC_MaxPoolGradOp : DLC_Op<"max_pool_grad",
+    [Pure, AllTypesMatch<["input", "result"]>,
+     AllElementTypesMatch<["input", "grad_output"]>]> {
+  let summary = "the gradient of dlc.max_pool with respect to its input";
+  let description = [{
+    For `y = dlc.max_pool(x)` with these attributes, routes each window's
+    `grad_output` element to the window's maximum in `input`, the first
+    one in row-major window order on ties (as PyTorch's CPU and CUDA
+    kernels do), and sums what reaches each input element.
+
+    Example:
+    ```mlir
+    %dx = dlc.max_pool_grad %x, %dy window [2, 2] stride [2, 2]
+        pad_low [0, 0] pad_high [0, 0] dilation [1, 1]
+        : tensor<1x3x8x8xf32>, tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input, DLC_FloatTensor:$grad_output,
+                       DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$stride,
+                       DenseI64ArrayAttr:$pad_low, DenseI64ArrayAttr:$pad_high,
+                       DenseI64ArrayAttr:$dilation);
+  let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grad_output `window` $window `stride` $stride `pad_low`
+    $pad_low `pad_high` $pad_high `dilation` $dilation attr-dict `:`
+    type($input) `,` type($grad_output) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

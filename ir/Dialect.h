@@ -20,19 +20,15 @@
 #include "ir/ShapeUtils.h"
 
 namespace mlir::dlc {
-/// The memory effects' resources: the values of dlc.global symbols, and the
-/// random stream dropout draws from.
+/// The memory effects' resource: the values of dlc.global symbols.
 struct GlobalStateResource
     : public SideEffects::Resource::Base<GlobalStateResource> {
   StringRef getName() final { return "dlc.global_state"; }
 };
-struct RandomStateResource
-    : public SideEffects::Resource::Base<RandomStateResource> {
-  StringRef getName() final { return "dlc.random_state"; }
-};
 } // namespace mlir::dlc
 
 #include "ir/DLCEnums.h.inc"
+#include "ir/GradientOpInterface.h.inc"
 #include "ir/DLCOpsDialect.h.inc"
 
 #define GET_OP_CLASSES

@@ -115,17 +115,29 @@ LogicalResult GlobalOp::verify() {
   return success();
 }
 
+/// Checks that `op` names an existing dlc.global of type `type`.
+static LogicalResult verifyGlobalUse(Operation *op,
+                                     SymbolTableCollection &symbolTable,
+                                     FlatSymbolRefAttr name, Type type) {
+  auto global = symbolTable.lookupNearestSymbolFrom<GlobalOp>(op, name);
+  if (!global)
+    return op->emitOpError() << "refers to an unknown global " << name;
+  if (global.getType() != type)
+    return op->emitOpError() << "type " << type
+                             << " does not match the global's type "
+                             << global.getType();
+  return success();
+}
+
 LogicalResult
 GlobalLoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto global =
-      symbolTable.lookupNearestSymbolFrom<GlobalOp>(*this, getGlobalAttr());
-  if (!global)
-    return emitOpError() << "refers to an unknown global " << getGlobalAttr();
-  if (global.getType() != getType())
-    return emitOpError() << "result type " << getType()
-                         << " does not match the global's type "
-                         << global.getType();
-  return success();
+  return verifyGlobalUse(*this, symbolTable, getGlobalAttr(), getType());
+}
+
+LogicalResult
+GlobalStoreOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGlobalUse(*this, symbolTable, getGlobalAttr(),
+                         getValue().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -556,24 +568,25 @@ LogicalResult checkSpatialAttrs(std::optional<Location> loc, int64_t spatial,
 }
 } // namespace
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> loc,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &inferred) {
-  RankedTensorType input = tensorType(adaptor.getInput());
-  RankedTensorType filter = tensorType(adaptor.getFilter());
+/// The result type of a convolution of `input` by `filter`, shared by
+/// dlc.conv and its gradient ops' verifiers.
+static FailureOr<RankedTensorType>
+inferConvType(std::optional<Location> loc, RankedTensorType input,
+              RankedTensorType filter, ArrayRef<int64_t> stride,
+              ArrayRef<int64_t> padLow, ArrayRef<int64_t> padHigh,
+              ArrayRef<int64_t> dilation, ArrayRef<int64_t> inputDilation,
+              int64_t groups) {
   if (input.getRank() < 3 || filter.getRank() != input.getRank())
     return emitOptionalError(loc, "input and filter must have the same rank, "
                                   "3 or more");
   int64_t spatial = input.getRank() - 2;
-  if (failed(checkSpatialAttrs(
-          loc, spatial,
-          {{"stride", adaptor.getStride()}, {"pad_low", adaptor.getPadLow()},
-           {"pad_high", adaptor.getPadHigh()},
-           {"dilation", adaptor.getDilation()},
-           {"input_dilation", adaptor.getInputDilation()}})))
+  if (failed(checkSpatialAttrs(loc, spatial,
+                               {{"stride", stride},
+                                {"pad_low", padLow},
+                                {"pad_high", padHigh},
+                                {"dilation", dilation},
+                                {"input_dilation", inputDilation}})))
     return failure();
-  int64_t groups = adaptor.getGroups();
   int64_t channels = input.getDimSize(1), outChannels = filter.getDimSize(0);
   if (groups <= 0 || channels % groups != 0 || outChannels % groups != 0)
     return emitOptionalError(loc, "groups ", groups,
@@ -586,48 +599,105 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> shape = {input.getDimSize(0), outChannels};
   for (int64_t d = 0; d < spatial; ++d) {
     std::optional<int64_t> size = windowOutputSize(
-        input.getDimSize(d + 2), filter.getDimSize(d + 2),
-        adaptor.getStride()[d], adaptor.getPadLow()[d],
-        adaptor.getPadHigh()[d], adaptor.getDilation()[d],
-        adaptor.getInputDilation()[d]);
+        input.getDimSize(d + 2), filter.getDimSize(d + 2), stride[d],
+        padLow[d], padHigh[d], dilation[d], inputDilation[d]);
     if (!size)
       return emitOptionalError(loc, "filter does not fit spatial dimension ",
                                d, " (or the padded size exceeds ",
                                kMaxTensorElements, ")");
     shape.push_back(*size);
   }
-  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return RankedTensorType::get(shape, input.getElementType());
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> type = inferConvType(
+      loc, tensorType(adaptor.getInput()), tensorType(adaptor.getFilter()),
+      adaptor.getStride(), adaptor.getPadLow(), adaptor.getPadHigh(),
+      adaptor.getDilation(), adaptor.getInputDilation(), adaptor.getGroups());
+  if (failed(type))
+    return failure();
+  inferred.push_back(*type);
   return success();
 }
 
+/// Checks that a gradient op's `gradOutput` has the type of the forward
+/// op's result, `expected`.
+static LogicalResult checkGradOutput(Operation *op, RankedTensorType gradOutput,
+                              RankedTensorType expected) {
+  if (gradOutput != expected)
+    return op->emitOpError()
+           << "grad_output type " << gradOutput
+           << " differs from the forward result type " << expected;
+  return success();
+}
+
+LogicalResult ConvGradInputOp::verify() {
+  SmallVector<int64_t> ones(getStride().size(), 1);
+  FailureOr<RankedTensorType> forward = inferConvType(
+      getLoc(), tensorType(getResult()), tensorType(getFilter()), getStride(), getPadLow(),
+      getPadHigh(), getDilation(), ones, getGroups());
+  if (failed(forward))
+    return failure();
+  return checkGradOutput(*this, tensorType(getGradOutput()), *forward);
+}
+
+LogicalResult ConvGradFilterOp::verify() {
+  SmallVector<int64_t> ones(getStride().size(), 1);
+  FailureOr<RankedTensorType> forward = inferConvType(
+      getLoc(), tensorType(getInput()), tensorType(getResult()), getStride(), getPadLow(),
+      getPadHigh(), getDilation(), ones, getGroups());
+  if (failed(forward))
+    return failure();
+  return checkGradOutput(*this, tensorType(getGradOutput()), *forward);
+}
+
 namespace {
-template <typename PoolOp>
-LogicalResult inferPool(std::optional<Location> loc,
-                        typename PoolOp::Adaptor adaptor,
-                        SmallVectorImpl<Type> &inferred) {
-  RankedTensorType input = tensorType(adaptor.getInput());
+/// The result type of pooling `input` over windows, shared by the pooling
+/// ops and dlc.max_pool_grad's verifier.
+FailureOr<RankedTensorType>
+inferPoolType(std::optional<Location> loc, RankedTensorType input,
+              ArrayRef<int64_t> window, ArrayRef<int64_t> stride,
+              ArrayRef<int64_t> padLow, ArrayRef<int64_t> padHigh,
+              ArrayRef<int64_t> dilation) {
   if (input.getRank() < 3)
     return emitOptionalError(loc, "input must have rank 3 or more");
   int64_t spatial = input.getRank() - 2;
-  if (failed(checkSpatialAttrs(
-          loc, spatial,
-          {{"window", adaptor.getWindow()}, {"stride", adaptor.getStride()},
-           {"pad_low", adaptor.getPadLow()}, {"pad_high", adaptor.getPadHigh()},
-           {"dilation", adaptor.getDilation()}})))
+  if (failed(checkSpatialAttrs(loc, spatial,
+                               {{"window", window},
+                                {"stride", stride},
+                                {"pad_low", padLow},
+                                {"pad_high", padHigh},
+                                {"dilation", dilation}})))
     return failure();
   SmallVector<int64_t> shape(input.getShape().take_front(2));
   for (int64_t d = 0; d < spatial; ++d) {
-    std::optional<int64_t> size = windowOutputSize(
-        input.getDimSize(d + 2), adaptor.getWindow()[d], adaptor.getStride()[d],
-        adaptor.getPadLow()[d], adaptor.getPadHigh()[d],
-        adaptor.getDilation()[d], 1);
+    std::optional<int64_t> size =
+        windowOutputSize(input.getDimSize(d + 2), window[d], stride[d],
+                         padLow[d], padHigh[d], dilation[d], 1);
     if (!size)
       return emitOptionalError(loc, "window does not fit spatial dimension ",
                                d, " (or the padded size exceeds ",
                                kMaxTensorElements, ")");
     shape.push_back(*size);
   }
-  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return RankedTensorType::get(shape, input.getElementType());
+}
+
+template <typename PoolOp>
+LogicalResult inferPool(std::optional<Location> loc,
+                        typename PoolOp::Adaptor adaptor,
+                        SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> type = inferPoolType(
+      loc, tensorType(adaptor.getInput()), adaptor.getWindow(),
+      adaptor.getStride(), adaptor.getPadLow(), adaptor.getPadHigh(),
+      adaptor.getDilation());
+  if (failed(type))
+    return failure();
+  inferred.push_back(*type);
   return success();
 }
 } // namespace
@@ -662,6 +732,16 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+LogicalResult MaxPoolGradOp::verify() {
+  FailureOr<RankedTensorType> forward =
+      inferPoolType(getLoc(), tensorType(getInput()), getWindow(), getStride(),
+                    getPadLow(), getPadHigh(), getDilation());
+  if (failed(forward))
+    return failure();
+  return checkGradOutput(*this, tensorType(getGradOutput()), *forward);
+}
+
 #define GET_OP_CLASSES
 #include "ir/DLCOps.cpp.inc"
 #include "ir/DLCEnums.cpp.inc"
+#include "ir/GradientOpInterface.cpp.inc"

@@ -1,9 +1,20 @@
 //===- Elementwise.cpp - ONNX elementwise, comparison and cast ops --------===//
 //
 // Math ops with a dlc counterpart map one to one; activations are written as
-// the compositions of their ONNX definitions (Relu = max(x, 0), Elu =
-// select(x < 0, alpha * (exp(x) - 1), x), ...), so the dialect stays small
-// and autodiff needs rules only for the primitives.
+// compositions of their ONNX definitions, so the dialect stays small and
+// autodiff needs rules only for the primitives.
+//
+// The compositions are chosen so that the generic gradient rules give
+// PyTorch's derivative where the activation has a kink: a piecewise
+// function is a dlc.select between its pieces, with the comparison PyTorch's
+// backward uses deciding which piece owns the kink (Relu is
+// select(x <= 0, 0, x), so relu'(0) = 0; LeakyRelu selects on x > 0, so its
+// slope owns 0), never max or min, whose gradient splits ties evenly. A
+// piece that can overflow where it is not selected (Elu's exp) is fed a
+// value clamped by the same select, so its unused gradient is 0 rather than
+// 0 * inf = NaN. Clamps (Clip, HardSigmoid) pass the gradient where PyTorch
+// does, NaN inputs included, and return NaN for NaN through a NaN constant
+// branch that no gradient flows into.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +23,7 @@
 #include "frontend/TensorProto.h"
 #include "ir/eval/Evaluator.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -53,25 +65,137 @@ Value softplus(NodeContext &c, Value x) {
   return c.build<AddOp>({positive, log1p});
 }
 
-/// clamp(alpha * x + beta, 0, 1).
+Value nanLike(NodeContext &c, Value x) {
+  return scalarLike(c, x, std::numeric_limits<double>::quiet_NaN());
+}
+
+/// select(x <= 0, onNonPositive(select(x <= 0, x, 0)), x): the negative
+/// piece of Elu, Selu and Celu sees x only where it is selected, so an
+/// exp there cannot overflow into a NaN gradient for large x.
+template <typename Fn>
+Value exponentialBelowZero(NodeContext &c, Value x, Fn onNonPositive) {
+  Value notPositive = c.compare(ComparePredicate::le, x, zeroLike(c, x));
+  Value safe = c.select(notPositive, x, zeroLike(c, x));
+  return c.select(notPositive, onNonPositive(safe), x);
+}
+
+/// clamp(alpha * x + beta, 0, 1), with PyTorch's hardsigmoid gradient:
+/// alpha where 0 < alpha * x + beta < 1 (strictly), else 0 (NaN too).
 Value hardSigmoid(NodeContext &c, Value x, double alpha, double beta) {
-  Value y = c.build<AddOp>({c.build<MulOp>({x, scalarLike(c, x, alpha)}),
+  Value t = c.build<AddOp>({c.build<MulOp>({x, scalarLike(c, x, alpha)}),
                             scalarLike(c, x, beta)});
-  y = c.build<MinOp>({y, scalarLike(c, x, 1.0)});
-  return c.build<MaxOp>({y, zeroLike(c, x)});
+  Value one = scalarLike(c, x, 1.0);
+  Value below = c.select(c.compare(ComparePredicate::lt, t, one), t,
+                         nanLike(c, x));
+  Value upper = c.select(c.compare(ComparePredicate::ge, t, one), one, below);
+  return c.select(c.compare(ComparePredicate::le, t, zeroLike(c, x)),
+                  zeroLike(c, x), upper);
+}
+
+/// Whether every element of `lo` is at most every element of `hi`, both
+/// constants without NaN: then Clip needs no case for crossed bounds.
+bool boundsOrdered(const ::dlc::Tensor &lo, const ::dlc::Tensor &hi) {
+  double maxLo = -std::numeric_limits<double>::infinity();
+  double minHi = std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < lo.numElements(); ++i) {
+    double v = lo.getDouble(i);
+    if (std::isnan(v))
+      return false;
+    maxLo = std::max(maxLo, v);
+  }
+  for (int64_t i = 0; i < hi.numElements(); ++i) {
+    double v = hi.getDouble(i);
+    if (std::isnan(v))
+      return false;
+    minHi = std::min(minHi, v);
+  }
+  return maxLo <= minHi;
+}
+
+bool hasNaN(const ::dlc::Tensor &t) {
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    if (std::isnan(t.getDouble(i)))
+      return true;
+  return false;
+}
+
+/// Clip of a float x, forward as ONNX's min(max(x, lo), hi) (hi where the
+/// bounds cross) and backward as torch.clamp: x's gradient passes where
+/// lo <= x <= hi (not for NaN x), lo's where x < lo, hi's where x > hi or
+/// hi < lo. `lo` and `hi` may be null (no bound); `loValue` and `hiValue`
+/// are their values when known at import.
+///
+///   y = select(x > hi or hi < lo, hi,
+///              select(x < lo, lo, select(x >= lo, x, NaN)))
+///
+/// The innermost select gives NaN x (and NaN bounds) a NaN result without
+/// a gradient. With constant bounds known to be ordered, `hi < lo` is left
+/// out; constant bounds with NaN keep max and min, whose NaN propagation is
+/// ONNX's.
+Value clipFloat(NodeContext &c, Value x, Value lo, Value hi,
+                const std::optional<::dlc::Tensor> &loValue,
+                const std::optional<::dlc::Tensor> &hiValue) {
+  if ((loValue && hasNaN(*loValue)) || (hiValue && hasNaN(*hiValue))) {
+    if (lo)
+      x = c.build<MaxOp>({x, lo});
+    if (hi)
+      x = c.build<MinOp>({x, hi});
+    return x;
+  }
+  if (!lo && !hi)
+    return x;
+  Value y = x;
+  if (lo)
+    y = c.select(c.compare(ComparePredicate::ge, x, lo), x, nanLike(c, x));
+  else
+    y = c.select(c.compare(ComparePredicate::le, x, hi), x, nanLike(c, x));
+  if (lo)
+    y = c.select(c.compare(ComparePredicate::lt, x, lo), lo, y);
+  if (hi) {
+    Value above = c.compare(ComparePredicate::gt, x, hi);
+    if (lo && !(loValue && hiValue && boundsOrdered(*loValue, *hiValue)))
+      above = c.build<OrOp>({above, c.compare(ComparePredicate::lt, hi, lo)});
+    y = c.select(above, hi, y);
+  }
+  return y;
 }
 
 void clipRule(NodeContext &c) {
   Value x = c.input(0);
+  if (!x)
+    return;
   Value lo, hi;
+  std::optional<::dlc::Tensor> loValue, hiValue;
   if (c.version() < 11) {
-    // Clip-6 takes its bounds as attributes.
-    lo = scalarLike(c, x, c.floatAttr("min", -std::numeric_limits<float>::infinity()));
-    hi = scalarLike(c, x, c.floatAttr("max", std::numeric_limits<float>::infinity()));
+    // Clip-6 takes its bounds as attributes; an absent one is no bound.
+    auto attrBound = [&](StringRef name, Value &bound,
+                         std::optional<::dlc::Tensor> &value) {
+      if (!c.hasAttr(name))
+        return;
+      ::dlc::Tensor t(::dlc::DType::F64, {});
+      t.data<double>()[0] = c.floatAttr(name, 0.0f);
+      bound = scalarLike(c, x, t.getDouble(0));
+      value = std::move(t);
+    };
+    attrBound("min", lo, loValue);
+    attrBound("max", hi, hiValue);
   } else {
-    lo = c.hasInput(1) ? c.input(1) : Value();
-    hi = c.hasInput(2) ? c.input(2) : Value();
+    if (c.hasInput(1)) {
+      lo = c.input(1);
+      loValue = c.constantValue(1);
+    }
+    if (c.hasInput(2)) {
+      hi = c.input(2);
+      hiValue = c.constantValue(2);
+    }
   }
+  if (c.failed())
+    return;
+  if (isa<FloatType>(elemType(x))) {
+    c.setOutput(0, clipFloat(c, x, lo, hi, loValue, hiValue));
+    return;
+  }
+  // Integers have no gradient: max and min.
   if (lo)
     x = c.build<MaxOp>({x, lo});
   if (hi)
@@ -105,16 +229,24 @@ void meanRule(NodeContext &c) {
                      {sum, scalarLike(c, sum, double(c.numInputs()))}));
 }
 
+Value isPositive(NodeContext &c, Value x) {
+  return c.compare(ComparePredicate::gt, x, zeroLike(c, x));
+}
+
+/// select(x > 0, x, alpha * x): the slope owns 0, as in PyTorch's
+/// leaky_relu backward.
 void leakyReluRule(NodeContext &c) {
   Value x = c.input(0);
   double alpha = c.floatAttr("alpha", 0.01f);
-  c.setOutput(0, c.select(isNegative(c, x),
-                          c.build<MulOp>({x, scalarLike(c, x, alpha)}), x));
+  c.setOutput(0, c.select(isPositive(c, x), x,
+                          c.build<MulOp>({x, scalarLike(c, x, alpha)})));
 }
 
+/// select(x > 0, x, slope * x), as PyTorch's prelu: at 0 the input's
+/// gradient is the slope and the slope's is x (0).
 void preluRule(NodeContext &c) {
   Value x = c.input(0);
-  Value y = c.select(isNegative(c, x), c.build<MulOp>({x, c.input(1)}), x);
+  Value y = c.select(isPositive(c, x), x, c.build<MulOp>({x, c.input(1)}));
   // The slope broadcasts to x ("unidirectional"): the result keeps x's shape.
   if (y && y.getType() != x.getType()) {
     c.error() << "slope shape does not broadcast to the input's shape";
@@ -123,33 +255,43 @@ void preluRule(NodeContext &c) {
   c.setOutput(0, y);
 }
 
+/// alpha * (exp(x) - 1) where x <= 0, else x. PyTorch's elu backward
+/// gives the exponential piece the kink (alpha at 0).
 void eluRule(NodeContext &c) {
   Value x = c.input(0);
   double alpha = c.floatAttr("alpha", 1.0f);
-  Value expm1 = c.build<SubOp>({c.unary<ExpOp>(x), scalarLike(c, x, 1.0)});
-  Value neg = c.build<MulOp>({expm1, scalarLike(c, x, alpha)});
-  c.setOutput(0, c.select(isNegative(c, x), neg, x));
+  c.setOutput(0, exponentialBelowZero(c, x, [&](Value xn) {
+                Value expm1 =
+                    c.build<SubOp>({c.unary<ExpOp>(xn), scalarLike(c, x, 1.0)});
+                return c.build<MulOp>({expm1, scalarLike(c, x, alpha)});
+              }));
 }
 
+/// gamma * (alpha * (exp(x) - 1) where x <= 0, else x), as Elu.
 void seluRule(NodeContext &c) {
   Value x = c.input(0);
   double alpha = c.floatAttr("alpha", 1.67326319217681884765625f);
   double gamma = c.floatAttr("gamma", 1.05070102214813232421875f);
-  Value expm1 = c.build<SubOp>({c.unary<ExpOp>(x), scalarLike(c, x, 1.0)});
-  Value neg = c.build<MulOp>({expm1, scalarLike(c, x, alpha)});
-  Value notPositive = c.compare(ComparePredicate::le, x, zeroLike(c, x));
-  c.setOutput(0, c.build<MulOp>({c.select(notPositive, neg, x),
-                                 scalarLike(c, x, gamma)}));
+  Value y = exponentialBelowZero(c, x, [&](Value xn) {
+    Value expm1 = c.build<SubOp>({c.unary<ExpOp>(xn), scalarLike(c, x, 1.0)});
+    return c.build<MulOp>({expm1, scalarLike(c, x, alpha)});
+  });
+  c.setOutput(0, c.build<MulOp>({y, scalarLike(c, x, gamma)}));
 }
 
+/// ONNX's max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) is, for any
+/// alpha, alpha * (exp(x / alpha) - 1) where x <= 0 and x elsewhere; in that
+/// form the gradient at 0 is PyTorch's (celu is its elu with input scale
+/// 1 / alpha) and large x cannot overflow the unused exponential.
 void celuRule(NodeContext &c) {
   Value x = c.input(0);
   double alpha = c.floatAttr("alpha", 1.0f);
-  Value scaled = c.build<DivOp>({x, scalarLike(c, x, alpha)});
-  Value expm1 = c.build<SubOp>({c.unary<ExpOp>(scaled), scalarLike(c, x, 1.0)});
-  Value neg = c.build<MinOp>(
-      {zeroLike(c, x), c.build<MulOp>({expm1, scalarLike(c, x, alpha)})});
-  c.setOutput(0, c.build<AddOp>({c.build<MaxOp>({x, zeroLike(c, x)}), neg}));
+  c.setOutput(0, exponentialBelowZero(c, x, [&](Value xn) {
+                Value scaled = c.build<DivOp>({xn, scalarLike(c, x, alpha)});
+                Value expm1 = c.build<SubOp>(
+                    {c.unary<ExpOp>(scaled), scalarLike(c, x, 1.0)});
+                return c.build<MulOp>({expm1, scalarLike(c, x, alpha)});
+              }));
 }
 
 void geluRule(NodeContext &c) {
@@ -176,6 +318,25 @@ void geluRule(NodeContext &c) {
                      {half, c.build<AddOp>({scalarLike(c, x, 1.0), inner})}));
 }
 
+/// x * clamp(x / 6 + 1 / 2, 0, 1), written as
+/// select(x < -3, 0, select(x <= 3, x * (x / 6 + 1 / 2), x)) so the gradient
+/// is PyTorch's hardswish backward: 0 below -3, x / 3 + 1 / 2 on [-3, 3]
+/// (both ends included), 1 above 3 and for NaN.
+void hardSwishRule(NodeContext &c) {
+  Value x = c.input(0);
+  Value t = c.build<AddOp>({c.build<MulOp>({x, scalarLike(c, x, 1.0 / 6)}),
+                            scalarLike(c, x, 0.5)});
+  Value upper = c.select(c.compare(ComparePredicate::le, x,
+                                   scalarLike(c, x, 3.0)),
+                         c.build<MulOp>({x, t}), x);
+  c.setOutput(0, c.select(c.compare(ComparePredicate::lt, x,
+                                    scalarLike(c, x, -3.0)),
+                          zeroLike(c, x), upper));
+}
+
+/// select(x > alpha, x, 0): the gradient is 0 at alpha, as PyTorch's
+/// threshold backward. NaN gives 0 as ONNX's definition says (PyTorch's
+/// Threshold would pass it).
 void thresholdedReluRule(NodeContext &c) {
   Value x = c.input(0);
   Value above = c.compare(ComparePredicate::gt, x,
@@ -183,6 +344,8 @@ void thresholdedReluRule(NodeContext &c) {
   c.setOutput(0, c.select(above, x, zeroLike(c, x)));
 }
 
+/// x + bias below -lambd, x - bias above lambd, else 0: the gradient is 0 on
+/// [-lambd, lambd] inclusive, as PyTorch's hardshrink and softshrink.
 void shrinkRule(NodeContext &c) {
   Value x = c.input(0);
   double bias = c.floatAttr("bias", 0.0f), lambd = c.floatAttr("lambd", 0.5f);
@@ -230,13 +393,22 @@ void castRule(NodeContext &c) {
   c.setOutput(0, c.cast(c.input(0), elementTypeOf(c.context(), *dtype)));
 }
 
+/// Dropout. As exported, the node drops only when its training_mode input
+/// (opset 12 on) is a constant true, with the mask seeded by its `seed`
+/// attribute and stream 0. In training mode every Dropout with a ratio
+/// above 0 drops, whatever its training_mode, each with its own stream of
+/// the function's random seed. In inference mode every Dropout is the
+/// identity. A Dropout that does not drop returns x and an all-true mask.
 void dropoutRule(NodeContext &c) {
   Value x = c.input(0);
   if (!x)
     return;
+  ImportMode mode = c.mode();
+  // Before opset 12 the ratio is an attribute and the node never trains
+  // as exported (ONNX leaves dropping to the runtime's training mode).
   double ratio = c.floatAttr("ratio", 0.5f);
-  bool training = false;
-  if (c.version() >= 12) {
+  bool training = mode == ImportMode::Training;
+  if (c.version() >= 12 && mode != ImportMode::Inference) {
     if (c.hasInput(1)) {
       std::optional<::dlc::Tensor> r = c.requireConstant(1, "ratio");
       if (!r)
@@ -247,7 +419,7 @@ void dropoutRule(NodeContext &c) {
       }
       ratio = r->getDouble(0);
     }
-    if (c.hasInput(2)) {
+    if (c.hasInput(2) && mode == ImportMode::AsExported) {
       std::optional<::dlc::Tensor> t = c.requireConstant(2, "training_mode");
       if (!t)
         return;
@@ -261,8 +433,7 @@ void dropoutRule(NodeContext &c) {
   if (c.failed())
     return;
   RankedTensorType type = typeOf(x);
-  if (!training || ratio == 0.0) {
-    // Inference (or ratio 0): the identity with an all-true mask.
+  if (mode == ImportMode::Inference || !training || ratio == 0.0) {
     c.setOutput(0, x);
     if (c.wantsOutput(1)) {
       Value yes = c.scalar(IntegerType::get(c.context(), 1), 1.0);
@@ -274,11 +445,22 @@ void dropoutRule(NodeContext &c) {
     c.error() << "ratio " << ratio << " is outside [0, 1)";
     return;
   }
+  Value seed;
+  int64_t stream = 0;
+  if (mode == ImportMode::Training) {
+    seed = c.rngSeed();
+    stream = c.nextDropoutStream();
+  } else {
+    ::dlc::Tensor value(::dlc::DType::I64, {});
+    value.data<int64_t>()[0] = c.intAttr("seed", 0);
+    seed = c.constant(value);
+  }
+  if (!seed || c.failed())
+    return;
   auto maskType = type.clone(IntegerType::get(c.context(), 1));
-  auto op = DropoutOp::create(
-      c.builder(), c.loc(), type, maskType, x,
-      c.builder().getF64FloatAttr(ratio),
-      c.builder().getI64IntegerAttr(c.intAttr("seed", 0)));
+  auto op = DropoutOp::create(c.builder(), c.loc(), type, maskType, x, seed,
+                              c.builder().getF64FloatAttr(ratio),
+                              c.builder().getI64IntegerAttr(stream));
   c.setOutput(0, op.getOutput());
   c.setOutput(1, op.getMask());
 }
@@ -325,9 +507,12 @@ void mlir::dlc::addElementwiseRules(OpRuleTable &t) {
   t["Sigmoid"] = {unaryRule<SigmoidOp>, 6};
 
   // Activations, as compositions.
+  // select(x <= 0, 0, x): relu'(0) = 0 and NaN passes, as torch.relu.
   t["Relu"] = {[](NodeContext &c) {
                  Value x = c.input(0);
-                 c.setOutput(0, c.build<MaxOp>({x, zeroLike(c, x)}));
+                 Value notPositive =
+                     c.compare(ComparePredicate::le, x, zeroLike(c, x));
+                 c.setOutput(0, c.select(notPositive, zeroLike(c, x), x));
                }, 6};
   t["LeakyRelu"] = {leakyReluRule, 6};
   t["PRelu"] = {preluRule, 7};
@@ -341,11 +526,7 @@ void mlir::dlc::addElementwiseRules(OpRuleTable &t) {
                                                    c.floatAttr("alpha", 0.2f),
                                                    c.floatAttr("beta", 0.5f)));
                       }, 6};
-  t["HardSwish"] = {[](NodeContext &c) {
-                      Value x = c.input(0);
-                      c.setOutput(0, c.build<MulOp>(
-                                         {x, hardSigmoid(c, x, 1.0 / 6, 0.5)}));
-                    }, 14};
+  t["HardSwish"] = {hardSwishRule, 14};
   t["Softplus"] = {[](NodeContext &c) {
                      c.setOutput(0, softplus(c, c.input(0)));
                    }, 1};

@@ -70,10 +70,18 @@ Value invStdDev(NodeContext &c, Value variance, double epsilon) {
 // BatchNormalization
 //===----------------------------------------------------------------------===//
 
-/// Whether the node normalizes with batch statistics. From version 14 the
+/// Whether the node normalizes with batch statistics. In training mode
+/// always, in inference mode never. As exported, from version 14 the
 /// training_mode attribute says so; before, requesting any output beyond Y
 /// does (version 6 also has is_test, which forbids them).
 std::optional<bool> batchNormTraining(NodeContext &c) {
+  if (c.version() < 9 && c.intAttr("spatial", 1) == 0) {
+    c.error() << "spatial=0 (per-activation statistics) is not supported; "
+                 "flatten the input to [N, C * D1 * ...] instead";
+    return std::nullopt;
+  }
+  if (c.mode() != ImportMode::AsExported)
+    return c.mode() == ImportMode::Training;
   bool extraOutputs = false;
   for (size_t i = 1; i < c.numOutputs(); ++i)
     extraOutputs = extraOutputs || c.wantsOutput(i);
@@ -85,16 +93,32 @@ std::optional<bool> batchNormTraining(NodeContext &c) {
     }
     return training;
   }
-  if (c.version() < 9 && c.intAttr("spatial", 1) == 0) {
-    c.error() << "spatial=0 (per-activation statistics) is not supported; "
-                 "flatten the input to [N, C * D1 * ...] instead";
-    return std::nullopt;
-  }
   if (c.version() < 7 && c.intAttr("is_test", 0) != 0 && extraOutputs) {
     c.error() << "outputs beyond Y need is_test=0";
     return std::nullopt;
   }
   return extraOutputs;
+}
+
+/// In training mode, the initializers holding the running statistics
+/// (inputs 3 and 4), which the node writes back; null after an error.
+std::optional<std::pair<GlobalOp, GlobalOp>> runningGlobals(NodeContext &c) {
+  GlobalOp mean = c.globalOf(c.input(3)), var = c.globalOf(c.input(4));
+  for (auto [global, index, name] :
+       {std::tuple(mean, 3, "mean"), std::tuple(var, 4, "var")}) {
+    if (!global) {
+      c.error() << "training mode updates the running statistics, so input "
+                << index << " (" << name << ") must be an initializer";
+      return std::nullopt;
+    }
+  }
+  if (mean == var) {
+    c.error() << "training mode updates the running statistics, so mean and "
+                 "var must be different initializers, got '"
+              << mean.getSymName() << "' for both";
+    return std::nullopt;
+  }
+  return std::pair(mean, var);
 }
 
 void batchNormRule(NodeContext &c) {
@@ -125,6 +149,12 @@ void batchNormRule(NodeContext &c) {
         {scaleC, invStdDev(c, channelParam(c, var, rank, type), epsilon)});
     Value centered = c.build<SubOp>({x, channelParam(c, mean, rank, type)});
     c.setOutput(0, c.build<AddOp>({c.build<MulOp>({centered, factor}), biasC}));
+    // Only an inference-mode import of a training node gets here with
+    // outputs beyond Y: the running statistics are left as they are, and
+    // the saved statistics (before version 14) are the ones used.
+    for (size_t i = 1; i < c.numOutputs(); ++i)
+      if (c.wantsOutput(i))
+        c.setOutput(i, i % 2 ? mean : var);
     return;
   }
 
@@ -132,12 +162,29 @@ void batchNormRule(NodeContext &c) {
   SmallVector<int64_t> axes = {0};
   for (int64_t a = 2; a < rank; ++a)
     axes.push_back(a);
+  // Elements per channel.
+  int64_t count = typeOf(x).getNumElements() / std::max<int64_t>(channels, 1);
+  bool trainingMode = c.mode() == ImportMode::Training;
+  std::optional<std::pair<GlobalOp, GlobalOp>> globals;
+  if (trainingMode) {
+    // PyTorch refuses this too: the unbiased variance divides by N - 1.
+    if (count < 2) {
+      c.error() << "training mode needs more than 1 value per channel, got "
+                << count << " for input " << typeOf(x);
+      return;
+    }
+    globals = runningGlobals(c);
+    if (!globals)
+      return;
+  }
   Standardized s = standardize(c, x, axes);
   Value factor = c.build<MulOp>({scaleC, invStdDev(c, s.variance, epsilon)});
   c.setOutput(0, c.build<AddOp>({c.build<MulOp>({s.centered, factor}), biasC}));
 
   // running = input * momentum + current * (1 - momentum), in the type of
-  // the running statistics, with the biased batch variance.
+  // the running statistics. ONNX updates the variance with the biased
+  // batch variance; PyTorch, whose update training mode follows, with the
+  // unbiased one (ONNX's momentum is 1 - PyTorch's).
   double momentum = c.floatAttr("momentum", 0.9f);
   auto running = [&](Value input, Value current) {
     Value batch = c.cast(c.reshape(current, {channels}), elemType(input));
@@ -145,10 +192,26 @@ void batchNormRule(NodeContext &c) {
         {c.build<MulOp>({input, scalarLike(c, input, momentum)}),
          c.build<MulOp>({batch, scalarLike(c, input, 1.0 - momentum)})});
   };
-  if (c.wantsOutput(1))
-    c.setOutput(1, running(mean, s.mean));
-  if (c.wantsOutput(2))
-    c.setOutput(2, running(var, s.variance));
+  if (trainingMode) {
+    Value unbiased = c.build<MulOp>(
+        {s.variance,
+         scalarLike(c, s.variance, double(count) / double(count - 1))});
+    Value newMean = running(mean, s.mean);
+    Value newVar = running(var, unbiased);
+    if (!newMean || !newVar)
+      return;
+    GlobalStoreOp::create(c.builder(), c.loc(), globals->first.getSymName(),
+                          newMean);
+    GlobalStoreOp::create(c.builder(), c.loc(), globals->second.getSymName(),
+                          newVar);
+    c.setOutput(1, newMean);
+    c.setOutput(2, newVar);
+  } else {
+    if (c.wantsOutput(1))
+      c.setOutput(1, running(mean, s.mean));
+    if (c.wantsOutput(2))
+      c.setOutput(2, running(var, s.variance));
+  }
   // Before version 14 the batch statistics are outputs too.
   if (c.wantsOutput(3))
     c.setOutput(3, c.reshape(s.mean, {channels}));

@@ -22,11 +22,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/eval/EvalSupport.h"
+#include "runtime/support/Philox.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
-#include <random>
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -426,16 +426,16 @@ LogicalResult eval::evalDropout(DropoutOp op, Operands operands,
   bool *keep = mask.data<bool>();
   int64_t count = input.numElements();
   if (ratio == 0.0) {
-    // The identity, without touching the random stream.
+    // The identity.
     if (input.byteSize() > 0)
       std::memcpy(output.bytes(), input.bytes(), input.byteSize());
     std::fill(keep, keep + count, true);
   } else {
-    std::mt19937_64 generator(static_cast<uint64_t>(op.getSeed()));
-    for (int64_t i = 0; i < count; ++i) {
-      double u = static_cast<double>(generator() >> 11) * 0x1.0p-53;
-      keep[i] = u >= ratio;
-    }
+    uint64_t seed = static_cast<uint64_t>(operands[1].data<int64_t>()[0]);
+    uint64_t stream = static_cast<uint64_t>(op.getStream());
+    for (int64_t i = 0; i < count; ++i)
+      keep[i] = ::dlc::dropoutKeeps(seed, stream, static_cast<uint64_t>(i),
+                                    ratio);
     LogicalResult status =
         visitDType(input.dtype(), [&](auto tag) -> LogicalResult {
           using T = typename decltype(tag)::type;

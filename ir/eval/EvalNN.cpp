@@ -1,9 +1,10 @@
 //===- EvalNN.cpp - Matmul, convolution and pooling in the evaluator ------===//
 //
-// The three window-and-contraction rules. All accumulate in AccumT (double
-// for float types, so a float32 product is exact and only the sum rounds)
-// and round to the storage type once per output element. Operands are
-// widened to AccumT once up front; the inner loops then run on plain arrays.
+// The window-and-contraction rules and their gradients. All accumulate in
+// AccumT (double for float types, so a float32 product is exact and only the
+// sum rounds) and round to the storage type once per output element.
+// Operands are widened to AccumT once up front; the inner loops then run on
+// plain arrays.
 //
 // Convolution and pooling share WindowTaps: for every output position, the
 // list of (window element, input element) pairs that land inside the input.
@@ -13,6 +14,12 @@
 // the lowest value (-inf for floats). Summation order: for conv, input
 // channel outer and window position (row-major) inner; for matmul, k
 // ascending; for pools, window position in row-major order.
+//
+// The gradient ops (conv_grad_input, conv_grad_filter, max_pool_grad) walk
+// the taps of the forward op they differentiate and scatter each product
+// back to where the forward read it, into a float64 buffer that is rounded
+// once at the end. They are direct loops, written for clarity: the
+// evaluator is the oracle the fast kernels are checked against.
 //
 //===----------------------------------------------------------------------===//
 
@@ -282,6 +289,185 @@ LogicalResult eval::evalPool(Operation *op, ArrayRef<int64_t> window,
           return success();
         }
       });
+  if (failed(status))
+    return failure();
+  results.push_back(std::move(out));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients of conv and max_pool
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The spatial sizes and element counts of a convolution `y = conv(x, w)`
+/// (input_dilation all ones) and the taps of its windows, shared by both
+/// of its gradient ops.
+struct ConvGeometry {
+  int64_t batch, channels, outChannels, groupChannels, groupOutChannels;
+  int64_t inSpatial, windowSize, outSpatial;
+  WindowTaps taps;
+};
+
+template <typename GradOp>
+ConvGeometry convGeometry(GradOp op, ArrayRef<int64_t> xShape,
+                          ArrayRef<int64_t> wShape, ArrayRef<int64_t> yShape) {
+  SmallVector<int64_t> noInputDilation(xShape.size() - 2, 1);
+  ConvGeometry g;
+  g.taps = buildWindowTaps({xShape.drop_front(2), wShape.drop_front(2),
+                            yShape.drop_front(2), op.getStride(),
+                            op.getPadLow(), op.getDilation(), noInputDilation});
+  int64_t groups = static_cast<int64_t>(op.getGroups());
+  g.batch = xShape[0];
+  g.channels = xShape[1];
+  g.outChannels = yShape[1];
+  g.groupChannels = g.channels / groups;
+  g.groupOutChannels = g.outChannels / groups;
+  g.inSpatial = productOf(xShape, 2, xShape.size());
+  g.windowSize = productOf(wShape, 2, wShape.size());
+  g.outSpatial = productOf(yShape, 2, yShape.size());
+  return g;
+}
+
+/// Rounds a float64 accumulation buffer into `out`, once per element.
+template <typename T>
+void storeAccumulated(Tensor &out, const std::vector<AccumT<T>> &values) {
+  T *dst = out.data<T>();
+  for (size_t i = 0; i < values.size(); ++i)
+    dst[i] = fromAccum<T>(values[i]);
+}
+
+/// Calls `body(TypeTag<T>{})` for a float storage type T, or reports the
+/// type (the gradient ops' verifiers admit floats only).
+template <typename Body>
+LogicalResult visitFloatType(Operation *op, DType dtype, Body &&body) {
+  return visitDType(dtype, [&](auto tag) -> LogicalResult {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kFloatDomain<AccumT<T>>) {
+      return unsupportedType(op, dtype);
+    } else {
+      body(tag);
+      return success();
+    }
+  });
+}
+
+} // namespace
+
+LogicalResult eval::evalConvGradInput(ConvGradInputOp op, Operands operands,
+                                      Results &results) {
+  // dx[b, c, i] = sum over (o in c's group, y, k) with the forward's tap
+  // (k, i) at output y of w[o, c - first channel, k] * dy[b, o, y].
+  const Tensor &gradOutput = operands[0], &filter = operands[1];
+  Tensor out = resultTensor(op);
+  ConvGeometry g =
+      convGeometry(op, out.shape(), filter.shape(), gradOutput.shape());
+  LogicalResult status = visitFloatType(op, out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = AccumT<T>;
+    std::vector<A> dy = widen<T>(gradOutput), w = widen<T>(filter);
+    std::vector<A> dx(out.numElements(), A(0));
+    for (int64_t b = 0; b < g.batch; ++b) {
+      for (int64_t o = 0; o < g.outChannels; ++o) {
+        int64_t firstChannel = (o / g.groupOutChannels) * g.groupChannels;
+        const A *dys = &dy[(b * g.outChannels + o) * g.outSpatial];
+        for (int64_t c = 0; c < g.groupChannels; ++c) {
+          A *dxs = &dx[(b * g.channels + firstChannel + c) * g.inSpatial];
+          const A *ws = &w[(o * g.groupChannels + c) * g.windowSize];
+          for (int64_t y = 0; y < g.outSpatial; ++y)
+            for (int64_t t = g.taps.begin[y]; t < g.taps.begin[y + 1]; ++t)
+              dxs[g.taps.input[t]] += ws[g.taps.window[t]] * dys[y];
+        }
+      }
+    }
+    storeAccumulated<T>(out, dx);
+  });
+  if (failed(status))
+    return failure();
+  results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult eval::evalConvGradFilter(ConvGradFilterOp op, Operands operands,
+                                       Results &results) {
+  // dw[o, c, k] = sum over (b, y) with the forward's tap (k, i) at output y
+  // of x[b, first channel + c, i] * dy[b, o, y].
+  const Tensor &input = operands[0], &gradOutput = operands[1];
+  Tensor out = resultTensor(op);
+  ConvGeometry g =
+      convGeometry(op, input.shape(), out.shape(), gradOutput.shape());
+  LogicalResult status = visitFloatType(op, out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = AccumT<T>;
+    std::vector<A> x = widen<T>(input), dy = widen<T>(gradOutput);
+    std::vector<A> dw(out.numElements(), A(0));
+    for (int64_t b = 0; b < g.batch; ++b) {
+      for (int64_t o = 0; o < g.outChannels; ++o) {
+        int64_t firstChannel = (o / g.groupOutChannels) * g.groupChannels;
+        const A *dys = &dy[(b * g.outChannels + o) * g.outSpatial];
+        for (int64_t c = 0; c < g.groupChannels; ++c) {
+          const A *xs = &x[(b * g.channels + firstChannel + c) * g.inSpatial];
+          A *dws = &dw[(o * g.groupChannels + c) * g.windowSize];
+          for (int64_t y = 0; y < g.outSpatial; ++y)
+            for (int64_t t = g.taps.begin[y]; t < g.taps.begin[y + 1]; ++t)
+              dws[g.taps.window[t]] += xs[g.taps.input[t]] * dys[y];
+        }
+      }
+    }
+    storeAccumulated<T>(out, dw);
+  });
+  if (failed(status))
+    return failure();
+  results.push_back(std::move(out));
+  return success();
+}
+
+LogicalResult eval::evalMaxPoolGrad(MaxPoolGradOp op, Operands operands,
+                                    Results &results) {
+  // Each window's gradient goes to the element the forward max picked as
+  // PyTorch's kernels pick it: scanning the taps in row-major window order,
+  // a value replaces the current choice when it is greater or NaN. Ties
+  // therefore go to the first maximum, a NaN to the last NaN, and a window
+  // of -inf values to its first tap. A window that sees only padding
+  // routes nowhere.
+  const Tensor &input = operands[0], &gradOutput = operands[1];
+  Tensor out = resultTensor(op);
+  ArrayRef<int64_t> inShape = input.shape(), outShape = gradOutput.shape();
+  SmallVector<int64_t> noInputDilation(inShape.size() - 2, 1);
+  WindowTaps taps = buildWindowTaps(
+      {inShape.drop_front(2), op.getWindow(), outShape.drop_front(2),
+       op.getStride(), op.getPadLow(), op.getDilation(), noInputDilation});
+  int64_t planes = inShape[0] * inShape[1];
+  int64_t inSpatial = productOf(inShape, 2, inShape.size());
+  int64_t outSpatial = productOf(outShape, 2, outShape.size());
+  LogicalResult status = visitFloatType(op, out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = AccumT<T>;
+    std::vector<A> x = widen<T>(input), dy = widen<T>(gradOutput);
+    std::vector<A> dx(out.numElements(), A(0));
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const A *xs = &x[plane * inSpatial];
+      const A *dys = &dy[plane * outSpatial];
+      A *dxs = &dx[plane * inSpatial];
+      for (int64_t y = 0; y < outSpatial; ++y) {
+        int64_t first = taps.begin[y], last = taps.begin[y + 1];
+        if (first == last)
+          continue;
+        int64_t chosen = taps.input[first];
+        A best = xs[chosen];
+        for (int64_t t = first + 1; t < last; ++t) {
+          A value = xs[taps.input[t]];
+          if (value > best || std::isnan(value)) {
+            best = value;
+            chosen = taps.input[t];
+          }
+        }
+        dxs[chosen] += dys[y];
+      }
+    }
+    storeAccumulated<T>(out, dx);
+  });
   if (failed(status))
     return failure();
   results.push_back(std::move(out));

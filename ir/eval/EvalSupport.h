@@ -388,6 +388,12 @@ LogicalResult evalTopK(TopKOp op, Operands operands, Results &results);
 // EvalNN.cpp
 LogicalResult evalMatmul(MatmulOp op, Operands operands, Results &results);
 LogicalResult evalConv(ConvOp op, Operands operands, Results &results);
+LogicalResult evalConvGradInput(ConvGradInputOp op, Operands operands,
+                                Results &results);
+LogicalResult evalConvGradFilter(ConvGradFilterOp op, Operands operands,
+                                 Results &results);
+LogicalResult evalMaxPoolGrad(MaxPoolGradOp op, Operands operands,
+                              Results &results);
 LogicalResult evalPool(Operation *op, ArrayRef<int64_t> window,
                        ArrayRef<int64_t> stride, ArrayRef<int64_t> padLow,
                        ArrayRef<int64_t> dilation, Operands operands,

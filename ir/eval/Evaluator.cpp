@@ -146,6 +146,19 @@ LogicalResult evalGlobalLoad(GlobalLoadOp op, const GlobalValues *globals,
   return success();
 }
 
+LogicalResult evalGlobalStore(GlobalStoreOp op, ArrayRef<Tensor> operands,
+                              GlobalValues *globals) {
+  StringRef name = op.getGlobal();
+  if (!globals)
+    return op.emitOpError() << "writes @" << name
+                            << " but no global values were provided";
+  auto it = globals->find(name);
+  if (it == globals->end())
+    return op.emitOpError() << "writes @" << name << ", which has no value";
+  it->second = operands[0];
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -154,7 +167,7 @@ LogicalResult evalGlobalLoad(GlobalLoadOp op, const GlobalValues *globals,
 
 LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
                                     SmallVectorImpl<Tensor> &results,
-                                    const GlobalValues *globals) {
+                                    GlobalValues *globals) {
   if (!isa<DLCDialect>(op->getDialect()))
     return op->emitOpError() << "has no evaluator rule";
   if (failed(checkOperandsAndResults(op, operands)))
@@ -165,6 +178,8 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           .Case<ConstantOp>([&](auto c) { return evalConstant(c, results); })
           .Case<GlobalLoadOp>(
               [&](auto g) { return evalGlobalLoad(g, globals, results); })
+          .Case<GlobalStoreOp>(
+              [&](auto g) { return evalGlobalStore(g, operands, globals); })
           .Case<NegOp, AbsOp, SignOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
                 ReciprocalOp, CeilOp, FloorOp, RoundOp, ErfOp, SinOp, CosOp,
                 TanhOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp,
@@ -215,6 +230,14 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           })
           .Case<DropoutOp>(
               [&](auto d) { return evalDropout(d, operands, results); })
+          .Case<ConvGradInputOp>([&](auto c) {
+            return evalConvGradInput(c, operands, results);
+          })
+          .Case<ConvGradFilterOp>([&](auto c) {
+            return evalConvGradFilter(c, operands, results);
+          })
+          .Case<MaxPoolGradOp>(
+              [&](auto m) { return evalMaxPoolGrad(m, operands, results); })
           .Default([&](Operation *) {
             return op->emitOpError() << "has no evaluator rule";
           });

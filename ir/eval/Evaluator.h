@@ -38,11 +38,11 @@ DenseElementsAttr attrFromTensor(const ::dlc::Tensor &tensor,
                                  RankedTensorType type);
 
 /// Evaluates one dlc op on operand values, appending one tensor per result.
-/// Emits an error at the op on failure. `globals` serves dlc.global_load
-/// (may be null when the op reads no global).
+/// Emits an error at the op on failure. `globals` serves dlc.global_load and
+/// dlc.global_store (may be null when the op touches no global).
 LogicalResult evaluateOp(Operation *op, ArrayRef<::dlc::Tensor> operands,
                          SmallVectorImpl<::dlc::Tensor> &results,
-                         const GlobalValues *globals = nullptr);
+                         GlobalValues *globals = nullptr);
 
 /// Runs functions of a module. Globals start at their initial values.
 class Evaluator {

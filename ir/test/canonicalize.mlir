@@ -68,11 +68,18 @@ func.func @no_fold_on_error() -> tensor<1xf32> {
 
 // -----
 
-// Random ops are not folded even with constant operands.
-// CHECK-LABEL: func.func @no_fold_dropout
-func.func @no_fold_dropout() -> tensor<4xf32> {
-  %x = dlc.constant dense<1.0> : tensor<4xf32>
-  // CHECK: dlc.dropout
-  %0, %1 = dlc.dropout %x {ratio = 0.5 : f64, seed = 1 : i64} : tensor<4xf32> -> tensor<4xi1>
-  return %0 : tensor<4xf32>
+// dlc.dropout is a pure function of its input, seed and stream, so with
+// constant operands it folds like any other op: to the evaluator's mask
+// (Philox4x32-10 under key 1, stream 0: elements 0, 1 and 3 kept, 2 dropped)
+// and the input scaled by 1 / (1 - 0.5) where kept.
+// CHECK-LABEL: func.func @fold_dropout
+func.func @fold_dropout() -> (tensor<4xf32>, tensor<4xi1>) {
+  %x = dlc.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %seed = dlc.constant dense<1> : tensor<i64>
+  // CHECK-NOT: dlc.dropout
+  // CHECK-DAG: %[[Y:.*]] = dlc.constant dense<[2.000000e+00, 4.000000e+00, 0.000000e+00, 8.000000e+00]> : tensor<4xf32>
+  // CHECK-DAG: %[[M:.*]] = dlc.constant dense<[true, true, false, true]> : tensor<4xi1>
+  // CHECK: return %[[Y]], %[[M]]
+  %0, %1 = dlc.dropout %x, %seed {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
+  return %0, %1 : tensor<4xf32>, tensor<4xi1>
 }

@@ -15,7 +15,7 @@ func.func @unknown_global() -> tensor<2xf32> {
 
 dlc.global @w : tensor<3xf32> = dense<1.0> : tensor<3xf32>
 func.func @global_type() -> tensor<2xf32> {
-  // expected-error@+1 {{result type 'tensor<2xf32>' does not match the global's type 'tensor<3xf32>'}}
+  // expected-error@+1 {{type 'tensor<2xf32>' does not match the global's type 'tensor<3xf32>'}}
   %0 = dlc.global_load @w : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
@@ -436,17 +436,17 @@ func.func @pool_fit(%x: tensor<1x3x2xf32>) -> tensor<1x3x1xf32> {
 
 // -----
 
-func.func @dropout_ratio(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @dropout_ratio(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
   // expected-error@+1 {{ratio 1.000000e+00 is outside [0, 1)}}
-  %0, %1 = dlc.dropout %x {ratio = 1.0 : f64, seed = 0 : i64} : tensor<4xf32> -> tensor<4xi1>
+  %0, %1 = dlc.dropout %x, %s {ratio = 1.0 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
   return %0 : tensor<4xf32>
 }
 
 // -----
 
-func.func @dropout_mask(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @dropout_mask(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
   // expected-error@+1 {{mask shape [3] differs from the output shape [4]}}
-  %0, %1 = dlc.dropout %x {ratio = 0.5 : f64, seed = 0 : i64} : tensor<4xf32> -> tensor<3xi1>
+  %0, %1 = dlc.dropout %x, %s {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64> -> tensor<3xi1>
   return %0 : tensor<4xf32>
 }
 
@@ -592,9 +592,34 @@ func.func @pool_zero_dilation(%x: tensor<1x3x8xf32>) -> tensor<1x3x4xf32> {
 
 // -----
 
-func.func @dropout_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @dropout_negative(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
   // expected-error@+1 {{ratio -1.000000e-01 is outside [0, 1)}}
-  %0, %1 = dlc.dropout %x {ratio = -0.1 : f64, seed = 0 : i64} : tensor<4xf32> -> tensor<4xi1>
+  %0, %1 = dlc.dropout %x, %s {ratio = -0.1 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @store_unknown_global(%v: tensor<2xf32>) {
+  // expected-error@+1 {{refers to an unknown global @missing}}
+  dlc.global_store @missing, %v : tensor<2xf32>
+  return
+}
+
+// -----
+
+dlc.global @w : tensor<3xf32> = dense<1.0> : tensor<3xf32>
+func.func @store_type(%v: tensor<3xf64>) {
+  // expected-error@+1 {{type 'tensor<3xf64>' does not match the global's type 'tensor<3xf32>'}}
+  dlc.global_store @w, %v : tensor<3xf64>
+  return
+}
+
+// -----
+
+func.func @dropout_seed_type(%x: tensor<4xf32>, %s: tensor<i32>) -> tensor<4xf32> {
+  // expected-error@+1 {{operand #1 must be}}
+  %0, %1 = dlc.dropout %x, %s {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i32> -> tensor<4xi1>
   return %0 : tensor<4xf32>
 }
 

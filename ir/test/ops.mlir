@@ -6,8 +6,10 @@ dlc.global @"fc.weight" : tensor<3x4xf32> = dense<0.5> : tensor<3x4xf32>
 
 // CHECK-LABEL: func.func @elementwise
 func.func @elementwise(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %b: tensor<2x3xi1>, %i: tensor<2x3xi32>) -> tensor<2x3xf32> {
-  // CHECK: dlc.global_load @fc.weight : tensor<3x4xf32>
+  // CHECK: %[[W:.*]] = dlc.global_load @fc.weight : tensor<3x4xf32>
   %w = dlc.global_load @"fc.weight" : tensor<3x4xf32>
+  // CHECK: dlc.global_store @fc.weight, %[[W]] : tensor<3x4xf32>
+  dlc.global_store @"fc.weight", %w : tensor<3x4xf32>
   // CHECK: dlc.constant dense<1.000000e+00> : tensor<f32>
   %c = dlc.constant dense<1.0> : tensor<f32>
   // CHECK: dlc.neg %{{.*}} : tensor<2x3xf32>
@@ -124,7 +126,8 @@ func.func @nn(%x: tensor<1x4x8x8xf32>, %w: tensor<8x2x3x3xf32>, %a: tensor<5x2x3
   %3 = dlc.max_pool %x window [2, 2] stride [2, 2] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   // CHECK: dlc.sum_pool
   %4 = dlc.sum_pool %x window [3, 3] stride [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
-  // CHECK: dlc.dropout %{{.*}} {ratio = 1.000000e-01 : f64, seed = 7 : i64} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xi1>
-  %5, %6 = dlc.dropout %x {ratio = 0.1 : f64, seed = 7 : i64} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xi1>
+  // CHECK: dlc.dropout %{{.*}}, %{{.*}} {ratio = 1.000000e-01 : f64, stream = 3 : i64} : tensor<1x4x8x8xf32>, tensor<i64> -> tensor<1x4x8x8xi1>
+  %seed = dlc.constant dense<7> : tensor<i64>
+  %5, %6 = dlc.dropout %x, %seed {ratio = 0.1 : f64, stream = 3 : i64} : tensor<1x4x8x8xf32>, tensor<i64> -> tensor<1x4x8x8xi1>
   return %0 : tensor<5x2x4xf32>
 }

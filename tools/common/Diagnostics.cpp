@@ -1,6 +1,7 @@
 //===- Diagnostics.cpp - How dlc's command-line tools report errors -------===//
 
 #include "tools/common/Diagnostics.h"
+#include "ir/Locations.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
@@ -12,61 +13,7 @@
 
 using namespace mlir;
 
-std::string dlc::tools::escapeForOneLine(llvm::StringRef text) {
-  std::string result;
-  result.reserve(text.size());
-  for (char c : text) {
-    unsigned char byte = static_cast<unsigned char>(c);
-    if (c == '\\')
-      result += "\\\\";
-    else if (c == '\n')
-      result += "\\n";
-    else if (c == '\r')
-      result += "\\r";
-    else if (c == '\t')
-      result += "\\t";
-    else if (byte < 0x20 || byte == 0x7f)
-      result += "\\x" + llvm::utohexstr(byte, /*LowerCase=*/true,
-                                       /*Width=*/2);
-    else
-      result += c; // UTF-8 bytes of a non-ASCII name print as they are
-  }
-  return result;
-}
-
-std::string dlc::tools::describeLocation(Location loc) {
-  // Names and paths come from the model file and may hold any byte; escaped,
-  // they cannot break the one-line format (or fake a second diagnostic).
-  auto escaped = [](StringAttr text) {
-    return escapeForOneLine(text.getValue());
-  };
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    // The importer's node locations are NameLoc(node name, NameLoc(op
-    // type)); its parameters' are NameLoc(initializer name, file).
-    if (auto type = dyn_cast<NameLoc>(name.getChildLoc()))
-      return "node '" + escaped(name.getName()) + "' (" +
-             escaped(type.getName()) + ")";
-    std::string where = describeLocation(name.getChildLoc());
-    return (where.empty() ? "" : where + ": ") + "initializer '" +
-           escaped(name.getName()) + "'";
-  }
-  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
-    std::string result = escaped(file.getFilename());
-    if (file.getLine() > 0)
-      result += ":" + std::to_string(file.getLine()) + ":" +
-                std::to_string(file.getColumn());
-    return result;
-  }
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string d = describeLocation(inner); !d.empty())
-        return d;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return describeLocation(callSite.getCallee());
-  return "";
-}
-
-bool dlc::tools::parseCommandLine(int argc, char **argv,
+bool ::dlc::tools::parseCommandLine(int argc, char **argv,
                                   llvm::StringRef overview,
                                   llvm::StringRef tool) {
   std::string errors;
@@ -90,7 +37,7 @@ bool dlc::tools::parseCommandLine(int argc, char **argv,
   return false;
 }
 
-dlc::tools::DiagnosticPrinter::DiagnosticPrinter(MLIRContext &context,
+::dlc::tools::DiagnosticPrinter::DiagnosticPrinter(MLIRContext &context,
                                                  llvm::StringRef tool)
     : context_(context) {
   std::string toolName = tool.str();
@@ -102,7 +49,7 @@ dlc::tools::DiagnosticPrinter::DiagnosticPrinter(MLIRContext &context,
                                        DiagnosticSeverity::Warning
                                    ? "warning"
                                    : "note";
-        std::string where = describeLocation(diag.getLocation());
+        std::string where = mlir::dlc::describeLocation(diag.getLocation());
         llvm::errs() << toolName << ": " << severity << ": ";
         if (!where.empty())
           llvm::errs() << where << ": ";
@@ -114,6 +61,6 @@ dlc::tools::DiagnosticPrinter::DiagnosticPrinter(MLIRContext &context,
       });
 }
 
-dlc::tools::DiagnosticPrinter::~DiagnosticPrinter() {
+::dlc::tools::DiagnosticPrinter::~DiagnosticPrinter() {
   context_.getDiagEngine().eraseHandler(id_);
 }

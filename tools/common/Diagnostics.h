@@ -9,6 +9,8 @@
 #ifndef DLC_TOOLS_COMMON_DIAGNOSTICS_H
 #define DLC_TOOLS_COMMON_DIAGNOSTICS_H
 
+#include "ir/Locations.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -17,16 +19,8 @@
 
 namespace dlc::tools {
 
-/// `text` with line breaks and other ASCII control characters written as C
-/// escapes (\n, \r, \t, \xHH) and a backslash as \\, so that it prints on
-/// one line and can be read back unambiguously.
-std::string escapeForOneLine(llvm::StringRef text);
-
-/// Describes a location for a user: "node 'conv1' (Conv)" for an imported
-/// node, "model.onnx: initializer 'fc.weight'" for a parameter,
-/// "file.mlir:3:5" for a file position, "" if unknown. Names and paths
-/// are escaped with escapeForOneLine.
-std::string describeLocation(mlir::Location loc);
+using mlir::dlc::describeLocation;
+using mlir::dlc::escapeForOneLine;
 
 /// Parses the command line like llvm::cl::ParseCommandLineOptions, but a bad
 /// option is reported as one "tool: error: ..." line and makes this return

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/Dialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,6 +17,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  mlir::dlc::registerDLCPasses();
   mlir::DialectRegistry registry;
   registry.insert<mlir::dlc::DLCDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

@@ -4,6 +4,14 @@
 //           --outputs OUT.npz [--batch-size N] [--dim NAME=N]...
 //   dlc-run --interpret MODEL --random-inputs SEED --outputs OUT.npz
 //           [--function NAME]
+//   dlc-run --interpret MODEL.mlir --function F --inputs IN.npz
+//           --gradcheck COTANGENTS.npz --outputs OUT.npz
+//
+// --gradcheck writes, instead of F's results, what tests of gradient rules
+// compare: F's results, the gradient of sum_i <cotangent_i, result_i> with
+// respect to each float64 argument k by autodiff ("grad<k>") and by finite
+// differences ("fd_grad<k>"). COTANGENTS.npz holds one array per float
+// result, keyed by result name.
 //
 // With --interpret the program runs on the reference evaluator. Arrays are
 // keyed by the model's input and output names (the `dlc.name` argument and
@@ -22,6 +30,7 @@
 #include "runtime/support/Npz.h"
 #include "tools/common/Diagnostics.h"
 #include "tools/common/ShapeOptions.h"
+#include "tools/dlc-run/GradCheck.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -58,6 +67,13 @@ static cl::opt<std::string> outputsFile("outputs",
 static cl::opt<std::string> functionName("function",
                                          cl::desc("Function to run"),
                                          cl::init("forward"));
+
+static cl::opt<std::string> gradcheckFile(
+    "gradcheck",
+    cl::desc("Write autodiff and finite-difference gradients of the "
+             "function for these result cotangents (.npz) instead of its "
+             "results"),
+    cl::value_desc("file"));
 
 static constexpr const char *kTool = "dlc-run";
 
@@ -141,22 +157,27 @@ loadModel(MLIRContext &context) {
   return mlir::dlc::importOnnxFile(&context, modelFile, options);
 }
 
-/// Reads --inputs and matches its arrays to the function's arguments by
-/// name, reporting every mismatch at once. `func` passed checkSignature.
-static FailureOr<SmallVector<::dlc::Tensor>> readInputs(func::FuncOp func) {
+/// One expected array of an .npz file: its name and type.
+struct ExpectedArray {
+  std::string name;
+  RankedTensorType type;
+};
+
+/// Reads `file` and matches its arrays to `expected` by name, reporting
+/// every mismatch at once.
+static FailureOr<SmallVector<::dlc::Tensor>>
+readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
+           StringRef what) {
   ::dlc::NamedTensors arrays;
   std::string error;
-  if (!::dlc::readNpz(inputsFile, arrays, &error)) {
+  if (!::dlc::readNpz(file, arrays, &error)) {
     fail(error);
     return failure();
   }
   SmallVector<::dlc::Tensor> inputs;
   std::string problems, expected;
   llvm::StringSet<> used;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    std::string name = valueName(func.getArgAttrDict(i), "arg", i);
-    // A declaration has no block arguments, only types.
-    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+  for (const auto &[name, type] : expectedArrays) {
     expected += (expected.empty() ? "" : ", ") + name + ": " +
                 describeType(type);
     auto it = llvm::find_if(arrays, [&](auto &a) { return a.first == name; });
@@ -175,11 +196,33 @@ static FailureOr<SmallVector<::dlc::Tensor>> readInputs(func::FuncOp func) {
     if (!used.count(name))
       problems += "; unexpected array '" + name + "'";
   if (!problems.empty()) {
-    fail(inputsFile + ": does not match the model's inputs (" + expected +
+    fail(file + ": does not match the model's " + what + " (" + expected +
          ")" + problems);
     return failure();
   }
   return inputs;
+}
+
+/// Reads --inputs, one array per argument of `func` (which passed
+/// checkSignature).
+static FailureOr<SmallVector<::dlc::Tensor>> readInputs(func::FuncOp func) {
+  SmallVector<ExpectedArray> expected;
+  // A declaration has no block arguments, only types.
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+    expected.push_back({valueName(func.getArgAttrDict(i), "arg", i),
+                        cast<RankedTensorType>(type)});
+  return readArrays(inputsFile, expected, "inputs");
+}
+
+/// Reads --gradcheck's cotangents, one per float result of `func`.
+static FailureOr<SmallVector<::dlc::Tensor>>
+readCotangents(func::FuncOp func) {
+  SmallVector<ExpectedArray> expected;
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    if (isa<FloatType>(cast<RankedTensorType>(type).getElementType()))
+      expected.push_back({valueName(func.getResultAttrDict(i), "result", i),
+                          cast<RankedTensorType>(type)});
+  return readArrays(gradcheckFile, expected, "float results");
 }
 
 /// Seeded random values for every argument of `func`, which passed
@@ -262,6 +305,20 @@ int main(int argc, char **argv) {
     inputs = std::move(*read);
   }
 
+  std::string error;
+  if (!gradcheckFile.empty()) {
+    FailureOr<SmallVector<::dlc::Tensor>> cotangents = readCotangents(func);
+    if (failed(cotangents))
+      return 1;
+    FailureOr<::dlc::NamedTensors> checked =
+        ::dlc::tools::checkGradients(func, inputs, *cotangents);
+    if (failed(checked))
+      return 1;
+    if (!::dlc::writeNpz(outputsFile, *checked, &error))
+      return fail(error);
+    return 0;
+  }
+
   FailureOr<mlir::dlc::Evaluator> evaluator =
       mlir::dlc::Evaluator::create(**module);
   if (failed(evaluator))
@@ -274,7 +331,6 @@ int main(int argc, char **argv) {
   for (auto [i, value] : llvm::enumerate(*results))
     outputs.emplace_back(valueName(func.getResultAttrDict(i), "result", i),
                          std::move(value));
-  std::string error;
   if (!::dlc::writeNpz(outputsFile, outputs, &error))
     return fail(error);
   return 0;

@@ -1,7 +1,12 @@
 //===- dlc-translate.cpp - ONNX models to dlc IR --------------------------===//
 //
 //   dlc-translate --import-onnx MODEL.onnx [-o OUT.mlir] [--batch-size N]
-//                 [--dim NAME=N]...
+//                 [--dim NAME=N]... [--mode=as-exported|training|inference]
+//
+// --mode picks the semantics of BatchNormalization and Dropout (see
+// mlir::dlc::ImportMode): as the graph was exported (the default), a
+// training step (batch statistics with running-statistics updates, active
+// dropout), or inference (running statistics, no dropout).
 //
 // Prints the imported module as MLIR text. A malformed model, an unsupported
 // op or a bad option gives one error line naming the node or the file, and
@@ -30,6 +35,16 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model>"),
                                       cl::Required);
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"));
+static cl::opt<mlir::dlc::ImportMode> importMode(
+    "mode", cl::desc("Semantics of BatchNormalization and Dropout"),
+    cl::values(clEnumValN(mlir::dlc::ImportMode::AsExported, "as-exported",
+                          "As the graph was exported (default)"),
+               clEnumValN(mlir::dlc::ImportMode::Training, "training",
+                          "A training step: batch statistics, running "
+                          "statistics written back, dropout active"),
+               clEnumValN(mlir::dlc::ImportMode::Inference, "inference",
+                          "Inference: running statistics, no dropout")),
+    cl::init(mlir::dlc::ImportMode::AsExported));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -46,6 +61,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   mlir::dlc::ImportOptions options;
+  options.mode = importMode;
   if (!::dlc::tools::applyShapeOptions(tool, options))
     return 1;
 

@@ -1,6 +1,7 @@
 //===- ElementwiseTest.cpp - Evaluator tests of elementwise ops -----------===//
 //
-// Unary, binary (with broadcasting), compare, select, cast and dropout, plus
+// Unary, binary (with broadcasting), compare, select, cast and dropout (its
+// Philox mask, per seed and stream, keep fraction and scaling), plus
 // the storage rules: integer wrap-around, 64-bit unsigned values, and
 // rounding to f16/bf16 on store. Expected values are computed by hand or,
 // for transcendental functions, by the same libm call in the documented
@@ -9,8 +10,10 @@
 //===----------------------------------------------------------------------===//
 #include "EvalTestUtil.h"
 
+#include "runtime/support/Philox.h"
+
+#include <array>
 #include <limits>
-#include <random>
 
 using namespace dlc::evaltest;
 
@@ -433,64 +436,123 @@ TEST_F(Elementwise, SixteenBitResultsRoundOnStore) {
   expectValues(r[1], {256, 1});
 }
 
-/// The documented dropout stream: u = (mt19937_64() >> 11) * 2^-53.
-std::vector<bool> referenceMask(uint64_t seed, double ratio, int64_t n) {
-  std::mt19937_64 generator(seed);
+/// The documented dropout mask, from Philox4x32-10 itself rather than
+/// dlc::dropoutKeeps: key (seed low, seed high), counter (index low, index
+/// high, stream, 0), element kept when the first word * 2^-32 >= ratio.
+std::vector<bool> referenceMask(uint64_t seed, uint64_t stream, double ratio,
+                                int64_t n) {
   std::vector<bool> keep;
-  for (int64_t i = 0; i < n; ++i)
-    keep.push_back(static_cast<double>(generator() >> 11) * 0x1.0p-53 >=
-                   ratio);
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t index = static_cast<uint64_t>(i);
+    std::array<uint32_t, 4> bits = ::dlc::philox4x32(
+        {uint32_t(index), uint32_t(index >> 32), uint32_t(stream), 0u},
+        {uint32_t(seed), uint32_t(seed >> 32)});
+    keep.push_back(double(bits[0]) / 4294967296.0 >= ratio);
+  }
   return keep;
 }
 
+/// Two dropouts of one 1000-element input under the seed argument: streams
+/// 0 and 1, ratios 0.5 and 0.1.
 const char *kDropout = R"mlir(
-    func.func @main(%x: tensor<1000xf32>) -> (tensor<1000xf32>, tensor<1000xi1>) {
-      %y, %m = dlc.dropout %x {ratio = 0.5 : f64, seed = SEED : i64} : tensor<1000xf32> -> tensor<1000xi1>
-      return %y, %m : tensor<1000xf32>, tensor<1000xi1>
+    func.func @main(%x: tensor<1000xf32>, %s: tensor<i64>)
+        -> (tensor<1000xf32>, tensor<1000xi1>, tensor<1000xf32>, tensor<1000xi1>) {
+      %y, %m = dlc.dropout %x, %s {ratio = 0.5 : f64, stream = 0 : i64} : tensor<1000xf32>, tensor<i64> -> tensor<1000xi1>
+      %z, %k = dlc.dropout %x, %s {ratio = 0.1 : f64, stream = 1 : i64} : tensor<1000xf32>, tensor<i64> -> tensor<1000xi1>
+      return %y, %m, %z, %k : tensor<1000xf32>, tensor<1000xi1>, tensor<1000xf32>, tensor<1000xi1>
     })mlir";
 
-std::string dropoutWithSeed(int seed) {
-  std::string source = kDropout;
-  source.replace(source.find("SEED"), 4, std::to_string(seed));
-  return source;
+class Dropout : public EvalTest {
+protected:
+  /// kDropout on x = 1.5 everywhere under `seed`.
+  llvm::SmallVector<Tensor> draw(int64_t seed) {
+    return runAll(kDropout,
+                  {f32({1000}, std::vector<float>(1000, 1.5f)),
+                   i64({}, {seed})});
+  }
+};
+
+TEST_F(Dropout, MaskIsPhiloxOfSeedStreamAndIndex) {
+  for (int64_t seed : {int64_t(0), int64_t(42), int64_t(-7),
+                       int64_t(0x123456789abcdefLL)}) {
+    llvm::SmallVector<Tensor> r = draw(seed);
+    ASSERT_EQ(r.size(), 4u);
+    std::vector<bool> keep0 = referenceMask(uint64_t(seed), 0, 0.5, 1000);
+    std::vector<bool> keep1 = referenceMask(uint64_t(seed), 1, 0.1, 1000);
+    for (int64_t i = 0; i < 1000; ++i) {
+      ASSERT_EQ(r[1].getInt(i) != 0, keep0[i]) << "seed " << seed << " #" << i;
+      ASSERT_EQ(r[3].getInt(i) != 0, keep1[i]) << "seed " << seed << " #" << i;
+    }
+  }
 }
 
-TEST_F(Elementwise, DropoutIsDeterministicPerSeed) {
-  Tensor x = f32({1000}, std::vector<float>(1000, 1.5f));
-  llvm::SmallVector<Tensor> first = runAll(dropoutWithSeed(42), {x});
-  llvm::SmallVector<Tensor> again = runAll(dropoutWithSeed(42), {x});
-  llvm::SmallVector<Tensor> other = runAll(dropoutWithSeed(43), {x});
-  ASSERT_EQ(first.size(), 2u);
-  ASSERT_EQ(again.size(), 2u);
-  ASSERT_EQ(other.size(), 2u);
-  EXPECT_TRUE(first[0] == again[0] && first[1] == again[1]);
+TEST_F(Dropout, IsDeterministicPerSeedAndDiffersAcrossSeedsAndStreams) {
+  llvm::SmallVector<Tensor> first = draw(42), again = draw(42), other = draw(43);
+  // The high half of the seed is part of the key too.
+  llvm::SmallVector<Tensor> high = draw(42 + (int64_t(1) << 32));
+  ASSERT_EQ(first.size(), 4u);
+  ASSERT_EQ(again.size(), 4u);
+  ASSERT_EQ(other.size(), 4u);
+  ASSERT_EQ(high.size(), 4u);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_TRUE(first[k] == again[k]) << "result " << k;
   EXPECT_FALSE(first[1] == other[1]);
-  std::vector<bool> keep = referenceMask(42, 0.5, 1000);
-  int64_t kept = 0;
+  EXPECT_FALSE(first[3] == other[3]);
+  EXPECT_FALSE(first[1] == high[1]);
+  // Streams 0 and 1 at one ratio: the mask of stream 1 at ratio 0.5 is not
+  // stream 0's.
+  std::vector<bool> stream0 = referenceMask(42, 0, 0.5, 1000);
+  std::vector<bool> stream1 = referenceMask(42, 1, 0.5, 1000);
+  EXPECT_NE(stream0, stream1);
+  // Uncorrelated streams agree on about half the elements: 500 +- 80 is
+  // 5 sigma of a binomial(1000, 0.5).
+  int64_t same = 0;
+  for (int64_t i = 0; i < 1000; ++i)
+    same += stream0[i] == stream1[i];
+  EXPECT_NEAR(same, 500, 80);
+}
+
+TEST_F(Dropout, KeepsOneMinusRatioAndScalesByItsInverse) {
+  llvm::SmallVector<Tensor> r = draw(7);
+  ASSERT_EQ(r.size(), 4u);
+  int64_t kept0 = 0, kept1 = 0;
+  // f32 scales in double and rounds once: float(x / (1 - ratio)), or
+  // exactly 0.
+  float scaled0 = static_cast<float>(1.5 * (1.0 / 0.5));
+  float scaled1 = static_cast<float>(1.5 * (1.0 / 0.9));
   for (int64_t i = 0; i < 1000; ++i) {
-    ASSERT_EQ(first[1].getInt(i) != 0, keep[i]) << "element " << i;
-    // Kept elements scale by 1 / (1 - 0.5) exactly.
-    EXPECT_EQ(first[0].getDouble(i), keep[i] ? 3.0 : 0.0);
-    kept += keep[i];
+    bool keep0 = r[1].getInt(i) != 0, keep1 = r[3].getInt(i) != 0;
+    EXPECT_EQ(r[0].getDouble(i), keep0 ? scaled0 : 0.0) << i;
+    EXPECT_EQ(r[2].getDouble(i), keep1 ? scaled1 : 0.0) << i;
+    kept0 += keep0;
+    kept1 += keep1;
   }
-  // A binomial(1000, 0.5) count is within 500 +- 80 (5 sigma).
-  EXPECT_NEAR(kept, 500, 80);
+  // 5 sigma of binomial(1000, 0.5) and binomial(1000, 0.9): 80 and 48.
+  EXPECT_NEAR(kept0, 500, 80);
+  EXPECT_NEAR(kept1, 900, 48);
+  // Over many draws the fraction is close: 10^6 elements at ratio 0.25
+  // keep 750000 +- 2200 (5 sigma).
+  int64_t kept = 0;
+  for (int64_t i = 0; i < 1000000; ++i)
+    kept += ::dlc::dropoutKeeps(7, 3, uint64_t(i), 0.25);
+  EXPECT_NEAR(kept, 750000, 2200);
 }
 
 TEST_F(Elementwise, DropoutWithZeroRatioIsTheIdentity) {
   llvm::SmallVector<Tensor> r = runAll(R"mlir(
     func.func @main() -> (tensor<3xf16>, tensor<3xi1>, tensor<2xf16>) {
+      %s = dlc.constant dense<3> : tensor<i64>
       %x = dlc.constant dense<[1.0, -2.0, 0.1]> : tensor<3xf16>
-      %y, %m = dlc.dropout %x {ratio = 0.0 : f64, seed = 7 : i64} : tensor<3xf16> -> tensor<3xi1>
+      %y, %m = dlc.dropout %x, %s {ratio = 0.0 : f64, stream = 0 : i64} : tensor<3xf16>, tensor<i64> -> tensor<3xi1>
       %o = dlc.constant dense<[1.0, 1.0]> : tensor<2xf16>
-      %z, %k = dlc.dropout %o {ratio = 0.25 : f64, seed = 3 : i64} : tensor<2xf16> -> tensor<2xi1>
+      %z, %k = dlc.dropout %o, %s {ratio = 0.25 : f64, stream = 2 : i64} : tensor<2xf16>, tensor<i64> -> tensor<2xi1>
       return %y, %m, %z : tensor<3xf16>, tensor<3xi1>, tensor<2xf16>
     })mlir");
   ASSERT_EQ(r.size(), 3u);
   expectValues(r[0], {1.0, -2.0, Half::fromFloat(0.1f).toFloat()});
   expectValues(r[1], {1, 1, 1});
   // f16 scales in float: 1 * (1 / 0.75) rounded to f16, or 0.
-  std::vector<bool> keep = referenceMask(3, 0.25, 2);
+  std::vector<bool> keep = referenceMask(3, 2, 0.25, 2);
   float scaled = Half::fromFloat(static_cast<float>(1.0 / 0.75)).toFloat();
   expectValues(r[2], {keep[0] ? scaled : 0.0, keep[1] ? scaled : 0.0});
 }

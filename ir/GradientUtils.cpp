@@ -1,0 +1,92 @@
+//===- GradientUtils.cpp - Building blocks of gradient rules --------------===//
+
+#include "ir/GradientUtils.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+RankedTensorType grad::typeOf(Value v) {
+  return llvm::cast<RankedTensorType>(v.getType());
+}
+
+Value grad::splat(OpBuilder &b, Location loc, RankedTensorType type,
+                  double value) {
+  Type element = type.getElementType();
+  Attribute attr;
+  if (auto floatType = dyn_cast<FloatType>(element))
+    attr = b.getFloatAttr(floatType, value);
+  else
+    attr = b.getIntegerAttr(element, static_cast<int64_t>(value));
+  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, attr));
+}
+
+Value grad::scalar(OpBuilder &b, Location loc, Type elementType,
+                   double value) {
+  return splat(b, loc, RankedTensorType::get({}, elementType), value);
+}
+
+Value grad::sumToShape(OpBuilder &b, Location loc, Value grad,
+                       RankedTensorType target) {
+  RankedTensorType type = typeOf(grad);
+  if (type.getShape() == target.getShape())
+    return grad;
+  int64_t lead = type.getRank() - target.getRank();
+  assert(lead >= 0 && "a broadcast never lowers the rank");
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d < lead || (target.getDimSize(d - lead) == 1 && type.getDimSize(d) != 1))
+      axes.push_back(d);
+  Value summed = grad;
+  if (!axes.empty())
+    summed = ReduceSumOp::create(b, loc, grad, axes, /*keep_dims=*/false);
+  return reshape(b, loc, summed, target.getShape());
+}
+
+Value grad::broadcastTo(OpBuilder &b, Location loc, Value v,
+                        ArrayRef<int64_t> shape) {
+  RankedTensorType type = typeOf(v);
+  if (type.getShape() == shape)
+    return v;
+  return BroadcastToOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v);
+}
+
+Value grad::reshape(OpBuilder &b, Location loc, Value v,
+                    ArrayRef<int64_t> shape) {
+  RankedTensorType type = typeOf(v);
+  if (type.getShape() == shape)
+    return v;
+  return ReshapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v);
+}
+
+Value grad::castTo(OpBuilder &b, Location loc, Value v, Type elementType) {
+  RankedTensorType type = typeOf(v);
+  if (type.getElementType() == elementType)
+    return v;
+  return CastOp::create(b, loc, type.clone(elementType), v);
+}
+
+Value grad::add(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  return AddOp::create(b, loc, lhs, rhs);
+}
+Value grad::sub(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  return SubOp::create(b, loc, lhs, rhs);
+}
+Value grad::mul(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  return MulOp::create(b, loc, lhs, rhs);
+}
+Value grad::div(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  return DivOp::create(b, loc, lhs, rhs);
+}
+Value grad::neg(OpBuilder &b, Location loc, Value v) {
+  return NegOp::create(b, loc, v);
+}
+
+Value grad::selectOrZero(OpBuilder &b, Location loc, Value condition,
+                         Value onTrue) {
+  Value zero = scalar(b, loc, typeOf(onTrue).getElementType(), 0.0);
+  return SelectOp::create(b, loc, condition, onTrue, zero);
+}

@@ -1,0 +1,53 @@
+//===- GradientUtils.h - Building blocks of gradient rules ----------------===//
+//
+// What the vector-Jacobian products in ir/gradients/ have in common: undoing
+// broadcasting, splat constants, and short builders for the ops rules use
+// most. Every helper builds at the builder's insertion point with the given
+// location.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_IR_GRADIENTUTILS_H
+#define DLC_IR_GRADIENTUTILS_H
+
+#include "ir/Dialect.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::dlc::grad {
+
+/// The ranked tensor type of `v`.
+RankedTensorType typeOf(Value v);
+
+/// A constant of `type` with every element `value`.
+Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value);
+/// A scalar (rank 0) constant of element type `elementType`.
+Value scalar(OpBuilder &b, Location loc, Type elementType, double value);
+
+/// Sums `grad` (the gradient of a value broadcast from `target`) back to
+/// `target`'s shape: over the leading dimensions `target` lacks and over
+/// those where `target` has size 1. Returns `grad` itself when the shapes
+/// already agree.
+Value sumToShape(OpBuilder &b, Location loc, Value grad,
+                 RankedTensorType target);
+
+/// Broadcasts `v` to `shape` (NumPy rules); `v` itself when already so.
+Value broadcastTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
+
+/// `v` reshaped to `shape` (same element count); `v` itself when already so.
+Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
+
+/// `v` cast to `elementType`; `v` itself when already so.
+Value castTo(OpBuilder &b, Location loc, Value v, Type elementType);
+
+/// Elementwise arithmetic with broadcasting.
+Value add(OpBuilder &b, Location loc, Value lhs, Value rhs);
+Value sub(OpBuilder &b, Location loc, Value lhs, Value rhs);
+Value mul(OpBuilder &b, Location loc, Value lhs, Value rhs);
+Value div(OpBuilder &b, Location loc, Value lhs, Value rhs);
+Value neg(OpBuilder &b, Location loc, Value v);
+/// `select(condition, onTrue, 0)` in the type of `onTrue`, broadcast.
+Value selectOrZero(OpBuilder &b, Location loc, Value condition, Value onTrue);
+
+} // namespace mlir::dlc::grad
+
+#endif // DLC_IR_GRADIENTUTILS_H

@@ -1,0 +1,148 @@
+//===- Passes.td - dlc passes ---------------------------------*- tablegen -*-===//
+//
+// Every knob is a pass option (DESIGN.md): `dlc-compile` builds its pipeline
+// from these same passes, and `dlc-opt` runs any of them alone.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_PASSES_TD
+#define DLC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Training
+//===----------------------------------------------------------------------===//
+
+def DLCFunctionalize : Pass<"dlc-functionalize", "ModuleOp"> {
+  let summary = "turns dlc.global reads and writes into arguments and results";
+  let description = [{
+    Rewrites every function so that it reads each dlc.global it uses from a
+    new leading argument and returns each global it writes as a new trailing
+    result, making it a pure function of its state. Arguments and results
+    carry `dlc.name` (the global's name) and `dlc.role`: `param` for a
+    global no function writes, `state` for one some function writes; the
+    function's own arguments get role `input` and its results `output`. The
+    globals stay as declarations holding the initial values.
+  }];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
+def DLCAutodiff : Pass<"dlc-autodiff", "ModuleOp"> {
+  let summary = "builds the gradient function of a loss function";
+  let description = [{
+    Reverse-mode differentiation through each op's GradientOpInterface.
+    For the function `function`, whose first result is a scalar float loss,
+    adds `<function>_grad` with the same arguments returning the original
+    results followed by the gradient of the loss with respect to each
+    trainable parameter: each float argument with role `param` whose name
+    does not match `freeze` and on which the loss depends through float
+    values. Gradient results carry `dlc.name` and role `gradient`.
+
+    Before building anything, every op between the parameters and the loss
+    is checked for a gradient rule; all that lack one are reported in one
+    error. With `vjp`, the function may have any results: `<function>_vjp`
+    takes one extra cotangent argument per float result and returns the
+    results followed by the gradient of every float argument (this is how
+    each op's rule is tested).
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string", /*default=*/"\"loss\"",
+           "the function to differentiate">,
+    Option<"freeze", "freeze", "std::string", /*default=*/"\"\"",
+           "a regular expression (llvm::Regex, matched against the whole "
+           "name) of parameters kept fixed">,
+    Option<"vjp", "vjp", "bool", /*default=*/"false",
+           "differentiate every float argument against result cotangents">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
+def DLCAddLoss : Pass<"dlc-add-loss", "ModuleOp"> {
+  let summary = "builds the loss function from a model function";
+  let description = [{
+    Adds `@loss` next to the model function `function`: the same arguments
+    plus, for losses that compare with a target, a new argument named
+    `label` (role `label`); it returns the loss (a float scalar, role
+    `loss`) followed by the model function's `state` results. The losses,
+    with PyTorch's definitions (mean reduction):
+    - `cross_entropy`: class scores on the last axis of `output`; integer
+      labels (int64) of the output's shape without that axis; labels equal
+      to `ignore-index` count neither in the sum nor in the mean;
+      `label-smoothing` mixes in the uniform distribution
+      (torch.nn.CrossEntropyLoss);
+    - `mse`, `l1`: squared and absolute error against a label of the
+      output's type (torch.nn.MSELoss, L1Loss);
+    - `bce_with_logits`: binary cross-entropy on logits, label of the
+      output's type (torch.nn.BCEWithLogitsLoss);
+    - `model`: `output` already is the loss (one element).
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string",
+           /*default=*/"\"forward_train\"", "the model function">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"\"",
+           "cross_entropy, mse, l1, bce_with_logits or model">,
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "the model output the loss is computed from (default: the only "
+           "output)">,
+    Option<"label", "label", "std::string", /*default=*/"\"labels\"",
+           "the name of the new label argument">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "cross_entropy: the label value that is ignored">,
+    Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"0.0",
+           "cross_entropy: the weight of the uniform distribution, in [0, 1]">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
+def DLCOptimizer : Pass<"dlc-optimizer", "ModuleOp"> {
+  let summary = "builds train_step: the loss gradient and an optimizer step";
+  let description = [{
+    Adds `@train_step` from the gradient function `function` (as built by
+    dlc-autodiff): it computes the loss and gradients, optionally clips them
+    by their global norm, and updates every parameter that has a gradient
+    with torch.optim's update rule (`sgd` with momentum, dampening,
+    Nesterov and weight decay; `adam`; `adamw` with decoupled weight
+    decay). The optimizer state, the step counter and the hyperparameters
+    that may change between steps (learning rate, weight decay) become new
+    dlc.global declarations (zeros, 0, and the option values) and
+    arguments of train_step with roles `optimizer_state`, `step` and
+    `hyperparameter`, so the runtime changes them without recompiling.
+    The learning rate of a step is `lr` times the schedule's factor at the
+    step count s (HuggingFace's definitions): `constant` (s / warmup during
+    warmup, then 1), `linear` (then decaying linearly to 0 at total-steps),
+    `cosine` (then 0.5 (1 + cos(pi progress))).
+
+    Results: the loss, the metrics `lr` (and `grad_norm` when clipping),
+    then the new parameters, state, optimizer state and step count, each
+    named as its argument.
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string",
+           /*default=*/"\"loss_grad\"", "the gradient function">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, adam or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3",
+           "the base learning rate (initial value of dlc.lr)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0", "sgd">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0", "sgd">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false", "sgd">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "the weight decay (initial value of dlc.weight_decay); negative "
+           "means the optimizer's default: 0, or 0.01 for adamw">,
+    ListOption<"betas", "betas", "double",
+               "adam, adamw: beta1,beta2 (default 0.9,0.999)">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "adam, adamw">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+           "scale the gradients so that their global 2-norm is at most "
+           "this (0: off), as torch.nn.utils.clip_grad_norm_">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "constant, linear or cosine">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "steps of linear warmup from 0">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+           "linear, cosine: the step at which the rate reaches 0">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
+#endif // DLC_PASSES_TD

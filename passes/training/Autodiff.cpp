@@ -1,0 +1,303 @@
+//===- Autodiff.cpp - Reverse-mode differentiation of dlc IR --------------===//
+//
+// Functions are single blocks of tensor ops, so reverse mode is one backward
+// walk: find the ops whose results both depend on a differentiated value and
+// reach an output ("active" ops), check that each has a gradient rule, then
+// visit them last to first, asking each for its vector-Jacobian product and
+// summing what reaches every value (fan-out).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/training/Autodiff.h"
+
+#include "ir/Dialect.h"
+#include "ir/GradientUtils.h"
+#include "ir/Locations.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Regex.h"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCAUTODIFF
+#include "passes/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+bool isFloatTensor(Value v) {
+  return isa<FloatType>(getElementTypeOrSelf(v.getType()));
+}
+
+/// Whether a gradient can flow from `op`'s operand `index` to its results.
+/// Ops without a rule count as differentiable, so that they are reported.
+bool flowsThrough(Operation *op, unsigned index) {
+  if (!isFloatTensor(op->getOperand(index)))
+    return false;
+  if (auto rule = dyn_cast<GradientOpInterface>(op))
+    return rule.isDifferentiableOperand(index);
+  return true;
+}
+
+/// "node 'conv1' (Conv) [dlc.conv]", or the op name and location for ops
+/// that did not come from an ONNX node.
+std::string describeOp(Operation *op) {
+  std::string where = describeLocation(op->getLoc());
+  std::string name = op->getName().getStringRef().str();
+  return where.empty() ? name : where + " [" + name + "]";
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>>
+mlir::dlc::buildGradients(OpBuilder &builder, Block &block,
+                          ArrayRef<Value> outputs, ArrayRef<Value> cotangents,
+                          ArrayRef<Value> wrt, Location errorLoc) {
+  // Values that depend on `wrt` through differentiable operands.
+  llvm::DenseSet<Value> varied(wrt.begin(), wrt.end());
+  for (Operation &op : block) {
+    bool depends = false;
+    for (auto [i, operand] : llvm::enumerate(op.getOperands()))
+      depends = depends || (varied.contains(operand) && flowsThrough(&op, i));
+    if (depends)
+      for (Value result : op.getResults())
+        if (isFloatTensor(result))
+          varied.insert(result);
+  }
+  // Values an output depends on.
+  llvm::DenseSet<Value> useful(outputs.begin(), outputs.end());
+  for (Operation &op : llvm::reverse(block))
+    if (llvm::any_of(op.getResults(),
+                     [&](Value r) { return useful.contains(r); }))
+      useful.insert(op.operand_begin(), op.operand_end());
+
+  auto isActive = [&](Value v) {
+    return varied.contains(v) && useful.contains(v);
+  };
+  SmallVector<Operation *> active;
+  SmallVector<std::string> missing;
+  for (Operation &op : block) {
+    if (!llvm::any_of(op.getResults(), isActive))
+      continue;
+    auto rule = dyn_cast<GradientOpInterface>(&op);
+    if (!rule || !rule.hasGradientRule())
+      missing.push_back(describeOp(&op));
+    active.push_back(&op);
+  }
+  if (!missing.empty()) {
+    InFlightDiagnostic diag = emitError(errorLoc)
+                              << "no gradient rule for " << missing.size()
+                              << (missing.size() == 1 ? " op" : " ops")
+                              << " on the path to the loss: ";
+    llvm::interleave(missing, diag, "; ");
+    return failure();
+  }
+
+  llvm::DenseMap<Value, Value> grads;
+  auto accumulate = [&](Value value, Value grad) {
+    Value &slot = grads[value];
+    slot = slot ? grad::add(builder, grad.getLoc(), slot, grad) : grad;
+  };
+  for (auto [output, cotangent] : llvm::zip(outputs, cotangents))
+    if (isActive(output))
+      accumulate(output, cotangent);
+
+  for (Operation *op : llvm::reverse(active)) {
+    SmallVector<Value> resultGrads;
+    for (Value result : op->getResults())
+      resultGrads.push_back(isActive(result) ? grads.lookup(result) : Value());
+    if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
+      continue;
+    SmallVector<Value> operandGrads(op->getNumOperands());
+    if (failed(cast<GradientOpInterface>(op).buildGradient(
+            builder, resultGrads, operandGrads)))
+      return failure();
+    for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads)) {
+      if (!grad || !isActive(operand))
+        continue;
+      if (grad.getType() != operand.getType())
+        return op->emitOpError()
+               << "gradient rule produced " << grad.getType()
+               << " for an operand of type " << operand.getType();
+      accumulate(operand, grad);
+    }
+  }
+
+  SmallVector<Value> result;
+  for (Value v : wrt)
+    result.push_back(grads.lookup(v));
+  return result;
+}
+
+namespace {
+
+/// A copy of `func` named `name`, inserted after it, without its
+/// terminator; `results` receives the copy's values of the returned ones.
+func::FuncOp cloneWithoutReturn(func::FuncOp func, StringRef name,
+                                SmallVectorImpl<Value> &results) {
+  IRMapping mapping;
+  auto copy = cast<func::FuncOp>(func->clone(mapping));
+  copy.setSymName(name);
+  SymbolTable(func->getParentOfType<ModuleOp>())
+      .insert(copy, std::next(Block::iterator(func)));
+  for (Value v : func.getBody().front().getTerminator()->getOperands())
+    results.push_back(mapping.lookupOrDefault(v));
+  copy.getBody().front().getTerminator()->erase();
+  return copy;
+}
+
+/// Replaces `func`'s type with its block's argument types and `results`'
+/// types, and returns `results`.
+void finish(func::FuncOp func, ValueRange results, Location loc) {
+  OpBuilder builder = OpBuilder::atBlockEnd(&func.getBody().front());
+  func::ReturnOp::create(builder, loc, results);
+  func.setFunctionType(builder.getFunctionType(
+      func.getBody().getArgumentTypes(), ValueRange(results).getTypes()));
+}
+
+} // namespace
+
+FailureOr<func::FuncOp> mlir::dlc::buildVJPFunction(func::FuncOp func) {
+  SmallVector<Value> clonedOutputs;
+  func::FuncOp vjp = cloneWithoutReturn(
+      func, (func.getSymName() + "_vjp").str(), clonedOutputs);
+  Block &block = vjp.getBody().front();
+  SmallVector<Value> floatOutputs, cotangents, wrt;
+  for (Value out : clonedOutputs)
+    if (isFloatTensor(out)) {
+      floatOutputs.push_back(out);
+      vjp.insertArgument(vjp.getNumArguments(), out.getType(), {},
+                         out.getLoc());
+      cotangents.push_back(vjp.getArguments().back());
+    }
+  for (BlockArgument arg : vjp.getArguments().take_front(func.getNumArguments()))
+    if (isFloatTensor(arg))
+      wrt.push_back(arg);
+  OpBuilder builder = OpBuilder::atBlockEnd(&block);
+  FailureOr<SmallVector<Value>> grads = buildGradients(
+      builder, block, floatOutputs, cotangents, wrt, func.getLoc());
+  if (failed(grads)) {
+    vjp.erase();
+    return failure();
+  }
+  SmallVector<Value> results(clonedOutputs);
+  for (auto [arg, g] : llvm::zip(wrt, *grads))
+    results.push_back(g ? g
+                        : grad::splat(builder, arg.getLoc(), grad::typeOf(arg),
+                                      0.0));
+  finish(vjp, results, func.getLoc());
+  return vjp;
+}
+
+namespace {
+
+struct AutodiffPass : public mlir::dlc::impl::DLCAutodiffBase<AutodiffPass> {
+  using DLCAutodiffBase::DLCAutodiffBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(functionName);
+    if (!func || func.isExternal()) {
+      module.emitError() << "dlc-autodiff: no function @" << functionName
+                         << " with a body";
+      return signalPassFailure();
+    }
+    if (vjp ? failed(buildVJPFunction(func)) : failed(buildLossGradient(func)))
+      signalPassFailure();
+  }
+
+  LogicalResult buildLossGradient(func::FuncOp func);
+};
+
+LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
+  Operation *terminator = func.getBody().front().getTerminator();
+  if (terminator->getNumOperands() == 0 ||
+      !isFloatTensor(terminator->getOperand(0)) ||
+      grad::typeOf(terminator->getOperand(0)).getRank() != 0)
+    return func.emitError() << "dlc-autodiff: the first result of @"
+                            << func.getSymName()
+                            << " must be the loss, a float scalar";
+
+  llvm::Regex frozen("^(" + freeze + ")$");
+  std::string regexError;
+  if (!freeze.empty() && !frozen.isValid(regexError))
+    return func.emitError() << "dlc-autodiff: freeze '" << freeze
+                            << "' is not a valid regular expression: "
+                            << regexError;
+
+  // The trainable parameters, and the names the freeze pattern matched.
+  SmallVector<unsigned> params;
+  SmallVector<StringRef> allParams;
+  bool matchedAny = false;
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto role = func.getArgAttrOfType<StringAttr>(i, "dlc.role");
+    auto name = func.getArgAttrOfType<StringAttr>(i, "dlc.name");
+    if (!role || role.getValue() != "param" || !name || !isFloatTensor(arg))
+      continue;
+    allParams.push_back(name.getValue());
+    if (!freeze.empty() && frozen.match(name.getValue())) {
+      matchedAny = true;
+      continue;
+    }
+    params.push_back(i);
+  }
+  if (!freeze.empty() && !matchedAny) {
+    InFlightDiagnostic diag = func.emitError()
+                              << "dlc-autodiff: freeze '" << freeze
+                              << "' matches no parameter; the parameters are: ";
+    llvm::interleaveComma(allParams, diag);
+    return failure();
+  }
+
+  SmallVector<Value> results;
+  func::FuncOp gradFunc = cloneWithoutReturn(
+      func, (func.getSymName() + "_grad").str(), results);
+  Block &block = gradFunc.getBody().front();
+  OpBuilder builder = OpBuilder::atBlockEnd(&block);
+  Value loss = results.front();
+
+  // Parameters the loss does not depend on are not trainable: they get no
+  // gradient result (PyTorch leaves their .grad None).
+  SmallVector<Value> wrt;
+  for (unsigned i : params)
+    wrt.push_back(gradFunc.getArgument(i));
+  Value one = grad::splat(builder, func.getLoc(), grad::typeOf(loss), 1.0);
+  FailureOr<SmallVector<Value>> grads =
+      buildGradients(builder, block, {loss}, {one}, wrt, func.getLoc());
+  if (failed(grads)) {
+    gradFunc.erase();
+    return failure();
+  }
+  SmallVector<Attribute> resultAttrs;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    resultAttrs.push_back(func.getResultAttrDict(i)
+                              ? Attribute(func.getResultAttrDict(i))
+                              : builder.getDictionaryAttr({}));
+  unsigned trainable = 0;
+  for (auto [i, g] : llvm::zip(params, *grads)) {
+    if (!g)
+      continue; // the loss does not depend on this parameter
+    results.push_back(g);
+    resultAttrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr("dlc.name",
+                              func.getArgAttr(i, "dlc.name")),
+         builder.getNamedAttr("dlc.role", builder.getStringAttr("gradient"))}));
+    ++trainable;
+  }
+  if (trainable == 0)
+    return func.emitError()
+           << "dlc-autodiff: @" << func.getSymName()
+           << " has no trainable parameter (no float argument with role "
+              "'param' that the loss depends on)";
+  finish(gradFunc, results, func.getLoc());
+  gradFunc.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,117 @@
+//===- Functionalize.cpp - Globals become arguments and results -----------===//
+//
+// The compiled program is a pure function of its state: the runtime owns
+// parameters, running statistics and optimizer state, binds them to
+// arguments by name and takes their new values from results. This pass is
+// where dlc.global_load and dlc.global_store stop being side effects.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Dialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCFUNCTIONALIZE
+#include "passes/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+NamedAttrList roleAttrs(Builder &b, StringRef name, StringRef role) {
+  NamedAttrList attrs;
+  attrs.set("dlc.name", b.getStringAttr(name));
+  attrs.set("dlc.role", b.getStringAttr(role));
+  return attrs;
+}
+
+/// Gives every argument and result without a role the role `role`.
+void setDefaultRoles(func::FuncOp func) {
+  Builder b(func.getContext());
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (!func.getArgAttr(i, "dlc.role"))
+      func.setArgAttr(i, "dlc.role", b.getStringAttr("input"));
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (!func.getResultAttr(i, "dlc.role"))
+      func.setResultAttr(i, "dlc.role", b.getStringAttr("output"));
+}
+
+LogicalResult functionalize(func::FuncOp func,
+                            const llvm::StringSet<> &written) {
+  Block &block = func.getBody().front();
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "dlc-functionalize: @" << func.getSymName()
+                            << " has more than one block";
+  setDefaultRoles(func);
+  Builder b(func.getContext());
+
+  // The globals the function touches, in order of first use.
+  llvm::MapVector<StringAttr, Type> used;
+  func.walk([&](Operation *op) {
+    if (auto load = dyn_cast<GlobalLoadOp>(op))
+      used.insert({load.getGlobalAttr().getAttr(), load.getType()});
+    else if (auto store = dyn_cast<GlobalStoreOp>(op))
+      used.insert({store.getGlobalAttr().getAttr(), store.getValue().getType()});
+  });
+
+  // One leading argument per global; loads read the latest stored value.
+  llvm::DenseMap<StringAttr, Value> current;
+  unsigned index = 0;
+  for (auto [name, type] : used) {
+    StringRef role = written.contains(name) ? "state" : "param";
+    func.insertArgument(index, type,
+                        roleAttrs(b, name.getValue(), role).getDictionary(
+                            func.getContext()),
+                        func.getLoc());
+    current[name] = func.getArgument(index++);
+  }
+  llvm::MapVector<StringAttr, Value> stored;
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (auto load = dyn_cast<GlobalLoadOp>(op)) {
+      load.replaceAllUsesWith(current[load.getGlobalAttr().getAttr()]);
+      load.erase();
+    } else if (auto store = dyn_cast<GlobalStoreOp>(op)) {
+      StringAttr name = store.getGlobalAttr().getAttr();
+      current[name] = store.getValue();
+      stored[name] = store.getValue();
+      store.erase();
+    }
+  }
+
+  // One trailing result per written global, holding its last value.
+  Operation *terminator = block.getTerminator();
+  for (auto [name, value] : stored)
+    terminator->insertOperands(terminator->getNumOperands(), value);
+  SmallVector<DictionaryAttr> resultAttrs;
+  func.getAllResultAttrs(resultAttrs);
+  for (auto [name, value] : stored)
+    resultAttrs.push_back(
+        roleAttrs(b, name.getValue(), "state").getDictionary(func.getContext()));
+  func.setFunctionType(b.getFunctionType(block.getArgumentTypes(),
+                                         terminator->getOperandTypes()));
+  func.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+struct FunctionalizePass
+    : public mlir::dlc::impl::DLCFunctionalizeBase<FunctionalizePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::StringSet<> written;
+    module.walk([&](GlobalStoreOp store) {
+      written.insert(store.getGlobal());
+    });
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(functionalize(func, written)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

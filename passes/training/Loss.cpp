@@ -1,0 +1,246 @@
+//===- Loss.cpp - The loss function of a model ----------------------------===//
+//
+// Builds @loss from the model function: the losses are compositions of dlc
+// ops written as PyTorch defines them, so that autodiff differentiates them
+// like any model op and the trajectories match torch.nn's losses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Dialect.h"
+#include "ir/GradientUtils.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCADDLOSS
+#include "passes/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::grad;
+
+namespace {
+
+constexpr StringLiteral kLosses[] = {"cross_entropy", "mse", "l1",
+                                     "bce_with_logits", "model"};
+
+StringRef roleOf(func::FuncOp func, unsigned result) {
+  auto role = func.getResultAttrOfType<StringAttr>(result, "dlc.role");
+  return role ? role.getValue() : "";
+}
+
+std::string nameOf(DictionaryAttr attrs) {
+  auto name = attrs ? attrs.getAs<StringAttr>("dlc.name") : StringAttr();
+  return name ? name.str() : "";
+}
+
+/// Sum over every axis, divided by `count` (a scalar of the same type).
+Value meanOver(OpBuilder &b, Location loc, Value v, Value count) {
+  SmallVector<int64_t> all = llvm::to_vector(
+      llvm::seq<int64_t>(0, typeOf(v).getRank()));
+  Value sum = all.empty() ? v : ReduceSumOp::create(b, loc, v, all, false);
+  return div(b, loc, sum, count);
+}
+
+/// The mean of every element of `v`.
+Value mean(OpBuilder &b, Location loc, Value v) {
+  RankedTensorType type = typeOf(v);
+  return meanOver(b, loc, v,
+                  scalar(b, loc, type.getElementType(),
+                         static_cast<double>(type.getNumElements())));
+}
+
+/// torch.nn.CrossEntropyLoss over the last axis of `logits`.
+Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
+                   int64_t ignoreIndex, double smoothing) {
+  RankedTensorType type = typeOf(logits);
+  Type element = type.getElementType();
+  int64_t axis = type.getRank() - 1, classes = type.getDimSize(axis);
+  // log_softmax, shifted by the maximum for range.
+  Value max = ReduceMaxOp::create(b, loc, logits, {axis}, true);
+  Value shifted = sub(b, loc, logits, max);
+  Value sumExp =
+      ReduceSumOp::create(b, loc, ExpOp::create(b, loc, shifted), {axis}, true);
+  Value logProbs = sub(b, loc, shifted, LogOp::create(b, loc, sumExp));
+
+  Value ignore = splat(b, loc, typeOf(labels), static_cast<double>(ignoreIndex));
+  Value valid =
+      CompareOp::create(b, loc, ComparePredicate::ne, labels, ignore);
+  Value safeLabels = SelectOp::create(
+      b, loc, valid, labels, scalar(b, loc, typeOf(labels).getElementType(), 0));
+  SmallVector<int64_t> indexShape(type.getShape());
+  indexShape[axis] = 1;
+  Value picked = GatherElementsOp::create(
+      b, loc, logProbs, reshape(b, loc, safeLabels, indexShape), axis);
+  Value perPosition = neg(b, loc, reshape(b, loc, picked, typeOf(labels).getShape()));
+  if (smoothing > 0) {
+    // (1 - e) * nll + e * mean over classes of -log p.
+    Value uniform = div(
+        b, loc,
+        neg(b, loc, ReduceSumOp::create(b, loc, logProbs, {axis}, false)),
+        scalar(b, loc, element, static_cast<double>(classes)));
+    perPosition =
+        add(b, loc, mul(b, loc, perPosition, scalar(b, loc, element, 1 - smoothing)),
+            mul(b, loc, uniform, scalar(b, loc, element, smoothing)));
+  }
+  perPosition = selectOrZero(b, loc, valid, perPosition);
+  Value count = castTo(b, loc, valid, element);
+  SmallVector<int64_t> all = llvm::to_vector(
+      llvm::seq<int64_t>(0, typeOf(count).getRank()));
+  if (!all.empty())
+    count = ReduceSumOp::create(b, loc, count, all, false);
+  return meanOver(b, loc, perPosition, count);
+}
+
+/// torch.nn.BCEWithLogitsLoss: max(x, 0) - x * t + log(1 + exp(-|x|)).
+Value bceWithLogits(OpBuilder &b, Location loc, Value x, Value t) {
+  Type element = typeOf(x).getElementType();
+  Value zero = scalar(b, loc, element, 0.0), one = scalar(b, loc, element, 1.0);
+  Value softplus = LogOp::create(
+      b, loc,
+      add(b, loc, one,
+          ExpOp::create(b, loc, neg(b, loc, AbsOp::create(b, loc, x)))));
+  Value linear = sub(b, loc, MaxOp::create(b, loc, x, zero), mul(b, loc, x, t));
+  return mean(b, loc, add(b, loc, linear, softplus));
+}
+
+struct AddLossPass : public mlir::dlc::impl::DLCAddLossBase<AddLossPass> {
+  using DLCAddLossBase::DLCAddLossBase;
+
+  void runOnOperation() override {
+    if (failed(addLoss()))
+      signalPassFailure();
+  }
+
+  LogicalResult addLoss();
+};
+
+LogicalResult AddLossPass::addLoss() {
+  ModuleOp module = getOperation();
+  auto emit = [&]() { return module.emitError() << "dlc-add-loss: "; };
+  if (!llvm::is_contained(kLosses, StringRef(loss))) {
+    InFlightDiagnostic diag = emit() << "unknown loss '" << loss
+                                     << "'; the losses are: ";
+    llvm::interleaveComma(kLosses, diag);
+    return failure();
+  }
+  auto model = module.lookupSymbol<func::FuncOp>(functionName);
+  if (!model || model.isExternal())
+    return emit() << "no function @" << functionName << " with a body";
+  if (module.lookupSymbol("loss"))
+    return emit() << "the module already has a symbol @loss";
+  if (labelSmoothing < 0 || labelSmoothing > 1)
+    return emit() << "label-smoothing " << labelSmoothing
+                  << " is outside [0, 1]";
+
+  // The output the loss is computed from.
+  SmallVector<unsigned> outputs;
+  SmallVector<std::string> outputNames;
+  for (unsigned i = 0; i < model.getNumResults(); ++i)
+    if (roleOf(model, i) != "state") {
+      outputs.push_back(i);
+      outputNames.push_back(nameOf(model.getResultAttrDict(i)));
+    }
+  std::optional<unsigned> chosen;
+  if (output.empty() && outputs.size() == 1)
+    chosen = outputs.front();
+  for (auto [i, name] : llvm::zip(outputs, outputNames))
+    if (!output.empty() && name == output)
+      chosen = i;
+  if (!chosen) {
+    InFlightDiagnostic diag =
+        output.empty() ? emit() << "the model has " << outputs.size()
+                                << " outputs; choose one with output="
+                       : emit() << "the model has no output '" << output << "'";
+    diag << "; the outputs are: ";
+    llvm::interleaveComma(outputNames, diag);
+    return failure();
+  }
+  for (unsigned i = 0; i < model.getNumArguments(); ++i)
+    if (loss != "model" && nameOf(model.getArgAttrDict(i)) == label)
+      return emit() << "the label name '" << label
+                    << "' is already an input of the model";
+
+  Value out = model.getBody().front().getTerminator()->getOperand(*chosen);
+  auto outType = typeOf(out);
+  if (!isa<FloatType>(outType.getElementType()))
+    return emit() << "output '" << outputNames[llvm::find(outputs, *chosen) -
+                                               outputs.begin()]
+                  << "' is " << outType << ", not a float tensor";
+
+  // The label's type.
+  RankedTensorType labelType;
+  if (loss == "cross_entropy") {
+    if (outType.getRank() < 1)
+      return emit() << "cross_entropy needs class scores on the last axis; "
+                       "the output is a scalar";
+    labelType = RankedTensorType::get(outType.getShape().drop_back(),
+                                      IntegerType::get(&getContext(), 64));
+  } else if (loss != "model") {
+    labelType = outType;
+  } else if (outType.getNumElements() != 1) {
+    return emit() << "loss=model needs a one-element output; the output is "
+                  << outType;
+  }
+
+  // @loss: a copy of the model function with the label argument.
+  OpBuilder b(model);
+  b.setInsertionPointAfter(model);
+  IRMapping mapping;
+  auto lossFunc = cast<func::FuncOp>(model->clone(mapping));
+  lossFunc.setSymName("loss");
+  SymbolTable(module).insert(lossFunc, std::next(Block::iterator(model)));
+  Block &block = lossFunc.getBody().front();
+  Operation *terminator = block.getTerminator();
+  Location loc = terminator->getLoc();
+  if (labelType) {
+    NamedAttrList attrs;
+    attrs.set("dlc.name", b.getStringAttr(label));
+    attrs.set("dlc.role", b.getStringAttr("label"));
+    lossFunc.insertArgument(lossFunc.getNumArguments(), labelType,
+                            attrs.getDictionary(&getContext()), loc);
+  }
+  Value labelValue = labelType ? lossFunc.getArguments().back() : Value();
+
+  b.setInsertionPoint(terminator);
+  Value prediction = terminator->getOperand(*chosen);
+  Value value;
+  if (loss == "cross_entropy")
+    value = crossEntropy(b, loc, prediction, labelValue, ignoreIndex,
+                         labelSmoothing);
+  else if (loss == "mse") {
+    Value diff = sub(b, loc, prediction, labelValue);
+    value = mean(b, loc, mul(b, loc, diff, diff));
+  } else if (loss == "l1")
+    value = mean(b, loc,
+                 AbsOp::create(b, loc, sub(b, loc, prediction, labelValue)));
+  else if (loss == "bce_with_logits")
+    value = bceWithLogits(b, loc, prediction, labelValue);
+  else
+    value = reshape(b, loc, prediction, {});
+
+  // Results: the loss, then the model's state.
+  SmallVector<Value> results = {value};
+  SmallVector<DictionaryAttr> attrs;
+  NamedAttrList lossAttrs;
+  lossAttrs.set("dlc.name", b.getStringAttr("loss"));
+  lossAttrs.set("dlc.role", b.getStringAttr("loss"));
+  attrs.push_back(lossAttrs.getDictionary(&getContext()));
+  for (unsigned i = 0; i < model.getNumResults(); ++i)
+    if (roleOf(model, i) == "state") {
+      results.push_back(terminator->getOperand(i));
+      attrs.push_back(model.getResultAttrDict(i));
+    }
+  func::ReturnOp::create(b, loc, results);
+  terminator->erase();
+  lossFunc.setFunctionType(b.getFunctionType(
+      block.getArgumentTypes(), ValueRange(results).getTypes()));
+  lossFunc.setAllResultAttrs(attrs);
+  return success();
+}
+
+} // namespace
