@@ -24,7 +24,7 @@ if _build_top not in (os.curdir, os.pardir):
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-tools = ["dlc-opt", "dlc-translate", "dlc-run"]
+tools = ["dlc-compile", "dlc-opt", "dlc-translate", "dlc-run"]
 llvm_config.add_tool_substitutions(tools, [config.dlc_tools_dir])
 # The reference scripts need Debian's python3 (numpy, onnx, torch).
 config.substitutions.append(("%reference_python", "/usr/bin/python3"))

@@ -74,8 +74,9 @@ Value nanLike(NodeContext &c, Value x) {
 /// exp there cannot overflow into a NaN gradient for large x.
 template <typename Fn>
 Value exponentialBelowZero(NodeContext &c, Value x, Fn onNonPositive) {
-  Value notPositive = c.compare(ComparePredicate::le, x, zeroLike(c, x));
-  Value safe = c.select(notPositive, x, zeroLike(c, x));
+  Value zero = zeroLike(c, x);
+  Value notPositive = c.compare(ComparePredicate::le, x, zero);
+  Value safe = c.select(notPositive, x, zero);
   return c.select(notPositive, onNonPositive(safe), x);
 }
 
@@ -84,12 +85,11 @@ Value exponentialBelowZero(NodeContext &c, Value x, Fn onNonPositive) {
 Value hardSigmoid(NodeContext &c, Value x, double alpha, double beta) {
   Value t = c.build<AddOp>({c.build<MulOp>({x, scalarLike(c, x, alpha)}),
                             scalarLike(c, x, beta)});
-  Value one = scalarLike(c, x, 1.0);
+  Value zero = zeroLike(c, x), one = scalarLike(c, x, 1.0);
   Value below = c.select(c.compare(ComparePredicate::lt, t, one), t,
                          nanLike(c, x));
   Value upper = c.select(c.compare(ComparePredicate::ge, t, one), one, below);
-  return c.select(c.compare(ComparePredicate::le, t, zeroLike(c, x)),
-                  zeroLike(c, x), upper);
+  return c.select(c.compare(ComparePredicate::le, t, zero), zero, upper);
 }
 
 /// Whether every element of `lo` is at most every element of `hi`, both
@@ -243,10 +243,13 @@ void leakyReluRule(NodeContext &c) {
 }
 
 /// select(x > 0, x, slope * x), as PyTorch's prelu: at 0 the input's
-/// gradient is the slope and the slope's is x (0).
+/// gradient is the slope and the slope's is x (0). The product sees 0
+/// where x > 0, so the slope's gradient there is 0 even for x = inf.
 void preluRule(NodeContext &c) {
   Value x = c.input(0);
-  Value y = c.select(isPositive(c, x), x, c.build<MulOp>({x, c.input(1)}));
+  Value positive = isPositive(c, x);
+  Value safe = c.select(positive, zeroLike(c, x), x);
+  Value y = c.select(positive, x, c.build<MulOp>({safe, c.input(1)}));
   // The slope broadcasts to x ("unidirectional"): the result keeps x's shape.
   if (y && y.getType() != x.getType()) {
     c.error() << "slope shape does not broadcast to the input's shape";
@@ -321,14 +324,15 @@ void geluRule(NodeContext &c) {
 /// x * clamp(x / 6 + 1 / 2, 0, 1), written as
 /// select(x < -3, 0, select(x <= 3, x * (x / 6 + 1 / 2), x)) so the gradient
 /// is PyTorch's hardswish backward: 0 below -3, x / 3 + 1 / 2 on [-3, 3]
-/// (both ends included), 1 above 3 and for NaN.
+/// (both ends included), 1 above 3 and for NaN. The product sees 0 where x
+/// is above 3 or NaN, so its unused gradient is 0 rather than 0 * NaN.
 void hardSwishRule(NodeContext &c) {
   Value x = c.input(0);
-  Value t = c.build<AddOp>({c.build<MulOp>({x, scalarLike(c, x, 1.0 / 6)}),
+  Value inside = c.compare(ComparePredicate::le, x, scalarLike(c, x, 3.0));
+  Value xs = c.select(inside, x, zeroLike(c, x));
+  Value t = c.build<AddOp>({c.build<MulOp>({xs, scalarLike(c, x, 1.0 / 6)}),
                             scalarLike(c, x, 0.5)});
-  Value upper = c.select(c.compare(ComparePredicate::le, x,
-                                   scalarLike(c, x, 3.0)),
-                         c.build<MulOp>({x, t}), x);
+  Value upper = c.select(inside, c.build<MulOp>({xs, t}), x);
   c.setOutput(0, c.select(c.compare(ComparePredicate::lt, x,
                                     scalarLike(c, x, -3.0)),
                           zeroLike(c, x), upper));
@@ -510,9 +514,10 @@ void mlir::dlc::addElementwiseRules(OpRuleTable &t) {
   // select(x <= 0, 0, x): relu'(0) = 0 and NaN passes, as torch.relu.
   t["Relu"] = {[](NodeContext &c) {
                  Value x = c.input(0);
-                 Value notPositive =
-                     c.compare(ComparePredicate::le, x, zeroLike(c, x));
-                 c.setOutput(0, c.select(notPositive, zeroLike(c, x), x));
+                 Value zero = zeroLike(c, x);
+                 c.setOutput(0, c.select(c.compare(ComparePredicate::le, x,
+                                                   zero),
+                                         zero, x));
                }, 6};
   t["LeakyRelu"] = {leakyReluRule, 6};
   t["PRelu"] = {preluRule, 7};

@@ -1,4 +1,4 @@
-//===- ElementwiseGradients.cpp - Elementwise ops, select, cast and dropout: gradients ---===//
+//===- ElementwiseGradients.cpp - Elementwise, select, cast, dropout -----===//
 //
 // Vector-Jacobian products of the elementwise ops. Each follows PyTorch's
 // autograd formula (tools/autograd/derivatives.yaml) for the matching torch
@@ -24,8 +24,8 @@ Value constantLike(OpBuilder &b, Location loc, Value like, double value) {
 }
 
 /// `lhs <predicate> rhs` with broadcasting.
-Value compare(OpBuilder &b, Location loc, ComparePredicate predicate,
-              Value lhs, Value rhs) {
+Value compare(OpBuilder &b, Location loc, ComparePredicate predicate, Value lhs,
+              Value rhs) {
   return CompareOp::create(b, loc, predicate, lhs, rhs);
 }
 
@@ -50,9 +50,8 @@ LogicalResult minMax(OpBuilder &b, Location loc, bool isMax, Value lhs,
                      Value rhs, Value grad,
                      MutableArrayRef<Value> operandGrads) {
   Value half = mul(b, loc, grad, constantLike(b, loc, grad, 0.5));
-  Value shared =
-      SelectOp::create(b, loc, compare(b, loc, ComparePredicate::eq, lhs, rhs),
-                       half, grad);
+  Value shared = SelectOp::create(
+      b, loc, compare(b, loc, ComparePredicate::eq, lhs, rhs), half, grad);
   Value lhsLoses = compare(
       b, loc, isMax ? ComparePredicate::lt : ComparePredicate::gt, lhs, rhs);
   Value rhsLoses = compare(
@@ -107,7 +106,8 @@ LogicalResult LogOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
 LogicalResult SqrtOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
   Location loc = getLoc();
-  Value twice = mul(b, loc, getResult(), constantLike(b, loc, getResult(), 2.0));
+  Value twice =
+      mul(b, loc, getResult(), constantLike(b, loc, getResult(), 2.0));
   operandGrads[0] = div(b, loc, resultGrads[0], twice);
   return success();
 }
@@ -309,8 +309,7 @@ LogicalResult SubOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
   Location loc = getLoc();
   Value g = resultGrads[0];
-  return setBinary(b, loc, getLhs(), getRhs(), g, neg(b, loc, g),
-                   operandGrads);
+  return setBinary(b, loc, getLhs(), getRhs(), g, neg(b, loc, g), operandGrads);
 }
 
 // d(x * y) = (g * y, g * x)
@@ -327,7 +326,8 @@ LogicalResult DivOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
   Location loc = getLoc();
   Value g = resultGrads[0], x = getLhs(), y = getRhs();
-  Value rhsGrad = div(b, loc, mul(b, loc, neg(b, loc, g), x), mul(b, loc, y, y));
+  Value rhsGrad =
+      div(b, loc, mul(b, loc, neg(b, loc, g), x), mul(b, loc, y, y));
   return setBinary(b, loc, x, y, div(b, loc, g, y), rhsGrad, operandGrads);
 }
 
@@ -351,13 +351,14 @@ LogicalResult PowOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
   Location loc = getLoc();
   Value g = resultGrads[0], x = getLhs(), y = getRhs();
   Value zero = constantLike(b, loc, x, 0.0);
-  Value lower = PowOp::create(b, loc, x,
-                              sub(b, loc, y, constantLike(b, loc, y, 1.0)));
-  Value lhsGrad = zeroWhere(b, loc, compare(b, loc, ComparePredicate::eq, y, zero),
-                            mul(b, loc, g, mul(b, loc, y, lower)));
-  Value baseZero = AndOp::create(
-      b, loc, compare(b, loc, ComparePredicate::eq, x, zero),
-      compare(b, loc, ComparePredicate::ge, y, zero));
+  Value lower =
+      PowOp::create(b, loc, x, sub(b, loc, y, constantLike(b, loc, y, 1.0)));
+  Value lhsGrad =
+      zeroWhere(b, loc, compare(b, loc, ComparePredicate::eq, y, zero),
+                mul(b, loc, g, mul(b, loc, y, lower)));
+  Value baseZero =
+      AndOp::create(b, loc, compare(b, loc, ComparePredicate::eq, x, zero),
+                    compare(b, loc, ComparePredicate::ge, y, zero));
   Value logTerm = mul(b, loc, getResult(), LogOp::create(b, loc, x));
   Value rhsGrad = mul(b, loc, g, zeroWhere(b, loc, baseZero, logTerm));
   return setBinary(b, loc, x, y, lhsGrad, rhsGrad, operandGrads);
@@ -366,8 +367,8 @@ LogicalResult PowOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
 // torch.maximum: g to the larger operand, g/2 to each on ties
 LogicalResult MaxOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
-  return minMax(b, getLoc(), /*isMax=*/true, getLhs(), getRhs(),
-                resultGrads[0], operandGrads);
+  return minMax(b, getLoc(), /*isMax=*/true, getLhs(), getRhs(), resultGrads[0],
+                operandGrads);
 }
 
 // torch.minimum: g to the smaller operand, g/2 to each on ties
@@ -382,15 +383,14 @@ LogicalResult MinOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
 //===----------------------------------------------------------------------===//
 
 // d select(c, a, b) = (none, c ? g : 0, c ? 0 : g)
-LogicalResult SelectOp::buildGradient(OpBuilder &b,
-                                      ArrayRef<Value> resultGrads,
+LogicalResult SelectOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                       MutableArrayRef<Value> operandGrads) {
   Location loc = getLoc();
   Value g = resultGrads[0], condition = getCondition();
   operandGrads[1] = sumToShape(b, loc, selectOrZero(b, loc, condition, g),
                                typeOf(getOnTrue()));
-  operandGrads[2] = sumToShape(b, loc, zeroWhere(b, loc, condition, g),
-                               typeOf(getOnFalse()));
+  operandGrads[2] =
+      sumToShape(b, loc, zeroWhere(b, loc, condition, g), typeOf(getOnFalse()));
   return success();
 }
 

@@ -191,6 +191,11 @@ FailureOr<func::FuncOp> mlir::dlc::buildVJPFunction(func::FuncOp func) {
                         : grad::splat(builder, arg.getLoc(), grad::typeOf(arg),
                                       0.0));
   finish(vjp, results, func.getLoc());
+  // The results keep their attributes; the gradients have none.
+  SmallVector<DictionaryAttr> resultAttrs;
+  func.getAllResultAttrs(resultAttrs);
+  resultAttrs.resize(results.size(), DictionaryAttr::get(func.getContext()));
+  vjp.setAllResultAttrs(resultAttrs);
   return vjp;
 }
 
@@ -216,9 +221,12 @@ struct AutodiffPass : public mlir::dlc::impl::DLCAutodiffBase<AutodiffPass> {
 
 LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
   Operation *terminator = func.getBody().front().getTerminator();
-  if (terminator->getNumOperands() == 0 ||
-      !isFloatTensor(terminator->getOperand(0)) ||
-      grad::typeOf(terminator->getOperand(0)).getRank() != 0)
+  auto lossType = terminator->getNumOperands() == 0
+                      ? RankedTensorType()
+                      : dyn_cast<RankedTensorType>(
+                            terminator->getOperand(0).getType());
+  if (!lossType || !isa<FloatType>(lossType.getElementType()) ||
+      lossType.getRank() != 0)
     return func.emitError() << "dlc-autodiff: the first result of @"
                             << func.getSymName()
                             << " must be the loss, a float scalar";
@@ -290,11 +298,13 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
          builder.getNamedAttr("dlc.role", builder.getStringAttr("gradient"))}));
     ++trainable;
   }
-  if (trainable == 0)
+  if (trainable == 0) {
+    gradFunc.erase();
     return func.emitError()
            << "dlc-autodiff: @" << func.getSymName()
            << " has no trainable parameter (no float argument with role "
               "'param' that the loss depends on)";
+  }
   finish(gradFunc, results, func.getLoc());
   gradFunc.setAllResultAttrs(resultAttrs);
   return success();

@@ -108,6 +108,24 @@ struct FunctionalizePass
     module.walk([&](GlobalStoreOp store) {
       written.insert(store.getGlobal());
     });
+    // A function that touches globals gains arguments and results, which
+    // its call sites would not pass or expect.
+    llvm::StringSet<> stateful;
+    module.walk([&](Operation *op) {
+      if (isa<GlobalLoadOp, GlobalStoreOp>(op))
+        if (auto func = op->getParentOfType<func::FuncOp>())
+          stateful.insert(func.getSymName());
+    });
+    WalkResult calls = module.walk([&](func::CallOp call) {
+      if (!stateful.contains(call.getCallee()))
+        return WalkResult::advance();
+      call.emitError() << "dlc-functionalize: @" << call.getCallee()
+                       << " reads or writes globals and is called; inline "
+                          "it first";
+      return WalkResult::interrupt();
+    });
+    if (calls.wasInterrupted())
+      return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && failed(functionalize(func, written)))
         return signalPassFailure();

@@ -166,11 +166,13 @@ LogicalResult AddLossPass::addLoss() {
                     << "' is already an input of the model";
 
   Value out = model.getBody().front().getTerminator()->getOperand(*chosen);
-  auto outType = typeOf(out);
-  if (!isa<FloatType>(outType.getElementType()))
+  auto outType = dyn_cast<RankedTensorType>(out.getType());
+  if (!outType || !outType.hasStaticShape() ||
+      !isa<FloatType>(outType.getElementType()))
     return emit() << "output '" << outputNames[llvm::find(outputs, *chosen) -
                                                outputs.begin()]
-                  << "' is " << outType << ", not a float tensor";
+                  << "' is " << out.getType()
+                  << ", not a statically shaped float tensor";
 
   // The label's type.
   RankedTensorType labelType;

@@ -152,10 +152,10 @@ LogicalResult OptimizerPass::build() {
                   << warmupSteps << ")";
   if (!(lr >= 0))
     return emit() << "lr " << lr << " is negative";
-  if (momentum < 0 || (nesterov && (momentum <= 0 || dampening != 0)))
-    return emit() << "nesterov needs a positive momentum and zero dampening"
-                  << (momentum < 0 ? " (and momentum must not be negative)"
-                                   : "");
+  if (!(momentum >= 0))
+    return emit() << "momentum " << momentum << " is negative";
+  if (nesterov && (momentum <= 0 || dampening != 0))
+    return emit() << "nesterov needs a positive momentum and zero dampening";
   double beta1 = 0.9, beta2 = 0.999;
   if (!betas.empty()) {
     if (betas.size() != 2)
@@ -178,6 +178,29 @@ LogicalResult OptimizerPass::build() {
     return emit() << "no function @" << functionName << " with a body";
   if (module.lookupSymbol("train_step"))
     return emit() << "the module already has a symbol @train_step";
+  // Each gradient and state result updates the argument of its name: a
+  // parameter for a gradient, of the same type.
+  llvm::StringMap<unsigned> argIndex;
+  for (unsigned i = 0; i < source.getNumArguments(); ++i)
+    argIndex[attrString(source.getArgAttrDict(i), "dlc.name")] = i;
+  for (unsigned i = 1; i < source.getNumResults(); ++i) {
+    DictionaryAttr attrs = source.getResultAttrDict(i);
+    StringRef role = attrString(attrs, "dlc.role");
+    if (role != "gradient" && role != "state")
+      continue;
+    StringRef name = attrString(attrs, "dlc.name");
+    auto it = name.empty() ? argIndex.end() : argIndex.find(name);
+    Type type = source.getResultTypes()[i];
+    if (it == argIndex.end() || !isa<RankedTensorType>(type) ||
+        source.getArgumentTypes()[it->second] != type ||
+        (role == "gradient" &&
+         attrString(source.getArgAttrDict(it->second), "dlc.role") !=
+             "param"))
+      return emit() << "result " << i << " of @" << functionName << " ("
+                    << role << " '" << name << "') matches no "
+                    << (role == "gradient" ? "parameter" : "argument")
+                    << " of the same name and type";
+  }
   Location loc = source.getLoc();
 
   // train_step starts as a copy of the gradient function.

@@ -6,6 +6,23 @@
 //           [--function NAME]
 //   dlc-run --interpret MODEL.mlir --function F --inputs IN.npz
 //           --gradcheck COTANGENTS.npz --outputs OUT.npz
+//   dlc-run --interpret --train MODEL.(onnx|onnxtxt|mlir) [training options]
+//           --batch-size B --data DATA.npz --steps K [--no-shuffle]
+//           [--seed S] [--log METRICS.jsonl] [--save-state STATE.npz]
+//
+// --train runs train_step K times (an ONNX model is compiled first with the
+// training options, the same words dlc-compile takes; an .mlir module is
+// one dlc-compile --train made). DATA.npz holds one array per model input
+// and the label array, samples on the first axis; with --no-shuffle step k
+// uses samples [(k*B) mod N, +B), otherwise each epoch is a permutation
+// drawn from --seed, which also seeds dropout. Each step prints its loss
+// and metrics; --log writes them as one JSON object per line ("step",
+// "loss" before the update, "lr", ...); --save-state writes the final
+// parameters, running statistics and optimizer state.
+//
+// When running one function of an .mlir module, arguments bound to a
+// dlc.global (roles param, state, optimizer_state, step, hyperparameter)
+// that --inputs does not give take the global's current value.
 //
 // --gradcheck writes, instead of F's results, what tests of gradient rules
 // compare: F's results, the gradient of sum_i <cotangent_i, result_i> with
@@ -31,6 +48,8 @@
 #include "tools/common/Diagnostics.h"
 #include "tools/common/ShapeOptions.h"
 #include "tools/dlc-run/GradCheck.h"
+#include "tools/dlc-run/Train.h"
+#include "tools/common/TrainingOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -73,6 +92,24 @@ static cl::opt<std::string> gradcheckFile(
     cl::desc("Write autodiff and finite-difference gradients of the "
              "function for these result cotangents (.npz) instead of its "
              "results"),
+    cl::value_desc("file"));
+
+static cl::opt<bool> train("train", cl::desc("Train: run train_step"));
+static cl::opt<std::string> dataFile("data",
+                                     cl::desc("--train: the samples (.npz)"),
+                                     cl::value_desc("file"));
+static cl::opt<int64_t> steps("steps", cl::desc("--train: how many steps"),
+                              cl::init(0));
+static cl::opt<bool> noShuffle(
+    "no-shuffle", cl::desc("--train: visit samples in order"));
+static cl::opt<uint64_t> seed("seed",
+                              cl::desc("--train: shuffle and dropout seed"),
+                              cl::init(0));
+static cl::opt<std::string> logFile(
+    "log", cl::desc("--train: per-step metrics (JSON lines)"),
+    cl::value_desc("file"));
+static cl::opt<std::string> saveStateFile(
+    "save-state", cl::desc("--train: where to write the final state (.npz)"),
     cl::value_desc("file"));
 
 static constexpr const char *kTool = "dlc-run";
@@ -154,6 +191,8 @@ loadModel(MLIRContext &context) {
   mlir::dlc::ImportOptions options;
   if (!::dlc::tools::applyShapeOptions(kTool, options))
     return failure();
+  if (train)
+    return ::dlc::tools::compileForTraining(&context, modelFile, options);
   return mlir::dlc::importOnnxFile(&context, modelFile, options);
 }
 
@@ -161,6 +200,8 @@ loadModel(MLIRContext &context) {
 struct ExpectedArray {
   std::string name;
   RankedTensorType type;
+  /// The value when the file has no such array, if any.
+  const ::dlc::Tensor *fallback = nullptr;
 };
 
 /// Reads `file` and matches its arrays to `expected` by name, reporting
@@ -177,10 +218,14 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
   SmallVector<::dlc::Tensor> inputs;
   std::string problems, expected;
   llvm::StringSet<> used;
-  for (const auto &[name, type] : expectedArrays) {
+  for (const auto &[name, type, fallback] : expectedArrays) {
+    auto it = llvm::find_if(arrays, [&](auto &a) { return a.first == name; });
+    if (it == arrays.end() && fallback) {
+      inputs.push_back(*fallback);
+      continue;
+    }
     expected += (expected.empty() ? "" : ", ") + name + ": " +
                 describeType(type);
-    auto it = llvm::find_if(arrays, [&](auto &a) { return a.first == name; });
     if (it == arrays.end()) {
       problems += "; missing array '" + name + "'";
       continue;
@@ -204,13 +249,24 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
 }
 
 /// Reads --inputs, one array per argument of `func` (which passed
-/// checkSignature).
-static FailureOr<SmallVector<::dlc::Tensor>> readInputs(func::FuncOp func) {
+/// checkSignature); arguments bound to a global (by their dlc.role) may be
+/// left out and take its value in `globals`.
+static FailureOr<SmallVector<::dlc::Tensor>>
+readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
+  static constexpr llvm::StringLiteral kGlobalRoles[] = {
+      "param", "state", "optimizer_state", "step", "hyperparameter"};
   SmallVector<ExpectedArray> expected;
   // A declaration has no block arguments, only types.
-  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
-    expected.push_back({valueName(func.getArgAttrDict(i), "arg", i),
-                        cast<RankedTensorType>(type)});
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    DictionaryAttr attrs = func.getArgAttrDict(i);
+    std::string name = valueName(attrs, "arg", i);
+    auto role = attrs ? attrs.getAs<StringAttr>("dlc.role") : StringAttr();
+    auto global = globals.find(name);
+    bool bound = role && llvm::is_contained(kGlobalRoles, role.getValue()) &&
+                 global != globals.end();
+    expected.push_back({name, cast<RankedTensorType>(type),
+                        bound ? &global->second : nullptr});
+  }
   return readArrays(inputsFile, expected, "inputs");
 }
 
@@ -273,6 +329,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerMLIRContextCLOptions();
   ::dlc::tools::registerShapeOptions();
+  ::dlc::tools::registerTrainingOptions();
   if (!::dlc::tools::parseCommandLine(argc, argv, "dlc program runner\n",
                                       kTool))
     return 1;
@@ -280,6 +337,23 @@ int main(int argc, char **argv) {
   if (!interpret)
     return fail("only --interpret is available: compiled modules come with "
                 "dlc-compile");
+  if (train) {
+    if (dataFile.empty() || !steps.getNumOccurrences())
+      return fail("--train needs --data and --steps");
+    MLIRContext context;
+    ::dlc::tools::DiagnosticPrinter printer(context, kTool);
+    FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);
+    if (failed(module))
+      return 1;
+    ::dlc::tools::TrainLoopOptions options;
+    options.dataFile = dataFile;
+    options.steps = steps;
+    options.shuffle = !noShuffle;
+    options.seed = seed;
+    options.logFile = logFile;
+    options.saveStateFile = saveStateFile;
+    return ::dlc::tools::runTrainingLoop(**module, options, kTool);
+  }
   if (inputsFile.empty() == !randomInputs.getNumOccurrences() ||
       outputsFile.empty())
     return fail("--outputs and one of --inputs or --random-inputs are "
@@ -295,11 +369,16 @@ int main(int argc, char **argv) {
   if (failed(checkSignature(func)))
     return 1;
 
+  FailureOr<mlir::dlc::Evaluator> evaluator =
+      mlir::dlc::Evaluator::create(**module);
+  if (failed(evaluator))
+    return 1;
   SmallVector<::dlc::Tensor> inputs;
   if (randomInputs.getNumOccurrences()) {
     inputs = makeRandomInputs(func, randomInputs);
   } else {
-    FailureOr<SmallVector<::dlc::Tensor>> read = readInputs(func);
+    FailureOr<SmallVector<::dlc::Tensor>> read =
+        readInputs(func, evaluator->globals());
     if (failed(read))
       return 1;
     inputs = std::move(*read);
@@ -319,10 +398,6 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  FailureOr<mlir::dlc::Evaluator> evaluator =
-      mlir::dlc::Evaluator::create(**module);
-  if (failed(evaluator))
-    return 1;
   FailureOr<SmallVector<::dlc::Tensor>> results = evaluator->run(func, inputs);
   if (failed(results))
     return 1;

@@ -1,0 +1,153 @@
+//===- TrainingOptions.cpp - The training options dlc-compile and dlc-run share
+
+#include "tools/common/TrainingOptions.h"
+
+#include "ir/Dialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/CommandLine.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+struct Options {
+  cl::OptionCategory category{"Training options"};
+  cl::opt<std::string> loss{
+      "loss", cl::desc("cross_entropy, mse, l1, bce_with_logits, or model "
+                       "(the output is the loss)"),
+      cl::init("cross_entropy"), cl::cat(category)};
+  cl::opt<std::string> lossOutput{
+      "loss-output", cl::desc("The model output the loss is computed from "
+                              "(default: the only output)"),
+      cl::value_desc("name"), cl::cat(category)};
+  cl::opt<std::string> labelInput{
+      "label-input", cl::desc("The name of the label input (default labels)"),
+      cl::init("labels"), cl::value_desc("name"), cl::cat(category)};
+  cl::opt<int64_t> ignoreIndex{
+      "ignore-index",
+      cl::desc("cross_entropy: label value to ignore (default -100)"),
+      cl::init(-100), cl::cat(category)};
+  cl::opt<double> labelSmoothing{
+      "label-smoothing", cl::desc("cross_entropy: label smoothing in [0, 1]"),
+      cl::init(0.0), cl::cat(category)};
+  cl::opt<std::string> optimizer{"optimizer", cl::desc("sgd, adam or adamw"),
+                                 cl::init("sgd"), cl::cat(category)};
+  cl::opt<double> lr{"lr", cl::desc("Learning rate (default 1e-3)"),
+                     cl::init(1e-3), cl::cat(category)};
+  cl::opt<double> momentum{"momentum", cl::desc("sgd: momentum"),
+                           cl::init(0.0), cl::cat(category)};
+  cl::opt<double> dampening{"dampening", cl::desc("sgd: dampening"),
+                            cl::init(0.0), cl::cat(category)};
+  cl::opt<bool> nesterov{"nesterov", cl::desc("sgd: Nesterov momentum"),
+                         cl::cat(category)};
+  cl::opt<double> weightDecay{
+      "weight-decay",
+      cl::desc("Weight decay (default 0; 0.01 for adamw, decoupled)"),
+      cl::init(-1.0), cl::cat(category)};
+  cl::list<double> betas{"betas",
+                         cl::desc("adam, adamw: B1,B2 (default 0.9,0.999)"),
+                         cl::CommaSeparated, cl::cat(category)};
+  cl::opt<double> eps{"eps", cl::desc("adam, adamw: epsilon (default 1e-8)"),
+                      cl::init(1e-8), cl::cat(category)};
+  cl::opt<double> clipGradNorm{
+      "clip-grad-norm",
+      cl::desc("Clip the gradients' global 2-norm to this (default off)"),
+      cl::init(0.0), cl::cat(category)};
+  cl::opt<std::string> schedule{
+      "lr-schedule", cl::desc("constant, linear or cosine (after warmup)"),
+      cl::init("constant"), cl::cat(category)};
+  cl::opt<int64_t> warmupSteps{"warmup-steps",
+                               cl::desc("Steps of linear warmup from 0"),
+                               cl::init(0), cl::cat(category)};
+  cl::opt<int64_t> totalSteps{
+      "total-steps",
+      cl::desc("linear, cosine: the step at which the rate reaches 0"),
+      cl::init(0), cl::cat(category)};
+  cl::opt<std::string> freeze{
+      "freeze", cl::desc("Keep the parameters whose whole name matches this "
+                         "regular expression fixed"),
+      cl::value_desc("regex"), cl::cat(category)};
+};
+
+Options &options() {
+  static Options instance;
+  return instance;
+}
+
+} // namespace
+
+namespace dlc::tools {
+
+void registerTrainingOptions() { (void)options(); }
+
+mlir::dlc::TrainingPipelineOptions trainingPipelineOptions() {
+  Options &o = options();
+  mlir::dlc::TrainingPipelineOptions result;
+  result.loss.loss = o.loss;
+  result.loss.output = o.lossOutput;
+  result.loss.label = o.labelInput;
+  result.loss.ignoreIndex = o.ignoreIndex;
+  result.loss.labelSmoothing = o.labelSmoothing;
+  result.autodiff.freeze = o.freeze;
+  result.optimizer.optimizer = o.optimizer;
+  result.optimizer.lr = o.lr;
+  result.optimizer.momentum = o.momentum;
+  result.optimizer.dampening = o.dampening;
+  result.optimizer.nesterov = o.nesterov;
+  result.optimizer.weightDecay = o.weightDecay;
+  result.optimizer.betas.assign(o.betas.begin(), o.betas.end());
+  result.optimizer.eps = o.eps;
+  result.optimizer.clipGradNorm = o.clipGradNorm;
+  result.optimizer.schedule = o.schedule;
+  result.optimizer.warmupSteps = o.warmupSteps;
+  result.optimizer.totalSteps = o.totalSteps;
+  return result;
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+importForTraining(MLIRContext *context, llvm::StringRef path,
+                  const mlir::dlc::ImportOptions &options) {
+  mlir::dlc::ImportOptions inference = options, training = options;
+  inference.mode = mlir::dlc::ImportMode::Inference;
+  inference.functionName = "forward";
+  training.mode = mlir::dlc::ImportMode::Training;
+  training.functionName = "forward_train";
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      mlir::dlc::importOnnxFile(context, path, inference);
+  if (failed(module))
+    return failure();
+  FailureOr<OwningOpRef<ModuleOp>> trainModule =
+      mlir::dlc::importOnnxFile(context, path, training);
+  if (failed(trainModule))
+    return failure();
+  // Both imports declare the same parameters; the training one may add
+  // globals (the dropout seed) and brings its function.
+  SymbolTable symbols(**module);
+  for (Operation &op :
+       llvm::make_early_inc_range((*trainModule)->getBody()->getOperations()))
+    if (!isa<mlir::dlc::GlobalOp>(op) ||
+        !symbols.lookup(cast<mlir::dlc::GlobalOp>(op).getSymName())) {
+      op.remove();
+      symbols.insert(&op);
+    }
+  return std::move(*module);
+}
+
+FailureOr<OwningOpRef<ModuleOp>>
+compileForTraining(MLIRContext *context, llvm::StringRef path,
+                   const mlir::dlc::ImportOptions &options) {
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      importForTraining(context, path, options);
+  if (failed(module))
+    return failure();
+  auto pm = PassManager::on<ModuleOp>(context);
+  mlir::dlc::buildTrainingPipeline(pm, trainingPipelineOptions());
+  if (failed(pm.run(**module)))
+    return failure();
+  return std::move(*module);
+}
+
+} // namespace dlc::tools

@@ -1,0 +1,36 @@
+//===- TrainingOptions.h - The training options dlc-compile and dlc-run share
+//
+// `dlc-compile --train` and `dlc-run --interpret --train` take the same
+// words (--loss, --optimizer, --lr...), defined once here and mapped onto
+// the training passes' options.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_TOOLS_COMMON_TRAININGOPTIONS_H
+#define DLC_TOOLS_COMMON_TRAININGOPTIONS_H
+
+#include "frontend/Importer.h"
+#include "passes/Pipeline.h"
+
+namespace dlc::tools {
+
+/// Registers the training options (call before parsing).
+void registerTrainingOptions();
+
+/// The parsed options as the training passes' options.
+mlir::dlc::TrainingPipelineOptions trainingPipelineOptions();
+
+/// Imports `path` for training: @forward with inference semantics and
+/// @forward_train with training semantics, sharing their globals.
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+importForTraining(mlir::MLIRContext *context, llvm::StringRef path,
+                  const mlir::dlc::ImportOptions &options);
+
+/// Imports `path` for training and runs the training pipeline; reports
+/// errors as diagnostics on `context`.
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+compileForTraining(mlir::MLIRContext *context, llvm::StringRef path,
+                   const mlir::dlc::ImportOptions &options);
+
+} // namespace dlc::tools
+
+#endif // DLC_TOOLS_COMMON_TRAININGOPTIONS_H

@@ -1,0 +1,240 @@
+//===- Train.cpp - dlc-run --train: a training loop on the evaluator ------===//
+//
+// What the runtime's training loop does, on the reference evaluator: state
+// (parameters, running statistics, optimizer state, step counter,
+// hyperparameters, dropout seed) starts at the module's dlc.global initial
+// values and is bound to train_step's arguments by name; each step's
+// results replace the state of the same name. Batches are read from an .npz
+// with one array per model input and label, samples on the first axis.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/dlc-run/Train.h"
+
+#include "frontend/Importer.h"
+#include "ir/Dialect.h"
+#include "ir/eval/Evaluator.h"
+#include "runtime/support/Npz.h"
+#include "tools/common/Diagnostics.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+using namespace mlir;
+using ::dlc::Tensor;
+
+namespace {
+
+StringRef attrOf(DictionaryAttr attrs, StringRef key) {
+  auto value = attrs ? attrs.getAs<StringAttr>(key) : StringAttr();
+  return value ? value.getValue() : "";
+}
+
+bool isStateRole(StringRef role) {
+  return role == "param" || role == "state" || role == "optimizer_state" ||
+         role == "step" || role == "hyperparameter";
+}
+
+/// One argument fed from the data file.
+struct DataArgument {
+  unsigned index;
+  std::string name;
+  RankedTensorType type;
+  const Tensor *array = nullptr;
+};
+
+/// The order samples are visited in: epoch after epoch, each a permutation
+/// of [0, n) drawn from `seed` (Fisher-Yates on mt19937_64), or the identity
+/// without shuffling, so that step k uses samples (k*B + j) mod n.
+class SampleOrder {
+public:
+  SampleOrder(int64_t n, bool shuffle, uint64_t seed)
+      : n_(n), shuffle_(shuffle), rng_(seed) {}
+
+  int64_t at(int64_t position) {
+    int64_t epoch = position / n_;
+    if (!shuffle_)
+      return position % n_;
+    while (static_cast<int64_t>(epochs_.size()) <= epoch) {
+      std::vector<int64_t> order(n_);
+      std::iota(order.begin(), order.end(), 0);
+      for (int64_t i = n_ - 1; i > 0; --i)
+        std::swap(order[i], order[rng_() % static_cast<uint64_t>(i + 1)]);
+      epochs_.push_back(std::move(order));
+    }
+    return epochs_[epoch][position % n_];
+  }
+
+private:
+  int64_t n_;
+  bool shuffle_;
+  std::mt19937_64 rng_;
+  std::vector<std::vector<int64_t>> epochs_;
+};
+
+/// Rows `rows` of `array` (samples on the first axis) as one batch.
+Tensor gatherRows(const Tensor &array, ArrayRef<int64_t> rows) {
+  std::vector<int64_t> shape = array.shape();
+  size_t rowBytes = array.byteSize() / static_cast<size_t>(shape[0]);
+  shape[0] = static_cast<int64_t>(rows.size());
+  Tensor batch(array.dtype(), shape);
+  for (auto [i, row] : llvm::enumerate(rows))
+    std::memcpy(batch.bytes() + i * rowBytes, array.bytes() + row * rowBytes,
+                rowBytes);
+  return batch;
+}
+
+std::string jsonNumber(double v) {
+  if (!std::isfinite(v))
+    return "null"; // JSON has no NaN or infinity
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.9g", v);
+  return s;
+}
+
+} // namespace
+
+namespace dlc::tools {
+
+int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
+                    StringRef tool) {
+  auto fail = [&](const llvm::Twine &message) {
+    llvm::errs() << tool << ": error: " << escapeForOneLine(message.str())
+                 << "\n";
+    return 1;
+  };
+  auto func = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!func)
+    return fail("the module has no train_step function (compile it with "
+                "--train)");
+  if (options.steps < 0)
+    return fail("--steps must not be negative");
+  FailureOr<mlir::dlc::Evaluator> evaluator =
+      mlir::dlc::Evaluator::create(module);
+  if (failed(evaluator))
+    return 1;
+  llvm::StringMap<Tensor> &state = evaluator->globals();
+  // The dropout seed starts at --seed.
+  if (auto it = state.find(mlir::dlc::kRngSeedGlobal); it != state.end())
+    it->second.data<int64_t>()[0] = static_cast<int64_t>(options.seed);
+
+  // Bind the arguments: state by name, data arrays by name.
+  NamedTensors arrays;
+  std::string error;
+  if (!readNpz(options.dataFile, arrays, &error))
+    return fail(error);
+  std::vector<DataArgument> dataArgs;
+  std::string available;
+  for (auto &[name, array] : arrays)
+    available += (available.empty() ? "" : ", ") + name + " " +
+                 array.describe();
+  int64_t samples = -1;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    DictionaryAttr attrs = func.getArgAttrDict(i);
+    StringRef role = attrOf(attrs, "dlc.role"), name = attrOf(attrs, "dlc.name");
+    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    if (isStateRole(role)) {
+      if (!state.count(name))
+        return fail("train_step argument '" + name + "' has no dlc.global");
+      continue;
+    }
+    DataArgument arg{i, name.str(), type};
+    auto it = llvm::find_if(arrays, [&](auto &a) { return a.first == name; });
+    if (it == arrays.end())
+      return fail(options.dataFile + ": has no array '" + name + "' for the " +
+                  (role == "label" ? "label" : "model input") +
+                  "; the arrays are: " + available);
+    const Tensor &array = it->second;
+    FailureOr<::dlc::DType> dtype =
+        mlir::dlc::dtypeOf(type.getElementType());
+    std::vector<int64_t> sampleShape(type.getShape().begin() + 1,
+                                     type.getShape().end());
+    if (type.getRank() == 0 || array.rank() != type.getRank() ||
+        array.dtype() != *dtype ||
+        std::vector<int64_t>(array.shape().begin() + 1, array.shape().end()) !=
+            sampleShape ||
+        array.shape()[0] == 0) {
+      std::string expected = std::string(::dlc::dtypeName(*dtype)) + "[N";
+      for (int64_t d : sampleShape)
+        expected += ", " + std::to_string(d);
+      return fail(options.dataFile + ": array '" + name + "' is " +
+                  array.describe() + ", expected " + expected +
+                  "] (samples on the first axis, N >= 1)");
+    }
+    if (samples >= 0 && array.shape()[0] != samples)
+      return fail(options.dataFile + ": array '" + name + "' has " +
+                  std::to_string(array.shape()[0]) + " samples, others " +
+                  std::to_string(samples));
+    samples = array.shape()[0];
+    arg.array = &array;
+    dataArgs.push_back(arg);
+  }
+  if (dataArgs.empty())
+    return fail("train_step takes no data");
+  int64_t batch = dataArgs.front().type.getDimSize(0);
+
+  std::unique_ptr<llvm::raw_fd_ostream> log;
+  if (!options.logFile.empty()) {
+    std::error_code ec;
+    log = std::make_unique<llvm::raw_fd_ostream>(options.logFile, ec);
+    if (ec)
+      return fail(options.logFile + ": " + ec.message());
+  }
+
+  SampleOrder order(samples, options.shuffle, options.seed);
+  for (int64_t step = 0; step < options.steps; ++step) {
+    std::vector<int64_t> rows;
+    for (int64_t j = 0; j < batch; ++j)
+      rows.push_back(order.at(step * batch + j));
+    SmallVector<Tensor> inputs(func.getNumArguments());
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      StringRef name = attrOf(func.getArgAttrDict(i), "dlc.name");
+      if (isStateRole(attrOf(func.getArgAttrDict(i), "dlc.role")))
+        inputs[i] = state[name];
+    }
+    for (const DataArgument &arg : dataArgs)
+      inputs[arg.index] = gatherRows(*arg.array, rows);
+    FailureOr<SmallVector<Tensor>> results = evaluator->run(func, inputs);
+    if (failed(results))
+      return fail("step " + std::to_string(step) + " failed");
+
+    std::string line = "{\"step\": " + std::to_string(step);
+    std::string text = "step " + std::to_string(step);
+    for (auto [i, value] : llvm::enumerate(*results)) {
+      DictionaryAttr attrs = func.getResultAttrDict(i);
+      StringRef role = attrOf(attrs, "dlc.role"), name = attrOf(attrs, "dlc.name");
+      if (role == "loss" || role == "metric") {
+        double v = value.getDouble(0);
+        line += ", \"" + name.str() + "\": " + jsonNumber(v);
+        text += " " + name.str() + " " + jsonNumber(v);
+      } else if (isStateRole(role)) {
+        state[name] = std::move(value);
+      }
+    }
+    llvm::outs() << text << "\n";
+    if (log) {
+      *log << line << "}\n";
+      log->flush();
+    }
+  }
+
+  if (!options.saveStateFile.empty()) {
+    NamedTensors saved;
+    for (auto &entry : state)
+      saved.emplace_back(entry.getKey().str(), entry.getValue());
+    llvm::sort(saved, [](auto &a, auto &b) { return a.first < b.first; });
+    if (!writeNpz(options.saveStateFile, saved, &error))
+      return fail(error);
+  }
+  return 0;
+}
+
+} // namespace dlc::tools
