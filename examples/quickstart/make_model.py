@@ -2,9 +2,12 @@
 
 Writes DIR/mlp.onnx (batch dimension symbolic), DIR/inputs.npz (a batch of
 4 samples keyed by the ONNX input name) and DIR/expected.npz (PyTorch's
-outputs for them). Run with Debian's /usr/bin/python3, which has torch.
+outputs for them); for training, DIR/train.npz (64 labelled samples) and
+DIR/expected_losses.json (PyTorch's losses over 20 AdamW steps of batch 8,
+samples in order). Run with Debian's /usr/bin/python3, which has torch.
 """
 import argparse
+import json
 import os
 
 import numpy as np
@@ -42,6 +45,27 @@ def main():
         y = model(torch.from_numpy(x)).numpy()
     np.savez(os.path.join(args.out, "inputs.npz"), features=x)
     np.savez(os.path.join(args.out, "expected.npz"), log_probs=y)
+
+    # Training data: the class is the quadrant of two input features.
+    rng = np.random.default_rng(1)
+    features = rng.standard_normal((64, 16)).astype(np.float32)
+    labels = (2 * (features[:, 0] > 0) + (features[:, 1] > 0)).astype(np.int64)
+    np.savez(os.path.join(args.out, "train.npz"), features=features,
+             labels=labels)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for step in range(20):
+        rows = [(step * 8 + j) % 64 for j in range(8)]
+        loss = torch.nn.functional.cross_entropy(
+            model(torch.from_numpy(features[rows])),
+            torch.from_numpy(labels[rows]))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    with open(os.path.join(args.out, "expected_losses.json"), "w") as f:
+        json.dump(losses, f)
 
 
 if __name__ == "__main__":

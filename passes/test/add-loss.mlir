@@ -18,81 +18,82 @@ func.func @forward_train(%w: tensor<5xf32> {dlc.name = "w", dlc.role = "param"},
 // Log-softmax over the last axis, shifted by the maximum; the picked
 // log-probabilities of valid labels, summed and divided by their count.
 // CE-LABEL: func.func @loss
-// CE-SAME: (%[[W:.*]]: tensor<5xf32> {dlc.name = "w", dlc.role = "param"}, %[[S:.*]]: tensor<f32> {dlc.name = "s", dlc.role = "state"}, %[[X:.*]]: tensor<4x5xf32> {dlc.name = "x", dlc.role = "input"}, %[[L:.*]]: tensor<4xi64> {dlc.name = "labels", dlc.role = "label"})
+// CE-SAME: (%[[W:[a-z0-9_]+]]: tensor<5xf32> {dlc.name = "w", dlc.role = "param"}, %[[S:[a-z0-9_]+]]: tensor<f32> {dlc.name = "s", dlc.role = "state"}, %[[X:[a-z0-9_]+]]: tensor<4x5xf32> {dlc.name = "x", dlc.role = "input"}, %[[L:[a-z0-9_]+]]: tensor<4xi64> {dlc.name = "labels", dlc.role = "label"})
 // CE-SAME: -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<f32> {dlc.name = "s", dlc.role = "state"})
-// CE: %[[Y:.*]] = dlc.mul %[[X]], %[[W]]
-// CE: %[[MAX:.*]] = dlc.reduce_max %[[Y]] axes [1] keep_dims
-// CE: %[[SH:.*]] = dlc.sub %[[Y]], %[[MAX]]
-// CE: %[[E:.*]] = dlc.exp %[[SH]]
-// CE: %[[SE:.*]] = dlc.reduce_sum %[[E]] axes [1] keep_dims
-// CE: %[[LSE:.*]] = dlc.log %[[SE]]
-// CE: %[[LP:.*]] = dlc.sub %[[SH]], %[[LSE]]
-// CE: %[[IGN:.*]] = dlc.constant dense<-100> : tensor<4xi64>
-// CE: %[[VALID:.*]] = dlc.compare ne, %[[L]], %[[IGN]]
-// CE: %[[SAFE:.*]] = dlc.select %[[VALID]], %[[L]], %{{.*}}
-// CE: %[[IDX:.*]] = dlc.reshape %[[SAFE]] : tensor<4xi64> to tensor<4x1xi64>
-// CE: %[[PICK:.*]] = dlc.gather_elements %[[LP]][%[[IDX]]] {axis = 1 : i64}
-// CE: %[[PICK1:.*]] = dlc.reshape %[[PICK]] : tensor<4x1xf32> to tensor<4xf32>
-// CE: %[[NLL:.*]] = dlc.neg %[[PICK1]]
+// CE: %[[Y:[a-z0-9_]+]] = dlc.mul %[[X]], %[[W]]
+// CE: %[[MAX:[a-z0-9_]+]] = dlc.reduce_max %[[Y]] axes [1] keep_dims
+// CE: %[[SH:[a-z0-9_]+]] = dlc.sub %[[Y]], %[[MAX]]
+// CE: %[[E:[a-z0-9_]+]] = dlc.exp %[[SH]]
+// CE: %[[SE:[a-z0-9_]+]] = dlc.reduce_sum %[[E]] axes [1] keep_dims
+// CE: %[[LSE:[a-z0-9_]+]] = dlc.log %[[SE]]
+// CE: %[[LP:[a-z0-9_]+]] = dlc.sub %[[SH]], %[[LSE]]
+// CE: %[[IGN:[a-z0-9_]+]] = dlc.constant dense<-100> : tensor<4xi64>
+// CE: %[[VALID:[a-z0-9_]+]] = dlc.compare ne, %[[L]], %[[IGN]]
+// CE: %[[SAFE:[a-z0-9_]+]] = dlc.select %[[VALID]], %[[L]], %{{.*}}
+// CE: %[[IDX:[a-z0-9_]+]] = dlc.reshape %[[SAFE]] : tensor<4xi64> to tensor<4x1xi64>
+// CE: %[[PICK:[a-z0-9_]+]] = dlc.gather_elements %[[LP]][%[[IDX]]] {axis = 1 : i64}
+// CE: %[[PICK1:[a-z0-9_]+]] = dlc.reshape %[[PICK]] : tensor<4x1xf32> to tensor<4xf32>
+// CE: %[[NLL:[a-z0-9_]+]] = dlc.neg %[[PICK1]]
 // CE-NOT: dlc.constant dense<0.899999976>
-// CE: %[[MASKED:.*]] = dlc.select %[[VALID]], %[[NLL]], %{{.*}}
-// CE: %[[CNT:.*]] = dlc.cast %[[VALID]] : tensor<4xi1> to tensor<4xf32>
-// CE: %[[N:.*]] = dlc.reduce_sum %[[CNT]] axes [0]
-// CE: %[[SUM:.*]] = dlc.reduce_sum %[[MASKED]] axes [0]
-// CE: %[[LOSS:.*]] = dlc.div %[[SUM]], %[[N]] : tensor<f32>, tensor<f32> -> tensor<f32>
+// CE: %[[MASKED:[a-z0-9_]+]] = dlc.select %[[VALID]], %[[NLL]], %{{.*}}
+// CE: %[[CNT:[a-z0-9_]+]] = dlc.cast %[[VALID]] : tensor<4xi1> to tensor<4xf32>
+// CE: %[[N:[a-z0-9_]+]] = dlc.reduce_sum %[[CNT]] axes [0]
+// CE: %[[SUM:[a-z0-9_]+]] = dlc.reduce_sum %[[MASKED]] axes [0]
+// CE: %[[LOSS:[a-z0-9_]+]] = dlc.div %[[SUM]], %[[N]] : tensor<f32>, tensor<f32> -> tensor<f32>
 // CE: return %[[LOSS]], %[[S]] : tensor<f32>, tensor<f32>
 
 // Label smoothing: (1 - e) nll + e * (mean over classes of -log p).
 // CES-LABEL: func.func @loss
 // CES-SAME: %{{.*}}: tensor<4xi64> {dlc.name = "targets", dlc.role = "label"}
-// CES: %[[LP:.*]] = dlc.sub %{{.*}}, %{{.*}} : tensor<4x5xf32>, tensor<4x1xf32>
-// CES: %[[IGN:.*]] = dlc.constant dense<1> : tensor<4xi64>
-// CES: %[[VALID:.*]] = dlc.compare ne, %{{.*}}, %[[IGN]]
-// CES: %[[NLL:.*]] = dlc.neg %{{.*}} : tensor<4xf32>
-// CES: %[[C:.*]] = dlc.constant dense<5.000000e+00> : tensor<f32>
-// CES: %[[ALL:.*]] = dlc.reduce_sum %[[LP]] axes [1] : tensor<4x5xf32> -> tensor<4xf32>
-// CES: %[[NALL:.*]] = dlc.neg %[[ALL]]
-// CES: %[[UNI:.*]] = dlc.div %[[NALL]], %[[C]]
-// CES: %[[E:.*]] = dlc.constant dense<1.000000e-01> : tensor<f32>
-// CES: %[[UNIE:.*]] = dlc.mul %[[UNI]], %[[E]]
-// CES: %[[KEEP:.*]] = dlc.constant dense<0.899999976> : tensor<f32>
-// CES: %[[NLLK:.*]] = dlc.mul %[[NLL]], %[[KEEP]]
-// CES: %[[MIX:.*]] = dlc.add %[[NLLK]], %[[UNIE]]
+// CES: %[[LSE:[a-z0-9_]+]] = dlc.log
+// CES: %[[LP:[a-z0-9_]+]] = dlc.sub %{{.*}}, %[[LSE]] : tensor<4x5xf32>, tensor<4x1xf32>
+// CES: %[[IGN:[a-z0-9_]+]] = dlc.constant dense<1> : tensor<4xi64>
+// CES: %[[VALID:[a-z0-9_]+]] = dlc.compare ne, %{{.*}}, %[[IGN]]
+// CES: %[[NLL:[a-z0-9_]+]] = dlc.neg %{{.*}} : tensor<4xf32>
+// CES: %[[C:[a-z0-9_]+]] = dlc.constant dense<5.000000e+00> : tensor<f32>
+// CES: %[[ALL:[a-z0-9_]+]] = dlc.reduce_sum %[[LP]] axes [1] : tensor<4x5xf32> -> tensor<4xf32>
+// CES: %[[NALL:[a-z0-9_]+]] = dlc.neg %[[ALL]]
+// CES: %[[UNI:[a-z0-9_]+]] = dlc.div %[[NALL]], %[[C]]
+// CES: %[[E:[a-z0-9_]+]] = dlc.constant dense<1.000000e-01> : tensor<f32>
+// CES: %[[UNIE:[a-z0-9_]+]] = dlc.mul %[[UNI]], %[[E]]
+// CES: %[[KEEP:[a-z0-9_]+]] = dlc.constant dense<0.899999976> : tensor<f32>
+// CES: %[[NLLK:[a-z0-9_]+]] = dlc.mul %[[NLL]], %[[KEEP]]
+// CES: %[[MIX:[a-z0-9_]+]] = dlc.add %[[NLLK]], %[[UNIE]]
 // CES: dlc.select %[[VALID]], %[[MIX]], %{{.*}}
 
 // MSE-LABEL: func.func @loss
-// MSE-SAME: %[[L:.*]]: tensor<4x5xf32> {dlc.name = "labels", dlc.role = "label"})
-// MSE: %[[Y:.*]] = dlc.mul
-// MSE: %[[D:.*]] = dlc.sub %[[Y]], %[[L]]
-// MSE: %[[SQ:.*]] = dlc.mul %[[D]], %[[D]]
-// MSE: %[[N:.*]] = dlc.constant dense<2.000000e+01> : tensor<f32>
-// MSE: %[[SUM:.*]] = dlc.reduce_sum %[[SQ]] axes [0, 1]
-// MSE: %[[LOSS:.*]] = dlc.div %[[SUM]], %[[N]]
+// MSE-SAME: %[[L:[a-z0-9_]+]]: tensor<4x5xf32> {dlc.name = "labels", dlc.role = "label"})
+// MSE: %[[Y:[a-z0-9_]+]] = dlc.mul
+// MSE: %[[D:[a-z0-9_]+]] = dlc.sub %[[Y]], %[[L]]
+// MSE: %[[SQ:[a-z0-9_]+]] = dlc.mul %[[D]], %[[D]]
+// MSE: %[[N:[a-z0-9_]+]] = dlc.constant dense<2.000000e+01> : tensor<f32>
+// MSE: %[[SUM:[a-z0-9_]+]] = dlc.reduce_sum %[[SQ]] axes [0, 1]
+// MSE: %[[LOSS:[a-z0-9_]+]] = dlc.div %[[SUM]], %[[N]]
 // MSE: return %[[LOSS]], %{{.*}} : tensor<f32>, tensor<f32>
 
 // L1-LABEL: func.func @loss
-// L1: %[[D:.*]] = dlc.sub %{{.*}}, %{{.*}} : tensor<4x5xf32>, tensor<4x5xf32>
-// L1: %[[A:.*]] = dlc.abs %[[D]]
-// L1: %[[N:.*]] = dlc.constant dense<2.000000e+01> : tensor<f32>
-// L1: %[[SUM:.*]] = dlc.reduce_sum %[[A]] axes [0, 1]
+// L1: %[[D:[a-z0-9_]+]] = dlc.sub %{{.*}}, %{{.*}} : tensor<4x5xf32>, tensor<4x5xf32>
+// L1: %[[A:[a-z0-9_]+]] = dlc.abs %[[D]]
+// L1: %[[N:[a-z0-9_]+]] = dlc.constant dense<2.000000e+01> : tensor<f32>
+// L1: %[[SUM:[a-z0-9_]+]] = dlc.reduce_sum %[[A]] axes [0, 1]
 // L1: dlc.div %[[SUM]], %[[N]]
 
 // max(x, 0) - x t + log(1 + exp(-|x|)), averaged.
 // BCE-LABEL: func.func @loss
-// BCE-SAME: %[[T:.*]]: tensor<4x5xf32> {dlc.name = "labels", dlc.role = "label"})
-// BCE: %[[X:.*]] = dlc.mul
-// BCE: %[[ZERO:.*]] = dlc.constant dense<0.000000e+00> : tensor<f32>
-// BCE: %[[ONE:.*]] = dlc.constant dense<1.000000e+00> : tensor<f32>
-// BCE: %[[ABS:.*]] = dlc.abs %[[X]]
-// BCE: %[[NABS:.*]] = dlc.neg %[[ABS]]
-// BCE: %[[EXP:.*]] = dlc.exp %[[NABS]]
-// BCE: %[[ONEP:.*]] = dlc.add %[[ONE]], %[[EXP]]
-// BCE: %[[SP:.*]] = dlc.log %[[ONEP]]
-// BCE: %[[XT:.*]] = dlc.mul %[[X]], %[[T]]
-// BCE: %[[RELU:.*]] = dlc.max %[[X]], %[[ZERO]]
-// BCE: %[[LIN:.*]] = dlc.sub %[[RELU]], %[[XT]]
-// BCE: %[[ALL:.*]] = dlc.add %[[LIN]], %[[SP]]
-// BCE: %[[SUM:.*]] = dlc.reduce_sum %[[ALL]] axes [0, 1]
+// BCE-SAME: %[[T:[a-z0-9_]+]]: tensor<4x5xf32> {dlc.name = "labels", dlc.role = "label"})
+// BCE: %[[X:[a-z0-9_]+]] = dlc.mul
+// BCE: %[[ZERO:[a-z0-9_]+]] = dlc.constant dense<0.000000e+00> : tensor<f32>
+// BCE: %[[ONE:[a-z0-9_]+]] = dlc.constant dense<1.000000e+00> : tensor<f32>
+// BCE: %[[ABS:[a-z0-9_]+]] = dlc.abs %[[X]]
+// BCE: %[[NABS:[a-z0-9_]+]] = dlc.neg %[[ABS]]
+// BCE: %[[EXP:[a-z0-9_]+]] = dlc.exp %[[NABS]]
+// BCE: %[[ONEP:[a-z0-9_]+]] = dlc.add %[[ONE]], %[[EXP]]
+// BCE: %[[SP:[a-z0-9_]+]] = dlc.log %[[ONEP]]
+// BCE: %[[XT:[a-z0-9_]+]] = dlc.mul %[[X]], %[[T]]
+// BCE: %[[RELU:[a-z0-9_]+]] = dlc.max %[[X]], %[[ZERO]]
+// BCE: %[[LIN:[a-z0-9_]+]] = dlc.sub %[[RELU]], %[[XT]]
+// BCE: %[[ALL:[a-z0-9_]+]] = dlc.add %[[LIN]], %[[SP]]
+// BCE: %[[SUM:[a-z0-9_]+]] = dlc.reduce_sum %[[ALL]] axes [0, 1]
 // BCE: dlc.div %[[SUM]], %{{.*}}
 
 // -----
@@ -104,7 +105,7 @@ func.func @forward_train(%x: tensor<2x3x4xf64> {dlc.name = "x", dlc.role = "inpu
 }
 
 // CE-LABEL: func.func @loss
-// CE-SAME: %[[L:.*]]: tensor<2x3xi64> {dlc.name = "labels", dlc.role = "label"})
+// CE-SAME: %[[L:[a-z0-9_]+]]: tensor<2x3xi64> {dlc.name = "labels", dlc.role = "label"})
 // CE-SAME: -> (tensor<f64> {dlc.name = "loss", dlc.role = "loss"})
 // CE: dlc.reduce_max %{{.*}} axes [2] keep_dims : tensor<2x3x4xf64> -> tensor<2x3x1xf64>
 // CE: dlc.reshape %{{.*}} : tensor<2x3xi64> to tensor<2x3x1xi64>

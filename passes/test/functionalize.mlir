@@ -13,11 +13,11 @@ dlc.global @b : tensor<2xf32> = dense<0.0> : tensor<2xf32>
 dlc.global @count : tensor<f32> = dense<0.0> : tensor<f32>
 
 // CHECK-LABEL: func.func @forward_train
-// CHECK-SAME: (%[[W:.*]]: tensor<3x2xf32> {dlc.name = "w", dlc.role = "param"}, %[[B:.*]]: tensor<2xf32> {dlc.name = "b", dlc.role = "param"}, %[[C:.*]]: tensor<f32> {dlc.name = "count", dlc.role = "state"}, %[[X:.*]]: tensor<4x3xf32> {dlc.name = "x", dlc.role = "input"})
+// CHECK-SAME: (%[[W:[a-z0-9_]+]]: tensor<3x2xf32> {dlc.name = "w", dlc.role = "param"}, %[[B:[a-z0-9_]+]]: tensor<2xf32> {dlc.name = "b", dlc.role = "param"}, %[[C:[a-z0-9_]+]]: tensor<f32> {dlc.name = "count", dlc.role = "state"}, %[[X:[a-z0-9_]+]]: tensor<4x3xf32> {dlc.name = "x", dlc.role = "input"})
 // CHECK-SAME: -> (tensor<4x2xf32> {dlc.name = "y", dlc.role = "output"}, tensor<f32> {dlc.name = "count", dlc.role = "state"})
-// CHECK: %[[MM:.*]] = dlc.matmul %[[X]], %[[W]]
-// CHECK: %[[Y:.*]] = dlc.add %[[MM]], %[[B]]
-// CHECK: %[[C1:.*]] = dlc.add %[[C]], %{{.*}} : tensor<f32>
+// CHECK: %[[MM:[a-z0-9_]+]] = dlc.matmul %[[X]], %[[W]]
+// CHECK: %[[Y:[a-z0-9_]+]] = dlc.add %[[MM]], %[[B]]
+// CHECK: %[[C1:[a-z0-9_]+]] = dlc.add %[[C]], %{{.*}} : tensor<f32>
 // CHECK: return %[[Y]], %[[C1]] : tensor<4x2xf32>, tensor<f32>
 func.func @forward_train(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<4x2xf32> {dlc.name = "y"}) {
   %w = dlc.global_load @w : tensor<3x2xf32>
@@ -35,9 +35,9 @@ func.func @forward_train(%x: tensor<4x3xf32> {dlc.name = "x"}) -> (tensor<4x2xf3
 // does not write it, so it returns nothing for it. Unnamed values get a
 // role and no name.
 // CHECK-LABEL: func.func @forward_eval
-// CHECK-SAME: (%[[C:.*]]: tensor<f32> {dlc.name = "count", dlc.role = "state"}, %[[W:.*]]: tensor<3x2xf32> {dlc.name = "w", dlc.role = "param"}, %[[X:.*]]: tensor<4x3xf32> {dlc.role = "input"})
+// CHECK-SAME: (%[[C:[a-z0-9_]+]]: tensor<f32> {dlc.name = "count", dlc.role = "state"}, %[[W:[a-z0-9_]+]]: tensor<3x2xf32> {dlc.name = "w", dlc.role = "param"}, %[[X:[a-z0-9_]+]]: tensor<4x3xf32> {dlc.role = "input"})
 // CHECK-SAME: -> (tensor<4x2xf32> {dlc.role = "output"}, tensor<f32> {dlc.role = "output"})
-// CHECK: %[[MM:.*]] = dlc.matmul %[[X]], %[[W]]
+// CHECK: %[[MM:[a-z0-9_]+]] = dlc.matmul %[[X]], %[[W]]
 // CHECK: return %[[MM]], %[[C]] : tensor<4x2xf32>, tensor<f32>
 func.func @forward_eval(%x: tensor<4x3xf32>) -> (tensor<4x2xf32>, tensor<f32>) {
   %c = dlc.global_load @count : tensor<f32>
@@ -59,11 +59,11 @@ dlc.global @s : tensor<2xf32> = dense<1.0> : tensor<2xf32>
 dlc.global @only_written : tensor<2xf32> = dense<0.0> : tensor<2xf32>
 
 // CHECK-LABEL: func.func @update
-// CHECK-SAME: (%[[OW:.*]]: tensor<2xf32> {dlc.name = "only_written", dlc.role = "state"}, %[[S:.*]]: tensor<2xf32> {dlc.name = "s", dlc.role = "state"}, %[[X:.*]]: tensor<2xf32> {dlc.name = "t", dlc.role = "label"})
+// CHECK-SAME: (%[[OW:[a-z0-9_]+]]: tensor<2xf32> {dlc.name = "only_written", dlc.role = "state"}, %[[S:[a-z0-9_]+]]: tensor<2xf32> {dlc.name = "s", dlc.role = "state"}, %[[X:[a-z0-9_]+]]: tensor<2xf32> {dlc.name = "t", dlc.role = "label"})
 // CHECK-SAME: -> (tensor<2xf32> {dlc.name = "y", dlc.role = "output"}, tensor<2xf32> {dlc.name = "only_written", dlc.role = "state"}, tensor<2xf32> {dlc.name = "s", dlc.role = "state"})
-// CHECK: %[[S1:.*]] = dlc.add %[[S]], %[[X]]
-// CHECK: %[[S2:.*]] = dlc.mul %[[S1]], %[[S1]]
-// CHECK: %[[Y:.*]] = dlc.sub %[[S2]], %[[S]]
+// CHECK: %[[S1:[a-z0-9_]+]] = dlc.add %[[S]], %[[X]]
+// CHECK: %[[S2:[a-z0-9_]+]] = dlc.mul %[[S1]], %[[S1]]
+// CHECK: %[[Y:[a-z0-9_]+]] = dlc.sub %[[S2]], %[[S]]
 // CHECK: return %[[Y]], %[[X]], %[[S2]] :
 func.func @update(%x: tensor<2xf32> {dlc.name = "t", dlc.role = "label"}) -> (tensor<2xf32> {dlc.name = "y"}) {
   dlc.global_store @only_written, %x : tensor<2xf32>
