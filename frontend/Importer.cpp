@@ -577,6 +577,14 @@ StringRef mlir::dlc::importModeName(ImportMode mode) {
   return "unknown";
 }
 
+std::optional<ImportMode> mlir::dlc::parseImportMode(StringRef name) {
+  for (ImportMode mode :
+       {ImportMode::AsExported, ImportMode::Training, ImportMode::Inference})
+    if (name == importModeName(mode))
+      return mode;
+  return std::nullopt;
+}
+
 std::string mlir::dlc::nodeDisplayName(const onnx::NodeProto &node,
                                        int index) {
   return node.name().empty() ? node.op_type() + "_" + std::to_string(index)

@@ -46,6 +46,8 @@ enum class ImportMode {
 
 /// "as-exported", "training", "inference".
 llvm::StringRef importModeName(ImportMode mode);
+/// The mode importModeName names; nullopt for any other string.
+std::optional<ImportMode> parseImportMode(llvm::StringRef name);
 
 /// The name of the global holding the seed of a training-mode import's
 /// dropouts (a tensor<i64>, 0 initially, advanced by one per call).

@@ -80,18 +80,6 @@ Value exponentialBelowZero(NodeContext &c, Value x, Fn onNonPositive) {
   return c.select(notPositive, onNonPositive(safe), x);
 }
 
-/// clamp(alpha * x + beta, 0, 1), with PyTorch's hardsigmoid gradient:
-/// alpha where 0 < alpha * x + beta < 1 (strictly), else 0 (NaN too).
-Value hardSigmoid(NodeContext &c, Value x, double alpha, double beta) {
-  Value t = c.build<AddOp>({c.build<MulOp>({x, scalarLike(c, x, alpha)}),
-                            scalarLike(c, x, beta)});
-  Value zero = zeroLike(c, x), one = scalarLike(c, x, 1.0);
-  Value below = c.select(c.compare(ComparePredicate::lt, t, one), t,
-                         nanLike(c, x));
-  Value upper = c.select(c.compare(ComparePredicate::ge, t, one), one, below);
-  return c.select(c.compare(ComparePredicate::le, t, zero), zero, upper);
-}
-
 /// Whether every element of `lo` is at most every element of `hi`, both
 /// constants without NaN: then Clip needs no case for crossed bounds.
 bool boundsOrdered(const ::dlc::Tensor &lo, const ::dlc::Tensor &hi) {
@@ -233,13 +221,8 @@ Value isPositive(NodeContext &c, Value x) {
   return c.compare(ComparePredicate::gt, x, zeroLike(c, x));
 }
 
-/// select(x > 0, x, alpha * x): the slope owns 0, as in PyTorch's
-/// leaky_relu backward.
 void leakyReluRule(NodeContext &c) {
-  Value x = c.input(0);
-  double alpha = c.floatAttr("alpha", 0.01f);
-  c.setOutput(0, c.select(isPositive(c, x), x,
-                          c.build<MulOp>({x, scalarLike(c, x, alpha)})));
+  c.setOutput(0, leakyReluOf(c, c.input(0), c.floatAttr("alpha", 0.01f)));
 }
 
 /// select(x > 0, x, slope * x), as PyTorch's prelu: at 0 the input's
@@ -258,16 +241,8 @@ void preluRule(NodeContext &c) {
   c.setOutput(0, y);
 }
 
-/// alpha * (exp(x) - 1) where x <= 0, else x. PyTorch's elu backward
-/// gives the exponential piece the kink (alpha at 0).
 void eluRule(NodeContext &c) {
-  Value x = c.input(0);
-  double alpha = c.floatAttr("alpha", 1.0f);
-  c.setOutput(0, exponentialBelowZero(c, x, [&](Value xn) {
-                Value expm1 =
-                    c.build<SubOp>({c.unary<ExpOp>(xn), scalarLike(c, x, 1.0)});
-                return c.build<MulOp>({expm1, scalarLike(c, x, alpha)});
-              }));
+  c.setOutput(0, eluOf(c, c.input(0), c.floatAttr("alpha", 1.0f)));
 }
 
 /// gamma * (alpha * (exp(x) - 1) where x <= 0, else x), as Elu.
@@ -511,14 +486,8 @@ void mlir::dlc::addElementwiseRules(OpRuleTable &t) {
   t["Sigmoid"] = {unaryRule<SigmoidOp>, 6};
 
   // Activations, as compositions.
-  // select(x <= 0, 0, x): relu'(0) = 0 and NaN passes, as torch.relu.
-  t["Relu"] = {[](NodeContext &c) {
-                 Value x = c.input(0);
-                 Value zero = zeroLike(c, x);
-                 c.setOutput(0, c.select(c.compare(ComparePredicate::le, x,
-                                                   zero),
-                                         zero, x));
-               }, 6};
+  t["Relu"] = {[](NodeContext &c) { c.setOutput(0, reluOf(c, c.input(0))); },
+               6};
   t["LeakyRelu"] = {leakyReluRule, 6};
   t["PRelu"] = {preluRule, 7};
   t["Elu"] = {eluRule, 6};
@@ -527,9 +496,9 @@ void mlir::dlc::addElementwiseRules(OpRuleTable &t) {
   t["Gelu"] = {geluRule, 20};
   t["Clip"] = {clipRule, 6};
   t["HardSigmoid"] = {[](NodeContext &c) {
-                        c.setOutput(0, hardSigmoid(c, c.input(0),
-                                                   c.floatAttr("alpha", 0.2f),
-                                                   c.floatAttr("beta", 0.5f)));
+                        c.setOutput(0, hardSigmoidOf(c, c.input(0),
+                                                     c.floatAttr("alpha", 0.2f),
+                                                     c.floatAttr("beta", 0.5f)));
                       }, 6};
   t["HardSwish"] = {hardSwishRule, 14};
   t["Softplus"] = {[](NodeContext &c) {
@@ -575,4 +544,39 @@ void mlir::dlc::addElementwiseRules(OpRuleTable &t) {
                      c.setOutput(0, c.cast(c.input(0), c.inputElementType(1)));
                    }, 15};
   t["Dropout"] = {dropoutRule, 7};
+}
+
+//===----------------------------------------------------------------------===//
+// Activations shared with the recurrent ops (RuleUtils.h)
+//===----------------------------------------------------------------------===//
+
+Value mlir::dlc::reluOf(NodeContext &c, Value x) {
+  Value zero = zeroLike(c, x);
+  return c.select(c.compare(ComparePredicate::le, x, zero), zero, x);
+}
+
+Value mlir::dlc::leakyReluOf(NodeContext &c, Value x, double alpha) {
+  return c.select(isPositive(c, x), x,
+                  c.build<MulOp>({x, scalarLike(c, x, alpha)}));
+}
+
+Value mlir::dlc::eluOf(NodeContext &c, Value x, double alpha) {
+  return exponentialBelowZero(c, x, [&](Value xn) {
+    Value expm1 = c.build<SubOp>({c.unary<ExpOp>(xn), scalarLike(c, x, 1.0)});
+    return c.build<MulOp>({expm1, scalarLike(c, x, alpha)});
+  });
+}
+
+/// select(t <= 0, 0, select(t >= 1, 1, select(t < 1, t, NaN))) for
+/// t = alpha * x + beta: t's gradient passes only strictly inside (0, 1),
+/// and NaN reaches the NaN constant, which takes no gradient.
+Value mlir::dlc::hardSigmoidOf(NodeContext &c, Value x, double alpha,
+                               double beta) {
+  Value t = c.build<AddOp>({c.build<MulOp>({x, scalarLike(c, x, alpha)}),
+                            scalarLike(c, x, beta)});
+  Value zero = zeroLike(c, x), one = scalarLike(c, x, 1.0);
+  Value below = c.select(c.compare(ComparePredicate::lt, t, one), t,
+                         nanLike(c, x));
+  Value upper = c.select(c.compare(ComparePredicate::ge, t, one), one, below);
+  return c.select(c.compare(ComparePredicate::le, t, zero), zero, upper);
 }

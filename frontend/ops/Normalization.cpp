@@ -4,9 +4,11 @@
 // statistics are means over the normalized axes kept as size-1 dimensions,
 // so they broadcast back over the input; per-channel parameters are
 // reshaped to [1, C, 1, ...]. The variance is the biased (population) one
-// throughout, as ONNX specifies. Softmax, LogSoftmax and Hardmax before
-// opset 13 normalize the input coerced to 2-D at the axis, which is a
-// reshape around the one-axis form.
+// throughout, as ONNX specifies, except in BatchNormalization's running
+// variance under training mode, which follows PyTorch (unbiased) and is
+// written back to its initializer (see ImportMode). Softmax, LogSoftmax
+// and Hardmax before opset 13 normalize the input coerced to 2-D at the
+// axis, which is a reshape around the one-axis form.
 //
 //===----------------------------------------------------------------------===//
 

@@ -459,36 +459,28 @@ Value Recurrence::activate(const Activation &a, Value v) {
   if (clip)
     v = c.build<MinOp>({c.build<MaxOp>({v, k(-*clip)}), k(*clip)});
   switch (a.kind) {
+  // Relu, LeakyRelu, HardSigmoid and Elu as their ONNX ops import them,
+  // with PyTorch's gradient at the kinks.
   case ActivationKind::Relu:
-    return c.build<MaxOp>({v, k(0.0)});
+    return reluOf(c, v);
   case ActivationKind::Tanh:
     return c.unary<TanhOp>(v);
   case ActivationKind::Sigmoid:
     return c.unary<SigmoidOp>(v);
   case ActivationKind::Affine:
     return c.build<AddOp>({mul(v, k(a.alpha)), k(a.beta)});
-  case ActivationKind::LeakyRelu: {
-    Value negative = c.compare(ComparePredicate::lt, v, k(0.0));
-    return c.select(negative, mul(v, k(a.alpha)), v);
-  }
+  case ActivationKind::LeakyRelu:
+    return leakyReluOf(c, v, a.alpha);
   case ActivationKind::ThresholdedRelu: {
     Value kept = c.compare(ComparePredicate::ge, v, k(a.alpha));
     return c.select(kept, v, k(0.0));
   }
   case ActivationKind::ScaledTanh:
     return c.build<MulOp>({c.unary<TanhOp>(mul(v, k(a.beta))), k(a.alpha)});
-  case ActivationKind::HardSigmoid: {
-    Value linear = c.build<AddOp>({mul(v, k(a.alpha)), k(a.beta)});
-    return c.build<MaxOp>({c.build<MinOp>({linear, k(1.0)}), k(0.0)});
-  }
-  case ActivationKind::Elu: {
-    // exp of min(x, 0): the branch that select drops never overflows, so
-    // its gradient stays finite.
-    Value negative = c.compare(ComparePredicate::lt, v, k(0.0));
-    Value e = c.unary<ExpOp>(c.build<MinOp>({v, k(0.0)}));
-    Value elu = c.build<MulOp>({sub(e, k(1.0)), k(a.alpha)});
-    return c.select(negative, elu, v);
-  }
+  case ActivationKind::HardSigmoid:
+    return hardSigmoidOf(c, v, a.alpha, a.beta);
+  case ActivationKind::Elu:
+    return eluOf(c, v, a.alpha);
   case ActivationKind::Softsign:
     return c.build<DivOp>({v, c.build<AddOp>({c.unary<AbsOp>(v), k(1.0)})});
   case ActivationKind::Softplus: {

@@ -57,6 +57,23 @@ std::string number(double value);
 bool checkResultShape(NodeContext &c, ArrayRef<int64_t> shape);
 
 //===----------------------------------------------------------------------===//
+// Activations shared by their ONNX ops and the recurrent ops' activation
+// lists (defined in Elementwise.cpp, which says how they are composed so
+// that the generic gradient rules give PyTorch's derivative at the kinks)
+//===----------------------------------------------------------------------===//
+
+/// select(x <= 0, 0, x): relu'(0) = 0 and NaN passes, as torch.relu.
+Value reluOf(NodeContext &c, Value x);
+/// select(x > 0, x, alpha * x): the slope owns 0, as torch's leaky_relu.
+Value leakyReluOf(NodeContext &c, Value x, double alpha);
+/// alpha * (exp(x) - 1) where x <= 0, else x, as torch's elu (the
+/// exponential owns 0); exp never sees the unselected large x.
+Value eluOf(NodeContext &c, Value x, double alpha);
+/// clamp(alpha * x + beta, 0, 1) with torch's hardsigmoid gradient: alpha
+/// strictly inside (0, 1), else 0 (NaN too).
+Value hardSigmoidOf(NodeContext &c, Value x, double alpha, double beta);
+
+//===----------------------------------------------------------------------===//
 // Window attributes shared by Conv, ConvTranspose and the pools
 //===----------------------------------------------------------------------===//
 

@@ -144,12 +144,14 @@ LogicalResult OptimizerPass::build() {
   if (schedule != "constant" && schedule != "linear" && schedule != "cosine")
     return emit() << "unknown schedule '" << schedule
                   << "'; the schedules are: constant, linear, cosine";
-  if (warmupSteps < 0)
-    return emit() << "warmup-steps " << warmupSteps << " is negative";
-  if (schedule != "constant" && totalSteps <= warmupSteps)
+  // (A pass option streamed into a diagnostic prints as a char: read it.)
+  int64_t warmup = warmupSteps, total = totalSteps;
+  if (warmup < 0)
+    return emit() << "warmup-steps " << warmup << " is negative";
+  if (schedule != "constant" && total <= warmup)
     return emit() << "schedule " << schedule << " needs total-steps ("
-                  << totalSteps << ") greater than warmup-steps ("
-                  << warmupSteps << ")";
+                  << total << ") greater than warmup-steps (" << warmup
+                  << ")";
   if (!(lr >= 0))
     return emit() << "lr " << lr << " is negative";
   if (!(momentum >= 0))

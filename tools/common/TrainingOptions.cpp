@@ -107,6 +107,33 @@ mlir::dlc::TrainingPipelineOptions trainingPipelineOptions() {
   return result;
 }
 
+llvm::SmallVector<std::string> compileOnlyTrainingOptionsGiven() {
+  Options &o = options();
+  llvm::SmallVector<std::string> given;
+  // (cl::list overloads operator&, hence addressof.)
+  cl::Option *compileOnly[] = {
+      &o.loss,           &o.lossOutput,   &o.labelInput,
+      &o.ignoreIndex,    &o.labelSmoothing, &o.optimizer,
+      &o.momentum,       &o.dampening,    &o.nesterov,
+      std::addressof(o.betas), &o.eps,    &o.clipGradNorm,
+      &o.schedule,       &o.warmupSteps,  &o.totalSteps,
+      &o.freeze};
+  for (cl::Option *option : compileOnly)
+    if (option->getNumOccurrences())
+      given.push_back(("--" + option->ArgStr).str());
+  return given;
+}
+
+llvm::SmallVector<std::pair<std::string, double>> hyperparametersGiven() {
+  Options &o = options();
+  llvm::SmallVector<std::pair<std::string, double>> given;
+  if (o.lr.getNumOccurrences())
+    given.push_back({"dlc.lr", o.lr});
+  if (o.weightDecay.getNumOccurrences())
+    given.push_back({"dlc.weight_decay", o.weightDecay});
+  return given;
+}
+
 FailureOr<OwningOpRef<ModuleOp>>
 importForTraining(MLIRContext *context, llvm::StringRef path,
                   const mlir::dlc::ImportOptions &options) {

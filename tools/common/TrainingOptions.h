@@ -19,6 +19,16 @@ void registerTrainingOptions();
 /// The parsed options as the training passes' options.
 mlir::dlc::TrainingPipelineOptions trainingPipelineOptions();
 
+/// The training options given on the command line that only compiling can
+/// apply (all but --lr and --weight-decay), as "--name".
+llvm::SmallVector<std::string> compileOnlyTrainingOptionsGiven();
+
+/// The --lr and --weight-decay values given on the command line, by the
+/// name of the global train_step reads them from (dlc.lr,
+/// dlc.weight_decay): run-time inputs that override a module's initial
+/// values.
+llvm::SmallVector<std::pair<std::string, double>> hyperparametersGiven();
+
 /// Imports `path` for training: @forward with inference semantics and
 /// @forward_train with training semantics, sharing their globals.
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>

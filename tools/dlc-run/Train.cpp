@@ -16,10 +16,13 @@
 #include "ir/eval/Evaluator.h"
 #include "runtime/support/Npz.h"
 #include "tools/common/Diagnostics.h"
+#include "tools/common/TrainingOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -100,6 +103,15 @@ std::string jsonNumber(double v) {
   return s;
 }
 
+/// `s` as a JSON string: quoted, with quotes, backslashes and control
+/// characters escaped (names come from the module's dlc.name attributes).
+std::string jsonString(StringRef s) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::json::Value(llvm::json::fixUTF8(s));
+  return out;
+}
+
 } // namespace
 
 namespace dlc::tools {
@@ -125,6 +137,16 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   // The dropout seed starts at --seed.
   if (auto it = state.find(mlir::dlc::kRngSeedGlobal); it != state.end())
     it->second.data<int64_t>()[0] = static_cast<int64_t>(options.seed);
+  // --lr and --weight-decay are run-time inputs: they override what the
+  // module was compiled with.
+  for (auto &[name, value] : hyperparametersGiven()) {
+    auto it = state.find(name);
+    if (value < 0)
+      return fail("--" + std::string(name == "dlc.lr" ? "lr" : "weight-decay") +
+                  " must not be negative");
+    if (it != state.end() && it->second.dtype() == ::dlc::DType::F32)
+      it->second.data<float>()[0] = static_cast<float>(value);
+  }
 
   // Bind the arguments: state by name, data arrays by name.
   NamedTensors arrays;
@@ -181,6 +203,15 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
     return fail("train_step takes no data");
   int64_t batch = dataArgs.front().type.getDimSize(0);
 
+  // The state is written after the last step: a folder it cannot be
+  // written to is an error now, not after the training.
+  if (!options.saveStateFile.empty()) {
+    StringRef dir = llvm::sys::path::parent_path(options.saveStateFile);
+    if (std::error_code ec = llvm::sys::fs::access(
+            dir.empty() ? "." : dir, llvm::sys::fs::AccessMode::Write))
+      return fail(options.saveStateFile + ": cannot be written: " +
+                  ec.message());
+  }
   std::unique_ptr<llvm::raw_fd_ostream> log;
   if (!options.logFile.empty()) {
     std::error_code ec;
@@ -213,8 +244,8 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
       StringRef role = attrOf(attrs, "dlc.role"), name = attrOf(attrs, "dlc.name");
       if (role == "loss" || role == "metric") {
         double v = value.getDouble(0);
-        line += ", \"" + name.str() + "\": " + jsonNumber(v);
-        text += " " + name.str() + " " + jsonNumber(v);
+        line += ", " + jsonString(name) + ": " + jsonNumber(v);
+        text += " " + escapeForOneLine(name) + " " + jsonNumber(v);
       } else if (isStateRole(role)) {
         state[name] = std::move(value);
       }

@@ -12,7 +12,8 @@
 //
 // --train runs train_step K times (an ONNX model is compiled first with the
 // training options, the same words dlc-compile takes; an .mlir module is
-// one dlc-compile --train made). DATA.npz holds one array per model input
+// one dlc-compile --train made, and takes only --lr and --weight-decay,
+// which override its compiled-in values). DATA.npz holds one array per model input
 // and the label array, samples on the first axis; with --no-shuffle step k
 // uses samples [(k*B) mod N, +B), otherwise each epoch is a permutation
 // drawn from --seed, which also seeds dropout. Each step prints its loss
@@ -340,6 +341,14 @@ int main(int argc, char **argv) {
   if (train) {
     if (dataFile.empty() || !steps.getNumOccurrences())
       return fail("--train needs --data and --steps");
+    if (llvm::StringRef(modelFile).ends_with(".mlir")) {
+      llvm::SmallVector<std::string> given =
+          ::dlc::tools::compileOnlyTrainingOptionsGiven();
+      if (!given.empty())
+        return fail(given.front() + " applies when compiling an ONNX model; " +
+                    modelFile + " is compiled already (only --lr and "
+                    "--weight-decay, run-time inputs, may change)");
+    }
     MLIRContext context;
     ::dlc::tools::DiagnosticPrinter printer(context, kTool);
     FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);

@@ -35,16 +35,13 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model>"),
                                       cl::Required);
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"));
-static cl::opt<mlir::dlc::ImportMode> importMode(
-    "mode", cl::desc("Semantics of BatchNormalization and Dropout"),
-    cl::values(clEnumValN(mlir::dlc::ImportMode::AsExported, "as-exported",
-                          "As the graph was exported (default)"),
-               clEnumValN(mlir::dlc::ImportMode::Training, "training",
-                          "A training step: batch statistics, running "
-                          "statistics written back, dropout active"),
-               clEnumValN(mlir::dlc::ImportMode::Inference, "inference",
-                          "Inference: running statistics, no dropout")),
-    cl::init(mlir::dlc::ImportMode::AsExported));
+static cl::opt<std::string> importMode(
+    "mode",
+    cl::desc("Semantics of BatchNormalization and Dropout: as-exported "
+             "(default; as the graph says), training (batch statistics, "
+             "running statistics written back, dropout active) or inference "
+             "(running statistics, no dropout)"),
+    cl::value_desc("mode"), cl::init("as-exported"));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -61,7 +58,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   mlir::dlc::ImportOptions options;
-  options.mode = importMode;
+  std::optional<mlir::dlc::ImportMode> mode =
+      mlir::dlc::parseImportMode(importMode);
+  if (!mode) {
+    llvm::errs() << tool
+                 << ": error: --mode must be as-exported, training or "
+                    "inference, got '"
+                 << ::dlc::tools::escapeForOneLine(importMode) << "'\n";
+    return 1;
+  }
+  options.mode = *mode;
   if (!::dlc::tools::applyShapeOptions(tool, options))
     return 1;
 

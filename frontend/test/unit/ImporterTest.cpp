@@ -3,7 +3,8 @@
 // Builds small ModelProtos in C++, imports them through importOnnxModel and
 // checks what a library user relies on: parameters become named globals,
 // symbolic dimensions are bound, fixed inputs become constants, locations
-// name the node, and errors are diagnostics rather than crashes.
+// name the node, errors are diagnostics rather than crashes, and a
+// training-mode import's steps update the running statistics and the seed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -241,6 +242,119 @@ TEST_F(ImporterTest, UnusedParametersAreDropped) {
   EXPECT_FALSE((*module)->lookupSymbol<GlobalOp>("unused"));
   EXPECT_TRUE((*module)->lookupSymbol<GlobalOp>("fc.weight"));
   EXPECT_TRUE((*module)->lookupSymbol<GlobalOp>("fc.bias"));
+}
+
+void addFloatInitializer(onnx::GraphProto *g, const std::string &name,
+                         std::vector<float> values) {
+  onnx::TensorProto *t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (float v : values)
+    t->add_float_data(v);
+}
+
+/// y = Dropout(BatchNormalization(x, s, b, m, v)) with x: [4, 2] and the
+/// BatchNormalization as an eval-mode export writes it (training_mode 0,
+/// momentum 0.9), the Dropout with ratio 0.5 and no training_mode.
+onnx::ModelProto batchNormDropoutModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(15);
+  onnx::GraphProto *g = model.mutable_graph();
+  g->set_name("bn");
+  addTensorValue(g->add_input(), "x", onnx::TensorProto::FLOAT,
+                 {int64_t(4), int64_t(2)});
+  addTensorValue(g->add_output(), "y", onnx::TensorProto::FLOAT,
+                 {int64_t(4), int64_t(2)});
+  addTensorValue(g->add_output(), "mask", onnx::TensorProto::BOOL,
+                 {int64_t(4), int64_t(2)});
+  addFloatInitializer(g, "s", {1.0f, 2.0f});
+  addFloatInitializer(g, "b", {0.0f, 0.5f});
+  addFloatInitializer(g, "m", {0.5f, -1.0f});
+  addFloatInitializer(g, "v", {2.0f, 0.25f});
+  onnx::NodeProto *bn = g->add_node();
+  bn->set_name("bn");
+  bn->set_op_type("BatchNormalization");
+  for (const char *in : {"x", "s", "b", "m", "v"})
+    bn->add_input(in);
+  bn->add_output("t");
+  onnx::NodeProto *drop = g->add_node();
+  drop->set_name("drop");
+  drop->set_op_type("Dropout");
+  drop->add_input("t");
+  drop->add_output("y");
+  drop->add_output("mask");
+  return model;
+}
+
+TEST_F(ImporterTest, ModeNamesRoundTrip) {
+  for (ImportMode mode :
+       {ImportMode::AsExported, ImportMode::Training, ImportMode::Inference})
+    EXPECT_EQ(parseImportMode(importModeName(mode)), mode);
+  EXPECT_EQ(parseImportMode("train"), std::nullopt);
+  EXPECT_EQ(ImportOptions().mode, ImportMode::AsExported);
+}
+
+/// Two training steps on the evaluator: each writes PyTorch's running
+/// statistics back to the initializers' globals and advances the seed, so
+/// the second step starts from the first one's statistics and draws another
+/// mask.
+TEST_F(ImporterTest, TrainingStepsUpdateRunningStatisticsAndSeed) {
+  ImportOptions options;
+  options.mode = ImportMode::Training;
+  auto module =
+      importOnnxModel(&context, batchNormDropoutModel(), "", options);
+  ASSERT_TRUE(succeeded(module)) << errors.front();
+  FailureOr<Evaluator> evaluator = Evaluator::create(**module);
+  ASSERT_TRUE(succeeded(evaluator));
+  auto func = (*module)->lookupSymbol<func::FuncOp>("forward");
+  ::dlc::Tensor x(::dlc::DType::F32, {4, 2});
+  // Column 0: 1, 2, 3, 4 (mean 2.5, unbiased variance 5/3); column 1:
+  // 0, 0, 1, 3 (mean 1, unbiased variance 2).
+  float xs[] = {1, 0, 2, 0, 3, 1, 4, 3};
+  std::copy(std::begin(xs), std::end(xs), x.data<float>());
+
+  double mean[2] = {0.5, -1.0}, var[2] = {2.0, 0.25};
+  double batchMean[2] = {2.5, 1.0}, batchVar[2] = {5.0 / 3.0, 2.0};
+  // ONNX's momentum 0.9 as float32, the share of the old statistics.
+  double keep = 0.9f;
+  std::vector<bool> masks[2];
+  for (int step = 0; step < 2; ++step) {
+    FailureOr<SmallVector<::dlc::Tensor>> out = evaluator->run(func, {x});
+    ASSERT_TRUE(succeeded(out)) << (errors.empty() ? "" : errors.front());
+    for (int c = 0; c < 2; ++c) {
+      mean[c] = keep * mean[c] + (1 - keep) * batchMean[c];
+      var[c] = keep * var[c] + (1 - keep) * batchVar[c];
+      // Float32 steps: a few ulps of values near 1.
+      EXPECT_NEAR(evaluator->globals()["m"].getDouble(c), mean[c], 1e-6)
+          << "step " << step << " channel " << c;
+      EXPECT_NEAR(evaluator->globals()["v"].getDouble(c), var[c], 1e-6)
+          << "step " << step << " channel " << c;
+    }
+    EXPECT_EQ(evaluator->globals()[kRngSeedGlobal].getInt(0), step + 1);
+    for (int64_t i = 0; i < 8; ++i)
+      masks[step].push_back((*out)[1].getInt(i) != 0);
+  }
+  // Seeds 0 and 1 draw different masks for these 8 elements (Philox is
+  // deterministic, so this cannot flake).
+  EXPECT_NE(masks[0], masks[1]);
+}
+
+TEST_F(ImporterTest, InferenceModeLeavesStateAlone) {
+  ImportOptions options;
+  options.mode = ImportMode::Inference;
+  auto module =
+      importOnnxModel(&context, batchNormDropoutModel(), "", options);
+  ASSERT_TRUE(succeeded(module)) << errors.front();
+  bool stores = false, dropouts = false;
+  (*module)->walk([&](Operation *op) {
+    stores |= isa<GlobalStoreOp>(op);
+    dropouts |= isa<DropoutOp>(op);
+  });
+  EXPECT_FALSE(stores);
+  EXPECT_FALSE(dropouts);
+  EXPECT_FALSE((*module)->lookupSymbol<GlobalOp>(kRngSeedGlobal));
 }
 
 /// A NodeContext for `node` outside any import, for the getters.
