@@ -61,8 +61,8 @@ def DLCAddLoss : Pass<"dlc-add-loss", "ModuleOp"> {
   let summary = "builds the loss function from a model function";
   let description = [{
     Adds `@loss` next to the model function `function`: the same arguments
-    plus, for losses that compare with a target, a new argument named
-    `label` (role `label`); it returns the loss (a float scalar, role
+    plus, for losses that compare with a target, a new argument named by
+    `label` (default `labels`, role `label`); it returns the loss (a float scalar, role
     `loss`) followed by the model function's `state` results. The losses,
     with PyTorch's definitions (mean reduction):
     - `cross_entropy`: class scores on the last axis of `output`; integer
@@ -83,7 +83,7 @@ def DLCAddLoss : Pass<"dlc-add-loss", "ModuleOp"> {
            "cross_entropy, mse, l1, bce_with_logits or model">,
     Option<"output", "output", "std::string", /*default=*/"\"\"",
            "the model output the loss is computed from (default: the only "
-           "output)">,
+           "output); unnamed outputs are result<i>">,
     Option<"label", "label", "std::string", /*default=*/"\"labels\"",
            "the name of the new label argument">,
     Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
@@ -110,7 +110,8 @@ def DLCOptimizer : Pass<"dlc-optimizer", "ModuleOp"> {
     The learning rate of a step is `lr` times the schedule's factor at the
     step count s (HuggingFace's definitions): `constant` (s / warmup during
     warmup, then 1), `linear` (then decaying linearly to 0 at total-steps),
-    `cosine` (then 0.5 (1 + cos(pi progress))).
+    `cosine` (then 0.5 (1 + cos(pi progress))), both staying 0 after
+    total-steps.
 
     Results: the loss, the metrics `lr` (and `grad_norm` when clipping),
     then the new parameters, state, optimizer state and step count, each

@@ -29,7 +29,7 @@ module {
 // -----
 
 // State results are not outputs the loss can use.
-// expected-error@+1 {{dlc-add-loss: the model has 2 outputs; choose one with output=; the outputs are: logits, aux}}
+// expected-error@+1 {{dlc-add-loss: the model has 2 outputs; name the one the loss is computed from; the outputs are: logits, aux}}
 module {
   func.func @forward_train(%s: tensor<2xf32> {dlc.name = "bn.mean", dlc.role = "state"}, %x: tensor<4x5xf32> {dlc.name = "x", dlc.role = "input"}) -> (tensor<2xf32> {dlc.name = "bn.mean", dlc.role = "state"}, tensor<4x5xf32> {dlc.name = "logits", dlc.role = "output"}, tensor<4x5xf32> {dlc.name = "aux", dlc.role = "output"}) {
     return %s, %x, %x : tensor<2xf32>, tensor<4x5xf32>, tensor<4x5xf32>

@@ -22,7 +22,7 @@
 // WARMUP: error: dlc-optimizer: warmup-steps -1 is negative
 // TOTAL0: error: dlc-optimizer: schedule cosine needs total-steps (0) greater than warmup-steps (0)
 // TOTAL: error: dlc-optimizer: schedule linear needs total-steps (10) greater than warmup-steps (10)
-// LR: error: dlc-optimizer: lr -1.000000e-01 is negative
+// LR: error: dlc-optimizer: lr -1.000000e-01 is not a number >= 0
 // MOMENTUM: error: dlc-optimizer: momentum -9.000000e-01 is negative
 // NESTEROV: error: dlc-optimizer: nesterov needs a positive momentum and zero dampening
 // BETAS-COUNT: error: dlc-optimizer: betas takes two values, beta1,beta2

@@ -80,27 +80,27 @@ func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %b:
 // CONST: %[[F:[a-z0-9_]+]] = dlc.select %[[IN]], %[[RAMP]], %[[ONE]]
 // CONST: %[[LR64:[a-z0-9_]+]] = dlc.cast %[[LR]] : tensor<f32> to tensor<f64>
 // CONST: %[[LRS:[a-z0-9_]+]] = dlc.mul %[[LR64]], %[[F]]
-// Linear: 1 - (s - warmup) / (total - warmup), at least 0.
+// Linear: 1 - min((s - warmup) / (total - warmup), 1).
 // LIN: %[[SPAN:[a-z0-9_]+]] = dlc.constant dense<8.000000e+00> : tensor<f64>
 // LIN: %[[W2:[a-z0-9_]+]] = dlc.constant dense<2.000000e+00> : tensor<f64>
 // LIN: %[[SW:[a-z0-9_]+]] = dlc.sub %[[S64]], %[[W2]]
-// LIN: %[[P:[a-z0-9_]+]] = dlc.div %[[SW]], %[[SPAN]]
-// LIN: %[[DEC:[a-z0-9_]+]] = dlc.sub %{{.*}}, %[[P]]
-// LIN: %[[AFTER:[a-z0-9_]+]] = dlc.max %[[DEC]], %{{.*}}
+// LIN: %[[P0:[a-z0-9_]+]] = dlc.div %[[SW]], %[[SPAN]]
+// LIN: %[[P:[a-z0-9_]+]] = dlc.min %[[P0]], %{{.*}}
+// LIN: %[[AFTER:[a-z0-9_]+]] = dlc.sub %{{.*}}, %[[P]]
 // LIN: %[[RAMP:[a-z0-9_]+]] = dlc.div %[[S64]], %{{.*}}
 // LIN: %[[IN:[a-z0-9_]+]] = dlc.compare lt, %[[S64]], %{{.*}}
 // LIN: %[[F:[a-z0-9_]+]] = dlc.select %[[IN]], %[[RAMP]], %[[AFTER]]
 // LIN: %[[LRS:[a-z0-9_]+]] = dlc.mul %{{.*}}, %[[F]]
-// Cosine: 0.5 (1 + cos(pi progress)), at least 0.
+// Cosine: 0.5 (1 + cos(pi min(progress, 1))).
 // COS: %[[SW:[a-z0-9_]+]] = dlc.sub %[[S64]], %{{.*}}
-// COS: %[[P:[a-z0-9_]+]] = dlc.div %[[SW]], %{{.*}}
+// COS: %[[P0:[a-z0-9_]+]] = dlc.div %[[SW]], %{{.*}}
+// COS: %[[P:[a-z0-9_]+]] = dlc.min %[[P0]], %{{.*}}
 // COS: %[[PI:[a-z0-9_]+]] = dlc.constant dense<3.1415926535897931> : tensor<f64>
 // COS: %[[ANGLE:[a-z0-9_]+]] = dlc.mul %[[PI]], %[[P]]
 // COS: %[[COSV:[a-z0-9_]+]] = dlc.cos %[[ANGLE]]
 // COS: %[[SUM:[a-z0-9_]+]] = dlc.add %{{.*}}, %[[COSV]]
 // COS: %[[HALF:[a-z0-9_]+]] = dlc.constant dense<5.000000e-01> : tensor<f64>
-// COS: %[[AFTER0:[a-z0-9_]+]] = dlc.mul %[[HALF]], %[[SUM]]
-// COS: %[[AFTER:[a-z0-9_]+]] = dlc.max %[[AFTER0]], %{{.*}}
+// COS: %[[AFTER:[a-z0-9_]+]] = dlc.mul %[[HALF]], %[[SUM]]
 // COS: %[[W2:[a-z0-9_]+]] = dlc.constant dense<2.000000e+00> : tensor<f64>
 // COS: %[[RAMP:[a-z0-9_]+]] = dlc.div %[[S64]], %[[W2]]
 // COS: %[[IN:[a-z0-9_]+]] = dlc.compare lt, %[[S64]], %{{.*}}

@@ -143,7 +143,9 @@ LogicalResult AddLossPass::addLoss() {
   for (unsigned i = 0; i < model.getNumResults(); ++i)
     if (roleOf(model, i) != "state") {
       outputs.push_back(i);
-      outputNames.push_back(nameOf(model.getResultAttrDict(i)));
+      std::string name = nameOf(model.getResultAttrDict(i));
+      outputNames.push_back(name.empty() ? "result" + std::to_string(i)
+                                         : name);
     }
   std::optional<unsigned> chosen;
   if (output.empty() && outputs.size() == 1)
@@ -154,7 +156,7 @@ LogicalResult AddLossPass::addLoss() {
   if (!chosen) {
     InFlightDiagnostic diag =
         output.empty() ? emit() << "the model has " << outputs.size()
-                                << " outputs; choose one with output="
+                                << " outputs; name the one the loss is computed from"
                        : emit() << "the model has no output '" << output << "'";
     diag << "; the outputs are: ";
     llvm::interleaveComma(outputNames, diag);

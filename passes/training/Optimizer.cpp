@@ -114,18 +114,20 @@ Value OptimizerPass::scheduleFactor(OpBuilder &b, Location loc, Value step) {
   auto c = [&](double v) { return scalar(b, loc, f64, v); };
   Value after = c(1.0);
   if (schedule != "constant") {
-    // progress = (s - warmup) / (total - warmup), past the warmup.
+    // progress = (s - warmup) / (total - warmup) past the warmup, held at 1
+    // after total-steps so that the rate stays 0 (HuggingFace's cosine
+    // would rise again).
     double span = static_cast<double>(totalSteps - warmupSteps);
     Value progress =
         div(b, loc, sub(b, loc, s, c(static_cast<double>(warmupSteps))),
             c(span));
+    progress = MinOp::create(b, loc, progress, c(1.0));
     if (schedule == "linear")
       after = sub(b, loc, c(1.0), progress);
     else
       after = mul(b, loc, c(0.5),
                   add(b, loc, c(1.0),
                       CosOp::create(b, loc, mul(b, loc, c(M_PI), progress))));
-    after = MaxOp::create(b, loc, after, c(0.0));
   }
   if (warmupSteps == 0)
     return after;
@@ -153,7 +155,7 @@ LogicalResult OptimizerPass::build() {
                   << total << ") greater than warmup-steps (" << warmup
                   << ")";
   if (!(lr >= 0))
-    return emit() << "lr " << lr << " is negative";
+    return emit() << "lr " << lr << " is not a number >= 0";
   if (!(momentum >= 0))
     return emit() << "momentum " << momentum << " is negative";
   if (nesterov && (momentum <= 0 || dampening != 0))

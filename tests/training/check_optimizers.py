@@ -69,15 +69,15 @@ def constant_factor(W):
 
 def linear_factor(W, T):
     return lambda s: (s / max(1, W) if s < W
-                      else max(0.0, (T - s) / max(1, T - W)))
+                      else 1.0 - min(1.0, (s - W) / max(1, T - W)))
 
 
 def cosine_factor(W, T):
     def f(s):
         if s < W:
             return s / max(1, W)
-        progress = (s - W) / max(1, T - W)
-        return max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
+        progress = min(1.0, (s - W) / max(1, T - W))
+        return 0.5 * (1.0 + math.cos(math.pi * progress))
     return f
 
 

@@ -127,6 +127,8 @@ def main(description, cases, run_case):
                 ok = True
             except (ToolError, Mismatch) as e:
                 ok, note = False, str(e)
+            except Exception as e:  # a broken case fails; the others still run
+                ok, note = False, f"{type(e).__name__}: {e}"
             print(f"{'PASS' if ok else 'FAIL'} {case.name}: {note}", flush=True)
             failures += not ok
     print(f"{total - failures} of {total} cases pass")
