@@ -27,6 +27,10 @@ Value grad::scalar(OpBuilder &b, Location loc, Type elementType,
   return splat(b, loc, RankedTensorType::get({}, elementType), value);
 }
 
+Value grad::scalarLike(OpBuilder &b, Location loc, Value like, double value) {
+  return scalar(b, loc, typeOf(like).getElementType(), value);
+}
+
 Value grad::sumToShape(OpBuilder &b, Location loc, Value grad,
                        RankedTensorType target) {
   RankedTensorType type = typeOf(grad);
@@ -44,22 +48,29 @@ Value grad::sumToShape(OpBuilder &b, Location loc, Value grad,
   return reshape(b, loc, summed, target.getShape());
 }
 
-Value grad::broadcastTo(OpBuilder &b, Location loc, Value v,
-                        ArrayRef<int64_t> shape) {
-  RankedTensorType type = typeOf(v);
+namespace {
+
+/// `v` given `shape` by a `ShapeOp` (broadcast_to or reshape); `v` itself
+/// when already so.
+template <typename ShapeOp>
+Value toShape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  RankedTensorType type = grad::typeOf(v);
   if (type.getShape() == shape)
     return v;
-  return BroadcastToOp::create(
+  return ShapeOp::create(
       b, loc, RankedTensorType::get(shape, type.getElementType()), v);
+}
+
+} // namespace
+
+Value grad::broadcastTo(OpBuilder &b, Location loc, Value v,
+                        ArrayRef<int64_t> shape) {
+  return toShape<BroadcastToOp>(b, loc, v, shape);
 }
 
 Value grad::reshape(OpBuilder &b, Location loc, Value v,
                     ArrayRef<int64_t> shape) {
-  RankedTensorType type = typeOf(v);
-  if (type.getShape() == shape)
-    return v;
-  return ReshapeOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), v);
+  return toShape<ReshapeOp>(b, loc, v, shape);
 }
 
 Value grad::castTo(OpBuilder &b, Location loc, Value v, Type elementType) {
@@ -87,6 +98,13 @@ Value grad::neg(OpBuilder &b, Location loc, Value v) {
 
 Value grad::selectOrZero(OpBuilder &b, Location loc, Value condition,
                          Value onTrue) {
-  Value zero = scalar(b, loc, typeOf(onTrue).getElementType(), 0.0);
+  Value zero = scalarLike(b, loc, onTrue, 0.0);
   return SelectOp::create(b, loc, condition, onTrue, zero);
+}
+
+Value grad::scatterAddIntoZeros(OpBuilder &b, Location loc,
+                                RankedTensorType type, Value indices,
+                                Value updates, int64_t axis) {
+  return ScatterElementsOp::create(b, loc, splat(b, loc, type, 0.0), indices,
+                                   updates, axis, ScatterReduction::add);
 }

@@ -22,6 +22,8 @@ RankedTensorType typeOf(Value v);
 Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value);
 /// A scalar (rank 0) constant of element type `elementType`.
 Value scalar(OpBuilder &b, Location loc, Type elementType, double value);
+/// A scalar (rank 0) constant in the element type of `like`.
+Value scalarLike(OpBuilder &b, Location loc, Value like, double value);
 
 /// Sums `grad` (the gradient of a value broadcast from `target`) back to
 /// `target`'s shape: over the leading dimensions `target` lacks and over
@@ -47,6 +49,12 @@ Value div(OpBuilder &b, Location loc, Value lhs, Value rhs);
 Value neg(OpBuilder &b, Location loc, Value v);
 /// `select(condition, onTrue, 0)` in the type of `onTrue`, broadcast.
 Value selectOrZero(OpBuilder &b, Location loc, Value condition, Value onTrue);
+
+/// Zeros of `type` with `updates` added at `indices` along `axis`
+/// (scatter_elements, reduction add): where a gradient goes back to the
+/// elements a gather or top_k read, summed over repeated reads.
+Value scatterAddIntoZeros(OpBuilder &b, Location loc, RankedTensorType type,
+                          Value indices, Value updates, int64_t axis);
 
 } // namespace mlir::dlc::grad
 

@@ -18,7 +18,8 @@
 // The gradient ops (conv_grad_input, conv_grad_filter, max_pool_grad) walk
 // the taps of the forward op they differentiate and scatter each product
 // back to where the forward read it, into a float64 buffer that is rounded
-// once at the end. They are direct loops, written for clarity: the
+// once at the end; conv and its two gradients take one walk,
+// forEachConvProduct. They are direct loops, written for clarity: the
 // evaluator is the oracle the fast kernels are checked against.
 //
 //===----------------------------------------------------------------------===//
@@ -143,6 +144,114 @@ WindowTaps buildWindowTaps(const WindowGeometry &g) {
   return taps;
 }
 
+/// The sizes and element counts of a convolution `y = conv(x, w)` and the
+/// taps of its windows, shared by conv and its two gradient ops.
+struct ConvGeometry {
+  int64_t batch, channels, outChannels, groupChannels, groupOutChannels;
+  int64_t inSpatial, windowSize, outSpatial;
+  WindowTaps taps;
+};
+
+template <typename OpT>
+ConvGeometry convGeometry(OpT op, ArrayRef<int64_t> xShape,
+                          ArrayRef<int64_t> wShape, ArrayRef<int64_t> yShape) {
+  // The gradient ops differentiate a convolution without input dilation.
+  SmallVector<int64_t> inputDilation(xShape.size() - 2, 1);
+  if constexpr (std::is_same_v<OpT, ConvOp>)
+    inputDilation.assign(op.getInputDilation().begin(),
+                         op.getInputDilation().end());
+  ConvGeometry g;
+  g.taps = buildWindowTaps({xShape.drop_front(2), wShape.drop_front(2),
+                            yShape.drop_front(2), op.getStride(),
+                            op.getPadLow(), op.getDilation(), inputDilation});
+  int64_t groups = static_cast<int64_t>(op.getGroups());
+  g.batch = xShape[0];
+  g.channels = xShape[1];
+  g.outChannels = yShape[1];
+  g.groupChannels = g.channels / groups;
+  g.groupOutChannels = g.outChannels / groups;
+  g.inSpatial = productOf(xShape, 2, xShape.size());
+  g.windowSize = productOf(wShape, 2, wShape.size());
+  g.outSpatial = productOf(yShape, 2, yShape.size());
+  return g;
+}
+
+/// Calls `product(xi, wi, yi)` for every product x[xi] * w[wi] that output
+/// element y[yi] of the convolution sums (flat indices), in the summation
+/// order: batch, output channel, output position, then input channel of the
+/// group and window position. The gradient ops take the same walk, so each
+/// element of dx and dw also sums its terms in one fixed order.
+template <typename Fn>
+void forEachConvProduct(const ConvGeometry &g, Fn &&product) {
+  const WindowTaps &taps = g.taps;
+  for (int64_t b = 0; b < g.batch; ++b) {
+    for (int64_t o = 0; o < g.outChannels; ++o) {
+      int64_t firstChannel = (o / g.groupOutChannels) * g.groupChannels;
+      for (int64_t y = 0; y < g.outSpatial; ++y) {
+        int64_t yi = (b * g.outChannels + o) * g.outSpatial + y;
+        for (int64_t c = 0; c < g.groupChannels; ++c) {
+          int64_t xBase = (b * g.channels + firstChannel + c) * g.inSpatial;
+          int64_t wBase = (o * g.groupChannels + c) * g.windowSize;
+          for (int64_t t = taps.begin[y]; t < taps.begin[y + 1]; ++t)
+            product(xBase + taps.input[t], wBase + taps.window[t], yi);
+        }
+      }
+    }
+  }
+}
+
+/// The planes (batch x channel) of a pool from `xShape` to `yShape`, their
+/// sizes and the taps of its windows, shared by the pools and max_pool_grad.
+struct PoolGeometry {
+  int64_t planes, inSpatial, outSpatial;
+  WindowTaps taps;
+};
+
+PoolGeometry poolGeometry(ArrayRef<int64_t> xShape, ArrayRef<int64_t> yShape,
+                          ArrayRef<int64_t> window, ArrayRef<int64_t> stride,
+                          ArrayRef<int64_t> padLow,
+                          ArrayRef<int64_t> dilation) {
+  SmallVector<int64_t> noInputDilation(window.size(), 1);
+  return {xShape[0] * xShape[1], productOf(xShape, 2, xShape.size()),
+          productOf(yShape, 2, yShape.size()),
+          buildWindowTaps({xShape.drop_front(2), window, yShape.drop_front(2),
+                           stride, padLow, dilation, noInputDilation})};
+}
+
+/// The element types a rule accepts: every number, or floats only (the
+/// gradient ops' verifiers admit no other).
+enum class Domain { Numeric, Float };
+
+/// Fills `out` by `body(TypeTag<T>{})`, T its storage type, and appends it
+/// to `results`; reports a type outside `D` instead.
+template <Domain D, typename Body>
+LogicalResult fillResult(Operation *op, Tensor &out, Results &results,
+                         Body &&body) {
+  LogicalResult status =
+      visitDType(out.dtype(), [&](auto tag) -> LogicalResult {
+        using A = AccumT<typename decltype(tag)::type>;
+        if constexpr (D == Domain::Float ? !kFloatDomain<A>
+                                         : !kNumericDomain<A>) {
+          return unsupportedType(op, out.dtype());
+        } else {
+          body(tag);
+          return success();
+        }
+      });
+  if (failed(status))
+    return failure();
+  results.push_back(std::move(out));
+  return success();
+}
+
+/// Rounds an accumulation buffer into `out`, once per element.
+template <typename T>
+void storeAccumulated(Tensor &out, const std::vector<AccumT<T>> &values) {
+  T *dst = out.data<T>();
+  for (size_t i = 0; i < values.size(); ++i)
+    dst[i] = fromAccum<T>(values[i]);
+}
+
 } // namespace
 
 LogicalResult eval::evalMatmul(MatmulOp op, Operands operands,
@@ -163,90 +272,44 @@ LogicalResult eval::evalMatmul(MatmulOp op, Operands operands,
     s *= m * k;
   for (int64_t &s : rhsBatch)
     s *= k * n;
-  LogicalResult status =
-      visitDType(out.dtype(), [&](auto tag) -> LogicalResult {
-        using T = typename decltype(tag)::type;
-        using A = AccumT<T>;
-        if constexpr (!kNumericDomain<A>) {
-          return unsupportedType(op, out.dtype());
-        } else {
-          std::vector<A> a = widen<T>(lhs), b = widen<T>(rhs);
-          std::vector<A> row(n);
-          T *dst = out.data<T>();
-          forEachOffset<2>(
-              batch, {ArrayRef<int64_t>(lhsBatch), ArrayRef<int64_t>(rhsBatch)},
-              {0, 0}, [&](const std::array<int64_t, 2> &base) {
-                for (int64_t i = 0; i < m; ++i) {
-                  std::fill(row.begin(), row.end(), A(0));
-                  for (int64_t p = 0; p < k; ++p) {
-                    A left = a[base[0] + i * k + p];
-                    const A *right = &b[base[1] + p * n];
-                    for (int64_t j = 0; j < n; ++j)
-                      row[j] = wrapAdd(row[j], wrapMul(left, right[j]));
-                  }
-                  for (int64_t j = 0; j < n; ++j)
-                    *dst++ = fromAccum<T>(row[j]);
-                }
-              });
-          return success();
-        }
-      });
-  if (failed(status))
-    return failure();
-  results.push_back(std::move(out));
-  return success();
+  return fillResult<Domain::Numeric>(op, out, results, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = AccumT<T>;
+    std::vector<A> a = widen<T>(lhs), b = widen<T>(rhs);
+    std::vector<A> row(n);
+    T *dst = out.data<T>();
+    forEachOffset<2>(batch,
+                     {ArrayRef<int64_t>(lhsBatch), ArrayRef<int64_t>(rhsBatch)},
+                     {0, 0}, [&](const std::array<int64_t, 2> &base) {
+                       for (int64_t i = 0; i < m; ++i) {
+                         std::fill(row.begin(), row.end(), A(0));
+                         for (int64_t p = 0; p < k; ++p) {
+                           A left = a[base[0] + i * k + p];
+                           const A *right = &b[base[1] + p * n];
+                           for (int64_t j = 0; j < n; ++j)
+                             row[j] = wrapAdd(row[j], wrapMul(left, right[j]));
+                         }
+                         for (int64_t j = 0; j < n; ++j)
+                           *dst++ = fromAccum<T>(row[j]);
+                       }
+                     });
+  });
 }
 
 LogicalResult eval::evalConv(ConvOp op, Operands operands, Results &results) {
   const Tensor &input = operands[0], &filter = operands[1];
   Tensor out = resultTensor(op);
-  ArrayRef<int64_t> inShape = input.shape(), filterShape = filter.shape(),
-                    outShape = out.shape();
-  WindowTaps taps = buildWindowTaps(
-      {inShape.drop_front(2), filterShape.drop_front(2), outShape.drop_front(2),
-       op.getStride(), op.getPadLow(), op.getDilation(),
-       op.getInputDilation()});
-  int64_t batch = inShape[0], channels = inShape[1];
-  int64_t outChannels = outShape[1];
-  int64_t groups = static_cast<int64_t>(op.getGroups());
-  int64_t groupChannels = channels / groups;
-  int64_t groupOutChannels = outChannels / groups;
-  int64_t inSpatial = productOf(inShape, 2, inShape.size());
-  int64_t windowSize = productOf(filterShape, 2, filterShape.size());
-  int64_t outSpatial = productOf(outShape, 2, outShape.size());
-  LogicalResult status =
-      visitDType(out.dtype(), [&](auto tag) -> LogicalResult {
-        using T = typename decltype(tag)::type;
-        using A = AccumT<T>;
-        if constexpr (!kNumericDomain<A>) {
-          return unsupportedType(op, out.dtype());
-        } else {
-          std::vector<A> x = widen<T>(input), w = widen<T>(filter);
-          T *dst = out.data<T>();
-          for (int64_t b = 0; b < batch; ++b) {
-            for (int64_t o = 0; o < outChannels; ++o) {
-              int64_t firstChannel = (o / groupOutChannels) * groupChannels;
-              for (int64_t y = 0; y < outSpatial; ++y) {
-                A sum = 0;
-                for (int64_t c = 0; c < groupChannels; ++c) {
-                  const A *xs =
-                      &x[(b * channels + firstChannel + c) * inSpatial];
-                  const A *ws = &w[(o * groupChannels + c) * windowSize];
-                  for (int64_t t = taps.begin[y]; t < taps.begin[y + 1]; ++t)
-                    sum = wrapAdd(sum, wrapMul(xs[taps.input[t]],
-                                               ws[taps.window[t]]));
-                }
-                *dst++ = fromAccum<T>(sum);
-              }
-            }
-          }
-          return success();
-        }
-      });
-  if (failed(status))
-    return failure();
-  results.push_back(std::move(out));
-  return success();
+  ConvGeometry g = convGeometry(op, input.shape(), filter.shape(), out.shape());
+  return fillResult<Domain::Numeric>(op, out, results, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = AccumT<T>;
+    std::vector<A> x = widen<T>(input), w = widen<T>(filter);
+    std::vector<A> y(out.numElements(), A(0));
+    forEachConvProduct(g, [&](int64_t xi, int64_t wi, int64_t yi) {
+      y[yi] = wrapAdd(y[yi], wrapMul(x[xi], w[wi]));
+    });
+    storeAccumulated<T>(out, y);
+  });
 }
 
 LogicalResult eval::evalPool(Operation *op, ArrayRef<int64_t> window,
@@ -256,43 +319,28 @@ LogicalResult eval::evalPool(Operation *op, ArrayRef<int64_t> window,
                              Results &results) {
   const Tensor &input = operands[0];
   Tensor out = resultTensor(op);
-  ArrayRef<int64_t> inShape = input.shape(), outShape = out.shape();
-  SmallVector<int64_t> noInputDilation(window.size(), 1);
-  WindowTaps taps =
-      buildWindowTaps({inShape.drop_front(2), window, outShape.drop_front(2),
-                       stride, padLow, dilation, noInputDilation});
-  int64_t planes = inShape[0] * inShape[1];
-  int64_t inSpatial = productOf(inShape, 2, inShape.size());
-  int64_t outSpatial = productOf(outShape, 2, outShape.size());
+  PoolGeometry g = poolGeometry(input.shape(), out.shape(), window, stride,
+                                padLow, dilation);
+  const WindowTaps &taps = g.taps;
   bool isMax = isa<MaxPoolOp>(op);
-  LogicalResult status =
-      visitDType(out.dtype(), [&](auto tag) -> LogicalResult {
-        using T = typename decltype(tag)::type;
-        using A = AccumT<T>;
-        if constexpr (!kNumericDomain<A>) {
-          return unsupportedType(op, out.dtype());
-        } else {
-          const T *src = input.data<T>();
-          T *dst = out.data<T>();
-          A identity = isMax ? toAccum(lowestOf<T>()) : A(0);
-          for (int64_t plane = 0; plane < planes; ++plane) {
-            const T *xs = src + plane * inSpatial;
-            for (int64_t y = 0; y < outSpatial; ++y) {
-              A acc = identity;
-              for (int64_t t = taps.begin[y]; t < taps.begin[y + 1]; ++t) {
-                A value = toAccum(xs[taps.input[t]]);
-                acc = isMax ? MaxFn{}(acc, value) : wrapAdd(acc, value);
-              }
-              *dst++ = fromAccum<T>(acc);
-            }
-          }
-          return success();
+  return fillResult<Domain::Numeric>(op, out, results, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = AccumT<T>;
+    const T *src = input.data<T>();
+    T *dst = out.data<T>();
+    A identity = isMax ? toAccum(lowestOf<T>()) : A(0);
+    for (int64_t plane = 0; plane < g.planes; ++plane) {
+      const T *xs = src + plane * g.inSpatial;
+      for (int64_t y = 0; y < g.outSpatial; ++y) {
+        A acc = identity;
+        for (int64_t t = taps.begin[y]; t < taps.begin[y + 1]; ++t) {
+          A value = toAccum(xs[taps.input[t]]);
+          acc = isMax ? MaxFn{}(acc, value) : wrapAdd(acc, value);
         }
-      });
-  if (failed(status))
-    return failure();
-  results.push_back(std::move(out));
-  return success();
+        *dst++ = fromAccum<T>(acc);
+      }
+    }
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -301,55 +349,33 @@ LogicalResult eval::evalPool(Operation *op, ArrayRef<int64_t> window,
 
 namespace {
 
-/// The spatial sizes and element counts of a convolution `y = conv(x, w)`
-/// (input_dilation all ones) and the taps of its windows, shared by both
-/// of its gradient ops.
-struct ConvGeometry {
-  int64_t batch, channels, outChannels, groupChannels, groupOutChannels;
-  int64_t inSpatial, windowSize, outSpatial;
-  WindowTaps taps;
-};
-
+/// The rule of conv_grad_input and conv_grad_filter: the forward
+/// convolution's walk, adding each product's share dy[yi] * (the other
+/// factor) to the gradient of the factor the op differentiates:
+///   conv_grad_input(dy, w):  dx[xi] += w[wi] * dy[yi],
+///   conv_grad_filter(x, dy): dw[wi] += x[xi] * dy[yi].
+/// `factor` is w or x, `gradOutput` dy.
 template <typename GradOp>
-ConvGeometry convGeometry(GradOp op, ArrayRef<int64_t> xShape,
-                          ArrayRef<int64_t> wShape, ArrayRef<int64_t> yShape) {
-  SmallVector<int64_t> noInputDilation(xShape.size() - 2, 1);
-  ConvGeometry g;
-  g.taps = buildWindowTaps({xShape.drop_front(2), wShape.drop_front(2),
-                            yShape.drop_front(2), op.getStride(),
-                            op.getPadLow(), op.getDilation(), noInputDilation});
-  int64_t groups = static_cast<int64_t>(op.getGroups());
-  g.batch = xShape[0];
-  g.channels = xShape[1];
-  g.outChannels = yShape[1];
-  g.groupChannels = g.channels / groups;
-  g.groupOutChannels = g.outChannels / groups;
-  g.inSpatial = productOf(xShape, 2, xShape.size());
-  g.windowSize = productOf(wShape, 2, wShape.size());
-  g.outSpatial = productOf(yShape, 2, yShape.size());
-  return g;
-}
-
-/// Rounds a float64 accumulation buffer into `out`, once per element.
-template <typename T>
-void storeAccumulated(Tensor &out, const std::vector<AccumT<T>> &values) {
-  T *dst = out.data<T>();
-  for (size_t i = 0; i < values.size(); ++i)
-    dst[i] = fromAccum<T>(values[i]);
-}
-
-/// Calls `body(TypeTag<T>{})` for a float storage type T, or reports the
-/// type (the gradient ops' verifiers admit floats only).
-template <typename Body>
-LogicalResult visitFloatType(Operation *op, DType dtype, Body &&body) {
-  return visitDType(dtype, [&](auto tag) -> LogicalResult {
+LogicalResult evalConvGrad(GradOp op, const Tensor &factor,
+                           const Tensor &gradOutput, Results &results) {
+  constexpr bool toInput = std::is_same_v<GradOp, ConvGradInputOp>;
+  Tensor out = resultTensor(op);
+  ConvGeometry g =
+      toInput
+          ? convGeometry(op, out.shape(), factor.shape(), gradOutput.shape())
+          : convGeometry(op, factor.shape(), out.shape(), gradOutput.shape());
+  return fillResult<Domain::Float>(op, out, results, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!kFloatDomain<AccumT<T>>) {
-      return unsupportedType(op, dtype);
-    } else {
-      body(tag);
-      return success();
-    }
+    using A = AccumT<T>;
+    std::vector<A> other = widen<T>(factor), dy = widen<T>(gradOutput);
+    std::vector<A> grad(out.numElements(), A(0));
+    forEachConvProduct(g, [&](int64_t xi, int64_t wi, int64_t yi) {
+      if constexpr (toInput)
+        grad[xi] += other[wi] * dy[yi];
+      else
+        grad[wi] += other[xi] * dy[yi];
+    });
+    storeAccumulated<T>(out, grad);
   });
 }
 
@@ -359,68 +385,16 @@ LogicalResult eval::evalConvGradInput(ConvGradInputOp op, Operands operands,
                                       Results &results) {
   // dx[b, c, i] = sum over (o in c's group, y, k) with the forward's tap
   // (k, i) at output y of w[o, c - first channel, k] * dy[b, o, y].
-  const Tensor &gradOutput = operands[0], &filter = operands[1];
-  Tensor out = resultTensor(op);
-  ConvGeometry g =
-      convGeometry(op, out.shape(), filter.shape(), gradOutput.shape());
-  LogicalResult status = visitFloatType(op, out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using A = AccumT<T>;
-    std::vector<A> dy = widen<T>(gradOutput), w = widen<T>(filter);
-    std::vector<A> dx(out.numElements(), A(0));
-    for (int64_t b = 0; b < g.batch; ++b) {
-      for (int64_t o = 0; o < g.outChannels; ++o) {
-        int64_t firstChannel = (o / g.groupOutChannels) * g.groupChannels;
-        const A *dys = &dy[(b * g.outChannels + o) * g.outSpatial];
-        for (int64_t c = 0; c < g.groupChannels; ++c) {
-          A *dxs = &dx[(b * g.channels + firstChannel + c) * g.inSpatial];
-          const A *ws = &w[(o * g.groupChannels + c) * g.windowSize];
-          for (int64_t y = 0; y < g.outSpatial; ++y)
-            for (int64_t t = g.taps.begin[y]; t < g.taps.begin[y + 1]; ++t)
-              dxs[g.taps.input[t]] += ws[g.taps.window[t]] * dys[y];
-        }
-      }
-    }
-    storeAccumulated<T>(out, dx);
-  });
-  if (failed(status))
-    return failure();
-  results.push_back(std::move(out));
-  return success();
+  return evalConvGrad(op, /*factor=*/operands[1], /*gradOutput=*/operands[0],
+                      results);
 }
 
 LogicalResult eval::evalConvGradFilter(ConvGradFilterOp op, Operands operands,
                                        Results &results) {
   // dw[o, c, k] = sum over (b, y) with the forward's tap (k, i) at output y
   // of x[b, first channel + c, i] * dy[b, o, y].
-  const Tensor &input = operands[0], &gradOutput = operands[1];
-  Tensor out = resultTensor(op);
-  ConvGeometry g =
-      convGeometry(op, input.shape(), out.shape(), gradOutput.shape());
-  LogicalResult status = visitFloatType(op, out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using A = AccumT<T>;
-    std::vector<A> x = widen<T>(input), dy = widen<T>(gradOutput);
-    std::vector<A> dw(out.numElements(), A(0));
-    for (int64_t b = 0; b < g.batch; ++b) {
-      for (int64_t o = 0; o < g.outChannels; ++o) {
-        int64_t firstChannel = (o / g.groupOutChannels) * g.groupChannels;
-        const A *dys = &dy[(b * g.outChannels + o) * g.outSpatial];
-        for (int64_t c = 0; c < g.groupChannels; ++c) {
-          const A *xs = &x[(b * g.channels + firstChannel + c) * g.inSpatial];
-          A *dws = &dw[(o * g.groupChannels + c) * g.windowSize];
-          for (int64_t y = 0; y < g.outSpatial; ++y)
-            for (int64_t t = g.taps.begin[y]; t < g.taps.begin[y + 1]; ++t)
-              dws[g.taps.window[t]] += xs[g.taps.input[t]] * dys[y];
-        }
-      }
-    }
-    storeAccumulated<T>(out, dw);
-  });
-  if (failed(status))
-    return failure();
-  results.push_back(std::move(out));
-  return success();
+  return evalConvGrad(op, /*factor=*/operands[0], /*gradOutput=*/operands[1],
+                      results);
 }
 
 LogicalResult eval::evalMaxPoolGrad(MaxPoolGradOp op, Operands operands,
@@ -433,24 +407,20 @@ LogicalResult eval::evalMaxPoolGrad(MaxPoolGradOp op, Operands operands,
   // routes nowhere.
   const Tensor &input = operands[0], &gradOutput = operands[1];
   Tensor out = resultTensor(op);
-  ArrayRef<int64_t> inShape = input.shape(), outShape = gradOutput.shape();
-  SmallVector<int64_t> noInputDilation(inShape.size() - 2, 1);
-  WindowTaps taps = buildWindowTaps(
-      {inShape.drop_front(2), op.getWindow(), outShape.drop_front(2),
-       op.getStride(), op.getPadLow(), op.getDilation(), noInputDilation});
-  int64_t planes = inShape[0] * inShape[1];
-  int64_t inSpatial = productOf(inShape, 2, inShape.size());
-  int64_t outSpatial = productOf(outShape, 2, outShape.size());
-  LogicalResult status = visitFloatType(op, out.dtype(), [&](auto tag) {
+  PoolGeometry g =
+      poolGeometry(input.shape(), gradOutput.shape(), op.getWindow(),
+                   op.getStride(), op.getPadLow(), op.getDilation());
+  const WindowTaps &taps = g.taps;
+  return fillResult<Domain::Float>(op, out, results, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = AccumT<T>;
     std::vector<A> x = widen<T>(input), dy = widen<T>(gradOutput);
     std::vector<A> dx(out.numElements(), A(0));
-    for (int64_t plane = 0; plane < planes; ++plane) {
-      const A *xs = &x[plane * inSpatial];
-      const A *dys = &dy[plane * outSpatial];
-      A *dxs = &dx[plane * inSpatial];
-      for (int64_t y = 0; y < outSpatial; ++y) {
+    for (int64_t plane = 0; plane < g.planes; ++plane) {
+      const A *xs = &x[plane * g.inSpatial];
+      const A *dys = &dy[plane * g.outSpatial];
+      A *dxs = &dx[plane * g.inSpatial];
+      for (int64_t y = 0; y < g.outSpatial; ++y) {
         int64_t first = taps.begin[y], last = taps.begin[y + 1];
         if (first == last)
           continue;
@@ -468,8 +438,4 @@ LogicalResult eval::evalMaxPoolGrad(MaxPoolGradOp op, Operands operands,
     }
     storeAccumulated<T>(out, dx);
   });
-  if (failed(status))
-    return failure();
-  results.push_back(std::move(out));
-  return success();
 }

@@ -18,9 +18,52 @@ using namespace mlir::dlc::grad;
 
 namespace {
 
-/// A rank-0 constant in the element type of `like`.
-Value constantLike(OpBuilder &b, Location loc, Value like, double value) {
-  return scalar(b, loc, typeOf(like).getElementType(), value);
+/// A value in a unary rule's formula. Arithmetic on terms builds the
+/// broadcasting dlc ops at the forward op's location, and a number beside a
+/// term becomes a rank-0 constant of the term's element type, so a rule
+/// reads as its formula: `g * (1.0 - y * y)`.
+struct Term {
+  OpBuilder &b;
+  Location loc;
+  Value value;
+
+  Term with(Value v) const { return {b, loc, v}; }
+  Term constant(double c) const { return with(scalarLike(b, loc, value, c)); }
+};
+
+Term operator-(Term t) { return t.with(neg(t.b, t.loc, t.value)); }
+Term operator+(Term l, Term r) {
+  return l.with(add(l.b, l.loc, l.value, r.value));
+}
+Term operator-(Term l, Term r) {
+  return l.with(sub(l.b, l.loc, l.value, r.value));
+}
+Term operator*(Term l, Term r) {
+  return l.with(mul(l.b, l.loc, l.value, r.value));
+}
+Term operator/(Term l, Term r) {
+  return l.with(div(l.b, l.loc, l.value, r.value));
+}
+Term operator+(Term l, double r) { return l + l.constant(r); }
+Term operator-(Term l, double r) { return l - l.constant(r); }
+Term operator*(Term l, double r) { return l * l.constant(r); }
+Term operator-(double l, Term r) { return r.constant(l) - r; }
+
+/// The unary op `OpT` applied to `t`.
+template <typename OpT> Term apply(Term t) {
+  return t.with(OpT::create(t.b, t.loc, t.value));
+}
+
+/// Sets the gradient of unary `op`'s operand to `rule(x, y, g)`, for
+/// y = op(x) and g the gradient of y: the chain rule g * op'(x), with op'
+/// written in x or y, whichever is cheaper.
+template <typename OpT, typename Rule>
+LogicalResult chainRule(OpT op, OpBuilder &b, ArrayRef<Value> resultGrads,
+                        MutableArrayRef<Value> operandGrads, Rule rule) {
+  Location loc = op.getLoc();
+  Term x{b, loc, op.getInput()}, y{b, loc, op.getResult()};
+  operandGrads[0] = rule(x, y, Term{b, loc, resultGrads[0]}).value;
+  return success();
 }
 
 /// `lhs <predicate> rhs` with broadcasting.
@@ -31,7 +74,7 @@ Value compare(OpBuilder &b, Location loc, ComparePredicate predicate, Value lhs,
 
 /// `condition ? 0 : v`, broadcast.
 Value zeroWhere(OpBuilder &b, Location loc, Value condition, Value v) {
-  return SelectOp::create(b, loc, condition, constantLike(b, loc, v, 0.0), v);
+  return SelectOp::create(b, loc, condition, scalarLike(b, loc, v, 0.0), v);
 }
 
 /// Sets the gradients of a broadcasting binary op's operands from their
@@ -49,7 +92,7 @@ LogicalResult setBinary(OpBuilder &b, Location loc, Value lhs, Value rhs,
 LogicalResult minMax(OpBuilder &b, Location loc, bool isMax, Value lhs,
                      Value rhs, Value grad,
                      MutableArrayRef<Value> operandGrads) {
-  Value half = mul(b, loc, grad, constantLike(b, loc, grad, 0.5));
+  Value half = mul(b, loc, grad, scalarLike(b, loc, grad, 0.5));
   Value shared = SelectOp::create(
       b, loc, compare(b, loc, ComparePredicate::eq, lhs, rhs), half, grad);
   Value lhsLoses = compare(
@@ -69,17 +112,15 @@ LogicalResult minMax(OpBuilder &b, Location loc, bool isMax, Value lhs,
 // d(-x) = -g
 LogicalResult NegOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
-  operandGrads[0] = neg(b, getLoc(), resultGrads[0]);
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return -g; });
 }
 
 // d|x| = g * sign(x), so 0 at x = 0
 LogicalResult AbsOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  operandGrads[0] =
-      mul(b, loc, resultGrads[0], SignOp::create(b, loc, getInput()));
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g * apply<SignOp>(x); });
 }
 
 // sign is piecewise constant: zero gradient
@@ -91,46 +132,38 @@ LogicalResult SignOp::buildGradient(OpBuilder &, ArrayRef<Value>,
 // d exp(x) = g * exp(x)
 LogicalResult ExpOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
-  operandGrads[0] = mul(b, getLoc(), resultGrads[0], getResult());
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g * y; });
 }
 
 // d log(x) = g / x
 LogicalResult LogOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
-  operandGrads[0] = div(b, getLoc(), resultGrads[0], getInput());
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g / x; });
 }
 
 // d sqrt(x) = g / (2 sqrt(x))
 LogicalResult SqrtOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value twice =
-      mul(b, loc, getResult(), constantLike(b, loc, getResult(), 2.0));
-  operandGrads[0] = div(b, loc, resultGrads[0], twice);
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g / (y * 2.0); });
 }
 
 // d x^(-1/2) = -g/2 * y^3
 LogicalResult RsqrtOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                      MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value y = getResult();
-  Value cube = mul(b, loc, mul(b, loc, y, y), y);
-  Value scaled = mul(b, loc, resultGrads[0], constantLike(b, loc, y, -0.5));
-  operandGrads[0] = mul(b, loc, scaled, cube);
-  return success();
+  return chainRule(
+      *this, b, resultGrads, operandGrads,
+      [](Term x, Term y, Term g) { return g * -0.5 * (y * y * y); });
 }
 
 // d (1/x) = -g * y^2
 LogicalResult ReciprocalOp::buildGradient(OpBuilder &b,
                                           ArrayRef<Value> resultGrads,
                                           MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value y = getResult();
-  operandGrads[0] = mul(b, loc, neg(b, loc, resultGrads[0]), mul(b, loc, y, y));
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return -g * (y * y); });
 }
 
 // ceil is piecewise constant: zero gradient
@@ -154,143 +187,106 @@ LogicalResult RoundOp::buildGradient(OpBuilder &, ArrayRef<Value>,
 // d erf(x) = g * 2/sqrt(pi) * exp(-x^2)
 LogicalResult ErfOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value x = getInput();
-  Value gauss = ExpOp::create(b, loc, neg(b, loc, mul(b, loc, x, x)));
-  Value scale = constantLike(b, loc, x, 1.12837916709551257390); // 2/sqrt(pi)
-  operandGrads[0] = mul(b, loc, resultGrads[0], mul(b, loc, gauss, scale));
-  return success();
+  return chainRule(
+      *this, b, resultGrads, operandGrads, [](Term x, Term y, Term g) {
+        return g * (apply<ExpOp>(-(x * x)) * 1.12837916709551257390);
+      });
 }
 
 // d sin(x) = g * cos(x)
 LogicalResult SinOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  operandGrads[0] =
-      mul(b, loc, resultGrads[0], CosOp::create(b, loc, getInput()));
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g * apply<CosOp>(x); });
 }
 
 // d cos(x) = -g * sin(x)
 LogicalResult CosOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  operandGrads[0] = mul(b, loc, neg(b, loc, resultGrads[0]),
-                        SinOp::create(b, loc, getInput()));
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return -g * apply<SinOp>(x); });
 }
 
 // d tanh(x) = g * (1 - y^2)
 LogicalResult TanhOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value y = getResult();
-  Value d = sub(b, loc, constantLike(b, loc, y, 1.0), mul(b, loc, y, y));
-  operandGrads[0] = mul(b, loc, resultGrads[0], d);
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g * (1.0 - y * y); });
 }
 
 // d tan(x) = g * (1 + y^2)
 LogicalResult TanOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value y = getResult();
-  Value d = add(b, loc, mul(b, loc, y, y), constantLike(b, loc, y, 1.0));
-  operandGrads[0] = mul(b, loc, resultGrads[0], d);
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g * (y * y + 1.0); });
 }
 
 // d asin(x) = g * rsqrt(1 - x^2)
 LogicalResult AsinOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value x = getInput();
-  Value d = RsqrtOp::create(
-      b, loc, sub(b, loc, constantLike(b, loc, x, 1.0), mul(b, loc, x, x)));
-  operandGrads[0] = mul(b, loc, resultGrads[0], d);
-  return success();
+  return chainRule(
+      *this, b, resultGrads, operandGrads,
+      [](Term x, Term y, Term g) { return g * apply<RsqrtOp>(1.0 - x * x); });
 }
 
 // d acos(x) = -g * rsqrt(1 - x^2)
 LogicalResult AcosOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value x = getInput();
-  Value d = RsqrtOp::create(
-      b, loc, sub(b, loc, constantLike(b, loc, x, 1.0), mul(b, loc, x, x)));
-  operandGrads[0] = mul(b, loc, neg(b, loc, resultGrads[0]), d);
-  return success();
+  return chainRule(
+      *this, b, resultGrads, operandGrads,
+      [](Term x, Term y, Term g) { return -g * apply<RsqrtOp>(1.0 - x * x); });
 }
 
 // d atan(x) = g / (1 + x^2)
 LogicalResult AtanOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value x = getInput();
-  Value d = add(b, loc, mul(b, loc, x, x), constantLike(b, loc, x, 1.0));
-  operandGrads[0] = div(b, loc, resultGrads[0], d);
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g / (x * x + 1.0); });
 }
 
 // d sinh(x) = g * cosh(x)
 LogicalResult SinhOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  operandGrads[0] =
-      mul(b, loc, resultGrads[0], CoshOp::create(b, loc, getInput()));
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g * apply<CoshOp>(x); });
 }
 
 // d cosh(x) = g * sinh(x)
 LogicalResult CoshOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  operandGrads[0] =
-      mul(b, loc, resultGrads[0], SinhOp::create(b, loc, getInput()));
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g * apply<SinhOp>(x); });
 }
 
 // d asinh(x) = g * rsqrt(x^2 + 1)
 LogicalResult AsinhOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                      MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value x = getInput();
-  Value d = RsqrtOp::create(
-      b, loc, add(b, loc, mul(b, loc, x, x), constantLike(b, loc, x, 1.0)));
-  operandGrads[0] = mul(b, loc, resultGrads[0], d);
-  return success();
+  return chainRule(
+      *this, b, resultGrads, operandGrads,
+      [](Term x, Term y, Term g) { return g * apply<RsqrtOp>(x * x + 1.0); });
 }
 
 // d acosh(x) = g * rsqrt(x^2 - 1)
 LogicalResult AcoshOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                      MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value x = getInput();
-  Value d = RsqrtOp::create(
-      b, loc, sub(b, loc, mul(b, loc, x, x), constantLike(b, loc, x, 1.0)));
-  operandGrads[0] = mul(b, loc, resultGrads[0], d);
-  return success();
+  return chainRule(
+      *this, b, resultGrads, operandGrads,
+      [](Term x, Term y, Term g) { return g * apply<RsqrtOp>(x * x - 1.0); });
 }
 
 // d atanh(x) = g / (1 - x^2)
 LogicalResult AtanhOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                      MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value x = getInput();
-  Value d = sub(b, loc, constantLike(b, loc, x, 1.0), mul(b, loc, x, x));
-  operandGrads[0] = div(b, loc, resultGrads[0], d);
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g / (1.0 - x * x); });
 }
 
 // d sigmoid(x) = g * y * (1 - y)
 LogicalResult SigmoidOp::buildGradient(OpBuilder &b,
                                        ArrayRef<Value> resultGrads,
                                        MutableArrayRef<Value> operandGrads) {
-  Location loc = getLoc();
-  Value y = getResult();
-  Value d = mul(b, loc, y, sub(b, loc, constantLike(b, loc, y, 1.0), y));
-  operandGrads[0] = mul(b, loc, resultGrads[0], d);
-  return success();
+  return chainRule(*this, b, resultGrads, operandGrads,
+                   [](Term x, Term y, Term g) { return g * (y * (1.0 - y)); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -350,9 +346,9 @@ LogicalResult PowOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
   Location loc = getLoc();
   Value g = resultGrads[0], x = getLhs(), y = getRhs();
-  Value zero = constantLike(b, loc, x, 0.0);
+  Value zero = scalarLike(b, loc, x, 0.0);
   Value lower =
-      PowOp::create(b, loc, x, sub(b, loc, y, constantLike(b, loc, y, 1.0)));
+      PowOp::create(b, loc, x, sub(b, loc, y, scalarLike(b, loc, y, 1.0)));
   Value lhsGrad =
       zeroWhere(b, loc, compare(b, loc, ComparePredicate::eq, y, zero),
                 mul(b, loc, g, mul(b, loc, y, lower)));
@@ -416,6 +412,6 @@ LogicalResult DropoutOp::buildGradient(OpBuilder &b,
   double scale = 1.0 / (1.0 - getRatio().convertToDouble());
   Value kept = castTo(b, loc, getMask(), typeOf(g).getElementType());
   operandGrads[0] =
-      mul(b, loc, mul(b, loc, g, kept), constantLike(b, loc, g, scale));
+      mul(b, loc, mul(b, loc, g, kept), scalarLike(b, loc, g, scale));
   return success();
 }

@@ -160,15 +160,12 @@ Value transposedConvGradFilter(OpBuilder &b, Location loc, ConvOp op,
 
 } // namespace
 
+// dlhs = dy @ rhs^T, drhs = lhs^T @ dy, each over the result's batch
+// dimensions, then summed back to the operand's (broadcast) shape
 LogicalResult MatmulOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                       MutableArrayRef<Value> operandGrads) {
-  Value dy = resultGrads[0];
-  if (!dy)
-    return success();
   Location loc = getLoc();
-  Value lhs = getLhs(), rhs = getRhs();
-  // dlhs = dy @ rhs^T, drhs = lhs^T @ dy, each over the result's batch
-  // dimensions, then summed back to the operand's (broadcast) shape.
+  Value dy = resultGrads[0], lhs = getLhs(), rhs = getRhs();
   if (isDifferentiableOperand(0))
     operandGrads[0] = sumToShape(
         b, loc, MatmulOp::create(b, loc, dy, transposeLastTwo(b, loc, rhs)),
@@ -180,13 +177,12 @@ LogicalResult MatmulOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+// dx = conv_grad_input(dy, w), dw = conv_grad_filter(x, dy); a transposed
+// convolution's are convolutions again (see the file header)
 LogicalResult ConvOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
-  Value dy = resultGrads[0];
-  if (!dy)
-    return success();
   Location loc = getLoc();
-  Value x = getInput(), w = getFilter();
+  Value dy = resultGrads[0], x = getInput(), w = getFilter();
   // An empty operand's gradient is empty: left null (zero).
   bool wantX = typeOf(x).getNumElements() > 0;
   bool wantW = typeOf(w).getNumElements() > 0;
@@ -208,25 +204,21 @@ LogicalResult ConvOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+// dx = max_pool_grad(x, dy): each window's dy to its first maximum
 LogicalResult MaxPoolOp::buildGradient(OpBuilder &b,
                                        ArrayRef<Value> resultGrads,
                                        MutableArrayRef<Value> operandGrads) {
-  Value dy = resultGrads[0];
-  if (!dy || !isDifferentiableOperand(0))
-    return success();
   Value x = getInput();
-  operandGrads[0] = MaxPoolGradOp::create(b, getLoc(), typeOf(x), x, dy,
-                                          getWindow(), getStride(), getPadLow(),
-                                          getPadHigh(), getDilation());
+  operandGrads[0] = MaxPoolGradOp::create(
+      b, getLoc(), typeOf(x), x, resultGrads[0], getWindow(), getStride(),
+      getPadLow(), getPadHigh(), getDilation());
   return success();
 }
 
+// dx = conv_grad_input(dy, ones): each window's dy to all its elements
 LogicalResult SumPoolOp::buildGradient(OpBuilder &b,
                                        ArrayRef<Value> resultGrads,
                                        MutableArrayRef<Value> operandGrads) {
-  Value dy = resultGrads[0];
-  if (!dy || !isDifferentiableOperand(0))
-    return success();
   Location loc = getLoc();
   RankedTensorType xType = typeOf(getInput());
   int64_t channels = xType.getDimSize(1);
@@ -238,7 +230,7 @@ LogicalResult SumPoolOp::buildGradient(OpBuilder &b,
   Value ones = splat(
       b, loc, RankedTensorType::get(filterShape, xType.getElementType()), 1.0);
   operandGrads[0] = ConvGradInputOp::create(
-      b, loc, xType, dy, ones, getStride(), getPadLow(), getPadHigh(),
-      getDilation(), static_cast<uint64_t>(channels));
+      b, loc, xType, resultGrads[0], ones, getStride(), getPadLow(),
+      getPadHigh(), getDilation(), static_cast<uint64_t>(channels));
   return success();
 }

@@ -27,21 +27,27 @@ Value keepReduced(OpBuilder &b, Location loc, Value v, Value input,
   return reshape(b, loc, v, shape);
 }
 
-/// A rank-0 constant in the element type of `like`.
-Value constantLike(OpBuilder &b, Location loc, Value like, double value) {
-  return scalar(b, loc, typeOf(like).getElementType(), value);
-}
-
-/// The gradient of amax or amin over `axes`: g divided evenly among the
-/// elements equal to the result, as torch does.
-Value extremumGradient(OpBuilder &b, Location loc, Value input, Value result,
-                       Value grad, ArrayRef<int64_t> axes) {
-  Value hit = CompareOp::create(b, loc, ComparePredicate::eq, input,
-                                keepReduced(b, loc, result, input, axes));
+/// Sets the gradient of amax or amin (`op`): g divided evenly among the
+/// elements equal to the result, as torch does; g itself over no axes.
+template <typename OpT>
+LogicalResult extremumGradient(OpT op, OpBuilder &b,
+                               ArrayRef<Value> resultGrads,
+                               MutableArrayRef<Value> operandGrads) {
+  Value input = op.getInput(), grad = resultGrads[0];
+  ArrayRef<int64_t> axes = op.getAxes();
+  if (axes.empty()) {
+    operandGrads[0] = grad;
+    return success();
+  }
+  Location loc = op.getLoc();
+  Value hit =
+      CompareOp::create(b, loc, ComparePredicate::eq, input,
+                        keepReduced(b, loc, op.getResult(), input, axes));
   Value hits = castTo(b, loc, hit, typeOf(input).getElementType());
   Value count = ReduceSumOp::create(b, loc, hits, axes, /*keep_dims=*/true);
   Value share = div(b, loc, keepReduced(b, loc, grad, input, axes), count);
-  return mul(b, loc, share, hits);
+  operandGrads[0] = mul(b, loc, share, hits);
+  return success();
 }
 
 } // namespace
@@ -69,9 +75,9 @@ LogicalResult ReduceProdOp::buildGradient(OpBuilder &b,
     operandGrads[0] = g;
     return success();
   }
-  Value one = constantLike(b, loc, x, 1.0);
+  Value one = scalarLike(b, loc, x, 1.0);
   Value isZero = CompareOp::create(b, loc, ComparePredicate::eq, x,
-                                   constantLike(b, loc, x, 0.0));
+                                   scalarLike(b, loc, x, 0.0));
   Value nonzeros = SelectOp::create(b, loc, isZero, one, x);
   Value nonzeroProduct = ReduceProdOp::create(b, loc, nonzeros, axes, true);
   Value zeroCount = ReduceSumOp::create(
@@ -89,26 +95,14 @@ LogicalResult ReduceProdOp::buildGradient(OpBuilder &b,
 LogicalResult ReduceMaxOp::buildGradient(OpBuilder &b,
                                          ArrayRef<Value> resultGrads,
                                          MutableArrayRef<Value> operandGrads) {
-  if (getAxes().empty()) {
-    operandGrads[0] = resultGrads[0];
-    return success();
-  }
-  operandGrads[0] = extremumGradient(b, getLoc(), getInput(), getResult(),
-                                     resultGrads[0], getAxes());
-  return success();
+  return extremumGradient(*this, b, resultGrads, operandGrads);
 }
 
 // amin: g / count to each element equal to the minimum
 LogicalResult ReduceMinOp::buildGradient(OpBuilder &b,
                                          ArrayRef<Value> resultGrads,
                                          MutableArrayRef<Value> operandGrads) {
-  if (getAxes().empty()) {
-    operandGrads[0] = resultGrads[0];
-    return success();
-  }
-  operandGrads[0] = extremumGradient(b, getLoc(), getInput(), getResult(),
-                                     resultGrads[0], getAxes());
-  return success();
+  return extremumGradient(*this, b, resultGrads, operandGrads);
 }
 
 // y_i = sum_{j <= i} x_j (or j < i with exclusive) => dx_j = sum_{i >= j} g_i:
@@ -125,10 +119,8 @@ LogicalResult TopKOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     MutableArrayRef<Value> operandGrads) {
   if (!resultGrads[0])
     return success();
-  Location loc = getLoc();
-  Value zeros = splat(b, loc, typeOf(getInput()), 0.0);
   operandGrads[0] =
-      ScatterElementsOp::create(b, loc, zeros, getIndices(), resultGrads[0],
-                                getAxis(), ScatterReduction::add);
+      scatterAddIntoZeros(b, getLoc(), typeOf(getInput()), getIndices(),
+                          resultGrads[0], static_cast<int64_t>(getAxis()));
   return success();
 }

@@ -48,13 +48,6 @@ Value sumAlong(OpBuilder &b, Location loc, Value v, int64_t dim) {
                              /*keep_dims=*/true);
 }
 
-/// A scatter-add of `updates` at `indices` (on `axis`) into zeros of `type`.
-Value scatterAddIntoZeros(OpBuilder &b, Location loc, RankedTensorType type,
-                          Value indices, Value updates, int64_t axis) {
-  return ScatterElementsOp::create(b, loc, splat(b, loc, type, 0.0), indices,
-                                   updates, axis, ScatterReduction::add);
-}
-
 } // namespace
 
 // dx = reshape(g, shape(x)).

@@ -9,9 +9,25 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/Support/FileUtilities.h"
 
 using namespace mlir;
+
+bool ::dlc::tools::writeModule(ModuleOp module, llvm::StringRef path,
+                               llvm::StringRef tool) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &error);
+  if (!out) {
+    llvm::errs() << tool << ": error: " << escapeForOneLine(error) << "\n";
+    return false;
+  }
+  module->print(out->os());
+  out->os() << "\n";
+  out->keep();
+  return true;
+}
 
 bool ::dlc::tools::parseCommandLine(int argc, char **argv,
                                   llvm::StringRef overview,

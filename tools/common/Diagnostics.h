@@ -11,6 +11,7 @@
 
 #include "ir/Locations.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -27,6 +28,12 @@ using mlir::dlc::escapeForOneLine;
 /// false instead of exiting, so the caller exits with code 1.
 bool parseCommandLine(int argc, char **argv, llvm::StringRef overview,
                       llvm::StringRef tool);
+
+/// Prints `module` as MLIR text to `path` ("-" for stdout). On failure
+/// prints one "tool: error: ..." line and returns false; the file is only
+/// written (whole) on success.
+bool writeModule(mlir::ModuleOp module, llvm::StringRef path,
+                 llvm::StringRef tool);
 
 /// While alive, prints diagnostics on `context` as one line each to stderr.
 class DiagnosticPrinter {

@@ -20,10 +20,8 @@
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -78,15 +76,5 @@ int main(int argc, char **argv) {
   if (failed(module))
     return 1;
 
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(outputFile, &error);
-  if (!out) {
-    llvm::errs() << tool << ": error: " << ::dlc::tools::escapeForOneLine(error)
-                 << "\n";
-    return 1;
-  }
-  (*module)->print(out->os());
-  out->os() << "\n";
-  out->keep();
-  return 0;
+  return ::dlc::tools::writeModule(**module, outputFile, tool) ? 0 : 1;
 }
