@@ -223,16 +223,18 @@ LogicalResult OptimizerPass::build() {
   for (BlockArgument arg : func.getArguments())
     argByName[attrString(func.getArgAttrDict(arg.getArgNumber()),
                          "dlc.name")] = arg;
-  Type f32 = b.getF32Type();
+  // Hyperparameters, metrics and the clipping norm are in the loss's type
+  // (f32, or f64 for a float64 model, whose rate 0.1 must stay 0.1).
+  Type real = typeOf(sourceResults.front()).getElementType();
   auto scalarType = [&](Type t) { return RankedTensorType::get({}, t); };
   Value stepArg =
       step.addStateArgument("dlc.step", "step", scalarType(b.getI64Type()), 0,
                             loc);
   Value lrArg =
-      step.addStateArgument("dlc.lr", "hyperparameter", scalarType(f32), lr,
+      step.addStateArgument("dlc.lr", "hyperparameter", scalarType(real), lr,
                             loc);
   Value decayArg = step.addStateArgument("dlc.weight_decay", "hyperparameter",
-                                         scalarType(f32), decay, loc);
+                                         scalarType(real), decay, loc);
 
   // The loss, the gradients by parameter, and the state the model updates.
   Value loss;
@@ -256,13 +258,13 @@ LogicalResult OptimizerPass::build() {
   Value lrStep = mul(b, loc, castTo(b, loc, lrArg, b.getF64Type()),
                      scheduleFactor(b, loc, stepArg));
   step.addResult(loss, "loss", "loss");
-  step.addResult(castTo(b, loc, lrStep, f32), "lr", "metric");
+  step.addResult(castTo(b, loc, lrStep, real), "lr", "metric");
 
   if (clipGradNorm > 0) {
     // total = ||(||g_1||, ..., ||g_n||)||; g *= min(max / (total + 1e-6), 1).
     Value sumSquares;
     for (auto &[param, g] : grads) {
-      Value g32 = castTo(b, loc, g, f32);
+      Value g32 = castTo(b, loc, g, real);
       SmallVector<int64_t> all =
           llvm::to_vector(llvm::seq<int64_t>(0, typeOf(g).getRank()));
       Value sq = mul(b, loc, g32, g32);
@@ -271,9 +273,9 @@ LogicalResult OptimizerPass::build() {
       sumSquares = sumSquares ? add(b, loc, sumSquares, sq) : sq;
     }
     Value total = SqrtOp::create(b, loc, sumSquares);
-    Value coef = div(b, loc, scalar(b, loc, f32, clipGradNorm),
-                     add(b, loc, total, scalar(b, loc, f32, 1e-6)));
-    coef = MinOp::create(b, loc, coef, scalar(b, loc, f32, 1.0));
+    Value coef = div(b, loc, scalar(b, loc, real, clipGradNorm),
+                     add(b, loc, total, scalar(b, loc, real, 1e-6)));
+    coef = MinOp::create(b, loc, coef, scalar(b, loc, real, 1.0));
     for (auto &[param, g] : grads)
       g = mul(b, loc, g, castTo(b, loc, coef, typeOf(g).getElementType()));
     step.addResult(total, "grad_norm", "metric");

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Whole-model training checks: dlc's gradients and training runs against PyTorch.
+"""Whole-model training checks: dlc's gradients and training against PyTorch.
 
 For each model of models.py (exported by torch.onnx in training mode, opset
 17, no constant folding, so train-mode BatchNormalization stays in the graph
@@ -121,31 +121,37 @@ def f32(x: float) -> float:
 # layers see up to ~1e-4 absolute float32 error (train-mode BatchNorm over
 # few values amplifies rounding), with thousands of pre-activations per
 # layer a few lie that close to 0, and whichever implementation rounds one
-# across the kink gets a gradient a few % off. At batch 8, PyTorch float32
-# itself is 1.6e-2 from float64 (a flip in features.11) and dlc 4.5e-2 (a
+# across the kink gets a gradient ~1% off. At batch 8, PyTorch float32
+# itself is 1.6e-2 from float64 (a flip in features.11) and dlc 1.1e-2 (a
 # flip in features.15: element (6, 294, 0, 0) of the input of
 # features.15.conv.0.2, 5.2e-6 in float64; flipping that mask in the
-# float64 reference brings dlc to 7.7e-5). At batch 16 neither crosses a
-# kink (PyTorch float32 3.6e-5, dlc 2.1e-5 from float64).
+# float64 reference brings dlc to 6.2e-5). At batch 16 neither crosses a
+# kink (PyTorch float32 4.1e-5, dlc 2.0e-5 from float64).
 BATCH = {"mlp": 8, "cnn_bn": 4, "resnet18": 8, "mobilenet_v2": 16, "gpt": 4}
 
-# The optimizers: dlc-run's flags and the same torch.optim. dlc keeps the
-# learning rate and weight decay as float32 state (dlc.lr, dlc.weight_decay:
-# a schedule updates them at run time) whatever the model's type, so the
-# references use the float32 values (f32(0.1) = 0.10000000149): chaotic
-# trajectories would otherwise turn that difference into a mismatch.
+# The optimizers: dlc-run's flags and the same torch.optim, given `r`, the
+# rounding to the model's type. dlc keeps the learning rate and weight
+# decay as state in the loss's type (dlc.lr, dlc.weight_decay: run-time
+# inputs), so a float32 model's references use the float32 values
+# (f32(0.1) = 0.10000000149): chaotic trajectories would otherwise turn
+# that difference into a mismatch.
 OPTIMIZERS = {
     "sgd": (["--optimizer", "sgd", "--lr", "0.1"],
-            lambda p: torch.optim.SGD(p, lr=f32(0.1))),
+            lambda p, r: torch.optim.SGD(p, lr=r(0.1))),
     "momentum": (["--optimizer", "sgd", "--lr", "0.1", "--momentum", "0.9"],
-                 lambda p: torch.optim.SGD(p, lr=f32(0.1), momentum=0.9)),
+                 lambda p, r: torch.optim.SGD(p, lr=r(0.1), momentum=0.9)),
     "adamw": (["--optimizer", "adamw", "--lr", "0.001",
                "--weight-decay", "0.01"],
-              lambda p: torch.optim.AdamW(p, lr=f32(1e-3),
-                                          weight_decay=f32(0.01))),
+              lambda p, r: torch.optim.AdamW(p, lr=r(1e-3),
+                                             weight_decay=r(0.01))),
 }
-# The learning rate dlc-run logs (9 significant digits).
-LOGGED_LR = {"sgd": f32(0.1), "momentum": f32(0.1), "adamw": f32(1e-3)}
+# The learning rate dlc-run logs, before rounding to the model's type.
+LOGGED_LR = {"sgd": 0.1, "momentum": 0.1, "adamw": 1e-3}
+
+
+def rounding(dtype):
+    """Rounds a Python float to the model type `dtype`'s precision."""
+    return f32 if dtype == "float32" else float
 ALL_CHECKS = ["grad"] + list(OPTIMIZERS)
 
 # What ctest runs, per --dtype (docs/training.md has every combination's
@@ -308,13 +314,14 @@ def torch_gradients(name, data, batch, dtype, perturb=0.0):
     return {"loss": np.array(float(loss))}, grads, running_stats(model)
 
 
-def torch_training(name, data, batch, steps, optimizer, dtype, perturb=0.0):
+def torch_training(name, data, batch, steps, optimizer, hyper, dtype,
+                   perturb=0.0):
     """The losses of `steps` steps, then the final parameters, running
     statistics and optimizer state (named as dlc's --save-state names
-    them)."""
+    them). `hyper` rounds the hyperparameters as dlc's model type does."""
     model = build(name, dtype, perturb)
     params = dict(model.named_parameters())
-    opt = OPTIMIZERS[optimizer][1](list(params.values()))
+    opt = OPTIMIZERS[optimizer][1](list(params.values()), hyper)
     samples = data["labels"].shape[0]
     losses = []
     for k in range(steps):
@@ -367,8 +374,9 @@ def run_tool(cmd, args, timings, label):
         raise ToolError(f"{label}: cannot run {cmd[0]}: {e}")
     timings[label] = time.monotonic() - start
     if proc.returncode != 0:
+        output = tail(proc.stderr or proc.stdout)
         raise ToolError(f"{label}: {os.path.basename(cmd[0])} exited with "
-                        f"{proc.returncode}: {tail(proc.stderr or proc.stdout)}")
+                        f"{proc.returncode}: {output}")
     return proc
 
 
@@ -521,7 +529,8 @@ def check_training(name, optimizer, base, data, args, timings, cmp):
     state = read_npz(out + ".state.npz")
     (losses64, final64), (noise_losses, noise_final) = references(
         lambda dtype, perturb: torch_training(
-            name, data, batch, args.steps, optimizer, dtype, perturb), args)
+            name, data, batch, args.steps, optimizer, rounding(args.dtype),
+            dtype, perturb), args)
 
     steps = [e.get("step") for e in log]
     if steps != list(range(args.steps)):
@@ -532,7 +541,7 @@ def check_training(name, optimizer, base, data, args, timings, cmp):
             cmp.add("loss", f"step {k}", np.nan if loss is None else loss,
                     losses64[k], noise_losses[k])
         lrs = [e.get("lr") for e in log]
-        want = LOGGED_LR[optimizer]
+        want = rounding(args.dtype)(LOGGED_LR[optimizer])
         if not all(isinstance(lr, float) and abs(lr - want) <= 1e-8 * want
                    for lr in lrs):
             cmp.problem(f"the log's lr is {lrs}, expected {want:.9g}")
@@ -640,7 +649,8 @@ def main(argv=None) -> int:
             p.error(f"unknown model '{m}' (known: {', '.join(models.MODELS)})")
         for c in cs:
             if c not in ALL_CHECKS:
-                p.error(f"unknown check '{c}' (known: {', '.join(ALL_CHECKS)})")
+                p.error(f"unknown check '{c}' "
+                        f"(known: {', '.join(ALL_CHECKS)})")
 
     start = time.monotonic()
     passed = failed = 0

@@ -94,12 +94,15 @@ Tensor gatherRows(const Tensor &array, ArrayRef<int64_t> rows) {
   return batch;
 }
 
-std::string jsonNumber(double v) {
+/// A metric as a JSON number, with the digits that tell its type's values
+/// apart (9 for float32 and narrower, 17 for float64).
+std::string jsonNumber(const Tensor &metric) {
+  double v = metric.getDouble(0);
   if (!std::isfinite(v))
     return "null"; // JSON has no NaN or infinity
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << llvm::format("%.9g", v);
+  os << llvm::format(metric.dtype() == ::dlc::DType::F64 ? "%.17g" : "%.9g", v);
   return s;
 }
 
@@ -243,9 +246,9 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
       DictionaryAttr attrs = func.getResultAttrDict(i);
       StringRef role = attrOf(attrs, "dlc.role"), name = attrOf(attrs, "dlc.name");
       if (role == "loss" || role == "metric") {
-        double v = value.getDouble(0);
-        line += ", " + jsonString(name) + ": " + jsonNumber(v);
-        text += " " + escapeForOneLine(name) + " " + jsonNumber(v);
+        std::string number = jsonNumber(value);
+        line += ", " + jsonString(name) + ": " + number;
+        text += " " + escapeForOneLine(name) + " " + number;
       } else if (isStateRole(role)) {
         state[name] = std::move(value);
       }
