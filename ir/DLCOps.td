@@ -175,11 +175,21 @@ class DLC_BinaryOp<string mnemonic, Type type, string semantics,
   }];
 }
 
-def DLC_AddOp : DLC_BinaryOp<"add", DLC_NumericTensor, "`x + y`.", [Commutative, DLC_Differentiable]>;
-def DLC_SubOp : DLC_BinaryOp<"sub", DLC_NumericTensor, "`x - y`.", [DLC_Differentiable]>;
-def DLC_MulOp : DLC_BinaryOp<"mul", DLC_NumericTensor, "`x * y`.", [Commutative, DLC_Differentiable]>;
-def DLC_DivOp : DLC_BinaryOp<"div", DLC_NumericTensor,
-    "`x / y`; integer division truncates toward zero.", [DLC_Differentiable]>;
+// Arithmetic with an identity operand (x + -0, x - 0, x * 1, x / 1) folds to
+// the other operand when that has the result's type: exact in IEEE
+// arithmetic, including signed zeros (x + +0 is not: -0 + +0 is +0).
+class DLC_ArithmeticOp<string mnemonic, string semantics,
+                       list<Trait> traits = []>
+    : DLC_BinaryOp<mnemonic, DLC_NumericTensor, semantics,
+                   traits # [DLC_Differentiable]> {
+  let hasFolder = 1;
+}
+
+def DLC_AddOp : DLC_ArithmeticOp<"add", "`x + y`.", [Commutative]>;
+def DLC_SubOp : DLC_ArithmeticOp<"sub", "`x - y`.">;
+def DLC_MulOp : DLC_ArithmeticOp<"mul", "`x * y`.", [Commutative]>;
+def DLC_DivOp : DLC_ArithmeticOp<"div",
+    "`x / y`; integer division truncates toward zero.">;
 def DLC_RemOp : DLC_BinaryOp<"rem", DLC_NumericTensor,
     "Remainder with the sign of the dividend (C's `fmod` and `%`).", [DLC_Differentiable]>;
 def DLC_PowOp : DLC_BinaryOp<"pow", DLC_NumericTensor, "`x ** y`.", [DLC_Differentiable]>;

@@ -182,6 +182,57 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
       tensorType(adaptor.getOnTrue()).getElementType(), inferred);
 }
 
+/// Whether `attr` is a splat constant equal to `value`; for floats, also of
+/// the given sign (so that -0 and +0 differ).
+static bool isSplatOf(Attribute attr, double value) {
+  auto splat = dyn_cast_or_null<SplatElementsAttr>(attr);
+  if (!splat)
+    return false;
+  if (isa<FloatType>(splat.getElementType())) {
+    APFloat x = splat.getSplatValue<APFloat>();
+    return x.convertToDouble() == value &&
+           x.isNegative() == std::signbit(value);
+  }
+  if (isa<IntegerType>(splat.getElementType()))
+    return splat.getSplatValue<APInt>().getSExtValue() ==
+           static_cast<int64_t>(value);
+  return false;
+}
+
+/// `operand` if it can stand for `result` (same type, so no broadcast).
+static OpFoldResult identityFold(Value operand, Value result) {
+  return operand.getType() == result.getType() ? OpFoldResult(operand)
+                                               : OpFoldResult();
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  // Integers: x + 0; floats: only x + -0 is exact for every x.
+  double zero = isa<FloatType>(getType().getElementType()) ? -0.0 : 0.0;
+  if (isSplatOf(adaptor.getRhs(), zero))
+    return identityFold(getLhs(), getResult());
+  if (isSplatOf(adaptor.getLhs(), zero))
+    return identityFold(getRhs(), getResult());
+  return {};
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  return isSplatOf(adaptor.getRhs(), 0.0) ? identityFold(getLhs(), getResult())
+                                          : OpFoldResult();
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 1.0))
+    return identityFold(getLhs(), getResult());
+  if (isSplatOf(adaptor.getLhs(), 1.0))
+    return identityFold(getRhs(), getResult());
+  return {};
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  return isSplatOf(adaptor.getRhs(), 1.0) ? identityFold(getLhs(), getResult())
+                                          : OpFoldResult();
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();

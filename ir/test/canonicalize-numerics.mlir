@@ -18,6 +18,8 @@ func.func @forward(%x: tensor<4x3xf32>, %ids: tensor<2xi64>) -> (tensor<3x4xf32>
   %2 = dlc.reshape %1 : tensor<12xf32> to tensor<3x4xf32>
   %3 = dlc.mul %2, %one : tensor<3x4xf32>, tensor<f32> -> tensor<3x4xf32>
   %4 = dlc.cast %3 : tensor<3x4xf32> to tensor<3x4xf32>
-  %5 = dlc.gather %x[%ids] {axis = 0 : i64} : tensor<4x3xf32>, tensor<2xi64> -> tensor<2x3xf32>
+  %negzero = dlc.constant dense<-0.0> : tensor<f32>
+  %g = dlc.gather %x[%ids] {axis = 0 : i64} : tensor<4x3xf32>, tensor<2xi64> -> tensor<2x3xf32>
+  %5 = dlc.add %g, %negzero : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
   return %4, %5 : tensor<3x4xf32>, tensor<2x3xf32>
 }

@@ -83,3 +83,46 @@ func.func @fold_dropout() -> (tensor<4xf32>, tensor<4xi1>) {
   %0, %1 = dlc.dropout %x, %seed {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
   return %0, %1 : tensor<4xf32>, tensor<4xi1>
 }
+
+// -----
+
+// Identity operands fold away where exact for every value and no broadcast
+// is lost: x * 1, 1 * x, x / 1, x - 0, x + -0 (floats), x + 0 (integers).
+// CHECK-LABEL: func.func @fold_identities
+// CHECK-SAME: (%[[X:.*]]: tensor<3xf32>, %[[I:.*]]: tensor<3xi32>)
+func.func @fold_identities(%x: tensor<3xf32>, %i: tensor<3xi32>)
+    -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>) {
+  %one = dlc.constant dense<1.0> : tensor<f32>
+  %zero = dlc.constant dense<0.0> : tensor<f32>
+  %negzero = dlc.constant dense<-0.0> : tensor<3xf32>
+  %izero = dlc.constant dense<0> : tensor<i32>
+  %0 = dlc.mul %x, %one : tensor<3xf32>, tensor<f32> -> tensor<3xf32>
+  %1 = dlc.mul %one, %x : tensor<f32>, tensor<3xf32> -> tensor<3xf32>
+  %2 = dlc.div %x, %one : tensor<3xf32>, tensor<f32> -> tensor<3xf32>
+  %3 = dlc.sub %x, %zero : tensor<3xf32>, tensor<f32> -> tensor<3xf32>
+  %4 = dlc.add %negzero, %x : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  %5 = dlc.add %i, %izero : tensor<3xi32>, tensor<i32> -> tensor<3xi32>
+  // CHECK: return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[I]]
+  return %0, %1, %2, %3, %4, %5 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>
+}
+
+// -----
+
+// Not folded: x + +0 (-0 + +0 is +0), x - -0, 1 / x, and an identity that
+// broadcasts x to a larger result.
+// CHECK-LABEL: func.func @no_fold_identities
+func.func @no_fold_identities(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>) {
+  %zero = dlc.constant dense<0.0> : tensor<f32>
+  %negzero = dlc.constant dense<-0.0> : tensor<f32>
+  %one = dlc.constant dense<1.0> : tensor<f32>
+  %ones = dlc.constant dense<1.0> : tensor<2x3xf32>
+  // CHECK: dlc.add
+  %0 = dlc.add %x, %zero : tensor<3xf32>, tensor<f32> -> tensor<3xf32>
+  // CHECK: dlc.sub
+  %1 = dlc.sub %x, %negzero : tensor<3xf32>, tensor<f32> -> tensor<3xf32>
+  // CHECK: dlc.div
+  %2 = dlc.div %one, %x : tensor<f32>, tensor<3xf32> -> tensor<3xf32>
+  // CHECK: dlc.mul
+  %3 = dlc.mul %x, %ones : tensor<3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0, %1, %2, %3 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>
+}
