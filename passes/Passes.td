@@ -69,7 +69,8 @@ def DLCAddLoss : Pass<"dlc-add-loss", "ModuleOp"> {
       labels (int64) of the output's shape without that axis; labels equal
       to `ignore-index` count neither in the sum nor in the mean;
       `label-smoothing` mixes in the uniform distribution
-      (torch.nn.CrossEntropyLoss);
+      (torch.nn.CrossEntropyLoss). The label argument records
+      `dlc.num_classes` and `dlc.ignore_index` for data loaders;
     - `mse`, `l1`: squared and absolute error against a label of the
       output's type (torch.nn.MSELoss, L1Loss);
     - `bce_with_logits`: binary cross-entropy on logits, label of the

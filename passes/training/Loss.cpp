@@ -205,6 +205,12 @@ LogicalResult AddLossPass::addLoss() {
     NamedAttrList attrs;
     attrs.set("dlc.name", b.getStringAttr(label));
     attrs.set("dlc.role", b.getStringAttr("label"));
+    if (loss == "cross_entropy") {
+      // What a data loader needs to reject bad class indices up front.
+      attrs.set("dlc.num_classes",
+                b.getI64IntegerAttr(outType.getShape().back()));
+      attrs.set("dlc.ignore_index", b.getI64IntegerAttr(ignoreIndex));
+    }
     lossFunc.insertArgument(lossFunc.getNumArguments(), labelType,
                             attrs.getDictionary(&getContext()), loc);
   }

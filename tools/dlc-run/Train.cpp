@@ -115,6 +115,35 @@ std::string jsonString(StringRef s) {
   return out;
 }
 
+/// With a cross-entropy label (`dlc.num_classes`), checks every class index
+/// of `array` up front: an index outside [0, classes) that is not the
+/// ignore index would otherwise fail deep inside a step.
+LogicalResult
+checkClassIndices(DictionaryAttr attrs, const Tensor &array,
+                  const std::string &file, StringRef name,
+                  llvm::function_ref<int(const llvm::Twine &)> fail) {
+  auto classes = attrs ? attrs.getAs<IntegerAttr>("dlc.num_classes")
+                       : IntegerAttr();
+  auto ignore = attrs ? attrs.getAs<IntegerAttr>("dlc.ignore_index")
+                      : IntegerAttr();
+  if (!classes || array.dtype() != ::dlc::DType::I64)
+    return success();
+  const int64_t *labels = array.data<int64_t>();
+  for (int64_t i = 0; i < array.numElements(); ++i) {
+    int64_t label = labels[i];
+    if ((label >= 0 && label < classes.getInt()) ||
+        (ignore && label == ignore.getInt()))
+      continue;
+    fail(file + ": array '" + name + "' holds class " + std::to_string(label) +
+         " at element " + std::to_string(i) + ", outside [0, " +
+         std::to_string(classes.getInt()) + ")" +
+         (ignore ? " and not the ignore index " + std::to_string(ignore.getInt())
+                 : std::string()));
+    return failure();
+  }
+  return success();
+}
+
 } // namespace
 
 namespace dlc::tools {
@@ -165,7 +194,11 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
     StringRef role = attrOf(attrs, "dlc.role"), name = attrOf(attrs, "dlc.name");
-    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    auto type = dyn_cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    if (!type || !type.hasStaticShape() ||
+        failed(mlir::dlc::dtypeOf(type.getElementType())))
+      return fail("train_step argument '" + name +
+                  "' is not a statically shaped tensor of a dtype dlc stores");
     if (isStateRole(role)) {
       if (!state.count(name))
         return fail("train_step argument '" + name + "' has no dlc.global");
@@ -199,6 +232,8 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
                   std::to_string(array.shape()[0]) + " samples, others " +
                   std::to_string(samples));
     samples = array.shape()[0];
+    if (failed(checkClassIndices(attrs, array, options.dataFile, name, fail)))
+      return 1;
     arg.array = &array;
     dataArgs.push_back(arg);
   }
@@ -236,9 +271,22 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
     }
     for (const DataArgument &arg : dataArgs)
       inputs[arg.index] = gatherRows(*arg.array, rows);
-    FailureOr<SmallVector<Tensor>> results = evaluator->run(func, inputs);
+    // An error in the data (an index out of range) is reported as one line
+    // naming the step.
+    std::string problem;
+    FailureOr<SmallVector<Tensor>> results;
+    {
+      ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+        if (problem.empty() && d.getSeverity() == DiagnosticSeverity::Error) {
+          std::string where = describeLocation(d.getLocation());
+          problem = (where.empty() ? "" : where + ": ") + d.str();
+        }
+        return success();
+      });
+      results = evaluator->run(func, inputs);
+    }
     if (failed(results))
-      return fail("step " + std::to_string(step) + " failed");
+      return fail("step " + std::to_string(step) + ": " + problem);
 
     std::string line = "{\"step\": " + std::to_string(step);
     std::string text = "step " + std::to_string(step);
