@@ -775,6 +775,9 @@ LogicalResult DropoutOp::verify() {
   double ratio = getRatio().convertToDouble();
   if (!(ratio >= 0.0 && ratio < 1.0))
     return emitOpError() << "ratio " << ratio << " is outside [0, 1)";
+  if (getSeed().getType().getRank() != 0)
+    return emitOpError() << "seed must be a scalar, got "
+                         << getSeed().getType();
   if (getMask().getType().getShape() != getOutput().getType().getShape())
     return emitOpError() << "mask shape "
                          << shapeString(getMask().getType().getShape())

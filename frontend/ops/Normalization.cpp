@@ -198,8 +198,15 @@ void batchNormRule(NodeContext &c) {
     Value unbiased = c.build<MulOp>(
         {s.variance,
          scalarLike(c, s.variance, double(count) / double(count - 1))});
-    Value newMean = running(mean, s.mean);
-    Value newVar = running(var, unbiased);
+    // The statistics as they are now: another node sharing them (a module
+    // called twice) may have updated them earlier in this step, and
+    // PyTorch chains the updates.
+    auto current = [&](GlobalOp global) -> Value {
+      return GlobalLoadOp::create(c.builder(), c.loc(), global.getType(),
+                                  global.getSymName());
+    };
+    Value newMean = running(current(globals->first), s.mean);
+    Value newVar = running(current(globals->second), unbiased);
     if (!newMean || !newVar)
       return;
     GlobalStoreOp::create(c.builder(), c.loc(), globals->first.getSymName(),

@@ -317,13 +317,14 @@ LogicalResult MulOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                    mul(b, loc, g, getLhs()), operandGrads);
 }
 
-// d(x / y) = (g / y, -g * x / y^2)
+// d(x / y) = (g / y, -g * (x / y) / y)
 LogicalResult DivOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                    MutableArrayRef<Value> operandGrads) {
   Location loc = getLoc();
   Value g = resultGrads[0], x = getLhs(), y = getRhs();
-  Value rhsGrad =
-      div(b, loc, mul(b, loc, neg(b, loc, g), x), mul(b, loc, y, y));
+  // -g * ((x / y) / y), in PyTorch's order: y * y would overflow f16 for
+  // |y| >= 256.
+  Value rhsGrad = neg(b, loc, mul(b, loc, g, div(b, loc, getResult(), y)));
   return setBinary(b, loc, x, y, div(b, loc, g, y), rhsGrad, operandGrads);
 }
 

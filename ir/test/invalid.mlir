@@ -630,3 +630,11 @@ func.func @global_in_function() {
   dlc.global @w : tensor<2xf32> = dense<1.0> : tensor<2xf32>
   return
 }
+
+// -----
+
+func.func @dropout_seed_rank(%x: tensor<4xf32>, %s: tensor<2xi64>) -> tensor<4xf32> {
+  // expected-error@+1 {{'dlc.dropout' op seed must be a scalar, got 'tensor<2xi64>'}}
+  %0, %1 = dlc.dropout %x, %s {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<2xi64> -> tensor<4xi1>
+  return %0 : tensor<4xf32>
+}

@@ -18,7 +18,7 @@ func.func @forward_train(%w: tensor<5xf32> {dlc.name = "w", dlc.role = "param"},
 // Log-softmax over the last axis, shifted by the maximum; the picked
 // log-probabilities of valid labels, summed and divided by their count.
 // CE-LABEL: func.func @loss
-// CE-SAME: (%[[W:[a-z0-9_]+]]: tensor<5xf32> {dlc.name = "w", dlc.role = "param"}, %[[S:[a-z0-9_]+]]: tensor<f32> {dlc.name = "s", dlc.role = "state"}, %[[X:[a-z0-9_]+]]: tensor<4x5xf32> {dlc.name = "x", dlc.role = "input"}, %[[L:[a-z0-9_]+]]: tensor<4xi64> {dlc.name = "labels", dlc.role = "label"})
+// CE-SAME: (%[[W:[a-z0-9_]+]]: tensor<5xf32> {dlc.name = "w", dlc.role = "param"}, %[[S:[a-z0-9_]+]]: tensor<f32> {dlc.name = "s", dlc.role = "state"}, %[[X:[a-z0-9_]+]]: tensor<4x5xf32> {dlc.name = "x", dlc.role = "input"}, %[[L:[a-z0-9_]+]]: tensor<4xi64> {dlc.ignore_index = -100 : i64, dlc.name = "labels", dlc.num_classes = 5 : i64, dlc.role = "label"})
 // CE-SAME: -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<f32> {dlc.name = "s", dlc.role = "state"})
 // CE: %[[Y:[a-z0-9_]+]] = dlc.mul %[[X]], %[[W]]
 // CE: %[[MAX:[a-z0-9_]+]] = dlc.reduce_max %[[Y]] axes [1] keep_dims
@@ -44,7 +44,7 @@ func.func @forward_train(%w: tensor<5xf32> {dlc.name = "w", dlc.role = "param"},
 
 // Label smoothing: (1 - e) nll + e * (mean over classes of -log p).
 // CES-LABEL: func.func @loss
-// CES-SAME: %{{.*}}: tensor<4xi64> {dlc.name = "targets", dlc.role = "label"}
+// CES-SAME: %{{.*}}: tensor<4xi64> {dlc.ignore_index = 1 : i64, dlc.name = "targets", dlc.num_classes = 5 : i64, dlc.role = "label"}
 // CES: %[[LSE:[a-z0-9_]+]] = dlc.log
 // CES: %[[LP:[a-z0-9_]+]] = dlc.sub %{{.*}}, %[[LSE]] : tensor<4x5xf32>, tensor<4x1xf32>
 // CES: %[[IGN:[a-z0-9_]+]] = dlc.constant dense<1> : tensor<4xi64>
@@ -105,7 +105,7 @@ func.func @forward_train(%x: tensor<2x3x4xf64> {dlc.name = "x", dlc.role = "inpu
 }
 
 // CE-LABEL: func.func @loss
-// CE-SAME: %[[L:[a-z0-9_]+]]: tensor<2x3xi64> {dlc.name = "labels", dlc.role = "label"})
+// CE-SAME: %[[L:[a-z0-9_]+]]: tensor<2x3xi64> {dlc.ignore_index = -100 : i64, dlc.name = "labels", dlc.num_classes = 4 : i64, dlc.role = "label"})
 // CE-SAME: -> (tensor<f64> {dlc.name = "loss", dlc.role = "loss"})
 // CE: dlc.reduce_max %{{.*}} axes [2] keep_dims : tensor<2x3x4xf64> -> tensor<2x3x1xf64>
 // CE: dlc.reshape %{{.*}} : tensor<2x3xi64> to tensor<2x3x1xi64>
@@ -114,7 +114,7 @@ func.func @forward_train(%x: tensor<2x3x4xf64> {dlc.name = "x", dlc.role = "inpu
 // CE: return %{{.*}} : tensor<f64>
 
 // CES-LABEL: func.func @loss
-// CES-SAME: %{{.*}}: tensor<2x3xi64> {dlc.name = "targets", dlc.role = "label"})
+// CES-SAME: %{{.*}}: tensor<2x3xi64> {dlc.ignore_index = 1 : i64, dlc.name = "targets", dlc.num_classes = 4 : i64, dlc.role = "label"})
 // CES: dlc.constant dense<4.000000e+00> : tensor<f64>
 // CES: dlc.reduce_sum %{{.*}} axes [2] : tensor<2x3x4xf64> -> tensor<2x3xf64>
 // CES: dlc.constant dense<1.000000e-01> : tensor<f64>

@@ -87,3 +87,24 @@ func.func @loss(%w: tensor<3xf32> {dlc.name = "w", dlc.role = "param"}, %i: tens
   %1 = dlc.reduce_sum %0 axes [0] : tensor<3xf32> -> tensor<f32>
   return %1 : tensor<f32>
 }
+
+// -----
+
+// The gradient function's name must be free.
+func.func private @loss_grad(tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>)
+// expected-error@+1 {{dlc-autodiff: the module already has a symbol @loss_grad}}
+func.func @loss(%w: tensor<3xf32> {dlc.name = "w", dlc.role = "param"}) -> tensor<f32> {
+  %0 = dlc.reduce_sum %w axes [0] : tensor<3xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// A body of more than one block.
+// expected-error@+1 {{dlc-autodiff: @loss is not a function with one block}}
+func.func @loss(%w: tensor<3xf32> {dlc.name = "w", dlc.role = "param"}) -> tensor<f32> {
+  %0 = dlc.reduce_sum %w axes [0] : tensor<3xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+^bb1(%1: tensor<f32>):
+  return %1 : tensor<f32>
+}

@@ -6,7 +6,12 @@
 // RUN: not dlc-opt %s -dlc-autodiff=function=loss_fn 2>&1 | FileCheck %s --check-prefix=FUNCTION
 // RUN: not dlc-opt %s '-dlc-autodiff=function=loss_fn vjp=true' 2>&1 | FileCheck %s --check-prefix=FUNCTION
 // RUN: not dlc-opt %s '-dlc-autodiff=function=scatter vjp=true' 2>&1 | FileCheck %s --check-prefix=VJP
+// RUN: not dlc-opt %s '-dlc-autodiff=function=taken vjp=true' 2>&1 | FileCheck %s --check-prefix=VJP-TAKEN
+// RUN: not dlc-opt %s '-dlc-autodiff=function=blocks vjp=true' 2>&1 | FileCheck %s --check-prefix=VJP-BLOCKS
 
+// The vector-Jacobian product's name must be free; its function, one block.
+// VJP-TAKEN: error: dlc-autodiff: the module already has a symbol @taken_vjp
+// VJP-BLOCKS: error: dlc-autodiff: @blocks is not a function with one block
 // REGEX: error: dlc-autodiff: freeze 'fc[' is not a valid regular expression: {{.+}}
 // The pattern must match the whole name; the message lists every float
 // parameter, frozen or not, the integer one aside.
@@ -26,4 +31,17 @@ func.func @loss(%w: tensor<3xf32> {dlc.name = "fc.weight", dlc.role = "param"}, 
 func.func @scatter(%w: tensor<3xf32>, %i: tensor<2xi64>, %u: tensor<2xf32>) -> tensor<3xf32> {
   %0 = dlc.scatter_elements %w[%i], %u {axis = 0 : i64} reduction mul : tensor<3xf32>, tensor<2xi64>, tensor<2xf32>
   return %0 : tensor<3xf32>
+}
+
+func.func @taken(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = dlc.exp %x : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func private @taken_vjp(tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+
+func.func @blocks(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = dlc.exp %x : tensor<3xf32>
+  return %0 : tensor<3xf32>
+^bb1(%1: tensor<3xf32>):
+  return %1 : tensor<3xf32>
 }

@@ -40,8 +40,11 @@ func.func @loss(%w: tensor<3x2xf32> {dlc.name = "fc.weight", dlc.role = "param"}
 // CHECK: %[[GRADH:[a-z0-9_]+]] = dlc.add %[[GH1S]], %[[GH2S]]
 // The bias gradient undoes the broadcast; the weight's is x^T dy.
 // CHECK: %[[GRADB:[a-z0-9_]+]] = dlc.reduce_sum %[[GY]] axes [0] : tensor<4x2xf32> -> tensor<2xf32>
+// The input's gradient, dy W^T, which no result needs, is removed.
+// CHECK-NOT: dlc.transpose %[[W]]
 // CHECK: %[[XT:[a-z0-9_]+]] = dlc.transpose %[[X]] [1, 0]
 // CHECK: %[[GRADW:[a-z0-9_]+]] = dlc.matmul %[[XT]], %[[GY]] : tensor<3x4xf32>, tensor<4x2xf32> -> tensor<3x2xf32>
+// CHECK-NOT: dlc.transpose %[[W]]
 // CHECK: return %[[LOSS]], %[[STATE]], %[[GRADW]], %[[GRADB]], %[[GRADH]] : tensor<f32>, tensor<2xf32>, tensor<3x2xf32>, tensor<2xf32>, tensor<2xf32>
 
 // freeze matches whole names: fc.weight and fc.bias are kept fixed.

@@ -2,7 +2,7 @@
 // The errors of dlc-optimizer that depend on the module (with the options'
 // errors in optimizer-option-errors.mlir). They are reported on the module.
 
-// expected-error@+1 {{dlc-optimizer: no function @loss_grad with a body}}
+// expected-error@+1 {{dlc-optimizer: no function @loss_grad with a one-block body}}
 module {
   func.func @loss(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> tensor<f32> {
     %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
@@ -12,14 +12,30 @@ module {
 
 // -----
 
-// expected-error@+1 {{dlc-optimizer: no function @loss_grad with a body}}
+// expected-error@+1 {{dlc-optimizer: no function @loss_grad with a one-block body}}
 module {
   func.func private @loss_grad(tensor<2xf32>) -> (tensor<f32>, tensor<2xf32>)
 }
 
 // -----
 
-// expected-error@+1 {{dlc-optimizer: the module already has a symbol @train_step}}
+// A body of more than one block.
+// expected-error@+1 {{dlc-optimizer: no function @loss_grad with a one-block body}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf32>
+  ^bb1(%l: tensor<f32>, %g: tensor<2xf32>):
+    return %l, %g : tensor<f32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// The symbols train_step adds (the function, the step count, the
+// hyperparameters; the optimizer state's in optimizer-option-errors.mlir)
+// must be free, whatever the symbol that has the name.
+// expected-error@+1 {{dlc-optimizer: the module already has a symbol @"train_step", which train_step adds}}
 module {
   func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
     %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
@@ -30,11 +46,117 @@ module {
 
 // -----
 
+// expected-error@+1 {{dlc-optimizer: the module already has a symbol @"dlc.step", which train_step adds}}
+module {
+  dlc.global @dlc.step : tensor<i64> = dense<0> : tensor<i64>
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{dlc-optimizer: the module already has a symbol @"dlc.lr", which train_step adds}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf32>
+  }
+  func.func private @dlc.lr()
+}
+
+// -----
+
+// expected-error@+1 {{dlc-optimizer: the module already has a symbol @"dlc.weight_decay", which train_step adds}}
+module {
+  dlc.global @dlc.weight_decay : tensor<f32> = dense<0.0> : tensor<f32>
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// The first result is the loss: a float scalar tensor.
+// expected-error@+1 {{dlc-optimizer: the first result of @loss_grad must be the loss, a float scalar}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<2xf32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    return %w, %w : tensor<2xf32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{dlc-optimizer: the first result of @loss_grad must be the loss, a float scalar}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %n: tensor<i64> {dlc.name = "n", dlc.role = "input"}) -> (tensor<i64> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    return %n, %w : tensor<i64>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{dlc-optimizer: the first result of @loss_grad must be the loss, a float scalar}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) {
+    return
+  }
+}
+
+// -----
+
+// Results update arguments by name: names must be unique.
+// expected-error@+1 {{dlc-optimizer: @loss_grad has two arguments named 'w'}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %x: tensor<2xf32> {dlc.name = "w", dlc.role = "input"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{dlc-optimizer: two results of @loss_grad update 'w'}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w, %w : tensor<f32>, tensor<2xf32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// A state result and a gradient for the same parameter.
+// expected-error@+1 {{dlc-optimizer: two results of @loss_grad update 'w'}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "state"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w, %w : tensor<f32>, tensor<2xf32>, tensor<2xf32>
+  }
+}
+
+// -----
+
 // expected-error@+1 {{dlc-optimizer: @loss_grad returns no gradient}}
 module {
   func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "output"}) {
     %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
     return %0, %w : tensor<f32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// State results alone: still no gradient (checked before the step count
+// and hyperparameter globals are added, so the clash is not reported).
+// expected-error@+1 {{dlc-optimizer: @loss_grad returns no gradient}}
+module {
+  dlc.global @dlc.step : tensor<i64> = dense<0> : tensor<i64>
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %s: tensor<f32> {dlc.name = "s", dlc.role = "state"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<f32> {dlc.name = "s", dlc.role = "state"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %s : tensor<f32>, tensor<f32>
   }
 }
 

@@ -1,8 +1,8 @@
 // RUN: dlc-opt %s -dlc-optimizer | FileCheck %s --check-prefixes=CHECK,SGD,NOWARM
 // RUN: dlc-opt %s '-dlc-optimizer=momentum=0.9 dampening=0.25 weight-decay=0.01' | FileCheck %s --check-prefixes=CHECK,MOM,NOWARM
 // RUN: dlc-opt %s '-dlc-optimizer=momentum=0.9 nesterov=true' | FileCheck %s --check-prefixes=CHECK,NEST,NOWARM
-// RUN: dlc-opt %s '-dlc-optimizer=optimizer=adam weight-decay=0.1' | FileCheck %s --check-prefixes=CHECK,ADAM,NOWARM
-// RUN: dlc-opt %s '-dlc-optimizer=optimizer=adamw betas=0.8,0.99 eps=1e-6 lr=0.01' | FileCheck %s --check-prefixes=CHECK,ADAMW,NOWARM
+// RUN: dlc-opt %s '-dlc-optimizer=optimizer=adam weight-decay=0.1' | FileCheck %s --check-prefixes=CHECK,ADAM,ADAMS,NOWARM
+// RUN: dlc-opt %s '-dlc-optimizer=optimizer=adamw betas=0.8,0.99 eps=1e-6 lr=0.01' | FileCheck %s --check-prefixes=CHECK,ADAMW,ADAMS,NOWARM
 // RUN: dlc-opt %s -dlc-optimizer=clip-grad-norm=1.5 | FileCheck %s --check-prefixes=CHECK,CLIP,NOWARM
 // RUN: dlc-opt %s '-dlc-optimizer=schedule=constant warmup-steps=3' | FileCheck %s --check-prefixes=CHECK,CONST
 // RUN: dlc-opt %s '-dlc-optimizer=schedule=linear warmup-steps=2 total-steps=10' | FileCheck %s --check-prefixes=CHECK,LIN
@@ -66,7 +66,10 @@ func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %b:
 // CHECK: %[[LOSS:[a-z0-9_]+]] = dlc.add %{{.*}}, %[[B]]
 // CHECK: %[[GW:[a-z0-9_]+]] = dlc.exp %[[X]]
 // CHECK: %[[GB:[a-z0-9_]+]] = dlc.neg %[[B]]
-// CHECK: %[[S64:[a-z0-9_]+]] = dlc.cast %[[STEP]] : tensor<i64> to tensor<f64>
+// With a schedule, s as f64 (without one the cast is dead and removed).
+// CONST: %[[S64:[a-z0-9_]+]] = dlc.cast %[[STEP]] : tensor<i64> to tensor<f64>
+// LIN: %[[S64:[a-z0-9_]+]] = dlc.cast %[[STEP]] : tensor<i64> to tensor<f64>
+// COS: %[[S64:[a-z0-9_]+]] = dlc.cast %[[STEP]] : tensor<i64> to tensor<f64>
 
 // The schedule's factor in f64, at s = the number of steps done.
 // Constant without warmup: 1.
@@ -75,20 +78,22 @@ func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %b:
 // NOWARM: %[[LRS:[a-z0-9_]+]] = dlc.mul %[[LR64]], %[[ONE]]
 // CONST: %[[ONE:[a-z0-9_]+]] = dlc.constant dense<1.000000e+00> : tensor<f64>
 // CONST: %[[W3:[a-z0-9_]+]] = dlc.constant dense<3.000000e+00> : tensor<f64>
-// CONST: %[[RAMP:[a-z0-9_]+]] = dlc.div %[[S64]], %[[W3]]
-// CONST: %[[IN:[a-z0-9_]+]] = dlc.compare lt, %[[S64]], %{{.*}} : tensor<f64>, tensor<f64> -> tensor<i1>
+// CONST: %[[IN:[a-z0-9_]+]] = dlc.compare lt, %[[S64]], %[[W3]] : tensor<f64>, tensor<f64> -> tensor<i1>
+// CONST: %[[RAMP:[a-z0-9_]+]] = dlc.div %[[S64]], %{{.*}}
 // CONST: %[[F:[a-z0-9_]+]] = dlc.select %[[IN]], %[[RAMP]], %[[ONE]]
 // CONST: %[[LR64:[a-z0-9_]+]] = dlc.cast %[[LR]] : tensor<f32> to tensor<f64>
 // CONST: %[[LRS:[a-z0-9_]+]] = dlc.mul %[[LR64]], %[[F]]
-// Linear: 1 - min((s - warmup) / (total - warmup), 1).
+// Linear: (total - min(s, total)) / (total - warmup), HuggingFace's
+// (total - s) / (total - warmup) held at 0 after total-steps.
 // LIN: %[[SPAN:[a-z0-9_]+]] = dlc.constant dense<8.000000e+00> : tensor<f64>
+// LIN: %[[T10:[a-z0-9_]+]] = dlc.constant dense<1.000000e+01> : tensor<f64>
+// LIN: %[[SC:[a-z0-9_]+]] = dlc.min %[[S64]], %[[T10]]
+// LIN: %[[T10B:[a-z0-9_]+]] = dlc.constant dense<1.000000e+01> : tensor<f64>
+// LIN: %[[LEFT:[a-z0-9_]+]] = dlc.sub %[[T10B]], %[[SC]]
+// LIN: %[[AFTER:[a-z0-9_]+]] = dlc.div %[[LEFT]], %[[SPAN]]
 // LIN: %[[W2:[a-z0-9_]+]] = dlc.constant dense<2.000000e+00> : tensor<f64>
-// LIN: %[[SW:[a-z0-9_]+]] = dlc.sub %[[S64]], %[[W2]]
-// LIN: %[[P0:[a-z0-9_]+]] = dlc.div %[[SW]], %[[SPAN]]
-// LIN: %[[P:[a-z0-9_]+]] = dlc.min %[[P0]], %{{.*}}
-// LIN: %[[AFTER:[a-z0-9_]+]] = dlc.sub %{{.*}}, %[[P]]
+// LIN: %[[IN:[a-z0-9_]+]] = dlc.compare lt, %[[S64]], %[[W2]]
 // LIN: %[[RAMP:[a-z0-9_]+]] = dlc.div %[[S64]], %{{.*}}
-// LIN: %[[IN:[a-z0-9_]+]] = dlc.compare lt, %[[S64]], %{{.*}}
 // LIN: %[[F:[a-z0-9_]+]] = dlc.select %[[IN]], %[[RAMP]], %[[AFTER]]
 // LIN: %[[LRS:[a-z0-9_]+]] = dlc.mul %{{.*}}, %[[F]]
 // Cosine: 0.5 (1 + cos(pi min(progress, 1))).
@@ -102,10 +107,12 @@ func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %b:
 // COS: %[[HALF:[a-z0-9_]+]] = dlc.constant dense<5.000000e-01> : tensor<f64>
 // COS: %[[AFTER:[a-z0-9_]+]] = dlc.mul %[[HALF]], %[[SUM]]
 // COS: %[[W2:[a-z0-9_]+]] = dlc.constant dense<2.000000e+00> : tensor<f64>
-// COS: %[[RAMP:[a-z0-9_]+]] = dlc.div %[[S64]], %[[W2]]
-// COS: %[[IN:[a-z0-9_]+]] = dlc.compare lt, %[[S64]], %{{.*}}
+// COS: %[[IN:[a-z0-9_]+]] = dlc.compare lt, %[[S64]], %[[W2]]
+// COS: %[[RAMP:[a-z0-9_]+]] = dlc.div %[[S64]], %{{.*}}
 // COS: %[[F:[a-z0-9_]+]] = dlc.select %[[IN]], %[[RAMP]], %[[AFTER]]
 // COS: %[[LRS:[a-z0-9_]+]] = dlc.mul %{{.*}}, %[[F]]
+// AdamW's weight decay in f64, for 1 - lr wd.
+// ADAMW: %[[WD64:[a-z0-9_]+]] = dlc.cast %[[WD]] : tensor<f32> to tensor<f64>
 // CHECK: %[[LRMETRIC:[a-z0-9_]+]] = dlc.cast %[[LRS]] : tensor<f64> to tensor<f32>
 
 // Clipping: total = sqrt(sum of squares); g *= min(max / (total + 1e-6), 1).
@@ -122,10 +129,34 @@ func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %b:
 // CLIP: %[[CGW:[a-z0-9_]+]] = dlc.mul %[[GW]], %[[COEF]]
 // CLIP: %[[CGB:[a-z0-9_]+]] = dlc.mul %[[GB]], %[[COEF]]
 
-// CHECK: %[[FIRST:[a-z0-9_]+]] = dlc.compare eq, %[[STEP]], %{{.*}} : tensor<i64>, tensor<i64> -> tensor<i1>
-// CHECK: %[[T:[a-z0-9_]+]] = dlc.add %[[STEP]], %{{.*}} : tensor<i64>, tensor<i64> -> tensor<i64>
-// CHECK: %[[T64:[a-z0-9_]+]] = dlc.cast %[[T]] : tensor<i64> to tensor<f64>
-// CHECK: %[[LRW:[a-z0-9_]+]] = dlc.cast %[[LRS]] : tensor<f64> to tensor<f32>
+// What only some optimizers use is built only for them (or removed as
+// dead): the first-step test for momentum, the step count t for Adam.
+// MOM: %[[FIRST:[a-z0-9_]+]] = dlc.compare eq, %[[STEP]], %{{.*}} : tensor<i64>, tensor<i64> -> tensor<i1>
+// NEST: %[[FIRST:[a-z0-9_]+]] = dlc.compare eq, %[[STEP]], %{{.*}} : tensor<i64>, tensor<i64> -> tensor<i1>
+// SGD-NOT: dlc.compare eq
+// SGD-NOT: dlc.pow
+// ADAMS: %[[T:[a-z0-9_]+]] = dlc.add %[[STEP]], %{{.*}} : tensor<i64>, tensor<i64> -> tensor<i64>
+// ADAMS: %[[T64:[a-z0-9_]+]] = dlc.cast %[[T]] : tensor<i64> to tensor<f64>
+// Adam's bias corrections, once for all parameters, in f64 at t = step + 1:
+// bc1 = 1 - beta1^t, bc2 = 1 - beta2^t.
+// ADAM: %[[B1T:[a-z0-9_]+]] = dlc.constant dense<9.000000e-01> : tensor<f64>
+// ADAMW: %[[B1T:[a-z0-9_]+]] = dlc.constant dense<8.000000e-01> : tensor<f64>
+// ADAMS: %[[P1:[a-z0-9_]+]] = dlc.pow %[[B1T]], %[[T64]]
+// ADAMS: %[[ONE1:[a-z0-9_]+]] = dlc.constant dense<1.000000e+00> : tensor<f64>
+// ADAMS: %[[BC1:[a-z0-9_]+]] = dlc.sub %[[ONE1]], %[[P1]]
+// ADAM: %[[B2T:[a-z0-9_]+]] = dlc.constant dense<0.99899999999999999> : tensor<f64>
+// ADAMW: %[[B2T:[a-z0-9_]+]] = dlc.constant dense<0.98999999999999999> : tensor<f64>
+// ADAMS: %[[P2:[a-z0-9_]+]] = dlc.pow %[[B2T]], %[[T64]]
+// ADAMS: %[[ONE2:[a-z0-9_]+]] = dlc.constant dense<1.000000e+00> : tensor<f64>
+// ADAMS: %[[BC2:[a-z0-9_]+]] = dlc.sub %[[ONE2]], %[[P2]]
+// SGD's rate in the parameters' type (Adam folds it into its step size).
+// SGD: %[[LRW:[a-z0-9_]+]] = dlc.cast %[[LRS]] : tensor<f64> to tensor<f32>
+// MOM: %[[LRW:[a-z0-9_]+]] = dlc.cast %[[LRS]] : tensor<f64> to tensor<f32>
+// NEST: %[[LRW:[a-z0-9_]+]] = dlc.cast %[[LRS]] : tensor<f64> to tensor<f32>
+// CLIP: %[[LRW:[a-z0-9_]+]] = dlc.cast %[[LRS]] : tensor<f64> to tensor<f32>
+// CONST: %[[LRW:[a-z0-9_]+]] = dlc.cast %[[LRS]] : tensor<f64> to tensor<f32>
+// LIN: %[[LRW:[a-z0-9_]+]] = dlc.cast %[[LRS]] : tensor<f64> to tensor<f32>
+// COS: %[[LRW:[a-z0-9_]+]] = dlc.cast %[[LRS]] : tensor<f64> to tensor<f32>
 
 // Plain sgd: g + wd p, then p - lr g.
 // SGD: %[[DW:[a-z0-9_]+]] = dlc.mul %[[W]], %[[WD]]
@@ -165,50 +196,57 @@ func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %b:
 // NEST: %[[NEWW:[a-z0-9_]+]] = dlc.sub %[[W]], %[[STEPW]]
 
 // Adam: L2 weight decay on the gradient; m.lerp_(g, 1 - beta1);
-// v = beta2 v + (1 - beta2) g^2; bias corrections in f64 at t = step + 1;
-// p - (m / (sqrt(v) / sqrt(bc2) + eps)) (lr / bc1).
+// v = beta2 v + (1 - beta2) g^2; p - (m / (sqrt(v) / sqrt(bc2) + eps))
+// (lr / bc1), with the step size and sqrt(bc2) in f64.
 // ADAM: %[[DW:[a-z0-9_]+]] = dlc.mul %[[W]], %[[WD]]
 // ADAM: %[[G:[a-z0-9_]+]] = dlc.add %[[GW]], %[[DW]]
-// ADAM: %[[C1:[a-z0-9_]+]] = dlc.constant dense<1.000000e-01> : tensor<f32>
+// m.lerp_(g, 0.1) = m + 0.1 (g - m); v.mul_(beta2).addcmul_(g, g, 1 - beta2).
 // ADAM: %[[GM:[a-z0-9_]+]] = dlc.sub %[[G]], %[[MW]]
-// ADAM: %[[GMS:[a-z0-9_]+]] = dlc.mul %[[GM]], %[[C1]]
+// ADAM: %[[C1:[a-z0-9_]+]] = dlc.constant dense<1.000000e-01> : tensor<f32>
+// ADAM: %[[GMS:[a-z0-9_]+]] = dlc.mul %[[C1]], %[[GM]]
 // ADAM: %[[M1:[a-z0-9_]+]] = dlc.add %[[MW]], %[[GMS]]
 // ADAM: %[[C2:[a-z0-9_]+]] = dlc.constant dense<1.000000e-03> : tensor<f32>
-// ADAM: %[[G2:[a-z0-9_]+]] = dlc.mul %[[G]], %[[G]]
-// ADAM: %[[G2S:[a-z0-9_]+]] = dlc.mul %[[G2]], %[[C2]]
+// ADAM: %[[G2S0:[a-z0-9_]+]] = dlc.mul %[[C2]], %[[G]]
+// ADAM: %[[G2S:[a-z0-9_]+]] = dlc.mul %[[G2S0]], %[[G]]
 // ADAM: %[[B2:[a-z0-9_]+]] = dlc.constant dense<9.990000e-01> : tensor<f32>
 // ADAM: %[[VB:[a-z0-9_]+]] = dlc.mul %[[VW]], %[[B2]]
 // ADAM: %[[V1:[a-z0-9_]+]] = dlc.add %[[VB]], %[[G2S]]
-// ADAM: %[[B1T:[a-z0-9_]+]] = dlc.constant dense<9.000000e-01> : tensor<f64>
-// ADAM: %[[P1:[a-z0-9_]+]] = dlc.pow %[[B1T]], %[[T64]]
-// ADAM: %[[BC1:[a-z0-9_]+]] = dlc.sub %{{.*}}, %[[P1]]
-// ADAM: %[[B2T:[a-z0-9_]+]] = dlc.constant dense<0.99899999999999999> : tensor<f64>
-// ADAM: %[[P2:[a-z0-9_]+]] = dlc.pow %[[B2T]], %[[T64]]
-// ADAM: %[[BC2:[a-z0-9_]+]] = dlc.sub %{{.*}}, %[[P2]]
+// p.addcdiv_(m, sqrt(v) / sqrt(bc2) + eps, -lr / bc1)
 // ADAM: %[[SS:[a-z0-9_]+]] = dlc.div %[[LRS]], %[[BC1]]
-// ADAM: %[[SS32:[a-z0-9_]+]] = dlc.cast %[[SS]] : tensor<f64> to tensor<f32>
+// ADAM: %[[NSS:[a-z0-9_]+]] = dlc.neg %[[SS]]
+// ADAM: %[[SS32:[a-z0-9_]+]] = dlc.cast %[[NSS]] : tensor<f64> to tensor<f32>
 // ADAM: %[[BC2S:[a-z0-9_]+]] = dlc.sqrt %[[BC2]]
 // ADAM: %[[BC2S32:[a-z0-9_]+]] = dlc.cast %[[BC2S]] : tensor<f64> to tensor<f32>
 // ADAM: %[[EPS:[a-z0-9_]+]] = dlc.constant dense<9.99999993E-9> : tensor<f32>
 // ADAM: %[[SV:[a-z0-9_]+]] = dlc.sqrt %[[V1]]
 // ADAM: %[[SVC:[a-z0-9_]+]] = dlc.div %[[SV]], %[[BC2S32]]
 // ADAM: %[[DEN:[a-z0-9_]+]] = dlc.add %[[SVC]], %[[EPS]]
-// ADAM: %[[R:[a-z0-9_]+]] = dlc.div %[[M1]], %[[DEN]]
-// ADAM: %[[UPD:[a-z0-9_]+]] = dlc.mul %[[R]], %[[SS32]]
-// ADAM: %[[NEWW:[a-z0-9_]+]] = dlc.sub %[[W]], %[[UPD]]
-// ADAM: return %[[LOSS]], %[[LRMETRIC]], %[[M1]], %[[V1]], %[[NEWW]],
+// ADAM: %[[SM:[a-z0-9_]+]] = dlc.mul %[[SS32]], %[[M1]]
+// ADAM: %[[UPD:[a-z0-9_]+]] = dlc.div %[[SM]], %[[DEN]]
+// ADAM: %[[NEWW:[a-z0-9_]+]] = dlc.add %[[W]], %[[UPD]]
+// The bias is updated with the same bias corrections.
+// ADAM: dlc.div %[[LRS]], %[[BC1]] : tensor<f64>
+// ADAM: dlc.sqrt %[[BC2]] : tensor<f64>
+// ADAM: %[[NEWB:[a-z0-9_]+]] = dlc.add %[[B]], %{{.*}} : tensor<f32>
+// ADAM: return %[[LOSS]], %[[LRMETRIC]], %[[M1]], %[[V1]], %[[NEWW]], %{{.*}}, %{{.*}}, %[[NEWB]], %[[S]],
 
-// AdamW: decoupled weight decay, p (1 - lr wd), on the raw gradient.
-// ADAMW: %[[LWD:[a-z0-9_]+]] = dlc.mul %[[LRW]], %[[WD]]
-// ADAMW: %[[KEEP:[a-z0-9_]+]] = dlc.sub %{{.*}}, %[[LWD]]
-// ADAMW: %[[PD:[a-z0-9_]+]] = dlc.mul %[[W]], %[[KEEP]]
-// ADAMW: %[[C1:[a-z0-9_]+]] = dlc.constant dense<2.000000e-01> : tensor<f32>
+// AdamW: decoupled weight decay, p (1 - lr wd) with 1 - lr wd in f64 from
+// the scheduled rate, on the raw gradient.
+// ADAMW: %[[LWD:[a-z0-9_]+]] = dlc.mul %[[LRS]], %[[WD64]] : tensor<f64>, tensor<f64> -> tensor<f64>
+// ADAMW: %[[ONE:[a-z0-9_]+]] = dlc.constant dense<1.000000e+00> : tensor<f64>
+// ADAMW: %[[KEEP:[a-z0-9_]+]] = dlc.sub %[[ONE]], %[[LWD]] : tensor<f64>, tensor<f64> -> tensor<f64>
+// ADAMW: %[[KEEP32:[a-z0-9_]+]] = dlc.cast %[[KEEP]] : tensor<f64> to tensor<f32>
+// ADAMW: %[[PD:[a-z0-9_]+]] = dlc.mul %[[W]], %[[KEEP32]]
 // ADAMW: %[[GM:[a-z0-9_]+]] = dlc.sub %[[GW]], %[[MW]]
-// ADAMW: dlc.constant dense<0.00999999977> : tensor<f32>
-// ADAMW: %[[G2:[a-z0-9_]+]] = dlc.mul %[[GW]], %[[GW]]
+// ADAMW: %[[C1:[a-z0-9_]+]] = dlc.constant dense<2.000000e-01> : tensor<f32>
+// ADAMW: dlc.mul %[[C1]], %[[GM]]
+// ADAMW: %[[C2:[a-z0-9_]+]] = dlc.constant dense<0.00999999977> : tensor<f32>
+// ADAMW: %[[G2S0:[a-z0-9_]+]] = dlc.mul %[[C2]], %[[GW]]
+// ADAMW: dlc.mul %[[G2S0]], %[[GW]]
 // ADAMW: dlc.constant dense<9.900000e-01> : tensor<f32>
-// ADAMW: dlc.constant dense<8.000000e-01> : tensor<f64>
-// ADAMW: dlc.constant dense<0.98999999999999999> : tensor<f64>
+// ADAMW: dlc.div %[[LRS]], %[[BC1]] : tensor<f64>
+// ADAMW: dlc.sqrt %[[BC2]] : tensor<f64>
 // ADAMW: dlc.constant dense<9.99999997E-7> : tensor<f32>
-// ADAMW: %[[UPD:[a-z0-9_]+]] = dlc.mul %{{.*}}, %{{.*}} : tensor<2xf32>, tensor<f32>
-// ADAMW: %[[NEWW:[a-z0-9_]+]] = dlc.sub %[[PD]], %[[UPD]]
+// ADAMW: %[[SM:[a-z0-9_]+]] = dlc.mul %{{.*}}, %{{.*}} : tensor<f32>, tensor<2xf32>
+// ADAMW: %[[UPD:[a-z0-9_]+]] = dlc.div %[[SM]], %{{.*}} : tensor<2xf32>, tensor<2xf32>
+// ADAMW: %[[NEWW:[a-z0-9_]+]] = dlc.add %[[PD]], %[[UPD]]

@@ -11,6 +11,7 @@
 #include "passes/training/Autodiff.h"
 
 #include "ir/Dialect.h"
+#include "ir/Roles.h"
 #include "ir/GradientUtils.h"
 #include "ir/Locations.h"
 #include "passes/Passes.h"
@@ -31,7 +32,8 @@ using namespace mlir::dlc;
 namespace {
 
 bool isFloatTensor(Value v) {
-  return isa<FloatType>(getElementTypeOrSelf(v.getType()));
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && isa<FloatType>(type.getElementType());
 }
 
 /// Whether a gradient can flow from `op`'s operand `index` to its results.
@@ -138,8 +140,17 @@ namespace {
 
 /// A copy of `func` named `name`, inserted after it, without its
 /// terminator; `results` receives the copy's values of the returned ones.
-func::FuncOp cloneWithoutReturn(func::FuncOp func, StringRef name,
-                                SmallVectorImpl<Value> &results) {
+/// Fails (with an error) if `func` has no body or `name` is taken.
+FailureOr<func::FuncOp> cloneWithoutReturn(func::FuncOp func, StringRef name,
+                                           SmallVectorImpl<Value> &results) {
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return func.emitError() << "dlc-autodiff: @" << func.getSymName()
+                            << " is not a function with one block";
+  if (SymbolTable::lookupNearestSymbolFrom(func, StringAttr::get(
+                                                     func.getContext(), name)))
+    return func.emitError() << "dlc-autodiff: the module already has a "
+                               "symbol @"
+                            << name;
   IRMapping mapping;
   auto copy = cast<func::FuncOp>(func->clone(mapping));
   copy.setSymName(name);
@@ -151,21 +162,29 @@ func::FuncOp cloneWithoutReturn(func::FuncOp func, StringRef name,
   return copy;
 }
 
-/// Replaces `func`'s type with its block's argument types and `results`'
-/// types, and returns `results`.
+/// Ends `func` by returning `results`, sets its type to match, and drops
+/// what the gradient rules built that nothing uses (the gradients of
+/// operands that need none, such as a matmul's data input).
 void finish(func::FuncOp func, ValueRange results, Location loc) {
-  OpBuilder builder = OpBuilder::atBlockEnd(&func.getBody().front());
+  Block &block = func.getBody().front();
+  OpBuilder builder = OpBuilder::atBlockEnd(&block);
   func::ReturnOp::create(builder, loc, results);
   func.setFunctionType(builder.getFunctionType(
       func.getBody().getArgumentTypes(), ValueRange(results).getTypes()));
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
 }
 
 } // namespace
 
 FailureOr<func::FuncOp> mlir::dlc::buildVJPFunction(func::FuncOp func) {
   SmallVector<Value> clonedOutputs;
-  func::FuncOp vjp = cloneWithoutReturn(
+  FailureOr<func::FuncOp> clone = cloneWithoutReturn(
       func, (func.getSymName() + "_vjp").str(), clonedOutputs);
+  if (failed(clone))
+    return failure();
+  func::FuncOp vjp = *clone;
   Block &block = vjp.getBody().front();
   SmallVector<Value> floatOutputs, cotangents, wrt;
   for (Value out : clonedOutputs)
@@ -244,9 +263,10 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
   bool matchedAny = false;
   for (BlockArgument arg : func.getArguments()) {
     unsigned i = arg.getArgNumber();
-    auto role = func.getArgAttrOfType<StringAttr>(i, "dlc.role");
-    auto name = func.getArgAttrOfType<StringAttr>(i, "dlc.name");
-    if (!role || role.getValue() != "param" || !name || !isFloatTensor(arg))
+    auto role = func.getArgAttrOfType<StringAttr>(i, roles::kRoleAttr);
+    auto name = func.getArgAttrOfType<StringAttr>(i, roles::kNameAttr);
+    if (!role || role.getValue() != roles::kParam || !name ||
+        !isFloatTensor(arg))
       continue;
     allParams.push_back(name.getValue());
     if (!freeze.empty() && frozen.match(name.getValue())) {
@@ -264,8 +284,11 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
   }
 
   SmallVector<Value> results;
-  func::FuncOp gradFunc = cloneWithoutReturn(
+  FailureOr<func::FuncOp> clone = cloneWithoutReturn(
       func, (func.getSymName() + "_grad").str(), results);
+  if (failed(clone))
+    return failure();
+  func::FuncOp gradFunc = *clone;
   Block &block = gradFunc.getBody().front();
   OpBuilder builder = OpBuilder::atBlockEnd(&block);
   Value loss = results.front();
@@ -292,10 +315,8 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
     if (!g)
       continue; // the loss does not depend on this parameter
     results.push_back(g);
-    resultAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr("dlc.name",
-                              func.getArgAttr(i, "dlc.name")),
-         builder.getNamedAttr("dlc.role", builder.getStringAttr("gradient"))}));
+    resultAttrs.push_back(roles::attrs(builder.getContext(), roles::nameOf(func.getArgAttrDict(i)),
+                     roles::kGradient));
     ++trainable;
   }
   if (trainable == 0) {

@@ -16,7 +16,8 @@ namespace mlir::dlc {
 /// reads), the gradients of sum_i <outputs[i], cotangents[i]> with respect
 /// to each of `wrt`, one value of each `wrt` value's type, or null where no
 /// output depends on it. Fails with one error at `errorLoc` listing every
-/// op between `wrt` and `outputs` that has no gradient rule.
+/// op between `wrt` and `outputs` that has no gradient rule, or with the
+/// error of a rule that fails.
 FailureOr<SmallVector<Value>> buildGradients(OpBuilder &builder, Block &block,
                                              ArrayRef<Value> outputs,
                                              ArrayRef<Value> cotangents,

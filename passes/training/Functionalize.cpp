@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/Dialect.h"
+#include "ir/Roles.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,22 +26,15 @@ using namespace mlir::dlc;
 
 namespace {
 
-NamedAttrList roleAttrs(Builder &b, StringRef name, StringRef role) {
-  NamedAttrList attrs;
-  attrs.set("dlc.name", b.getStringAttr(name));
-  attrs.set("dlc.role", b.getStringAttr(role));
-  return attrs;
-}
-
 /// Gives every argument and result without a role the role `role`.
 void setDefaultRoles(func::FuncOp func) {
   Builder b(func.getContext());
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (!func.getArgAttr(i, "dlc.role"))
-      func.setArgAttr(i, "dlc.role", b.getStringAttr("input"));
+    if (!func.getArgAttr(i, roles::kRoleAttr))
+      func.setArgAttr(i, roles::kRoleAttr, b.getStringAttr(roles::kInput));
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    if (!func.getResultAttr(i, "dlc.role"))
-      func.setResultAttr(i, "dlc.role", b.getStringAttr("output"));
+    if (!func.getResultAttr(i, roles::kRoleAttr))
+      func.setResultAttr(i, roles::kRoleAttr, b.getStringAttr(roles::kOutput));
 }
 
 LogicalResult functionalize(func::FuncOp func,
@@ -65,10 +59,9 @@ LogicalResult functionalize(func::FuncOp func,
   llvm::DenseMap<StringAttr, Value> current;
   unsigned index = 0;
   for (auto [name, type] : used) {
-    StringRef role = written.contains(name) ? "state" : "param";
+    StringRef role = written.contains(name) ? roles::kState : roles::kParam;
     func.insertArgument(index, type,
-                        roleAttrs(b, name.getValue(), role).getDictionary(
-                            func.getContext()),
+                        roles::attrs(func.getContext(), name.getValue(), role),
                         func.getLoc());
     current[name] = func.getArgument(index++);
   }
@@ -93,7 +86,7 @@ LogicalResult functionalize(func::FuncOp func,
   func.getAllResultAttrs(resultAttrs);
   for (auto [name, value] : stored)
     resultAttrs.push_back(
-        roleAttrs(b, name.getValue(), "state").getDictionary(func.getContext()));
+        roles::attrs(func.getContext(), name.getValue(), roles::kState));
   func.setFunctionType(b.getFunctionType(block.getArgumentTypes(),
                                          terminator->getOperandTypes()));
   func.setAllResultAttrs(resultAttrs);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/Dialect.h"
+#include "ir/Roles.h"
 #include "ir/GradientUtils.h"
 #include "passes/Passes.h"
 
@@ -28,14 +29,8 @@ namespace {
 constexpr StringLiteral kLosses[] = {"cross_entropy", "mse", "l1",
                                      "bce_with_logits", "model"};
 
-StringRef roleOf(func::FuncOp func, unsigned result) {
-  auto role = func.getResultAttrOfType<StringAttr>(result, "dlc.role");
-  return role ? role.getValue() : "";
-}
-
-std::string nameOf(DictionaryAttr attrs) {
-  auto name = attrs ? attrs.getAs<StringAttr>("dlc.name") : StringAttr();
-  return name ? name.str() : "";
+bool isState(func::FuncOp func, unsigned result) {
+  return roles::roleOf(func.getResultAttrDict(result)) == roles::kState;
 }
 
 /// Sum over every axis, divided by `count` (a scalar of the same type).
@@ -133,7 +128,7 @@ LogicalResult AddLossPass::addLoss() {
     return emit() << "no function @" << functionName << " with a body";
   if (module.lookupSymbol("loss"))
     return emit() << "the module already has a symbol @loss";
-  if (labelSmoothing < 0 || labelSmoothing > 1)
+  if (!(labelSmoothing >= 0 && labelSmoothing <= 1))
     return emit() << "label-smoothing " << labelSmoothing
                   << " is outside [0, 1]";
 
@@ -141,9 +136,9 @@ LogicalResult AddLossPass::addLoss() {
   SmallVector<unsigned> outputs;
   SmallVector<std::string> outputNames;
   for (unsigned i = 0; i < model.getNumResults(); ++i)
-    if (roleOf(model, i) != "state") {
+    if (!isState(model, i)) {
       outputs.push_back(i);
-      std::string name = nameOf(model.getResultAttrDict(i));
+      std::string name = roles::nameOf(model.getResultAttrDict(i)).str();
       outputNames.push_back(name.empty() ? "result" + std::to_string(i)
                                          : name);
     }
@@ -163,7 +158,7 @@ LogicalResult AddLossPass::addLoss() {
     return failure();
   }
   for (unsigned i = 0; i < model.getNumArguments(); ++i)
-    if (loss != "model" && nameOf(model.getArgAttrDict(i)) == label)
+    if (loss != "model" && roles::nameOf(model.getArgAttrDict(i)) == label)
       return emit() << "the label name '" << label
                     << "' is already an input of the model";
 
@@ -182,6 +177,10 @@ LogicalResult AddLossPass::addLoss() {
     if (outType.getRank() < 1)
       return emit() << "cross_entropy needs class scores on the last axis; "
                        "the output is a scalar";
+    if (outType.getShape().back() == 0)
+      return emit() << "cross_entropy needs at least one class; the output "
+                       "is "
+                    << outType;
     labelType = RankedTensorType::get(outType.getShape().drop_back(),
                                       IntegerType::get(&getContext(), 64));
   } else if (loss != "model") {
@@ -203,8 +202,8 @@ LogicalResult AddLossPass::addLoss() {
   Location loc = terminator->getLoc();
   if (labelType) {
     NamedAttrList attrs;
-    attrs.set("dlc.name", b.getStringAttr(label));
-    attrs.set("dlc.role", b.getStringAttr("label"));
+    attrs.set(roles::kNameAttr, b.getStringAttr(label));
+    attrs.set(roles::kRoleAttr, b.getStringAttr(roles::kLabel));
     if (loss == "cross_entropy") {
       // What a data loader needs to reject bad class indices up front.
       attrs.set("dlc.num_classes",
@@ -236,12 +235,9 @@ LogicalResult AddLossPass::addLoss() {
   // Results: the loss, then the model's state.
   SmallVector<Value> results = {value};
   SmallVector<DictionaryAttr> attrs;
-  NamedAttrList lossAttrs;
-  lossAttrs.set("dlc.name", b.getStringAttr("loss"));
-  lossAttrs.set("dlc.role", b.getStringAttr("loss"));
-  attrs.push_back(lossAttrs.getDictionary(&getContext()));
+  attrs.push_back(roles::attrs(&getContext(), "loss", roles::kLoss));
   for (unsigned i = 0; i < model.getNumResults(); ++i)
-    if (roleOf(model, i) == "state") {
+    if (isState(model, i)) {
       results.push_back(terminator->getOperand(i));
       attrs.push_back(model.getResultAttrDict(i));
     }

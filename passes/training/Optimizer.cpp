@@ -3,18 +3,21 @@
 // The update rules are torch.optim's single-tensor implementations written
 // as dlc ops, step for step, so that a trajectory matches PyTorch's: same
 // order of operations, same first-step special case for SGD momentum, same
-// bias corrections for Adam.
+// bias corrections for Adam, and what PyTorch computes on the host in
+// double (bias corrections, 1 - lr * weight_decay, the schedule) in f64.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ir/Dialect.h"
 #include "ir/GradientUtils.h"
+#include "ir/Roles.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 
@@ -29,18 +32,19 @@ using namespace mlir::dlc::grad;
 
 namespace {
 
-StringRef attrString(DictionaryAttr attrs, StringRef key) {
-  auto value = attrs ? attrs.getAs<StringAttr>(key) : StringAttr();
-  return value ? value.getValue() : "";
-}
+/// The optimizer's settings once the options are checked.
+struct Settings {
+  double beta1 = 0.9, beta2 = 0.999, weightDecay = 0;
+};
 
-DictionaryAttr roleAttrs(MLIRContext *context, StringRef name,
-                         StringRef role) {
-  Builder b(context);
-  return b.getDictionaryAttr(
-      {b.getNamedAttr("dlc.name", b.getStringAttr(name)),
-       b.getNamedAttr("dlc.role", b.getStringAttr(role))});
-}
+/// What the gradient function returns, by role.
+struct SourceResults {
+  Value loss;
+  /// (parameter argument number, gradient)
+  SmallVector<std::pair<unsigned, Value>> grads;
+  /// (state argument number, new value)
+  SmallVector<std::pair<unsigned, Value>> states;
+};
 
 /// Builds train_step's signature and body as it goes.
 class TrainStepBuilder {
@@ -48,11 +52,13 @@ public:
   TrainStepBuilder(ModuleOp module, func::FuncOp func)
       : module_(module), func_(func), b_(module.getContext()) {}
 
-  /// A new global `name` of `type` with every element `value` and an
+  /// A new global `name` of `type` with every element `value` (inserted
+  /// before train_step; the caller checked the name is free) and an
   /// argument reading it. (b_ has no insertion point: ops it creates are
   /// detached until inserted.)
-  Value addStateArgument(StringRef name, StringRef role, RankedTensorType type,
-                         double value, Location loc) {
+  BlockArgument addStateArgument(StringRef name, StringRef role,
+                                 RankedTensorType type, double value,
+                                 Location loc) {
     Attribute element =
         isa<FloatType>(type.getElementType())
             ? Attribute(b_.getFloatAttr(type.getElementType(), value))
@@ -60,12 +66,9 @@ public:
                                           static_cast<int64_t>(value)));
     auto global = GlobalOp::create(b_, loc, name, type,
                                    DenseElementsAttr::get(type, element));
-    // Before train_step; renamed on a clash with a model global.
     SymbolTable(module_).insert(global, Block::iterator(func_));
     func_.insertArgument(func_.getNumArguments(), type,
-                         roleAttrs(module_.getContext(),
-                                   global.getSymName(), role),
-                         loc);
+                         roles::attrs(module_.getContext(), name, role), loc);
     return func_.getArguments().back();
   }
 
@@ -76,15 +79,20 @@ public:
   }
   void addResult(Value value, StringRef name, StringRef role) {
     results_.push_back(value);
-    resultAttrs_.push_back(roleAttrs(module_.getContext(), name, role));
+    resultAttrs_.push_back(roles::attrs(module_.getContext(), name, role));
   }
 
-  /// Ends the body with the results added so far.
+  /// Ends the body with the results added so far, dropping what this
+  /// optimizer did not need (Adam's bias corrections under SGD...).
   void finish(OpBuilder &body, Location loc) {
     func::ReturnOp::create(body, loc, results_);
     func_.setFunctionType(body.getFunctionType(
         func_.getBody().getArgumentTypes(), ValueRange(results_).getTypes()));
     func_.setAllResultAttrs(resultAttrs_);
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::reverse(func_.getBody().front())))
+      if (isOpTriviallyDead(&op))
+        op.erase();
   }
 
 private:
@@ -99,112 +107,216 @@ struct OptimizerPass : public mlir::dlc::impl::DLCOptimizerBase<OptimizerPass> {
   using DLCOptimizerBase::DLCOptimizerBase;
 
   void runOnOperation() override {
-    if (failed(build()))
+    if (failed(run()))
       signalPassFailure();
   }
 
-  LogicalResult build();
+  LogicalResult run();
+  InFlightDiagnostic emitError() {
+    return getOperation().emitError() << "dlc-optimizer: ";
+  }
+  FailureOr<Settings> checkOptions();
+  LogicalResult checkSource(func::FuncOp source);
+  LogicalResult checkNewNames(func::FuncOp source);
+  SmallVector<std::string> stateNames(StringRef param) const;
   Value scheduleFactor(OpBuilder &b, Location loc, Value step);
+  Value clipGradients(OpBuilder &b, Location loc, Type real,
+                      SmallVectorImpl<std::pair<BlockArgument, Value>> &grads);
 };
+
+FailureOr<Settings> OptimizerPass::checkOptions() {
+  if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
+    return emitError() << "unknown optimizer '" << optimizer
+                       << "'; the optimizers are: sgd, adam, adamw";
+  if (schedule != "constant" && schedule != "linear" && schedule != "cosine")
+    return emitError() << "unknown schedule '" << schedule
+                       << "'; the schedules are: constant, linear, cosine";
+  // (An int64_t pass option streamed into a diagnostic prints as a char.)
+  int64_t warmup = warmupSteps, total = totalSteps;
+  if (warmup < 0)
+    return emitError() << "warmup-steps " << warmup << " is negative";
+  if (schedule != "constant" && total <= warmup)
+    return emitError() << "schedule " << schedule << " needs total-steps ("
+                       << total << ") greater than warmup-steps (" << warmup
+                       << ")";
+  // Written as !(x >= 0) so that NaN is refused too; infinities make every
+  // loss NaN.
+  auto finite = [](double x) { return x >= 0 && std::isfinite(x); };
+  if (!finite(lr))
+    return emitError() << "lr " << lr << " is not a number >= 0";
+  if (!finite(momentum))
+    return emitError() << "momentum " << momentum << " is not a number >= 0";
+  if (!(dampening >= 0 && dampening <= 1))
+    return emitError() << "dampening " << dampening << " is not in [0, 1]";
+  if (nesterov && (momentum <= 0 || dampening != 0))
+    return emitError()
+           << "nesterov needs a positive momentum and zero dampening";
+  Settings settings;
+  if (!betas.empty()) {
+    if (betas.size() != 2)
+      return emitError() << "betas takes two values, beta1,beta2";
+    settings.beta1 = betas[0];
+    settings.beta2 = betas[1];
+  }
+  if (!(settings.beta1 >= 0 && settings.beta1 < 1 && settings.beta2 >= 0 &&
+        settings.beta2 < 1))
+    return emitError() << "betas " << settings.beta1 << "," << settings.beta2
+                       << " must be in [0, 1)";
+  if (!finite(eps))
+    return emitError() << "eps " << eps << " is not a number >= 0";
+  if (!(clipGradNorm >= 0))
+    return emitError() << "clip-grad-norm " << clipGradNorm
+                       << " is not a number >= 0";
+  // A negative weight decay stands for the optimizer's default; NaN is an
+  // error.
+  if (std::isnan(weightDecay) || std::isinf(weightDecay))
+    return emitError() << "weight-decay is not a number";
+  settings.weightDecay = weightDecay >= 0 ? double(weightDecay)
+                                          : (optimizer == "adamw" ? 0.01 : 0.0);
+  return settings;
+}
+
+/// Checks the gradient function: a float scalar loss first, then results
+/// that each update one argument of the same name and type (a parameter,
+/// for a gradient), no argument twice, and at least one gradient.
+LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
+  auto lossType = source.getNumResults() > 0
+                      ? dyn_cast<RankedTensorType>(source.getResultTypes()[0])
+                      : RankedTensorType();
+  if (!lossType || lossType.getRank() != 0 ||
+      !isa<FloatType>(lossType.getElementType()))
+    return emitError() << "the first result of @" << functionName
+                       << " must be the loss, a float scalar";
+  llvm::StringMap<unsigned> argIndex;
+  for (unsigned i = 0; i < source.getNumArguments(); ++i) {
+    StringRef name = roles::nameOf(source.getArgAttrDict(i));
+    if (!name.empty() && !argIndex.try_emplace(name, i).second)
+      return emitError() << "@" << functionName << " has two arguments named '"
+                         << name << "'";
+  }
+  llvm::StringSet<> updated;
+  unsigned numGradients = 0;
+  for (unsigned i = 1; i < source.getNumResults(); ++i) {
+    DictionaryAttr attrs = source.getResultAttrDict(i);
+    StringRef role = roles::roleOf(attrs), name = roles::nameOf(attrs);
+    if (role != roles::kGradient && role != roles::kState)
+      continue;
+    auto it = name.empty() ? argIndex.end() : argIndex.find(name);
+    Type type = source.getResultTypes()[i];
+    if (it == argIndex.end() || !isa<RankedTensorType>(type) ||
+        source.getArgumentTypes()[it->second] != type ||
+        (role == roles::kGradient &&
+         roles::roleOf(source.getArgAttrDict(it->second)) != roles::kParam))
+      return emitError() << "result " << i << " of @" << functionName << " ("
+                         << role << " '" << name << "') matches no "
+                         << (role == roles::kGradient ? "parameter"
+                                                      : "argument")
+                         << " of the same name and type";
+    if (!updated.insert(name).second)
+      return emitError() << "two results of @" << functionName
+                         << " update '" << name << "'";
+    numGradients += role == roles::kGradient;
+  }
+  if (numGradients == 0)
+    return emitError() << "@" << functionName << " returns no gradient";
+  return success();
+}
+
+/// The optimizer state globals of parameter `param`.
+SmallVector<std::string> OptimizerPass::stateNames(StringRef param) const {
+  std::string prefix = ("optimizer." + param + ".").str();
+  if (optimizer == "sgd")
+    return momentum != 0 ? SmallVector<std::string>{prefix + "momentum_buffer"}
+                         : SmallVector<std::string>{};
+  return {prefix + "exp_avg", prefix + "exp_avg_sq"};
+}
+
+/// Checks that the globals train_step adds are not names the module uses.
+LogicalResult OptimizerPass::checkNewNames(func::FuncOp source) {
+  ModuleOp module = getOperation();
+  SmallVector<std::string> names = {"train_step", "dlc.step", "dlc.lr",
+                                    "dlc.weight_decay"};
+  for (unsigned i = 1; i < source.getNumResults(); ++i)
+    if (roles::roleOf(source.getResultAttrDict(i)) == roles::kGradient)
+      llvm::append_range(names,
+                         stateNames(roles::nameOf(source.getResultAttrDict(i))));
+  for (const std::string &name : names)
+    if (module.lookupSymbol(name))
+      return emitError() << "the module already has a symbol @\"" << name
+                         << "\", which train_step adds";
+  // train_step's arguments and results are bound by name.
+  for (unsigned i = 0; i < source.getNumArguments(); ++i)
+    if (llvm::is_contained(names, roles::nameOf(source.getArgAttrDict(i))))
+      return emitError() << "@" << functionName << " has an argument named '"
+                         << roles::nameOf(source.getArgAttrDict(i))
+                         << "', which train_step adds";
+  return success();
+}
 
 /// The learning-rate factor at step count `step` (i64 scalar), in f64.
 Value OptimizerPass::scheduleFactor(OpBuilder &b, Location loc, Value step) {
   Type f64 = b.getF64Type();
   Value s = castTo(b, loc, step, f64);
   auto c = [&](double v) { return scalar(b, loc, f64, v); };
+  double warmup = static_cast<double>(warmupSteps);
+  double total = static_cast<double>(totalSteps);
   Value after = c(1.0);
-  if (schedule != "constant") {
-    // progress = (s - warmup) / (total - warmup) past the warmup, held at 1
-    // after total-steps so that the rate stays 0 (HuggingFace's cosine
-    // would rise again).
-    double span = static_cast<double>(totalSteps - warmupSteps);
+  if (schedule == "linear") {
+    // (total - s) / (total - warmup), and 0 after total-steps.
+    after = div(b, loc, sub(b, loc, c(total), MinOp::create(b, loc, s, c(total))),
+                c(total - warmup));
+  } else if (schedule == "cosine") {
+    // 0.5 (1 + cos(pi progress)), progress = (s - warmup) / (total -
+    // warmup) held at 1 after total-steps (HuggingFace's would rise again).
     Value progress =
-        div(b, loc, sub(b, loc, s, c(static_cast<double>(warmupSteps))),
-            c(span));
+        div(b, loc, sub(b, loc, s, c(warmup)), c(total - warmup));
     progress = MinOp::create(b, loc, progress, c(1.0));
-    if (schedule == "linear")
-      after = sub(b, loc, c(1.0), progress);
-    else
-      after = mul(b, loc, c(0.5),
-                  add(b, loc, c(1.0),
-                      CosOp::create(b, loc, mul(b, loc, c(M_PI), progress))));
+    after = mul(b, loc, c(0.5),
+                add(b, loc, c(1.0),
+                    CosOp::create(b, loc, mul(b, loc, c(M_PI), progress))));
   }
   if (warmupSteps == 0)
     return after;
-  Value warm = div(b, loc, s, c(static_cast<double>(warmupSteps)));
-  Value inWarmup = CompareOp::create(b, loc, ComparePredicate::lt, s,
-                                     c(static_cast<double>(warmupSteps)));
-  return SelectOp::create(b, loc, inWarmup, warm, after);
+  Value inWarmup = CompareOp::create(b, loc, ComparePredicate::lt, s, c(warmup));
+  return SelectOp::create(b, loc, inWarmup, div(b, loc, s, c(warmup)), after);
 }
 
-LogicalResult OptimizerPass::build() {
-  ModuleOp module = getOperation();
-  auto emit = [&]() { return module.emitError() << "dlc-optimizer: "; };
-  if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
-    return emit() << "unknown optimizer '" << optimizer
-                  << "'; the optimizers are: sgd, adam, adamw";
-  if (schedule != "constant" && schedule != "linear" && schedule != "cosine")
-    return emit() << "unknown schedule '" << schedule
-                  << "'; the schedules are: constant, linear, cosine";
-  // (A pass option streamed into a diagnostic prints as a char: read it.)
-  int64_t warmup = warmupSteps, total = totalSteps;
-  if (warmup < 0)
-    return emit() << "warmup-steps " << warmup << " is negative";
-  if (schedule != "constant" && total <= warmup)
-    return emit() << "schedule " << schedule << " needs total-steps ("
-                  << total << ") greater than warmup-steps (" << warmup
-                  << ")";
-  if (!(lr >= 0))
-    return emit() << "lr " << lr << " is not a number >= 0";
-  if (!(momentum >= 0))
-    return emit() << "momentum " << momentum << " is negative";
-  if (nesterov && (momentum <= 0 || dampening != 0))
-    return emit() << "nesterov needs a positive momentum and zero dampening";
-  double beta1 = 0.9, beta2 = 0.999;
-  if (!betas.empty()) {
-    if (betas.size() != 2)
-      return emit() << "betas takes two values, beta1,beta2";
-    beta1 = betas[0];
-    beta2 = betas[1];
+/// torch.nn.utils.clip_grad_norm_: the 2-norm of all gradients together
+/// (the norm of their norms), and every gradient scaled by
+/// min(max_norm / (norm + 1e-6), 1). Returns the norm.
+Value OptimizerPass::clipGradients(
+    OpBuilder &b, Location loc, Type real,
+    SmallVectorImpl<std::pair<BlockArgument, Value>> &grads) {
+  Value sumSquares;
+  for (auto &[param, g] : grads) {
+    Value gReal = castTo(b, loc, g, real);
+    Value sq = mul(b, loc, gReal, gReal);
+    if (typeOf(sq).getRank() > 0)
+      sq = ReduceSumOp::create(
+          b, loc, sq, llvm::to_vector(llvm::seq<int64_t>(0, typeOf(sq).getRank())),
+          false);
+    sumSquares = sumSquares ? add(b, loc, sumSquares, sq) : sq;
   }
-  if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
-    return emit() << "betas " << beta1 << "," << beta2
-                  << " must be in [0, 1)";
-  if (!(eps >= 0))
-    return emit() << "eps " << eps << " is negative";
-  if (clipGradNorm < 0)
-    return emit() << "clip-grad-norm " << clipGradNorm << " is negative";
-  double decay = weightDecay >= 0 ? double(weightDecay)
-                                  : (optimizer == "adamw" ? 0.01 : 0.0);
+  Value norm = SqrtOp::create(b, loc, sumSquares);
+  Value coef = div(b, loc, scalar(b, loc, real, clipGradNorm),
+                   add(b, loc, norm, scalar(b, loc, real, 1e-6)));
+  coef = MinOp::create(b, loc, coef, scalar(b, loc, real, 1.0));
+  for (auto &[param, g] : grads)
+    g = mul(b, loc, g, castTo(b, loc, coef, typeOf(g).getElementType()));
+  return norm;
+}
 
+LogicalResult OptimizerPass::run() {
+  ModuleOp module = getOperation();
+  FailureOr<Settings> settings = checkOptions();
+  if (failed(settings))
+    return failure();
   auto source = module.lookupSymbol<func::FuncOp>(functionName);
-  if (!source || source.isExternal())
-    return emit() << "no function @" << functionName << " with a body";
-  if (module.lookupSymbol("train_step"))
-    return emit() << "the module already has a symbol @train_step";
-  // Each gradient and state result updates the argument of its name: a
-  // parameter for a gradient, of the same type.
-  llvm::StringMap<unsigned> argIndex;
-  for (unsigned i = 0; i < source.getNumArguments(); ++i)
-    argIndex[attrString(source.getArgAttrDict(i), "dlc.name")] = i;
-  for (unsigned i = 1; i < source.getNumResults(); ++i) {
-    DictionaryAttr attrs = source.getResultAttrDict(i);
-    StringRef role = attrString(attrs, "dlc.role");
-    if (role != "gradient" && role != "state")
-      continue;
-    StringRef name = attrString(attrs, "dlc.name");
-    auto it = name.empty() ? argIndex.end() : argIndex.find(name);
-    Type type = source.getResultTypes()[i];
-    if (it == argIndex.end() || !isa<RankedTensorType>(type) ||
-        source.getArgumentTypes()[it->second] != type ||
-        (role == "gradient" &&
-         attrString(source.getArgAttrDict(it->second), "dlc.role") !=
-             "param"))
-      return emit() << "result " << i << " of @" << functionName << " ("
-                    << role << " '" << name << "') matches no "
-                    << (role == "gradient" ? "parameter" : "argument")
-                    << " of the same name and type";
-  }
+  if (!source || source.isExternal() || !source.getBody().hasOneBlock())
+    return emitError() << "no function @" << functionName
+                       << " with a one-block body";
+  if (failed(checkSource(source)) || failed(checkNewNames(source)))
+    return failure();
   Location loc = source.getLoc();
 
   // train_step starts as a copy of the gradient function.
@@ -221,76 +333,52 @@ LogicalResult OptimizerPass::build() {
 
   llvm::StringMap<BlockArgument> argByName;
   for (BlockArgument arg : func.getArguments())
-    argByName[attrString(func.getArgAttrDict(arg.getArgNumber()),
-                         "dlc.name")] = arg;
-  // Hyperparameters, metrics and the clipping norm are in the loss's type
-  // (f32, or f64 for a float64 model, whose rate 0.1 must stay 0.1).
-  Type real = typeOf(sourceResults.front()).getElementType();
-  auto scalarType = [&](Type t) { return RankedTensorType::get({}, t); };
-  Value stepArg =
-      step.addStateArgument("dlc.step", "step", scalarType(b.getI64Type()), 0,
-                            loc);
-  Value lrArg =
-      step.addStateArgument("dlc.lr", "hyperparameter", scalarType(real), lr,
-                            loc);
-  Value decayArg = step.addStateArgument("dlc.weight_decay", "hyperparameter",
-                                         scalarType(real), decay, loc);
-
-  // The loss, the gradients by parameter, and the state the model updates.
-  Value loss;
+    argByName[roles::nameOf(func.getArgAttrDict(arg.getArgNumber()))] = arg;
+  Value loss = sourceResults.front();
   SmallVector<std::pair<BlockArgument, Value>> grads;
-  SmallVector<std::pair<StringRef, Value>> states;
+  SmallVector<std::pair<BlockArgument, Value>> states;
   for (auto [i, value] : llvm::enumerate(sourceResults)) {
     DictionaryAttr attrs = source.getResultAttrDict(i);
-    StringRef role = attrString(attrs, "dlc.role");
-    StringRef name = attrString(attrs, "dlc.name");
-    if (i == 0)
-      loss = value;
-    else if (role == "gradient")
-      grads.push_back({argByName.lookup(name), value});
-    else if (role == "state")
-      states.push_back({name, value});
+    BlockArgument target = argByName.lookup(roles::nameOf(attrs));
+    if (i > 0 && roles::roleOf(attrs) == roles::kGradient)
+      grads.push_back({target, value});
+    else if (i > 0 && roles::roleOf(attrs) == roles::kState)
+      states.push_back({target, value});
   }
-  if (grads.empty())
-    return emit() << "@" << functionName << " returns no gradient";
+
+  // Hyperparameters, metrics and the clipping norm are in the loss's type
+  // (f32, or f64 for a float64 model, whose rate 0.1 must stay 0.1).
+  Type real = typeOf(loss).getElementType();
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  auto scalarType = [](Type t) { return RankedTensorType::get({}, t); };
+  BlockArgument stepArg = step.addStateArgument(
+      "dlc.step", roles::kStep, scalarType(i64), 0, loc);
+  BlockArgument lrArg = step.addStateArgument(
+      "dlc.lr", roles::kHyperparameter, scalarType(real), lr, loc);
+  BlockArgument decayArg =
+      step.addStateArgument("dlc.weight_decay", roles::kHyperparameter,
+                            scalarType(real), settings->weightDecay, loc);
 
   // This step's learning rate, in f64 for the schedule.
-  Value lrStep = mul(b, loc, castTo(b, loc, lrArg, b.getF64Type()),
+  Value lrStep = mul(b, loc, castTo(b, loc, lrArg, f64),
                      scheduleFactor(b, loc, stepArg));
-  step.addResult(loss, "loss", "loss");
-  step.addResult(castTo(b, loc, lrStep, real), "lr", "metric");
+  Value decay = castTo(b, loc, decayArg, f64);
+  step.addResult(loss, "loss", roles::kLoss);
+  step.addResult(castTo(b, loc, lrStep, real), "lr", roles::kMetric);
+  if (clipGradNorm > 0)
+    step.addResult(clipGradients(b, loc, real, grads), "grad_norm",
+                   roles::kMetric);
 
-  if (clipGradNorm > 0) {
-    // total = ||(||g_1||, ..., ||g_n||)||; g *= min(max / (total + 1e-6), 1).
-    Value sumSquares;
-    for (auto &[param, g] : grads) {
-      Value g32 = castTo(b, loc, g, real);
-      SmallVector<int64_t> all =
-          llvm::to_vector(llvm::seq<int64_t>(0, typeOf(g).getRank()));
-      Value sq = mul(b, loc, g32, g32);
-      if (!all.empty())
-        sq = ReduceSumOp::create(b, loc, sq, all, false);
-      sumSquares = sumSquares ? add(b, loc, sumSquares, sq) : sq;
-    }
-    Value total = SqrtOp::create(b, loc, sumSquares);
-    Value coef = div(b, loc, scalar(b, loc, real, clipGradNorm),
-                     add(b, loc, total, scalar(b, loc, real, 1e-6)));
-    coef = MinOp::create(b, loc, coef, scalar(b, loc, real, 1.0));
-    for (auto &[param, g] : grads)
-      g = mul(b, loc, g, castTo(b, loc, coef, typeOf(g).getElementType()));
-    step.addResult(total, "grad_norm", "metric");
-  }
-
+  auto c64 = [&](double v) { return scalar(b, loc, f64, v); };
   Value isFirst = CompareOp::create(b, loc, ComparePredicate::eq, stepArg,
-                                    scalar(b, loc, b.getI64Type(), 0));
-  // Adam's bias corrections in f64, as torch computes them on the host.
-  Value t = castTo(b, loc,
-                   add(b, loc, stepArg, scalar(b, loc, b.getI64Type(), 1)),
-                   b.getF64Type());
-  auto c64 = [&](double v) { return scalar(b, loc, b.getF64Type(), v); };
+                                    scalar(b, loc, i64, 0));
+  // Adam's bias corrections 1 - beta^t for t = step + 1.
+  Value t = castTo(b, loc, add(b, loc, stepArg, scalar(b, loc, i64, 1)), f64);
+  Value bc1 = sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(settings->beta1), t));
+  Value bc2 = sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(settings->beta2), t));
   for (auto &[param, g] : grads) {
-    StringRef name = attrString(func.getArgAttrDict(param.getArgNumber()),
-                                "dlc.name");
+    StringRef name = roles::nameOf(func.getArgAttrDict(param.getArgNumber()));
+    SmallVector<std::string> stateName = stateNames(name);
     RankedTensorType type = typeOf(param);
     Type element = type.getElementType();
     auto c = [&](double v) { return scalar(b, loc, element, v); };
@@ -300,9 +388,8 @@ LogicalResult OptimizerPass::build() {
     if (optimizer == "sgd") {
       g = add(b, loc, g, mul(b, loc, p, wd));
       if (momentum != 0) {
-        BlockArgument buf = cast<BlockArgument>(step.addStateArgument(
-            ("optimizer." + name + ".momentum_buffer").str(),
-            "optimizer_state", type, 0, loc));
+        BlockArgument buf = step.addStateArgument(
+            stateName[0], roles::kOptimizerState, type, 0, loc);
         // The first step's buffer is the gradient itself.
         Value next = add(b, loc, mul(b, loc, buf, c(momentum)),
                          mul(b, loc, g, c(1 - dampening)));
@@ -313,36 +400,39 @@ LogicalResult OptimizerPass::build() {
       step.update(param, sub(b, loc, p, mul(b, loc, g, lrT)));
       continue;
     }
-    // adam, adamw
+    // adam: L2 added to the gradient; adamw: p *= 1 - lr * weight_decay.
     if (optimizer == "adamw")
-      p = mul(b, loc, p, sub(b, loc, c(1.0), mul(b, loc, lrT, wd)));
+      p = mul(b, loc, p,
+              castTo(b, loc, sub(b, loc, c64(1.0), mul(b, loc, lrStep, decay)),
+                     element));
     else
       g = add(b, loc, g, mul(b, loc, p, wd));
-    BlockArgument m = cast<BlockArgument>(step.addStateArgument(
-        ("optimizer." + name + ".exp_avg").str(), "optimizer_state", type, 0,
-        loc));
-    BlockArgument v = cast<BlockArgument>(step.addStateArgument(
-        ("optimizer." + name + ".exp_avg_sq").str(), "optimizer_state", type,
-        0, loc));
-    // m.lerp_(g, 1 - beta1); v = v * beta2 + (1 - beta2) g^2.
-    Value mNext = add(b, loc, m, mul(b, loc, sub(b, loc, g, m), c(1 - beta1)));
-    Value vNext = add(b, loc, mul(b, loc, v, c(beta2)),
-                      mul(b, loc, mul(b, loc, g, g), c(1 - beta2)));
+    BlockArgument m = step.addStateArgument(
+        stateName[0], roles::kOptimizerState, type, 0, loc);
+    BlockArgument v = step.addStateArgument(
+        stateName[1], roles::kOptimizerState, type, 0, loc);
+    // m.lerp_(g, w = 1 - beta1): m + w (g - m), or g - (g - m)(1 - w) for
+    // w >= 0.5 (torch's two forms); v.mul_(beta2).addcmul_(g, g, 1 - beta2).
+    double w = 1 - settings->beta1;
+    Value mNext = w < 0.5 ? add(b, loc, m, mul(b, loc, c(w), sub(b, loc, g, m)))
+                          : sub(b, loc, g, mul(b, loc, sub(b, loc, g, m),
+                                               c(settings->beta1)));
+    Value vNext = add(b, loc, mul(b, loc, v, c(settings->beta2)),
+                      mul(b, loc, mul(b, loc, c(1 - settings->beta2), g), g));
     step.update(m, mNext);
     step.update(v, vNext);
-    Value bc1 = sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(beta1), t));
-    Value bc2 = sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(beta2), t));
-    Value stepSize = castTo(b, loc, div(b, loc, lrStep, bc1), element);
+    // p.addcdiv_(m, sqrt(v) / sqrt(bc2) + eps, -lr / bc1)
+    Value stepSize = castTo(b, loc, neg(b, loc, div(b, loc, lrStep, bc1)),
+                            element);
     Value bc2Sqrt = castTo(b, loc, SqrtOp::create(b, loc, bc2), element);
-    Value denom = add(b, loc, div(b, loc, SqrtOp::create(b, loc, vNext), bc2Sqrt),
-                      c(eps));
-    step.update(param, sub(b, loc, p, mul(b, loc, div(b, loc, mNext, denom),
-                                           stepSize)));
+    Value denom = add(
+        b, loc, div(b, loc, SqrtOp::create(b, loc, vNext), bc2Sqrt), c(eps));
+    step.update(param, add(b, loc, p, div(b, loc, mul(b, loc, stepSize, mNext),
+                                           denom)));
   }
-  for (auto &[name, value] : states)
-    step.update(argByName.lookup(name), value);
-  step.update(cast<BlockArgument>(stepArg),
-              add(b, loc, stepArg, scalar(b, loc, b.getI64Type(), 1)));
+  for (auto &[arg, value] : states)
+    step.update(arg, value);
+  step.update(stepArg, add(b, loc, stepArg, scalar(b, loc, i64, 1)));
   step.finish(b, loc);
   return success();
 }

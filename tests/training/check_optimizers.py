@@ -69,7 +69,7 @@ def constant_factor(W):
 
 def linear_factor(W, T):
     return lambda s: (s / max(1, W) if s < W
-                      else 1.0 - min(1.0, (s - W) / max(1, T - W)))
+                      else max(0.0, (T - s) / max(1, T - W)))
 
 
 def cosine_factor(W, T):

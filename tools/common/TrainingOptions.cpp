@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -105,6 +106,15 @@ mlir::dlc::TrainingPipelineOptions trainingPipelineOptions() {
   result.optimizer.warmupSteps = o.warmupSteps;
   result.optimizer.totalSteps = o.totalSteps;
   return result;
+}
+
+bool checkTrainingOptions(llvm::StringRef tool) {
+  Options &o = options();
+  if (o.weightDecay.getNumOccurrences() && !(o.weightDecay >= 0)) {
+    llvm::errs() << tool << ": error: --weight-decay must be a number >= 0\n";
+    return false;
+  }
+  return true;
 }
 
 llvm::SmallVector<std::string> compileOnlyTrainingOptionsGiven() {

@@ -16,6 +16,12 @@ namespace dlc::tools {
 /// Registers the training options (call before parsing).
 void registerTrainingOptions();
 
+/// Checks what the passes cannot tell from their options (an explicit
+/// --weight-decay must be a number >= 0: the pass reads negative as "the
+/// optimizer's default"). Prints one "tool: error: ..." line and returns
+/// false on a bad value.
+bool checkTrainingOptions(llvm::StringRef tool);
+
 /// The parsed options as the training passes' options.
 mlir::dlc::TrainingPipelineOptions trainingPipelineOptions();
 

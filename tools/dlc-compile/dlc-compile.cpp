@@ -49,6 +49,19 @@ int main(int argc, char **argv) {
   if (!::dlc::tools::parseCommandLine(argc, argv, "dlc compiler\n", tool))
     return 1;
 
+  if (!train) {
+    llvm::SmallVector<std::string> given =
+        ::dlc::tools::compileOnlyTrainingOptionsGiven();
+    for (auto &[name, value] : ::dlc::tools::hyperparametersGiven())
+      given.push_back(name == "dlc.lr" ? "--lr" : "--weight-decay");
+    if (!given.empty()) {
+      llvm::errs() << tool << ": error: " << given.front()
+                   << " is a training option: add --train\n";
+      return 1;
+    }
+  }
+  if (!::dlc::tools::checkTrainingOptions(tool))
+    return 1;
   mlir::dlc::ImportOptions options;
   if (!::dlc::tools::applyShapeOptions(tool, options))
     return 1;

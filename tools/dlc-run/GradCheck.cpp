@@ -5,6 +5,8 @@
 #include "ir/eval/Evaluator.h"
 #include "passes/training/Autodiff.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -46,6 +48,8 @@ FailureOr<NamedTensors> checkGradients(func::FuncOp func,
   FailureOr<func::FuncOp> vjp = mlir::dlc::buildVJPFunction(func);
   if (failed(vjp))
     return failure();
+  // The module is the caller's: the helper function goes when done.
+  auto eraseVJP = llvm::make_scope_exit([&] { vjp->erase(); });
   auto module = func->getParentOfType<ModuleOp>();
   FailureOr<mlir::dlc::Evaluator> evaluator =
       mlir::dlc::Evaluator::create(module);
@@ -88,7 +92,6 @@ FailureOr<NamedTensors> checkGradients(func::FuncOp func,
     }
     out.emplace_back("fd_grad" + std::to_string(k), std::move(fd));
   }
-  (*vjp).erase();
   return out;
 }
 

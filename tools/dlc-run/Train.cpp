@@ -13,7 +13,9 @@
 
 #include "frontend/Importer.h"
 #include "ir/Dialect.h"
+#include "ir/Roles.h"
 #include "ir/eval/Evaluator.h"
+#include "runtime/support/Float16.h"
 #include "runtime/support/Npz.h"
 #include "tools/common/Diagnostics.h"
 #include "tools/common/TrainingOptions.h"
@@ -31,19 +33,10 @@
 #include <random>
 
 using namespace mlir;
+namespace roles = mlir::dlc::roles;
 using ::dlc::Tensor;
 
 namespace {
-
-StringRef attrOf(DictionaryAttr attrs, StringRef key) {
-  auto value = attrs ? attrs.getAs<StringAttr>(key) : StringAttr();
-  return value ? value.getValue() : "";
-}
-
-bool isStateRole(StringRef role) {
-  return role == "param" || role == "state" || role == "optimizer_state" ||
-         role == "step" || role == "hyperparameter";
-}
 
 /// One argument fed from the data file.
 struct DataArgument {
@@ -144,6 +137,87 @@ checkClassIndices(DictionaryAttr attrs, const Tensor &array,
   return success();
 }
 
+/// Whether `tensor` has `type`'s dtype and shape.
+bool matchesType(const Tensor &tensor, RankedTensorType type) {
+  FailureOr<::dlc::DType> dtype = mlir::dlc::dtypeOf(type.getElementType());
+  return succeeded(dtype) && *dtype == tensor.dtype() &&
+         tensor.shape() == std::vector<int64_t>(type.getShape().begin(),
+                                                type.getShape().end());
+}
+
+/// `type` as Tensor::describe() writes it ("float32[2,3]").
+std::string describeType(RankedTensorType type) {
+  std::string s = ::dlc::dtypeName(*mlir::dlc::dtypeOf(type.getElementType()));
+  s += "[";
+  for (auto [i, d] : llvm::enumerate(type.getShape()))
+    s += (i ? "," : "") + std::to_string(d);
+  return s + "]";
+}
+
+/// Whether NumPy, hence .npz, has the dtype (it has no bfloat16).
+bool isNpzStorable(::dlc::DType dtype) { return dtype != ::dlc::DType::BF16; }
+
+/// Sets the one element of a float tensor to `value`.
+LogicalResult setScalar(Tensor &tensor, double value) {
+  if (tensor.numElements() != 1)
+    return failure();
+  switch (tensor.dtype()) {
+  case ::dlc::DType::F64:
+    tensor.data<double>()[0] = value;
+    return success();
+  case ::dlc::DType::F32:
+    tensor.data<float>()[0] = static_cast<float>(value);
+    return success();
+  case ::dlc::DType::F16:
+    tensor.data<::dlc::Half>()[0] =
+        ::dlc::Half::fromFloat(static_cast<float>(value));
+    return success();
+  case ::dlc::DType::BF16:
+    tensor.data<::dlc::BFloat16>()[0] =
+        ::dlc::BFloat16::fromFloat(static_cast<float>(value));
+    return success();
+  default:
+    return failure();
+  }
+}
+
+/// Checks, before the first step, that train_step's metrics are float
+/// scalars and that each state result has the type of the state it
+/// replaces.
+LogicalResult checkResults(func::FuncOp func,
+                           const llvm::StringMap<Tensor> &state,
+                           llvm::function_ref<int(const llvm::Twine &)> fail) {
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    DictionaryAttr attrs = func.getResultAttrDict(i);
+    StringRef role = roles::roleOf(attrs), name = roles::nameOf(attrs);
+    auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
+    if (role == roles::kLoss || role == roles::kMetric) {
+      if (!type || !isa<FloatType>(type.getElementType()) ||
+          !type.hasStaticShape() || type.getNumElements() != 1) {
+        fail("train_step result '" + name + "' (" + role +
+             ") is not a one-element float tensor");
+        return failure();
+      }
+      continue;
+    }
+    if (!roles::isGlobalRole(role))
+      continue;
+    auto it = state.find(name);
+    FailureOr<::dlc::DType> dtype = failure();
+    if (type)
+      dtype = mlir::dlc::dtypeOf(type.getElementType());
+    if (it == state.end() || failed(dtype) || !type.hasStaticShape() ||
+        *dtype != it->second.dtype() ||
+        std::vector<int64_t>(type.getShape().begin(), type.getShape().end()) !=
+            it->second.shape()) {
+      fail("train_step result '" + name + "' (" + role +
+           ") does not match a dlc.global of its type");
+      return failure();
+    }
+  }
+  return success();
+}
+
 } // namespace
 
 namespace dlc::tools {
@@ -159,6 +233,8 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   if (!func)
     return fail("the module has no train_step function (compile it with "
                 "--train)");
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return fail("train_step has no one-block body to run");
   if (options.steps < 0)
     return fail("--steps must not be negative");
   FailureOr<mlir::dlc::Evaluator> evaluator =
@@ -167,18 +243,25 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
     return 1;
   llvm::StringMap<Tensor> &state = evaluator->globals();
   // The dropout seed starts at --seed.
-  if (auto it = state.find(mlir::dlc::kRngSeedGlobal); it != state.end())
+  if (auto it = state.find(mlir::dlc::kRngSeedGlobal); it != state.end()) {
+    if (it->second.dtype() != ::dlc::DType::I64 ||
+        it->second.numElements() != 1)
+      return fail(std::string(mlir::dlc::kRngSeedGlobal) + " is " +
+                  it->second.describe() + ", expected one int64");
     it->second.data<int64_t>()[0] = static_cast<int64_t>(options.seed);
+  }
   // --lr and --weight-decay are run-time inputs: they override what the
   // module was compiled with.
   for (auto &[name, value] : hyperparametersGiven()) {
+    std::string option = name == "dlc.lr" ? "--lr" : "--weight-decay";
+    if (!(value >= 0))
+      return fail(option + " must be a number >= 0");
     auto it = state.find(name);
-    if (value < 0)
-      return fail("--" + std::string(name == "dlc.lr" ? "lr" : "weight-decay") +
-                  " must not be negative");
-    if (it != state.end() && it->second.dtype() == ::dlc::DType::F32)
-      it->second.data<float>()[0] = static_cast<float>(value);
+    if (it == state.end() || failed(setScalar(it->second, value)))
+      return fail(option + ": the module has no float scalar " + name);
   }
+  if (failed(checkResults(func, state, fail)))
+    return 1;
 
   // Bind the arguments: state by name, data arrays by name.
   NamedTensors arrays;
@@ -193,22 +276,36 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   int64_t samples = -1;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
-    StringRef role = attrOf(attrs, "dlc.role"), name = attrOf(attrs, "dlc.name");
+    StringRef role = roles::roleOf(attrs), name = roles::nameOf(attrs);
+    std::string what = "train_step argument #" + std::to_string(i) +
+                       (name.empty() ? "" : " '" + name.str() + "'");
     auto type = dyn_cast<RankedTensorType>(func.getArgumentTypes()[i]);
     if (!type || !type.hasStaticShape() ||
         failed(mlir::dlc::dtypeOf(type.getElementType())))
-      return fail("train_step argument '" + name +
-                  "' is not a statically shaped tensor of a dtype dlc stores");
-    if (isStateRole(role)) {
-      if (!state.count(name))
-        return fail("train_step argument '" + name + "' has no dlc.global");
+      return fail(what +
+                  " is not a statically shaped tensor of a dtype dlc stores");
+    if (name.empty())
+      return fail(what + " has no dlc.name");
+    if (roles::isGlobalRole(role)) {
+      auto it = state.find(name);
+      if (it == state.end())
+        return fail(what + " has no dlc.global");
+      if (!matchesType(it->second, type))
+        return fail(what + " is " + describeType(type) + " but its global is " +
+                    it->second.describe());
       continue;
     }
+    if (role != roles::kInput && role != roles::kLabel)
+      return fail(what + " has role '" + role +
+                  "', which is neither data (input, label) nor state");
+    if (type.getRank() == 0)
+      return fail(what + " is a scalar: data needs a first axis for the "
+                         "samples of a batch");
     DataArgument arg{i, name.str(), type};
     auto it = llvm::find_if(arrays, [&](auto &a) { return a.first == name; });
     if (it == arrays.end())
       return fail(options.dataFile + ": has no array '" + name + "' for the " +
-                  (role == "label" ? "label" : "model input") +
+                  (role == roles::kLabel ? "label" : "model input") +
                   "; the arrays are: " + available);
     const Tensor &array = it->second;
     FailureOr<::dlc::DType> dtype =
@@ -240,10 +337,23 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   if (dataArgs.empty())
     return fail("train_step takes no data");
   int64_t batch = dataArgs.front().type.getDimSize(0);
+  for (const DataArgument &arg : dataArgs)
+    if (arg.type.getDimSize(0) != batch)
+      return fail("train_step's data arguments disagree on the batch: '" +
+                  dataArgs.front().name + "' has " + std::to_string(batch) +
+                  " samples, '" + arg.name + "' " +
+                  std::to_string(arg.type.getDimSize(0)));
 
   // The state is written after the last step: a folder it cannot be
   // written to is an error now, not after the training.
   if (!options.saveStateFile.empty()) {
+    if (llvm::sys::fs::is_directory(options.saveStateFile))
+      return fail(options.saveStateFile + ": is a directory");
+    for (auto &entry : state)
+      if (!isNpzStorable(entry.getValue().dtype()))
+        return fail(options.saveStateFile + ": '" + entry.getKey() +
+                    "' is " + entry.getValue().describe() +
+                    ", which .npz cannot hold");
     StringRef dir = llvm::sys::path::parent_path(options.saveStateFile);
     if (std::error_code ec = llvm::sys::fs::access(
             dir.empty() ? "." : dir, llvm::sys::fs::AccessMode::Write))
@@ -265,9 +375,9 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
       rows.push_back(order.at(step * batch + j));
     SmallVector<Tensor> inputs(func.getNumArguments());
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      StringRef name = attrOf(func.getArgAttrDict(i), "dlc.name");
-      if (isStateRole(attrOf(func.getArgAttrDict(i), "dlc.role")))
-        inputs[i] = state[name];
+      DictionaryAttr attrs = func.getArgAttrDict(i);
+      if (roles::isGlobalRole(roles::roleOf(attrs)))
+        inputs[i] = state[roles::nameOf(attrs)];
     }
     for (const DataArgument &arg : dataArgs)
       inputs[arg.index] = gatherRows(*arg.array, rows);
@@ -292,12 +402,12 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
     std::string text = "step " + std::to_string(step);
     for (auto [i, value] : llvm::enumerate(*results)) {
       DictionaryAttr attrs = func.getResultAttrDict(i);
-      StringRef role = attrOf(attrs, "dlc.role"), name = attrOf(attrs, "dlc.name");
-      if (role == "loss" || role == "metric") {
+      StringRef role = roles::roleOf(attrs), name = roles::nameOf(attrs);
+      if (role == roles::kLoss || role == roles::kMetric) {
         std::string number = jsonNumber(value);
         line += ", " + jsonString(name) + ": " + number;
         text += " " + escapeForOneLine(name) + " " + number;
-      } else if (isStateRole(role)) {
+      } else if (roles::isGlobalRole(role)) {
         state[name] = std::move(value);
       }
     }

@@ -44,6 +44,7 @@
 
 #include "frontend/Importer.h"
 #include "ir/Dialect.h"
+#include "ir/Roles.h"
 #include "ir/eval/Evaluator.h"
 #include "runtime/support/Npz.h"
 #include "tools/common/Diagnostics.h"
@@ -127,7 +128,7 @@ static int fail(const llvm::Twine &message) {
 static std::string valueName(DictionaryAttr attrs, const char *prefix,
                              unsigned i) {
   if (attrs)
-    if (auto name = attrs.getAs<StringAttr>("dlc.name"))
+    if (auto name = attrs.getAs<StringAttr>(mlir::dlc::roles::kNameAttr))
       return name.str();
   return prefix + std::to_string(i);
 }
@@ -254,16 +255,14 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
 /// left out and take its value in `globals`.
 static FailureOr<SmallVector<::dlc::Tensor>>
 readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
-  static constexpr llvm::StringLiteral kGlobalRoles[] = {
-      "param", "state", "optimizer_state", "step", "hyperparameter"};
   SmallVector<ExpectedArray> expected;
   // A declaration has no block arguments, only types.
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
     std::string name = valueName(attrs, "arg", i);
-    auto role = attrs ? attrs.getAs<StringAttr>("dlc.role") : StringAttr();
+    StringRef role = mlir::dlc::roles::roleOf(attrs);
     auto global = globals.find(name);
-    bool bound = role && llvm::is_contained(kGlobalRoles, role.getValue()) &&
+    bool bound = mlir::dlc::roles::isGlobalRole(role) &&
                  global != globals.end();
     expected.push_back({name, cast<RankedTensorType>(type),
                         bound ? &global->second : nullptr});
@@ -341,6 +340,8 @@ int main(int argc, char **argv) {
   if (train) {
     if (dataFile.empty() || !steps.getNumOccurrences())
       return fail("--train needs --data and --steps");
+    if (!::dlc::tools::checkTrainingOptions(kTool))
+      return 1;
     if (llvm::StringRef(modelFile).ends_with(".mlir")) {
       llvm::SmallVector<std::string> given =
           ::dlc::tools::compileOnlyTrainingOptionsGiven();

@@ -1,0 +1,70 @@
+//===- Roles.h - What the arguments and results of a program are ----------===//
+//
+// A compiled program's functions say what each argument and result is with
+// two attributes: `dlc.name` (an ONNX input, output or initializer name, or
+// a name dlc chose: "loss", "dlc.step", "optimizer.<param>.exp_avg") and
+// `dlc.role`. Passes set them; the runtime and dlc-run bind values by them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_IR_ROLES_H
+#define DLC_IR_ROLES_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+namespace mlir::dlc::roles {
+
+inline constexpr StringLiteral kNameAttr = "dlc.name";
+inline constexpr StringLiteral kRoleAttr = "dlc.role";
+
+// Bound to a dlc.global of the same name, updated by a result of that name.
+/// A parameter: a global no function writes (trainable if float and the loss
+/// depends on it).
+inline constexpr StringLiteral kParam = "param";
+/// Model state a function writes (BatchNorm statistics, the dropout seed).
+inline constexpr StringLiteral kState = "state";
+inline constexpr StringLiteral kOptimizerState = "optimizer_state";
+/// The number of steps taken.
+inline constexpr StringLiteral kStep = "step";
+/// A run-time setting of the optimizer (learning rate, weight decay).
+inline constexpr StringLiteral kHyperparameter = "hyperparameter";
+
+// Data.
+inline constexpr StringLiteral kInput = "input";
+inline constexpr StringLiteral kLabel = "label";
+
+// Results only.
+inline constexpr StringLiteral kOutput = "output";
+inline constexpr StringLiteral kLoss = "loss";
+inline constexpr StringLiteral kGradient = "gradient";
+inline constexpr StringLiteral kMetric = "metric";
+
+/// Whether values of `role` live in a dlc.global between calls.
+inline bool isGlobalRole(StringRef role) {
+  return role == kParam || role == kState || role == kOptimizerState ||
+         role == kStep || role == kHyperparameter;
+}
+
+/// The `dlc.name` / `dlc.role` of an argument's or result's attributes
+/// ("" when absent).
+inline StringRef nameOf(DictionaryAttr attrs) {
+  auto name = attrs ? attrs.getAs<StringAttr>(kNameAttr) : StringAttr();
+  return name ? name.getValue() : "";
+}
+inline StringRef roleOf(DictionaryAttr attrs) {
+  auto role = attrs ? attrs.getAs<StringAttr>(kRoleAttr) : StringAttr();
+  return role ? role.getValue() : "";
+}
+
+/// {dlc.name = name, dlc.role = role}.
+inline DictionaryAttr attrs(MLIRContext *context, StringRef name,
+                            StringRef role) {
+  Builder b(context);
+  return b.getDictionaryAttr(
+      {b.getNamedAttr(kNameAttr, b.getStringAttr(name)),
+       b.getNamedAttr(kRoleAttr, b.getStringAttr(role))});
+}
+
+} // namespace mlir::dlc::roles
+
+#endif // DLC_IR_ROLES_H
