@@ -31,6 +31,15 @@ Value grad::scalarLike(OpBuilder &b, Location loc, Value like, double value) {
   return scalar(b, loc, typeOf(like).getElementType(), value);
 }
 
+Value grad::sumAll(OpBuilder &b, Location loc, Value v) {
+  int64_t rank = typeOf(v).getRank();
+  if (rank == 0)
+    return v;
+  return ReduceSumOp::create(b, loc, v,
+                             llvm::to_vector(llvm::seq<int64_t>(0, rank)),
+                             /*keep_dims=*/false);
+}
+
 Value grad::sumToShape(OpBuilder &b, Location loc, Value grad,
                        RankedTensorType target) {
   RankedTensorType type = typeOf(grad);

@@ -32,6 +32,9 @@ Value scalarLike(OpBuilder &b, Location loc, Value like, double value);
 Value sumToShape(OpBuilder &b, Location loc, Value grad,
                  RankedTensorType target);
 
+/// The sum of every element of `v`, a scalar; `v` itself when a scalar.
+Value sumAll(OpBuilder &b, Location loc, Value v);
+
 /// Broadcasts `v` to `shape` (NumPy rules); `v` itself when already so.
 Value broadcastTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
 

@@ -9,9 +9,13 @@ using namespace mlir::dlc;
 
 void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
                                       const TrainingPipelineOptions &options) {
+  // Parameters and state become arguments and results.
   pm.addPass(createDLCFunctionalize());
+  // @forward_train -> @loss.
   pm.addPass(createDLCAddLoss(options.loss));
+  // @loss -> @loss_grad.
   pm.addPass(createDLCAutodiff(options.autodiff));
+  // @loss_grad -> @train_step.
   pm.addPass(createDLCOptimizer(options.optimizer));
   // Gradient rules build what they need without looking around (zeros that
   // are added, reshapes that undo reshapes): canonicalization and CSE clean

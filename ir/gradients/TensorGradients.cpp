@@ -164,9 +164,7 @@ PadOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
           b, loc, splat(b, loc, inType, 0.0),
           scalar(b, loc, inType.getElementType(), 1.0), low, high,
           PadMode::constant);
-      operandGrads[1] = ReduceSumOp::create(
-          b, loc, mul(b, loc, g, mask),
-          llvm::to_vector(llvm::seq<int64_t>(0, rank)), /*keep_dims=*/false);
+      operandGrads[1] = sumAll(b, loc, mul(b, loc, g, mask));
     }
     return success();
   }

@@ -190,8 +190,12 @@ FailureOr<func::FuncOp> mlir::dlc::buildVJPFunction(func::FuncOp func) {
   for (Value out : clonedOutputs)
     if (isFloatTensor(out)) {
       floatOutputs.push_back(out);
-      vjp.insertArgument(vjp.getNumArguments(), out.getType(), {},
-                         out.getLoc());
+      if (failed(vjp.insertArgument(vjp.getNumArguments(), out.getType(), {},
+                                    out.getLoc()))) {
+        vjp.erase();
+        return func.emitError() << "dlc-autodiff: cannot add an argument to @"
+                                << func.getSymName() << "_vjp";
+      }
       cotangents.push_back(vjp.getArguments().back());
     }
   for (BlockArgument arg : vjp.getArguments().take_front(func.getNumArguments()))

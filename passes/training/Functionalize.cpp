@@ -60,9 +60,12 @@ LogicalResult functionalize(func::FuncOp func,
   unsigned index = 0;
   for (auto [name, type] : used) {
     StringRef role = written.contains(name) ? roles::kState : roles::kParam;
-    func.insertArgument(index, type,
-                        roles::attrs(func.getContext(), name.getValue(), role),
-                        func.getLoc());
+    if (failed(func.insertArgument(
+            index, type, roles::attrs(func.getContext(), name.getValue(), role),
+            func.getLoc())))
+      return func.emitError() << "dlc-functionalize: cannot add an argument "
+                                 "to @"
+                              << func.getSymName();
     current[name] = func.getArgument(index++);
   }
   llvm::MapVector<StringAttr, Value> stored;

@@ -35,10 +35,7 @@ bool isState(func::FuncOp func, unsigned result) {
 
 /// Sum over every axis, divided by `count` (a scalar of the same type).
 Value meanOver(OpBuilder &b, Location loc, Value v, Value count) {
-  SmallVector<int64_t> all = llvm::to_vector(
-      llvm::seq<int64_t>(0, typeOf(v).getRank()));
-  Value sum = all.empty() ? v : ReduceSumOp::create(b, loc, v, all, false);
-  return div(b, loc, sum, count);
+  return div(b, loc, sumAll(b, loc, v), count);
 }
 
 /// The mean of every element of `v`.
@@ -83,11 +80,7 @@ Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
             mul(b, loc, uniform, scalar(b, loc, element, smoothing)));
   }
   perPosition = selectOrZero(b, loc, valid, perPosition);
-  Value count = castTo(b, loc, valid, element);
-  SmallVector<int64_t> all = llvm::to_vector(
-      llvm::seq<int64_t>(0, typeOf(count).getRank()));
-  if (!all.empty())
-    count = ReduceSumOp::create(b, loc, count, all, false);
+  Value count = sumAll(b, loc, castTo(b, loc, valid, element));
   return meanOver(b, loc, perPosition, count);
 }
 
@@ -210,8 +203,10 @@ LogicalResult AddLossPass::addLoss() {
                 b.getI64IntegerAttr(outType.getShape().back()));
       attrs.set("dlc.ignore_index", b.getI64IntegerAttr(ignoreIndex));
     }
-    lossFunc.insertArgument(lossFunc.getNumArguments(), labelType,
-                            attrs.getDictionary(&getContext()), loc);
+    if (failed(lossFunc.insertArgument(lossFunc.getNumArguments(), labelType,
+                                       attrs.getDictionary(&getContext()),
+                                       loc)))
+      return emit() << "cannot add the label argument to @loss";
   }
   Value labelValue = labelType ? lossFunc.getArguments().back() : Value();
 

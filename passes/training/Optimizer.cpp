@@ -67,8 +67,10 @@ public:
     auto global = GlobalOp::create(b_, loc, name, type,
                                    DenseElementsAttr::get(type, element));
     SymbolTable(module_).insert(global, Block::iterator(func_));
-    func_.insertArgument(func_.getNumArguments(), type,
-                         roles::attrs(module_.getContext(), name, role), loc);
+    // Adding an argument to a func.func with a body cannot fail.
+    (void)func_.insertArgument(func_.getNumArguments(), type,
+                               roles::attrs(module_.getContext(), name, role),
+                               loc);
     return func_.getArguments().back();
   }
 
@@ -290,11 +292,7 @@ Value OptimizerPass::clipGradients(
   Value sumSquares;
   for (auto &[param, g] : grads) {
     Value gReal = castTo(b, loc, g, real);
-    Value sq = mul(b, loc, gReal, gReal);
-    if (typeOf(sq).getRank() > 0)
-      sq = ReduceSumOp::create(
-          b, loc, sq, llvm::to_vector(llvm::seq<int64_t>(0, typeOf(sq).getRank())),
-          false);
+    Value sq = sumAll(b, loc, mul(b, loc, gReal, gReal));
     sumSquares = sumSquares ? add(b, loc, sumSquares, sq) : sq;
   }
   Value norm = SqrtOp::create(b, loc, sumSquares);

@@ -181,7 +181,7 @@ static LogicalResult checkSignature(func::FuncOp func) {
 
 static FailureOr<OwningOpRef<ModuleOp>>
 loadModel(MLIRContext &context) {
-  if (llvm::StringRef(modelFile).ends_with(".mlir")) {
+  if (llvm::StringRef(modelFile).ends_with_insensitive(".mlir")) {
     mlir::dlc::registerImporterDialects(&context);
     llvm::SourceMgr sourceMgr;
     OwningOpRef<ModuleOp> module =
@@ -342,7 +342,7 @@ int main(int argc, char **argv) {
       return fail("--train needs --data and --steps");
     if (!::dlc::tools::checkTrainingOptions(kTool))
       return 1;
-    if (llvm::StringRef(modelFile).ends_with(".mlir")) {
+    if (llvm::StringRef(modelFile).ends_with_insensitive(".mlir")) {
       llvm::SmallVector<std::string> given =
           ::dlc::tools::compileOnlyTrainingOptionsGiven();
       if (!given.empty())
