@@ -110,10 +110,34 @@ mlir::dlc::TrainingPipelineOptions trainingPipelineOptions() {
 
 bool checkTrainingOptions(llvm::StringRef tool) {
   Options &o = options();
-  if (o.weightDecay.getNumOccurrences() && !(o.weightDecay >= 0)) {
-    llvm::errs() << tool << ": error: --weight-decay must be a number >= 0\n";
+  auto fail = [&](const llvm::Twine &message) {
+    llvm::errs() << tool << ": error: " << message << "\n";
     return false;
-  }
+  };
+  if (o.weightDecay.getNumOccurrences() && !(o.weightDecay >= 0))
+    return fail("--weight-decay must be a number >= 0");
+  // An option the chosen loss, optimizer or schedule does not read is a
+  // mistake worth reporting, not something to ignore silently.
+  auto given = [](cl::Option &option) { return option.getNumOccurrences(); };
+  bool sgd = o.optimizer == "sgd";
+  if (o.loss != "cross_entropy")
+    for (cl::Option *option : {static_cast<cl::Option *>(&o.ignoreIndex),
+                               static_cast<cl::Option *>(&o.labelSmoothing)})
+      if (given(*option))
+        return fail("--" + option->ArgStr + " applies to --loss cross_entropy");
+  if (o.loss == "model" && given(o.labelInput))
+    return fail("--label-input does not apply to --loss model (no label)");
+  if (!sgd)
+    for (cl::Option *option : {static_cast<cl::Option *>(&o.momentum),
+                               static_cast<cl::Option *>(&o.dampening),
+                               static_cast<cl::Option *>(&o.nesterov)})
+      if (given(*option))
+        return fail("--" + option->ArgStr + " applies to --optimizer sgd");
+  if (sgd && (o.betas.getNumOccurrences() || given(o.eps)))
+    return fail(llvm::Twine(o.betas.getNumOccurrences() ? "--betas" : "--eps") +
+                " applies to --optimizer adam and adamw");
+  if (o.schedule == "constant" && given(o.totalSteps))
+    return fail("--total-steps applies to --lr-schedule linear and cosine");
   return true;
 }
 

@@ -340,8 +340,6 @@ int main(int argc, char **argv) {
   if (train) {
     if (dataFile.empty() || !steps.getNumOccurrences())
       return fail("--train needs --data and --steps");
-    if (!::dlc::tools::checkTrainingOptions(kTool))
-      return 1;
     if (llvm::StringRef(modelFile).ends_with_insensitive(".mlir")) {
       llvm::SmallVector<std::string> given =
           ::dlc::tools::compileOnlyTrainingOptionsGiven();
@@ -350,6 +348,8 @@ int main(int argc, char **argv) {
                     modelFile + " is compiled already (only --lr and "
                     "--weight-decay, run-time inputs, may change)");
     }
+    if (!::dlc::tools::checkTrainingOptions(kTool))
+      return 1;
     MLIRContext context;
     ::dlc::tools::DiagnosticPrinter printer(context, kTool);
     FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);
