@@ -485,8 +485,7 @@ LogicalResult ModelImporter::finishOutputs(func::FuncOp func) {
   // A training step's dropouts drew from the seed; the next step draws
   // from the next one.
   if (Value seed = function_.rngSeed) {
-    Location loc = NameLoc::get(StringAttr::get(context_, kRngSeedGlobal),
-                                fileLoc());
+    Location loc = fileLoc();
     auto type = cast<RankedTensorType>(seed.getType());
     Value one = ConstantOp::create(
         builder_, loc, DenseElementsAttr::get(type, int64_t(1)));

@@ -363,9 +363,8 @@ Value NodeContext::rngSeed() {
     // Declared beside the parameters, before the function.
     OpBuilder::InsertionGuard guard(builder_);
     builder_.setInsertionPoint(func);
-    Location loc = NameLoc::get(builder_.getStringAttr(kRngSeedGlobal),
-                                module.getLoc());
-    GlobalOp::create(builder_, loc, kRngSeedGlobal, type,
+    // Not an ONNX initializer: located at the model file itself.
+    GlobalOp::create(builder_, module.getLoc(), kRngSeedGlobal, type,
                      mlir::cast<ElementsAttr>(
                          DenseElementsAttr::get(type, int64_t(0))));
   }
