@@ -106,7 +106,8 @@ def DLC_GlobalStoreOp : DLC_Op<"global_store",
 class DLC_UnaryOp<string mnemonic, Type type, string semantics,
                   string elementType = "f32",
                   list<Trait> traits = [DLC_Differentiable]>
-    : DLC_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType]> {
+    : DLC_Op<mnemonic,
+             traits # [Pure, Elementwise, SameOperandsAndResultType]> {
   let summary = "elementwise " # mnemonic;
   let description = semantics # [{
 
@@ -191,12 +192,16 @@ def DLC_MulOp : DLC_ArithmeticOp<"mul", "`x * y`.", [Commutative]>;
 def DLC_DivOp : DLC_ArithmeticOp<"div",
     "`x / y`; integer division truncates toward zero.">;
 def DLC_RemOp : DLC_BinaryOp<"rem", DLC_NumericTensor,
-    "Remainder with the sign of the dividend (C's `fmod` and `%`).", [DLC_Differentiable]>;
-def DLC_PowOp : DLC_BinaryOp<"pow", DLC_NumericTensor, "`x ** y`.", [DLC_Differentiable]>;
+    "Remainder with the sign of the dividend (C's `fmod` and `%`).",
+    [DLC_Differentiable]>;
+def DLC_PowOp : DLC_BinaryOp<"pow", DLC_NumericTensor, "`x ** y`.",
+    [DLC_Differentiable]>;
 def DLC_MaxOp : DLC_BinaryOp<"max", DLC_NumericTensor,
-    "The larger operand; NaN if either is NaN.", [Commutative, DLC_Differentiable]>;
+    "The larger operand; NaN if either is NaN.",
+    [Commutative, DLC_Differentiable]>;
 def DLC_MinOp : DLC_BinaryOp<"min", DLC_NumericTensor,
-    "The smaller operand; NaN if either is NaN.", [Commutative, DLC_Differentiable]>;
+    "The smaller operand; NaN if either is NaN.",
+    [Commutative, DLC_Differentiable]>;
 def DLC_AndOp : DLC_BinaryOp<"and", DLC_BoolTensor, "Logical and.",
                              [Commutative], "i1">;
 def DLC_OrOp : DLC_BinaryOp<"or", DLC_BoolTensor, "Logical or.",
@@ -223,7 +228,8 @@ def DLC_CompareOp : DLC_Op<"compare",
   }];
 }
 
-def DLC_SelectOp : DLC_Op<"select", [DLC_Differentiable, Pure, InferTypeOpAdaptor,
+def DLC_SelectOp : DLC_Op<"select",
+    [DLC_Differentiable, Pure, InferTypeOpAdaptor,
     AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
   let summary = "elementwise choice with broadcasting";
   let description = [{
@@ -243,7 +249,8 @@ def DLC_SelectOp : DLC_Op<"select", [DLC_Differentiable, Pure, InferTypeOpAdapto
   }];
 }
 
-def DLC_CastOp : DLC_Op<"cast", [DLC_Differentiable, Pure, SameOperandsAndResultShape]> {
+def DLC_CastOp : DLC_Op<"cast",
+    [DLC_Differentiable, Pure, SameOperandsAndResultShape]> {
   let summary = "elementwise element type conversion";
   let description = [{
     ONNX Cast semantics: floats to integers truncate toward zero, anything to
@@ -264,7 +271,8 @@ def DLC_CastOp : DLC_Op<"cast", [DLC_Differentiable, Pure, SameOperandsAndResult
 // Shape and data movement
 //===----------------------------------------------------------------------===//
 
-def DLC_ReshapeOp : DLC_Op<"reshape", [DLC_Differentiable, Pure, SameOperandsAndResultElementType]> {
+def DLC_ReshapeOp : DLC_Op<"reshape",
+    [DLC_Differentiable, Pure, SameOperandsAndResultElementType]> {
   let summary = "reinterprets the shape, keeping row-major element order";
   let description = [{
     Example:
@@ -279,7 +287,8 @@ def DLC_ReshapeOp : DLC_Op<"reshape", [DLC_Differentiable, Pure, SameOperandsAnd
   let hasFolder = 1;
 }
 
-def DLC_TransposeOp : DLC_Op<"transpose", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
+def DLC_TransposeOp : DLC_Op<"transpose",
+    [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "permutes dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`.
@@ -314,7 +323,8 @@ def DLC_BroadcastToOp : DLC_Op<"broadcast_to",
 }
 
 def DLC_ConcatOp : DLC_Op<"concat",
-    [DLC_Differentiable, Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+    [DLC_Differentiable, Pure,
+     SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
   let summary = "joins tensors along an axis";
   let description = [{
     Example:
@@ -327,7 +337,8 @@ def DLC_ConcatOp : DLC_Op<"concat",
   let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
 }
 
-def DLC_SliceOp : DLC_Op<"slice", [DLC_Differentiable, Pure, SameOperandsAndResultElementType,
+def DLC_SliceOp : DLC_Op<"slice",
+    [DLC_Differentiable, Pure, SameOperandsAndResultElementType,
                                    InferTypeOpAdaptor]> {
   let summary = "a strided window of a tensor";
   let description = [{
@@ -374,7 +385,8 @@ def DLC_PadOp : DLC_Op<"pad", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def DLC_GatherOp : DLC_Op<"gather", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
+def DLC_GatherOp : DLC_Op<"gather",
+    [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "takes slices along an axis at the given indices (ONNX Gather)";
   let description = [{
     The result shape is `data[:axis] + indices + data[axis+1:]`. Negative
@@ -393,7 +405,8 @@ def DLC_GatherOp : DLC_Op<"gather", [DLC_Differentiable, Pure, InferTypeOpAdapto
   }];
 }
 
-def DLC_GatherElementsOp : DLC_Op<"gather_elements", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
+def DLC_GatherElementsOp : DLC_Op<"gather_elements",
+    [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "elementwise gather along an axis (ONNX GatherElements)";
   let description = [{
     `result[i][j]... = data[...][indices[i][j]...][...]` with the index
@@ -443,7 +456,8 @@ def DLC_ScatterElementsOp : DLC_Op<"scatter_elements",
 //===----------------------------------------------------------------------===//
 
 class DLC_ReduceOp<string mnemonic, string semantics>
-    : DLC_Op<mnemonic, [DLC_Differentiable, Pure, SameOperandsAndResultElementType,
+    : DLC_Op<mnemonic, [DLC_Differentiable, Pure,
+                        SameOperandsAndResultElementType,
                         InferTypeOpAdaptor]> {
   let summary = semantics # " over the given axes";
   let description = [{
@@ -490,7 +504,8 @@ class DLC_ArgReduceOp<string mnemonic, string which>
 def DLC_ArgMaxOp : DLC_ArgReduceOp<"argmax", "largest element">;
 def DLC_ArgMinOp : DLC_ArgReduceOp<"argmin", "smallest element">;
 
-def DLC_CumSumOp : DLC_Op<"cumsum", [DLC_Differentiable, Pure, SameOperandsAndResultType]> {
+def DLC_CumSumOp : DLC_Op<"cumsum",
+    [DLC_Differentiable, Pure, SameOperandsAndResultType]> {
   let summary = "cumulative sum along an axis";
   let description = [{
     `exclusive` leaves out the element itself; `reverse` sums from the end.
@@ -511,7 +526,8 @@ def DLC_CumSumOp : DLC_Op<"cumsum", [DLC_Differentiable, Pure, SameOperandsAndRe
 // Sorting
 //===----------------------------------------------------------------------===//
 
-def DLC_TopKOp : DLC_Op<"top_k", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
+def DLC_TopKOp : DLC_Op<"top_k",
+    [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
   let summary = "the k largest or smallest elements along an axis";
   let description = [{
     ONNX TopK: `values` holds the `k` largest elements of each line along
@@ -543,7 +559,8 @@ def DLC_TopKOp : DLC_Op<"top_k", [DLC_Differentiable, Pure, InferTypeOpAdaptor]>
 //===----------------------------------------------------------------------===//
 
 def DLC_MatmulOp : DLC_Op<"matmul",
-    [DLC_Differentiable, Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+    [DLC_Differentiable, Pure,
+     SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
   let summary = "batched matrix product with broadcast batch dimensions";
   let description = [{
     `lhs` is `[..., M, K]`, `rhs` `[..., K, N]` (both rank 2 or more); the
@@ -563,7 +580,8 @@ def DLC_MatmulOp : DLC_Op<"matmul",
 }
 
 def DLC_ConvOp : DLC_Op<"conv",
-    [DLC_Differentiable, Pure, SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
+    [DLC_Differentiable, Pure,
+     SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
   let summary = "N-d grouped convolution (cross-correlation)";
   let description = [{
     `input` is `[N, C, spatial...]`, `filter` `[O, C / groups, kernel...]`.
@@ -592,7 +610,8 @@ def DLC_ConvOp : DLC_Op<"conv",
 }
 
 class DLC_PoolOp<string mnemonic, string semantics>
-    : DLC_Op<mnemonic, [DLC_Differentiable, Pure, SameOperandsAndResultElementType,
+    : DLC_Op<mnemonic, [DLC_Differentiable, Pure,
+                        SameOperandsAndResultElementType,
                         InferTypeOpAdaptor]> {
   let summary = semantics # " over sliding windows of the spatial dimensions";
   let description = [{

@@ -22,8 +22,7 @@ Value grad::splat(OpBuilder &b, Location loc, RankedTensorType type,
   return ConstantOp::create(b, loc, DenseElementsAttr::get(type, attr));
 }
 
-Value grad::scalar(OpBuilder &b, Location loc, Type elementType,
-                   double value) {
+Value grad::scalar(OpBuilder &b, Location loc, Type elementType, double value) {
   return splat(b, loc, RankedTensorType::get({}, elementType), value);
 }
 
@@ -49,7 +48,8 @@ Value grad::sumToShape(OpBuilder &b, Location loc, Value grad,
   assert(lead >= 0 && "a broadcast never lowers the rank");
   SmallVector<int64_t> axes;
   for (int64_t d = 0; d < type.getRank(); ++d)
-    if (d < lead || (target.getDimSize(d - lead) == 1 && type.getDimSize(d) != 1))
+    if (d < lead ||
+        (target.getDimSize(d - lead) == 1 && type.getDimSize(d) != 1))
       axes.push_back(d);
   Value summed = grad;
   if (!axes.empty())

@@ -22,7 +22,7 @@ std::string mlir::dlc::escapeForOneLine(llvm::StringRef text) {
       result += "\\t";
     else if (byte < 0x20 || byte == 0x7f)
       result += "\\x" + llvm::utohexstr(byte, /*LowerCase=*/true,
-                                       /*Width=*/2);
+                                        /*Width=*/2);
     else
       result += c; // UTF-8 bytes of a non-ASCII name print as they are
   }
@@ -60,4 +60,3 @@ std::string mlir::dlc::describeLocation(Location loc) {
     return describeLocation(callSite.getCallee());
   return "";
 }
-

@@ -16,6 +16,10 @@ namespace mlir::dlc::roles {
 
 inline constexpr StringLiteral kNameAttr = "dlc.name";
 inline constexpr StringLiteral kRoleAttr = "dlc.role";
+/// On a cross-entropy label: the number of classes and the ignored index,
+/// for data loaders to check class indices up front.
+inline constexpr StringLiteral kNumClassesAttr = "dlc.num_classes";
+inline constexpr StringLiteral kIgnoreIndexAttr = "dlc.ignore_index";
 
 // Bound to a dlc.global of the same name, updated by a result of that name.
 /// A parameter: a global no function writes (trainable if float and the loss

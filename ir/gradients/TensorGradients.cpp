@@ -51,18 +51,18 @@ Value sumAlong(OpBuilder &b, Location loc, Value v, int64_t dim) {
 } // namespace
 
 // dx = reshape(g, shape(x)).
-LogicalResult
-ReshapeOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
-                         MutableArrayRef<Value> operandGrads) {
-  operandGrads[0] = reshape(b, getLoc(), resultGrads[0],
-                            typeOf(getInput()).getShape());
+LogicalResult ReshapeOp::buildGradient(OpBuilder &b,
+                                       ArrayRef<Value> resultGrads,
+                                       MutableArrayRef<Value> operandGrads) {
+  operandGrads[0] =
+      reshape(b, getLoc(), resultGrads[0], typeOf(getInput()).getShape());
   return success();
 }
 
 // dx = transpose(g, inverse(permutation)).
-LogicalResult
-TransposeOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
-                           MutableArrayRef<Value> operandGrads) {
+LogicalResult TransposeOp::buildGradient(OpBuilder &b,
+                                         ArrayRef<Value> resultGrads,
+                                         MutableArrayRef<Value> operandGrads) {
   ArrayRef<int64_t> perm = getPermutation();
   SmallVector<int64_t> inverse(perm.size());
   for (auto [i, p] : llvm::enumerate(perm))
@@ -75,15 +75,13 @@ TransposeOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
 LogicalResult
 BroadcastToOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                              MutableArrayRef<Value> operandGrads) {
-  operandGrads[0] =
-      sumToShape(b, getLoc(), resultGrads[0], typeOf(getInput()));
+  operandGrads[0] = sumToShape(b, getLoc(), resultGrads[0], typeOf(getInput()));
   return success();
 }
 
 // dx_i = the part of g along `axis` that x_i filled.
-LogicalResult
-ConcatOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
-                        MutableArrayRef<Value> operandGrads) {
+LogicalResult ConcatOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                      MutableArrayRef<Value> operandGrads) {
   int64_t axis = static_cast<int64_t>(getAxis());
   int64_t at = 0;
   for (auto [i, input] : llvm::enumerate(getInputs())) {
@@ -95,9 +93,8 @@ ConcatOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
 }
 
 // dx = zeros(shape(x)) with g written at offsets + i * strides.
-LogicalResult
-SliceOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
-                       MutableArrayRef<Value> operandGrads) {
+LogicalResult SliceOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                     MutableArrayRef<Value> operandGrads) {
   Location loc = getLoc();
   Value g = resultGrads[0];
   if (typeOf(g).getNumElements() == 0)
@@ -147,9 +144,8 @@ SliceOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
 
 // dx = g's interior plus, for reflect/edge, each border folded back onto the
 // elements it copied; dvalue = sum of g over the padded positions.
-LogicalResult
-PadOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
-                     MutableArrayRef<Value> operandGrads) {
+LogicalResult PadOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                   MutableArrayRef<Value> operandGrads) {
   Location loc = getLoc();
   Value g = resultGrads[0];
   RankedTensorType inType = typeOf(getInput());
@@ -160,10 +156,9 @@ PadOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                       SmallVector<int64_t>(rank, 1));
     if (Value value = getValue()) {
       // The padded positions are where pad(zeros, value = 1) is 1.
-      Value mask = PadOp::create(
-          b, loc, splat(b, loc, inType, 0.0),
-          scalar(b, loc, inType.getElementType(), 1.0), low, high,
-          PadMode::constant);
+      Value mask = PadOp::create(b, loc, splat(b, loc, inType, 0.0),
+                                 scalar(b, loc, inType.getElementType(), 1.0),
+                                 low, high, PadMode::constant);
       operandGrads[1] = sumAll(b, loc, mul(b, loc, g, mask));
     }
     return success();
@@ -178,8 +173,8 @@ PadOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
     // Adds `border`, in input order, to the input elements from `at` on.
     auto addAt = [&](Value border, int64_t at) {
       int64_t size = typeOf(border).getDimSize(d);
-      sum = add(b, loc, sum,
-                zeroPadAlong(b, loc, border, d, at, n - at - size));
+      sum =
+          add(b, loc, sum, zeroPadAlong(b, loc, border, d, at, n - at - size));
     };
     if (reflect) {
       if (l > 0) // output l - 1 - k copies input k + 1
@@ -200,9 +195,8 @@ PadOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
 
 // ddata = scatter-add of g into zeros at the indices, broadcast over the
 // dimensions around `axis`.
-LogicalResult
-GatherOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
-                        MutableArrayRef<Value> operandGrads) {
+LogicalResult GatherOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                      MutableArrayRef<Value> operandGrads) {
   Location loc = getLoc();
   Value g = resultGrads[0];
   if (typeOf(g).getNumElements() == 0)
@@ -224,9 +218,9 @@ GatherOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
 LogicalResult
 GatherElementsOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                 MutableArrayRef<Value> operandGrads) {
-  operandGrads[0] = scatterAddIntoZeros(
-      b, getLoc(), typeOf(getData()), getIndices(), resultGrads[0],
-      static_cast<int64_t>(getAxis()));
+  operandGrads[0] =
+      scatterAddIntoZeros(b, getLoc(), typeOf(getData()), getIndices(),
+                          resultGrads[0], static_cast<int64_t>(getAxis()));
   return success();
 }
 

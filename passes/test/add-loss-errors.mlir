@@ -80,3 +80,23 @@ module {
     return %x : tensor<f32>
   }
 }
+
+// -----
+
+// expected-error@+1 {{dlc-add-loss: cross_entropy needs at least one class; the output is 'tensor<4x0xf32>'}}
+module {
+  func.func @forward_train(%x: tensor<4x0xf32> {dlc.name = "x", dlc.role = "input"}) -> (tensor<4x0xf32> {dlc.name = "logits", dlc.role = "output"}) {
+    return %x : tensor<4x0xf32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{dlc-add-loss: @forward_train has more than one block}}
+module {
+  func.func @forward_train(%x: tensor<4x5xf32> {dlc.name = "x", dlc.role = "input"}) -> (tensor<4x5xf32> {dlc.name = "logits", dlc.role = "output"}) {
+    return %x : tensor<4x5xf32>
+  ^bb1(%y: tensor<4x5xf32>):
+    return %y : tensor<4x5xf32>
+  }
+}

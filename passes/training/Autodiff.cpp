@@ -11,9 +11,9 @@
 #include "passes/training/Autodiff.h"
 
 #include "ir/Dialect.h"
-#include "ir/Roles.h"
 #include "ir/GradientUtils.h"
 #include "ir/Locations.h"
+#include "ir/Roles.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -116,8 +116,8 @@ mlir::dlc::buildGradients(OpBuilder &builder, Block &block,
     if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
       continue;
     SmallVector<Value> operandGrads(op->getNumOperands());
-    if (failed(cast<GradientOpInterface>(op).buildGradient(
-            builder, resultGrads, operandGrads)))
+    if (failed(cast<GradientOpInterface>(op).buildGradient(builder, resultGrads,
+                                                           operandGrads)))
       return failure();
     for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads)) {
       if (!grad || !isActive(operand))
@@ -146,8 +146,8 @@ FailureOr<func::FuncOp> cloneWithoutReturn(func::FuncOp func, StringRef name,
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitError() << "dlc-autodiff: @" << func.getSymName()
                             << " is not a function with one block";
-  if (SymbolTable::lookupNearestSymbolFrom(func, StringAttr::get(
-                                                     func.getContext(), name)))
+  if (SymbolTable::lookupNearestSymbolFrom(
+          func, StringAttr::get(func.getContext(), name)))
     return func.emitError() << "dlc-autodiff: the module already has a "
                                "symbol @"
                             << name;
@@ -198,7 +198,8 @@ FailureOr<func::FuncOp> mlir::dlc::buildVJPFunction(func::FuncOp func) {
       }
       cotangents.push_back(vjp.getArguments().back());
     }
-  for (BlockArgument arg : vjp.getArguments().take_front(func.getNumArguments()))
+  for (BlockArgument arg :
+       vjp.getArguments().take_front(func.getNumArguments()))
     if (isFloatTensor(arg))
       wrt.push_back(arg);
   OpBuilder builder = OpBuilder::atBlockEnd(&block);
@@ -210,9 +211,8 @@ FailureOr<func::FuncOp> mlir::dlc::buildVJPFunction(func::FuncOp func) {
   }
   SmallVector<Value> results(clonedOutputs);
   for (auto [arg, g] : llvm::zip(wrt, *grads))
-    results.push_back(g ? g
-                        : grad::splat(builder, arg.getLoc(), grad::typeOf(arg),
-                                      0.0));
+    results.push_back(
+        g ? g : grad::splat(builder, arg.getLoc(), grad::typeOf(arg), 0.0));
   finish(vjp, results, func.getLoc());
   // The results keep their attributes; the gradients have none.
   SmallVector<DictionaryAttr> resultAttrs;
@@ -244,22 +244,22 @@ struct AutodiffPass : public mlir::dlc::impl::DLCAutodiffBase<AutodiffPass> {
 
 LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
   Operation *terminator = func.getBody().front().getTerminator();
-  auto lossType = terminator->getNumOperands() == 0
-                      ? RankedTensorType()
-                      : dyn_cast<RankedTensorType>(
-                            terminator->getOperand(0).getType());
+  auto lossType =
+      terminator->getNumOperands() == 0
+          ? RankedTensorType()
+          : dyn_cast<RankedTensorType>(terminator->getOperand(0).getType());
   if (!lossType || !isa<FloatType>(lossType.getElementType()) ||
       lossType.getRank() != 0)
-    return func.emitError() << "dlc-autodiff: the first result of @"
-                            << func.getSymName()
-                            << " must be the loss, a float scalar";
+    return func.emitError()
+           << "dlc-autodiff: the first result of @" << func.getSymName()
+           << " must be the loss, a float scalar";
 
   llvm::Regex frozen("^(" + freeze + ")$");
   std::string regexError;
   if (!freeze.empty() && !frozen.isValid(regexError))
-    return func.emitError() << "dlc-autodiff: freeze '" << freeze
-                            << "' is not a valid regular expression: "
-                            << regexError;
+    return func.emitError()
+           << "dlc-autodiff: freeze '" << freeze
+           << "' is not a valid regular expression: " << regexError;
 
   // The trainable parameters, and the names the freeze pattern matched.
   SmallVector<unsigned> params;
@@ -288,8 +288,8 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
   }
 
   SmallVector<Value> results;
-  FailureOr<func::FuncOp> clone = cloneWithoutReturn(
-      func, (func.getSymName() + "_grad").str(), results);
+  FailureOr<func::FuncOp> clone =
+      cloneWithoutReturn(func, (func.getSymName() + "_grad").str(), results);
   if (failed(clone))
     return failure();
   func::FuncOp gradFunc = *clone;
@@ -319,8 +319,9 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
     if (!g)
       continue; // the loss does not depend on this parameter
     results.push_back(g);
-    resultAttrs.push_back(roles::attrs(builder.getContext(), roles::nameOf(func.getArgAttrDict(i)),
-                     roles::kGradient));
+    resultAttrs.push_back(roles::attrs(builder.getContext(),
+                                       roles::nameOf(func.getArgAttrDict(i)),
+                                       roles::kGradient));
     ++trainable;
   }
   if (trainable == 0) {

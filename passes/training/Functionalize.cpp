@@ -26,7 +26,8 @@ using namespace mlir::dlc;
 
 namespace {
 
-/// Gives every argument and result without a role the role `role`.
+/// Gives every argument without a role the role `input` and every result
+/// without one the role `output`.
 void setDefaultRoles(func::FuncOp func) {
   Builder b(func.getContext());
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -52,7 +53,8 @@ LogicalResult functionalize(func::FuncOp func,
     if (auto load = dyn_cast<GlobalLoadOp>(op))
       used.insert({load.getGlobalAttr().getAttr(), load.getType()});
     else if (auto store = dyn_cast<GlobalStoreOp>(op))
-      used.insert({store.getGlobalAttr().getAttr(), store.getValue().getType()});
+      used.insert(
+          {store.getGlobalAttr().getAttr(), store.getValue().getType()});
   });
 
   // One leading argument per global; loads read the latest stored value.
@@ -101,9 +103,8 @@ struct FunctionalizePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     llvm::StringSet<> written;
-    module.walk([&](GlobalStoreOp store) {
-      written.insert(store.getGlobal());
-    });
+    module.walk(
+        [&](GlobalStoreOp store) { written.insert(store.getGlobal()); });
     // A function that touches globals gains arguments and results, which
     // its call sites would not pass or expect.
     llvm::StringSet<> stateful;

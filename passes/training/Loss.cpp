@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/Dialect.h"
-#include "ir/Roles.h"
 #include "ir/GradientUtils.h"
+#include "ir/Roles.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,24 +59,27 @@ Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
       ReduceSumOp::create(b, loc, ExpOp::create(b, loc, shifted), {axis}, true);
   Value logProbs = sub(b, loc, shifted, LogOp::create(b, loc, sumExp));
 
-  Value ignore = splat(b, loc, typeOf(labels), static_cast<double>(ignoreIndex));
-  Value valid =
-      CompareOp::create(b, loc, ComparePredicate::ne, labels, ignore);
-  Value safeLabels = SelectOp::create(
-      b, loc, valid, labels, scalar(b, loc, typeOf(labels).getElementType(), 0));
+  Value ignore =
+      splat(b, loc, typeOf(labels), static_cast<double>(ignoreIndex));
+  Value valid = CompareOp::create(b, loc, ComparePredicate::ne, labels, ignore);
+  Value safeLabels =
+      SelectOp::create(b, loc, valid, labels,
+                       scalar(b, loc, typeOf(labels).getElementType(), 0));
   SmallVector<int64_t> indexShape(type.getShape());
   indexShape[axis] = 1;
   Value picked = GatherElementsOp::create(
       b, loc, logProbs, reshape(b, loc, safeLabels, indexShape), axis);
-  Value perPosition = neg(b, loc, reshape(b, loc, picked, typeOf(labels).getShape()));
+  Value perPosition =
+      neg(b, loc, reshape(b, loc, picked, typeOf(labels).getShape()));
   if (smoothing > 0) {
     // (1 - e) * nll + e * mean over classes of -log p.
-    Value uniform = div(
-        b, loc,
-        neg(b, loc, ReduceSumOp::create(b, loc, logProbs, {axis}, false)),
-        scalar(b, loc, element, static_cast<double>(classes)));
+    Value uniform =
+        div(b, loc,
+            neg(b, loc, ReduceSumOp::create(b, loc, logProbs, {axis}, false)),
+            scalar(b, loc, element, static_cast<double>(classes)));
     perPosition =
-        add(b, loc, mul(b, loc, perPosition, scalar(b, loc, element, 1 - smoothing)),
+        add(b, loc,
+            mul(b, loc, perPosition, scalar(b, loc, element, 1 - smoothing)),
             mul(b, loc, uniform, scalar(b, loc, element, smoothing)));
   }
   perPosition = selectOrZero(b, loc, valid, perPosition);
@@ -119,6 +122,8 @@ LogicalResult AddLossPass::addLoss() {
   auto model = module.lookupSymbol<func::FuncOp>(functionName);
   if (!model || model.isExternal())
     return emit() << "no function @" << functionName << " with a body";
+  if (!model.getBody().hasOneBlock())
+    return emit() << "@" << functionName << " has more than one block";
   if (module.lookupSymbol("loss"))
     return emit() << "the module already has a symbol @loss";
   if (!(labelSmoothing >= 0 && labelSmoothing <= 1))
@@ -132,8 +137,7 @@ LogicalResult AddLossPass::addLoss() {
     if (!isState(model, i)) {
       outputs.push_back(i);
       std::string name = roles::nameOf(model.getResultAttrDict(i)).str();
-      outputNames.push_back(name.empty() ? "result" + std::to_string(i)
-                                         : name);
+      outputNames.push_back(name.empty() ? "result" + std::to_string(i) : name);
     }
   std::optional<unsigned> chosen;
   if (output.empty() && outputs.size() == 1)
@@ -143,9 +147,10 @@ LogicalResult AddLossPass::addLoss() {
       chosen = i;
   if (!chosen) {
     InFlightDiagnostic diag =
-        output.empty() ? emit() << "the model has " << outputs.size()
-                                << " outputs; name the one the loss is computed from"
-                       : emit() << "the model has no output '" << output << "'";
+        output.empty()
+            ? emit() << "the model has " << outputs.size()
+                     << " outputs; name the one the loss is computed from"
+            : emit() << "the model has no output '" << output << "'";
     diag << "; the outputs are: ";
     llvm::interleaveComma(outputNames, diag);
     return failure();
@@ -159,8 +164,8 @@ LogicalResult AddLossPass::addLoss() {
   auto outType = dyn_cast<RankedTensorType>(out.getType());
   if (!outType || !outType.hasStaticShape() ||
       !isa<FloatType>(outType.getElementType()))
-    return emit() << "output '" << outputNames[llvm::find(outputs, *chosen) -
-                                               outputs.begin()]
+    return emit() << "output '"
+                  << outputNames[llvm::find(outputs, *chosen) - outputs.begin()]
                   << "' is " << out.getType()
                   << ", not a statically shaped float tensor";
 
@@ -199,9 +204,9 @@ LogicalResult AddLossPass::addLoss() {
     attrs.set(roles::kRoleAttr, b.getStringAttr(roles::kLabel));
     if (loss == "cross_entropy") {
       // What a data loader needs to reject bad class indices up front.
-      attrs.set("dlc.num_classes",
+      attrs.set(roles::kNumClassesAttr,
                 b.getI64IntegerAttr(outType.getShape().back()));
-      attrs.set("dlc.ignore_index", b.getI64IntegerAttr(ignoreIndex));
+      attrs.set(roles::kIgnoreIndexAttr, b.getI64IntegerAttr(ignoreIndex));
     }
     if (failed(lossFunc.insertArgument(lossFunc.getNumArguments(), labelType,
                                        attrs.getDictionary(&getContext()),
@@ -238,8 +243,8 @@ LogicalResult AddLossPass::addLoss() {
     }
   func::ReturnOp::create(b, loc, results);
   terminator->erase();
-  lossFunc.setFunctionType(b.getFunctionType(
-      block.getArgumentTypes(), ValueRange(results).getTypes()));
+  lossFunc.setFunctionType(b.getFunctionType(block.getArgumentTypes(),
+                                             ValueRange(results).getTypes()));
   lossFunc.setAllResultAttrs(attrs);
   return success();
 }

@@ -91,8 +91,8 @@ public:
     func_.setFunctionType(body.getFunctionType(
         func_.getBody().getArgumentTypes(), ValueRange(results_).getTypes()));
     func_.setAllResultAttrs(resultAttrs_);
-    for (Operation &op : llvm::make_early_inc_range(
-             llvm::reverse(func_.getBody().front())))
+    for (Operation &op :
+         llvm::make_early_inc_range(llvm::reverse(func_.getBody().front())))
       if (isOpTriviallyDead(&op))
         op.erase();
   }
@@ -215,8 +215,8 @@ LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
                                                       : "argument")
                          << " of the same name and type";
     if (!updated.insert(name).second)
-      return emitError() << "two results of @" << functionName
-                         << " update '" << name << "'";
+      return emitError() << "two results of @" << functionName << " update '"
+                         << name << "'";
     numGradients += role == roles::kGradient;
   }
   if (numGradients == 0)
@@ -240,8 +240,8 @@ LogicalResult OptimizerPass::checkNewNames(func::FuncOp source) {
                                     "dlc.weight_decay"};
   for (unsigned i = 1; i < source.getNumResults(); ++i)
     if (roles::roleOf(source.getResultAttrDict(i)) == roles::kGradient)
-      llvm::append_range(names,
-                         stateNames(roles::nameOf(source.getResultAttrDict(i))));
+      llvm::append_range(
+          names, stateNames(roles::nameOf(source.getResultAttrDict(i))));
   for (const std::string &name : names)
     if (module.lookupSymbol(name))
       return emitError() << "the module already has a symbol @\"" << name
@@ -265,13 +265,13 @@ Value OptimizerPass::scheduleFactor(OpBuilder &b, Location loc, Value step) {
   Value after = c(1.0);
   if (schedule == "linear") {
     // (total - s) / (total - warmup), and 0 after total-steps.
-    after = div(b, loc, sub(b, loc, c(total), MinOp::create(b, loc, s, c(total))),
-                c(total - warmup));
+    after =
+        div(b, loc, sub(b, loc, c(total), MinOp::create(b, loc, s, c(total))),
+            c(total - warmup));
   } else if (schedule == "cosine") {
     // 0.5 (1 + cos(pi progress)), progress = (s - warmup) / (total -
     // warmup) held at 1 after total-steps (HuggingFace's would rise again).
-    Value progress =
-        div(b, loc, sub(b, loc, s, c(warmup)), c(total - warmup));
+    Value progress = div(b, loc, sub(b, loc, s, c(warmup)), c(total - warmup));
     progress = MinOp::create(b, loc, progress, c(1.0));
     after = mul(b, loc, c(0.5),
                 add(b, loc, c(1.0),
@@ -279,7 +279,8 @@ Value OptimizerPass::scheduleFactor(OpBuilder &b, Location loc, Value step) {
   }
   if (warmupSteps == 0)
     return after;
-  Value inWarmup = CompareOp::create(b, loc, ComparePredicate::lt, s, c(warmup));
+  Value inWarmup =
+      CompareOp::create(b, loc, ComparePredicate::lt, s, c(warmup));
   return SelectOp::create(b, loc, inWarmup, div(b, loc, s, c(warmup)), after);
 }
 
@@ -349,17 +350,17 @@ LogicalResult OptimizerPass::run() {
   Type real = typeOf(loss).getElementType();
   Type f64 = b.getF64Type(), i64 = b.getI64Type();
   auto scalarType = [](Type t) { return RankedTensorType::get({}, t); };
-  BlockArgument stepArg = step.addStateArgument(
-      "dlc.step", roles::kStep, scalarType(i64), 0, loc);
-  BlockArgument lrArg = step.addStateArgument(
-      "dlc.lr", roles::kHyperparameter, scalarType(real), lr, loc);
+  BlockArgument stepArg =
+      step.addStateArgument("dlc.step", roles::kStep, scalarType(i64), 0, loc);
+  BlockArgument lrArg = step.addStateArgument("dlc.lr", roles::kHyperparameter,
+                                              scalarType(real), lr, loc);
   BlockArgument decayArg =
       step.addStateArgument("dlc.weight_decay", roles::kHyperparameter,
                             scalarType(real), settings->weightDecay, loc);
 
   // This step's learning rate, in f64 for the schedule.
-  Value lrStep = mul(b, loc, castTo(b, loc, lrArg, f64),
-                     scheduleFactor(b, loc, stepArg));
+  Value lrStep =
+      mul(b, loc, castTo(b, loc, lrArg, f64), scheduleFactor(b, loc, stepArg));
   Value decay = castTo(b, loc, decayArg, f64);
   step.addResult(loss, "loss", roles::kLoss);
   step.addResult(castTo(b, loc, lrStep, real), "lr", roles::kMetric);
@@ -372,8 +373,10 @@ LogicalResult OptimizerPass::run() {
                                     scalar(b, loc, i64, 0));
   // Adam's bias corrections 1 - beta^t for t = step + 1.
   Value t = castTo(b, loc, add(b, loc, stepArg, scalar(b, loc, i64, 1)), f64);
-  Value bc1 = sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(settings->beta1), t));
-  Value bc2 = sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(settings->beta2), t));
+  Value bc1 =
+      sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(settings->beta1), t));
+  Value bc2 =
+      sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(settings->beta2), t));
   for (auto &[param, g] : grads) {
     StringRef name = roles::nameOf(func.getArgAttrDict(param.getArgNumber()));
     SmallVector<std::string> stateName = stateNames(name);
@@ -412,21 +415,22 @@ LogicalResult OptimizerPass::run() {
     // m.lerp_(g, w = 1 - beta1): m + w (g - m), or g - (g - m)(1 - w) for
     // w >= 0.5 (torch's two forms); v.mul_(beta2).addcmul_(g, g, 1 - beta2).
     double w = 1 - settings->beta1;
-    Value mNext = w < 0.5 ? add(b, loc, m, mul(b, loc, c(w), sub(b, loc, g, m)))
-                          : sub(b, loc, g, mul(b, loc, sub(b, loc, g, m),
-                                               c(settings->beta1)));
+    Value mNext = w < 0.5
+                      ? add(b, loc, m, mul(b, loc, c(w), sub(b, loc, g, m)))
+                      : sub(b, loc, g,
+                            mul(b, loc, sub(b, loc, g, m), c(settings->beta1)));
     Value vNext = add(b, loc, mul(b, loc, v, c(settings->beta2)),
                       mul(b, loc, mul(b, loc, c(1 - settings->beta2), g), g));
     step.update(m, mNext);
     step.update(v, vNext);
     // p.addcdiv_(m, sqrt(v) / sqrt(bc2) + eps, -lr / bc1)
-    Value stepSize = castTo(b, loc, neg(b, loc, div(b, loc, lrStep, bc1)),
-                            element);
+    Value stepSize =
+        castTo(b, loc, neg(b, loc, div(b, loc, lrStep, bc1)), element);
     Value bc2Sqrt = castTo(b, loc, SqrtOp::create(b, loc, bc2), element);
     Value denom = add(
         b, loc, div(b, loc, SqrtOp::create(b, loc, vNext), bc2Sqrt), c(eps));
-    step.update(param, add(b, loc, p, div(b, loc, mul(b, loc, stepSize, mNext),
-                                           denom)));
+    step.update(param, add(b, loc, p,
+                           div(b, loc, mul(b, loc, stepSize, mNext), denom)));
   }
   for (auto &[arg, value] : states)
     step.update(arg, value);

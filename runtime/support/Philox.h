@@ -35,9 +35,9 @@ inline std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter,
 /// least `ratio`.
 inline bool dropoutKeeps(uint64_t seed, uint64_t stream, uint64_t index,
                          double ratio) {
-  std::array<uint32_t, 4> bits = philox4x32(
-      {uint32_t(index), uint32_t(index >> 32), uint32_t(stream), 0u},
-      {uint32_t(seed), uint32_t(seed >> 32)});
+  std::array<uint32_t, 4> bits =
+      philox4x32({uint32_t(index), uint32_t(index >> 32), uint32_t(stream), 0u},
+                 {uint32_t(seed), uint32_t(seed >> 32)});
   return double(bits[0]) * 0x1.0p-32 >= ratio;
 }
 

@@ -17,12 +17,14 @@ namespace {
 struct Options {
   cl::OptionCategory category{"Training options"};
   cl::opt<std::string> loss{
-      "loss", cl::desc("cross_entropy, mse, l1, bce_with_logits, or model "
-                       "(the output is the loss)"),
+      "loss",
+      cl::desc("cross_entropy, mse, l1, bce_with_logits, or model "
+               "(the output is the loss)"),
       cl::init("cross_entropy"), cl::cat(category)};
   cl::opt<std::string> lossOutput{
-      "loss-output", cl::desc("The model output the loss is computed from "
-                              "(default: the only output)"),
+      "loss-output",
+      cl::desc("The model output the loss is computed from "
+               "(default: the only output)"),
       cl::value_desc("name"), cl::cat(category)};
   cl::opt<std::string> labelInput{
       "label-input", cl::desc("The name of the label input (default labels)"),
@@ -38,8 +40,8 @@ struct Options {
                                  cl::init("sgd"), cl::cat(category)};
   cl::opt<double> lr{"lr", cl::desc("Learning rate (default 1e-3)"),
                      cl::init(1e-3), cl::cat(category)};
-  cl::opt<double> momentum{"momentum", cl::desc("sgd: momentum"),
-                           cl::init(0.0), cl::cat(category)};
+  cl::opt<double> momentum{"momentum", cl::desc("sgd: momentum"), cl::init(0.0),
+                           cl::cat(category)};
   cl::opt<double> dampening{"dampening", cl::desc("sgd: dampening"),
                             cl::init(0.0), cl::cat(category)};
   cl::opt<bool> nesterov{"nesterov", cl::desc("sgd: Nesterov momentum"),
@@ -68,8 +70,9 @@ struct Options {
       cl::desc("linear, cosine: the step at which the rate reaches 0"),
       cl::init(0), cl::cat(category)};
   cl::opt<std::string> freeze{
-      "freeze", cl::desc("Keep the parameters whose whole name matches this "
-                         "regular expression fixed"),
+      "freeze",
+      cl::desc("Keep the parameters whose whole name matches this "
+               "regular expression fixed"),
       cl::value_desc("regex"), cl::cat(category)};
 };
 
@@ -145,13 +148,22 @@ llvm::SmallVector<std::string> compileOnlyTrainingOptionsGiven() {
   Options &o = options();
   llvm::SmallVector<std::string> given;
   // (cl::list overloads operator&, hence addressof.)
-  cl::Option *compileOnly[] = {
-      &o.loss,           &o.lossOutput,   &o.labelInput,
-      &o.ignoreIndex,    &o.labelSmoothing, &o.optimizer,
-      &o.momentum,       &o.dampening,    &o.nesterov,
-      std::addressof(o.betas), &o.eps,    &o.clipGradNorm,
-      &o.schedule,       &o.warmupSteps,  &o.totalSteps,
-      &o.freeze};
+  cl::Option *compileOnly[] = {&o.loss,
+                               &o.lossOutput,
+                               &o.labelInput,
+                               &o.ignoreIndex,
+                               &o.labelSmoothing,
+                               &o.optimizer,
+                               &o.momentum,
+                               &o.dampening,
+                               &o.nesterov,
+                               std::addressof(o.betas),
+                               &o.eps,
+                               &o.clipGradNorm,
+                               &o.schedule,
+                               &o.warmupSteps,
+                               &o.totalSteps,
+                               &o.freeze};
   for (cl::Option *option : compileOnly)
     if (option->getNumOccurrences())
       given.push_back(("--" + option->ArgStr).str());

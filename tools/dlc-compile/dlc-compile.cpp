@@ -33,11 +33,11 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
 static cl::opt<bool> train("train",
                            cl::desc("Build a training program (train_step)"));
 enum class Emit { Mlir };
-static cl::opt<Emit> emit(
-    "emit", cl::desc("What to produce"),
-    cl::values(clEnumValN(Emit::Mlir, "mlir",
-                          "The dlc IR after the passes (MLIR text)")),
-    cl::init(Emit::Mlir));
+static cl::opt<Emit>
+    emit("emit", cl::desc("What to produce"),
+         cl::values(clEnumValN(Emit::Mlir, "mlir",
+                               "The dlc IR after the passes (MLIR text)")),
+         cl::init(Emit::Mlir));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);

@@ -49,7 +49,7 @@ FailureOr<NamedTensors> checkGradients(func::FuncOp func,
   if (failed(vjp))
     return failure();
   // The module is the caller's: the helper function goes when done.
-  auto eraseVJP = llvm::make_scope_exit([&] { vjp->erase(); });
+  llvm::scope_exit eraseVJP([&] { vjp->erase(); });
   auto module = func->getParentOfType<ModuleOp>();
   FailureOr<mlir::dlc::Evaluator> evaluator =
       mlir::dlc::Evaluator::create(module);

@@ -14,9 +14,9 @@ namespace dlc::tools {
 /// twice: by the autodiff engine's vector-Jacobian product (evaluated), and
 /// by central finite differences of the evaluated function in float64.
 /// Returns "result<i>", "grad<k>" and "fd_grad<k>" (k: argument number).
-mlir::FailureOr<NamedTensors>
-checkGradients(mlir::func::FuncOp func, llvm::ArrayRef<Tensor> inputs,
-               llvm::ArrayRef<Tensor> cotangents);
+mlir::FailureOr<NamedTensors> checkGradients(mlir::func::FuncOp func,
+                                             llvm::ArrayRef<Tensor> inputs,
+                                             llvm::ArrayRef<Tensor> cotangents);
 
 } // namespace dlc::tools
 

@@ -49,30 +49,34 @@ struct DataArgument {
 /// The order samples are visited in: epoch after epoch, each a permutation
 /// of [0, n) drawn from `seed` (Fisher-Yates on mt19937_64), or the identity
 /// without shuffling, so that step k uses samples (k*B + j) mod n.
+/// Positions are asked for in increasing order, so only the current
+/// epoch's permutation is kept.
 class SampleOrder {
 public:
   SampleOrder(int64_t n, bool shuffle, uint64_t seed)
       : n_(n), shuffle_(shuffle), rng_(seed) {}
 
   int64_t at(int64_t position) {
-    int64_t epoch = position / n_;
     if (!shuffle_)
       return position % n_;
-    while (static_cast<int64_t>(epochs_.size()) <= epoch) {
-      std::vector<int64_t> order(n_);
-      std::iota(order.begin(), order.end(), 0);
+    int64_t epoch = position / n_;
+    assert(epoch >= epoch_ && "positions must not go back");
+    while (epoch_ < epoch) {
+      order_.resize(n_);
+      std::iota(order_.begin(), order_.end(), 0);
       for (int64_t i = n_ - 1; i > 0; --i)
-        std::swap(order[i], order[rng_() % static_cast<uint64_t>(i + 1)]);
-      epochs_.push_back(std::move(order));
+        std::swap(order_[i], order_[rng_() % static_cast<uint64_t>(i + 1)]);
+      ++epoch_;
     }
-    return epochs_[epoch][position % n_];
+    return order_[position % n_];
   }
 
 private:
   int64_t n_;
   bool shuffle_;
   std::mt19937_64 rng_;
-  std::vector<std::vector<int64_t>> epochs_;
+  int64_t epoch_ = -1;
+  std::vector<int64_t> order_;
 };
 
 /// Rows `rows` of `array` (samples on the first axis) as one batch.
@@ -115,10 +119,10 @@ LogicalResult
 checkClassIndices(DictionaryAttr attrs, const Tensor &array,
                   const std::string &file, StringRef name,
                   llvm::function_ref<int(const llvm::Twine &)> fail) {
-  auto classes = attrs ? attrs.getAs<IntegerAttr>("dlc.num_classes")
-                       : IntegerAttr();
-  auto ignore = attrs ? attrs.getAs<IntegerAttr>("dlc.ignore_index")
-                      : IntegerAttr();
+  auto classes =
+      attrs ? attrs.getAs<IntegerAttr>(roles::kNumClassesAttr) : IntegerAttr();
+  auto ignore =
+      attrs ? attrs.getAs<IntegerAttr>(roles::kIgnoreIndexAttr) : IntegerAttr();
   if (!classes || array.dtype() != ::dlc::DType::I64)
     return success();
   const int64_t *labels = array.data<int64_t>();
@@ -130,8 +134,9 @@ checkClassIndices(DictionaryAttr attrs, const Tensor &array,
     fail(file + ": array '" + name + "' holds class " + std::to_string(label) +
          " at element " + std::to_string(i) + ", outside [0, " +
          std::to_string(classes.getInt()) + ")" +
-         (ignore ? " and not the ignore index " + std::to_string(ignore.getInt())
-                 : std::string()));
+         (ignore
+              ? " and not the ignore index " + std::to_string(ignore.getInt())
+              : std::string()));
     return failure();
   }
   return success();
@@ -203,13 +208,8 @@ LogicalResult checkResults(func::FuncOp func,
     if (!roles::isGlobalRole(role))
       continue;
     auto it = state.find(name);
-    FailureOr<::dlc::DType> dtype = failure();
-    if (type)
-      dtype = mlir::dlc::dtypeOf(type.getElementType());
-    if (it == state.end() || failed(dtype) || !type.hasStaticShape() ||
-        *dtype != it->second.dtype() ||
-        std::vector<int64_t>(type.getShape().begin(), type.getShape().end()) !=
-            it->second.shape()) {
+    if (it == state.end() || !type || !type.hasStaticShape() ||
+        !matchesType(it->second, type)) {
       fail("train_step result '" + name + "' (" + role +
            ") does not match a dlc.global of its type");
       return failure();
@@ -254,8 +254,8 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   // module was compiled with.
   for (auto &[name, value] : hyperparametersGiven()) {
     std::string option = name == "dlc.lr" ? "--lr" : "--weight-decay";
-    if (!(value >= 0))
-      return fail(option + " must be a number >= 0");
+    if (!(value >= 0 && std::isfinite(value)))
+      return fail(option + " must be a finite number >= 0");
     auto it = state.find(name);
     if (it == state.end() || failed(setScalar(it->second, value)))
       return fail(option + ": the module has no float scalar " + name);
@@ -271,8 +271,8 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   std::vector<DataArgument> dataArgs;
   std::string available;
   for (auto &[name, array] : arrays)
-    available += (available.empty() ? "" : ", ") + name + " " +
-                 array.describe();
+    available +=
+        (available.empty() ? "" : ", ") + name + " " + array.describe();
   int64_t samples = -1;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
@@ -308,11 +308,10 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
                   (role == roles::kLabel ? "label" : "model input") +
                   "; the arrays are: " + available);
     const Tensor &array = it->second;
-    FailureOr<::dlc::DType> dtype =
-        mlir::dlc::dtypeOf(type.getElementType());
+    FailureOr<::dlc::DType> dtype = mlir::dlc::dtypeOf(type.getElementType());
     std::vector<int64_t> sampleShape(type.getShape().begin() + 1,
                                      type.getShape().end());
-    if (type.getRank() == 0 || array.rank() != type.getRank() ||
+    if (array.rank() != type.getRank() ||
         array.dtype() != *dtype ||
         std::vector<int64_t>(array.shape().begin() + 1, array.shape().end()) !=
             sampleShape ||
@@ -351,14 +350,13 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
       return fail(options.saveStateFile + ": is a directory");
     for (auto &entry : state)
       if (!isNpzStorable(entry.getValue().dtype()))
-        return fail(options.saveStateFile + ": '" + entry.getKey() +
-                    "' is " + entry.getValue().describe() +
-                    ", which .npz cannot hold");
+        return fail(options.saveStateFile + ": '" + entry.getKey() + "' is " +
+                    entry.getValue().describe() + ", which .npz cannot hold");
     StringRef dir = llvm::sys::path::parent_path(options.saveStateFile);
     if (std::error_code ec = llvm::sys::fs::access(
             dir.empty() ? "." : dir, llvm::sys::fs::AccessMode::Write))
-      return fail(options.saveStateFile + ": cannot be written: " +
-                  ec.message());
+      return fail(options.saveStateFile +
+                  ": cannot be written: " + ec.message());
   }
   std::unique_ptr<llvm::raw_fd_ostream> log;
   if (!options.logFile.empty()) {

@@ -38,9 +38,8 @@ TEST(Philox, DigitsOfPi) {
 /// high), compared with ratio * 2^32.
 TEST(Philox, DropoutUsesTheDocumentedCounterAndKey) {
   uint64_t seed = 0xa4093822'299f31d0ull, index = 0x85a308d3'243f6a88ull;
-  Words bits = dlc::philox4x32(
-      {uint32_t(index), uint32_t(index >> 32), 5u, 0u},
-      {uint32_t(seed), uint32_t(seed >> 32)});
+  Words bits = dlc::philox4x32({uint32_t(index), uint32_t(index >> 32), 5u, 0u},
+                               {uint32_t(seed), uint32_t(seed >> 32)});
   double u = double(bits[0]) / 4294967296.0;
   // Just below and at the drawn value: kept; just above: dropped.
   EXPECT_TRUE(dlc::dropoutKeeps(seed, 5, index, u));
