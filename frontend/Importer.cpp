@@ -687,9 +687,11 @@ mlir::dlc::importOnnxModel(MLIRContext *context, const onnx::ModelProto &model,
   return importer.run();
 }
 
-FailureOr<OwningOpRef<ModuleOp>>
-mlir::dlc::importOnnxFile(MLIRContext *context, StringRef path,
-                          const ImportOptions &options) {
+namespace {
+
+/// Reads a binary or text (.onnxtxt) model file.
+FailureOr<onnx::ModelProto> readOnnxFile(MLIRContext *context,
+                                         StringRef path) {
   Location loc = FileLineColLoc::get(context, path, 0, 0);
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
@@ -718,9 +720,33 @@ mlir::dlc::importOnnxFile(MLIRContext *context, StringRef path,
     return emitError(loc) << "not a valid ONNX model (the protobuf does not "
                              "parse; truncated or not ONNX?)";
   }
+  return model;
+}
+
+} // namespace
+
+FailureOr<OwningOpRef<ModuleOp>>
+mlir::dlc::importOnnxFile(MLIRContext *context, StringRef path,
+                          const ImportOptions &options) {
+  FailureOr<onnx::ModelProto> model = readOnnxFile(context, path);
+  if (failed(model))
+    return failure();
   llvm::SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
   if (dir.empty())
     dir = ".";
-  return importOnnxModel(context, model, dir, options, path);
+  return importOnnxModel(context, *model, dir, options, path);
+}
+
+FailureOr<std::string>
+mlir::dlc::readOnnxWithoutInitializers(MLIRContext *context, StringRef path,
+                                       const llvm::StringSet<> &names) {
+  FailureOr<onnx::ModelProto> model = readOnnxFile(context, path);
+  if (failed(model))
+    return failure();
+  auto *initializers = model->mutable_graph()->mutable_initializer();
+  for (int i = initializers->size(); i-- > 0;)
+    if (names.contains(initializers->Get(i).name()))
+      initializers->DeleteSubrange(i, 1);
+  return model->SerializeAsString();
 }

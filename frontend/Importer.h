@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -68,6 +69,14 @@ struct ImportOptions {
   /// Name of the function holding the graph.
   std::string functionName = "forward";
 };
+
+/// The model file at `path` re-serialized without the initializers named in
+/// `names`: what a compiled module keeps so the runtime can export its
+/// trained parameters into it. On failure an error naming the file has been
+/// emitted on `context`.
+FailureOr<std::string>
+readOnnxWithoutInitializers(MLIRContext *context, llvm::StringRef path,
+                            const llvm::StringSet<> &names);
 
 /// Reads and imports a model file: binary protobuf, or ONNX's text syntax
 /// when the name ends in `.onnxtxt`. External data is resolved relative to

@@ -15,6 +15,7 @@ include "ir/GradientOpInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 class DLC_Op<string mnemonic, list<Trait> traits = []>
     : Op<DLC_Dialect, mnemonic, traits>;
@@ -761,6 +762,58 @@ def DLC_MaxPoolGradOp : DLC_Op<"max_pool_grad",
     type($input) `,` type($grad_output) `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion: groups of ops that codegen turns into one kernel
+//===----------------------------------------------------------------------===//
+
+def DLC_FusionOp : DLC_Op<"fusion",
+    [IsolatedFromAbove, RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "a group of ops that runs as one generated kernel";
+  let description = [{
+    The dlc-fuse pass groups elementwise, data-movement and reduction ops
+    into fusions; codegen emits one kernel per fusion (C++ for the CPU,
+    CUDA C++ for NVIDIA GPUs), so the values inside never reach memory.
+    The body is isolated from above: it sees only its block arguments,
+    which are the fusion's operands, and yields the fusion's results.
+    Evaluating a fusion is evaluating its body.
+
+    Example:
+    ```mlir
+    %y = dlc.fusion %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+      %s = dlc.add %a, %c : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+      %e = dlc.exp %s : tensor<4x8xf32>
+      dlc.yield %e : tensor<4x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<DLC_Tensor>:$inputs);
+  let results = (outs Variadic<DLC_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
+                   "::mlir::ValueRange":$inputs)>
+  ];
+}
+
+def DLC_YieldOp : DLC_Op<"yield",
+    [Pure, Terminator, ReturnLike, HasParent<"FusionOp">]> {
+  let summary = "returns a fusion's results from its body";
+  let description = [{
+    Example:
+    ```mlir
+    dlc.yield %e : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DLC_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 #endif // DLC_OPS_TD

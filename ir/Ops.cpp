@@ -799,3 +799,45 @@ LogicalResult MaxPoolGradOp::verify() {
 #include "ir/DLCOps.cpp.inc"
 #include "ir/DLCEnums.cpp.inc"
 #include "ir/GradientOpInterface.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// FusionOp
+//===----------------------------------------------------------------------===//
+
+void FusionOp::build(OpBuilder &builder, OperationState &state,
+                     TypeRange resultTypes, ValueRange inputs) {
+  state.addOperands(inputs);
+  state.addTypes(resultTypes);
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Value input : inputs)
+    block->addArgument(input.getType(), input.getLoc());
+}
+
+LogicalResult FusionOp::verify() {
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getInputs().size())
+    return emitOpError() << "has " << getInputs().size()
+                         << " inputs but its body takes "
+                         << block.getNumArguments() << " arguments";
+  for (auto [i, input, argument] :
+       llvm::enumerate(getInputs(), block.getArguments()))
+    if (input.getType() != argument.getType())
+      return emitOpError() << "input #" << i << " has type "
+                           << input.getType() << " but body argument #" << i
+                           << " has type " << argument.getType();
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
+  if (!yield)
+    return emitOpError() << "body must end with dlc.yield";
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "yields " << yield.getValues().size()
+                         << " values of types (" << yield.getValues().getTypes()
+                         << ") but has results of types (" << getResultTypes()
+                         << ")";
+  for (Operation &op : block.without_terminator())
+    if (!isa<DLCDialect>(op.getDialect()) || op.getNumRegions() != 0 ||
+        isa<GlobalLoadOp, GlobalStoreOp>(op))
+      return op.emitOpError() << "cannot be inside a dlc.fusion";
+  return success();
+}

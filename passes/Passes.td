@@ -147,4 +147,45 @@ def DLCOptimizer : Pass<"dlc-optimizer", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Fusion and memory
+//===----------------------------------------------------------------------===//
+
+def DLCFuse : Pass<"dlc-fuse", "ModuleOp"> {
+  let summary = "groups elementwise, data-movement and reduction ops into "
+                "dlc.fusion kernels";
+  let description = [{
+    Visits each function's ops from last to first. An op that no group has
+    claimed starts one; a producer joins the group of its users when all of
+    them are in it (or run after the group, making the producer an extra
+    result) and the cost-aware control function agrees: no recomputation
+    of transcendental ops or reductions at broadcast indices, reductions
+    and pooling only where read at the group's index, at most
+    `max-group-size` ops. Matmuls and convolutions stay outside (library
+    calls), reshapes outside groups stay views, splat constants are cloned
+    into the groups that use them. Afterwards every other op that has a
+    generated kernel is inside exactly one dlc.fusion.
+  }];
+  let options = [
+    Option<"maxGroupSize", "max-group-size", "unsigned", /*default=*/"64",
+           "the most ops one fusion may hold">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
+def DLCPlanMemory : Pass<"dlc-plan-memory", "ModuleOp"> {
+  let summary = "assigns each intermediate value an offset in a static arena";
+  let description = [{
+    For each function: arguments, constants and views keep their own
+    storage; a returned value is computed into its result; every other
+    value gets an offset in the function's arena, reusing memory of values
+    whose lifetimes (definition to last use, views included) do not
+    overlap, greedily by decreasing size. Records `dlc.arena_offsets` (one
+    per result, -1 outside the arena) on each op, and `dlc.arena_size`
+    (the peak) and `dlc.intermediate_bytes` (the sum without reuse) on the
+    function. Offsets are multiples of 64 bytes.
+  }];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 #endif // DLC_PASSES_TD

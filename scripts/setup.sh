@@ -12,6 +12,8 @@ packages=(
   libonnx-dev protobuf-compiler libprotobuf-dev libonnx-testdata
   # .npz files
   libzip-dev zlib1g-dev
+  # the .dlcm module schema
+  libflatbuffers-dev flatbuffers-compiler
   # CPU math, MPI, tests
   libdnnl-dev libopenblas-dev openmpi-bin libopenmpi-dev libgtest-dev libgmock-dev
   # Python references (for /usr/bin/python3)

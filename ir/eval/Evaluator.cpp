@@ -121,6 +121,65 @@ LogicalResult checkOperandsAndResults(Operation *op,
   return success();
 }
 
+/// Runs a block whose argument values are `inputs` (types already checked)
+/// up to its return-like terminator, whose operand values it returns.
+FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
+                                             ArrayRef<Tensor> inputs,
+                                             GlobalValues *globals) {
+  // Each value is dropped after its last use; an operand whose last use is
+  // the current op is moved into it instead of copied.
+  llvm::DenseMap<Value, Tensor> values;
+  llvm::DenseMap<Value, Operation *> lastUser;
+  for (Operation &op : block)
+    for (Value operand : op.getOperands())
+      lastUser[operand] = &op;
+  for (auto [i, argument] : llvm::enumerate(block.getArguments()))
+    if (lastUser.count(argument))
+      values[argument] = inputs[i];
+
+  for (Operation &op : block) {
+    SmallVector<Tensor> operands;
+    for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
+      auto it = values.find(operand);
+      if (it == values.end())
+        return op.emitOpError() << "uses operand #" << i
+                                << ", which has no value";
+      bool usedAgain = lastUser[operand] != &op ||
+                       llvm::is_contained(
+                           op.getOperands().drop_front(i + 1), operand);
+      if (usedAgain) {
+        operands.push_back(it->second);
+      } else {
+        operands.push_back(std::move(it->second));
+        values.erase(it);
+      }
+    }
+    if (op.hasTrait<OpTrait::ReturnLike>())
+      return SmallVector<Tensor>(std::make_move_iterator(operands.begin()),
+                                 std::make_move_iterator(operands.end()));
+
+    SmallVector<Tensor> results;
+    if (failed(evaluateOp(&op, operands, results, globals)))
+      return failure();
+    for (auto [result, value] : llvm::zip(op.getResults(), results))
+      if (lastUser.count(result))
+        values[result] = std::move(value);
+  }
+  return block.getParentOp()->emitOpError()
+         << "has a block without a terminator";
+}
+
+LogicalResult evalFusion(FusionOp op, ArrayRef<Tensor> operands,
+                         Results &results) {
+  FailureOr<SmallVector<Tensor>> values =
+      evaluateBlock(op.getBody().front(), operands, /*globals=*/nullptr);
+  if (failed(values))
+    return failure();
+  results.append(std::make_move_iterator(values->begin()),
+                 std::make_move_iterator(values->end()));
+  return success();
+}
+
 LogicalResult evalConstant(ConstantOp op, Results &results) {
   FailureOr<Tensor> value = tensorFromAttr(op.getValue());
   if (failed(value))
@@ -238,6 +297,8 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           })
           .Case<MaxPoolGradOp>(
               [&](auto m) { return evalMaxPoolGrad(m, operands, results); })
+          .Case<FusionOp>(
+              [&](auto f) { return evalFusion(f, operands, results); })
           .Default([&](Operation *) {
             return op->emitOpError() << "has no evaluator rule";
           });
@@ -284,50 +345,10 @@ FailureOr<SmallVector<Tensor>> Evaluator::run(func::FuncOp func,
     return func.emitOpError() << "expects " << block.getNumArguments()
                               << " inputs, got " << inputs.size();
 
-  // Each value is dropped after its last use; an operand whose last use is
-  // the current op is moved into it instead of copied.
-  llvm::DenseMap<Value, Tensor> values;
-  llvm::DenseMap<Value, Operation *> lastUser;
-  for (Operation &op : block)
-    for (Value operand : op.getOperands())
-      lastUser[operand] = &op;
-
-  for (auto [i, argument] : llvm::enumerate(block.getArguments())) {
+  for (auto [i, argument] : llvm::enumerate(block.getArguments()))
     if (!matchesType(inputs[i], argument.getType()))
       return func.emitOpError()
              << "input #" << i << " is " << inputs[i].describe()
              << ", expected " << describeType(argument.getType());
-    if (lastUser.count(argument))
-      values[argument] = inputs[i];
-  }
-
-  for (Operation &op : block) {
-    SmallVector<Tensor> operands;
-    for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
-      auto it = values.find(operand);
-      if (it == values.end())
-        return op.emitOpError() << "uses operand #" << i
-                                << ", which has no value";
-      bool usedAgain = lastUser[operand] != &op ||
-                       llvm::is_contained(
-                           op.getOperands().drop_front(i + 1), operand);
-      if (usedAgain) {
-        operands.push_back(it->second);
-      } else {
-        operands.push_back(std::move(it->second));
-        values.erase(it);
-      }
-    }
-    if (isa<func::ReturnOp>(op))
-      return SmallVector<Tensor>(std::make_move_iterator(operands.begin()),
-                                 std::make_move_iterator(operands.end()));
-
-    SmallVector<Tensor> results;
-    if (failed(evaluateOp(&op, operands, results, &globals_)))
-      return failure();
-    for (auto [result, value] : llvm::zip(op.getResults(), results))
-      if (lastUser.count(result))
-        values[result] = std::move(value);
-  }
-  return func.emitOpError() << "has no func.return";
+  return evaluateBlock(block, inputs, &globals_);
 }

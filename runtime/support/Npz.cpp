@@ -493,8 +493,8 @@ bool readMembers(zip_t *archive, const std::string &path, NamedTensors &out,
 // Public API
 //===----------------------------------------------------------------------===//
 
-bool parseNpy(const void *data, size_t size, const std::string &what,
-              Tensor &out, std::string *error) {
+bool parseNpyHeader(const void *data, size_t size, const std::string &what,
+                    NpyLayout &out, std::string *error) {
   const auto *bytes = static_cast<const unsigned char *>(data);
   if (size < kMagicSize || std::memcmp(bytes, kMagic, kMagicSize) != 0)
     return fail(error, what, "not a .npy file (bad magic)");
@@ -548,17 +548,34 @@ bool parseNpy(const void *data, size_t size, const std::string &what,
                 std::to_string(available - needed) +
                     " unexpected bytes after the data");
 
-  Tensor result(type, header.shape);
-  const unsigned char *src = bytes + prefix + headerSize;
-  if (header.fortranOrder && result.rank() > 1)
-    copyFromColumnMajor(src, result.bytes(), header.shape, itemSize);
-  else if (needed > 0)
-    std::memcpy(result.bytes(), src, needed);
-  if (swap)
-    byteSwapElements(result.bytes(), count, itemSize);
+  out.dtype = type;
+  out.shape = std::move(header.shape);
+  out.fortranOrder = header.fortranOrder;
+  out.byteSwapped = swap;
+  out.dataOffset = prefix + headerSize;
+  out.dataBytes = static_cast<size_t>(needed);
+  return true;
+}
+
+bool parseNpy(const void *data, size_t size, const std::string &what,
+              Tensor &out, std::string *error) {
+  NpyLayout layout;
+  if (!parseNpyHeader(data, size, what, layout, error))
+    return false;
+  Tensor result(layout.dtype, layout.shape);
+  int64_t count = result.numElements();
+  const unsigned char *src =
+      static_cast<const unsigned char *>(data) + layout.dataOffset;
+  if (layout.fortranOrder && result.rank() > 1)
+    copyFromColumnMajor(src, result.bytes(), layout.shape,
+                        dtypeSize(layout.dtype));
+  else if (layout.dataBytes > 0)
+    std::memcpy(result.bytes(), src, layout.dataBytes);
+  if (layout.byteSwapped)
+    byteSwapElements(result.bytes(), count, dtypeSize(layout.dtype));
   // Any non-zero byte is True to NumPy; store the canonical 1 so that
   // tensors compare by bytes.
-  if (type == DType::Bool)
+  if (layout.dtype == DType::Bool)
     for (int64_t i = 0; i < count; ++i)
       result.bytes()[i] =
           static_cast<std::byte>(result.bytes()[i] != std::byte{0} ? 1 : 0);
@@ -573,14 +590,14 @@ bool readNpy(const std::string &path, Tensor &out, std::string *error) {
   return parseNpy(bytes.data(), bytes.size(), path, out, error);
 }
 
-std::string serializeNpy(const Tensor &t) {
-  const char *descr = npyDescr(t.dtype());
+std::string serializeNpyHeader(DType dtype, const std::vector<int64_t> &shape) {
+  const char *descr = npyDescr(dtype);
   if (!descr)
     return "";
   std::string dims;
-  for (int64_t dim : t.shape())
+  for (int64_t dim : shape)
     dims += (dims.empty() ? "" : ", ") + std::to_string(dim);
-  if (t.rank() == 1)
+  if (shape.size() == 1)
     dims += ',';
   std::string header = std::string("{'descr': '") + descr +
                        "', 'fortran_order': False, 'shape': (" + dims + "), }";
@@ -607,6 +624,13 @@ std::string serializeNpy(const Tensor &t) {
   for (size_t i = 0; i < prefix - 8; ++i)
     out += static_cast<char>((headerSize >> (8 * i)) & 0xff);
   out += header;
+  return out;
+}
+
+std::string serializeNpy(const Tensor &t) {
+  std::string out = serializeNpyHeader(t.dtype(), t.shape());
+  if (out.empty())
+    return "";
   out.append(reinterpret_cast<const char *>(t.bytes()), t.byteSize());
   return out;
 }

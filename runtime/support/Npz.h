@@ -35,6 +35,25 @@ bool readNpy(const std::string &path, Tensor &out, std::string *error);
 bool parseNpy(const void *data, size_t size, const std::string &what,
               Tensor &out, std::string *error);
 
+/// What the header of a .npy file says and where its elements lie, as
+/// parseNpyHeader finds them: `dataBytes` bytes at `dataOffset`, in the
+/// file's byte order and layout.
+struct NpyLayout {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  bool fortranOrder = false;
+  /// The elements are big-endian (this host is little-endian).
+  bool byteSwapped = false;
+  size_t dataOffset = 0;
+  size_t dataBytes = 0;
+};
+
+/// Parses the header of the .npy bytes `data` and checks that exactly the
+/// elements its shape needs follow it, without copying them (readers of
+/// memory-mapped files use the elements in place). Fails as parseNpy does.
+bool parseNpyHeader(const void *data, size_t size, const std::string &what,
+                    NpyLayout &out, std::string *error);
+
 /// Writes `t` as a .npy file (format 1.0, or 2.0 when the header needs it),
 /// through a temporary file so an existing file survives a failed write.
 /// BF16 has no NumPy dtype and is refused.
@@ -42,6 +61,10 @@ bool writeNpy(const std::string &path, const Tensor &t, std::string *error);
 
 /// The bytes writeNpy writes; empty for BF16, which has no NumPy dtype.
 std::string serializeNpy(const Tensor &t);
+
+/// The header serializeNpy writes before the elements of an array of this
+/// type and shape (its size is a multiple of 64); empty for BF16.
+std::string serializeNpyHeader(DType dtype, const std::vector<int64_t> &shape);
 
 /// Reads every member of a .npz archive (stored or deflated). Keys are the
 /// member names without their ".npy" suffix; a member without it is an error.

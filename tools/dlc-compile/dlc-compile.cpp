@@ -1,26 +1,43 @@
 //===- dlc-compile.cpp - ONNX models to training programs -----------------===//
 //
-//   dlc-compile MODEL.onnx --train [training options] [--batch-size N]
-//               [--dim NAME=N]... --emit=mlir [-o OUT.mlir]
+//   dlc-compile MODEL.onnx [--train <training options>] [--batch-size N]
+//               [--dim NAME=N]... [--target cpu|cuda] [--emit=KIND] -o OUT
 //
 // With --train the model becomes a module with @train_step and @forward (and
 // the intermediate @forward_train, @loss and @loss_grad, kept for
 // inspection); without it, the model is imported with inference semantics.
-// --emit=mlir prints the module after the passes. Errors are one line each,
-// naming the node, the option or the file, with exit code 1; the output
-// file is written only after success.
+// What is written (--emit, by default from OUT's extension: .dlcm a module,
+// anything else the IR):
+//   mlir    the dlc IR after the training passes
+//   fused   the IR of the compiled functions after fusion and memory planning
+//   kernels the generated kernel source for the target
+//   module  the compiled module (.dlcm) that dlc-run and the runtime run
+//   exe     a training binary: the runner with the module embedded
+// Errors are one line each, naming the node, the option or the file, with
+// exit code 1; the output file is written only after success.
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/ModuleWriter.h"
 #include "frontend/Importer.h"
+#include "passes/Passes.h"
+#include "passes/memory/BufferPlacement.h"
 #include "tools/common/Diagnostics.h"
 #include "tools/common/ShapeOptions.h"
 #include "tools/common/TrainingOptions.h"
+#include "tools/dlc-compile/Executable.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -32,12 +49,159 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"));
 static cl::opt<bool> train("train",
                            cl::desc("Build a training program (train_step)"));
-enum class Emit { Mlir };
-static cl::opt<Emit>
-    emit("emit", cl::desc("What to produce"),
-         cl::values(clEnumValN(Emit::Mlir, "mlir",
-                               "The dlc IR after the passes (MLIR text)")),
-         cl::init(Emit::Mlir));
+enum class Emit { Auto, Mlir, Fused, Kernels, Module, Exe };
+static cl::opt<Emit> emit(
+    "emit", cl::desc("What to produce (default: a module for -o *.dlcm, "
+                     "else the IR)"),
+    cl::values(
+        clEnumValN(Emit::Mlir, "mlir", "The dlc IR after the training passes"),
+        clEnumValN(Emit::Fused, "fused",
+                   "The compiled functions after fusion and memory planning"),
+        clEnumValN(Emit::Kernels, "kernels",
+                   "The generated kernel source for --target"),
+        clEnumValN(Emit::Module, "module", "A compiled module (.dlcm)"),
+        clEnumValN(Emit::Exe, "exe",
+                   "A training binary (the runner with the module)")),
+    cl::init(Emit::Auto));
+enum class TargetKind { Cpu, Cuda };
+static cl::opt<TargetKind> target(
+    "target", cl::desc("The device the module runs on"),
+    cl::values(clEnumValN(TargetKind::Cpu, "cpu", "CPU threads (default)"),
+               clEnumValN(TargetKind::Cuda, "cuda", "NVIDIA GPUs")),
+    cl::init(TargetKind::Cpu));
+static cl::opt<bool> reportMemory(
+    "report-memory",
+    cl::desc("Print each compiled function's memory plan (arena peak)"));
+static cl::opt<std::string>
+    hostCompiler("host-compiler",
+                 cl::desc("C++ compiler for CPU kernels (default c++)"),
+                 cl::init("c++"));
+static cl::opt<std::string>
+    hostCpu("host-cpu",
+            cl::desc("-march of CPU kernels (default native: the module "
+                     "then runs on CPUs with this machine's features)"),
+            cl::init("native"));
+static cl::list<std::string>
+    cudaArch("cuda-arch",
+             cl::desc("Architectures of CUDA cubins (default sm_80,sm_90a; "
+                      "PTX is added for the first)"),
+             cl::CommaSeparated);
+static cl::opt<bool> embedParameters(
+    "embed-parameters",
+    cl::desc("Store initial parameter values in the module (default true)"),
+    cl::init(true));
+
+namespace {
+
+const char *kTool = "dlc-compile";
+
+Emit effectiveEmit() {
+  if (emit != Emit::Auto)
+    return emit;
+  return llvm::StringRef(outputFile).ends_with(".dlcm") ? Emit::Module
+                                                        : Emit::Mlir;
+}
+
+/// Keeps only the functions a module runs: @train_step and @forward when
+/// training, the model function otherwise. Returns their names.
+std::vector<std::string> keepCompiledFunctions(ModuleOp module) {
+  std::vector<std::string> kept;
+  for (const char *name : {"forward", "train_step"})
+    if (module.lookupSymbol<func::FuncOp>(name))
+      kept.push_back(name);
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (!llvm::is_contained(kept, func.getSymName().str()))
+      func.erase();
+  return kept;
+}
+
+/// Fusion and memory planning (passes/fusion, passes/memory).
+LogicalResult lowerForExecution(ModuleOp module) {
+  PassManager pm(module.getContext());
+  if (!train)
+    pm.addPass(mlir::dlc::createDLCFunctionalize());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(mlir::dlc::createDLCFuse());
+  pm.addPass(mlir::dlc::createDLCPlanMemory());
+  return pm.run(module);
+}
+
+std::string mebibytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f MiB",
+                static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+/// One line per function: the arena's peak beside what its intermediates
+/// would take without reuse, and the argument and result buffers.
+void printMemoryReport(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto arena = func->getAttrOfType<IntegerAttr>(mlir::dlc::kArenaSizeAttr);
+    auto total = func->getAttrOfType<IntegerAttr>(mlir::dlc::kIntermediateBytesAttr);
+    if (!arena || !total)
+      continue;
+    int64_t arguments = 0, results = 0;
+    for (BlockArgument argument : func.getArguments())
+      arguments += mlir::dlc::BufferPlacement::byteSize(argument);
+    func.walk([&](func::ReturnOp op) {
+      for (Value v : op.getOperands())
+        results += mlir::dlc::BufferPlacement::byteSize(v);
+    });
+    llvm::outs() << func.getSymName() << ": arena " << mebibytes(arena.getInt())
+                 << " peak (intermediates " << mebibytes(total.getInt())
+                 << " without reuse), arguments " << mebibytes(arguments)
+                 << ", results " << mebibytes(results) << "\n";
+  }
+}
+
+/// The names of the module's globals (their ONNX initializers are replaced
+/// by trained values on export).
+llvm::StringSet<> globalNames(ModuleOp module) {
+  llvm::StringSet<> names;
+  for (auto global : module.getOps<mlir::dlc::GlobalOp>())
+    names.insert(global.getSymName());
+  return names;
+}
+
+/// The command line after the model, for the module's metadata.
+std::string optionsText(int argc, char **argv) {
+  std::string text;
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i] == inputFile)
+      continue;
+    if (!text.empty())
+      text += ' ';
+    text += argv[i];
+  }
+  return text;
+}
+
+bool writeBytes(llvm::StringRef bytes, bool executable) {
+  std::string error;
+  auto file = mlir::openOutputFile(outputFile, &error);
+  if (!file) {
+    llvm::errs() << kTool << ": error: " << error << "\n";
+    return false;
+  }
+  file->os() << bytes;
+  file->os().flush();
+  if (file->os().has_error()) {
+    llvm::errs() << kTool << ": error: cannot write " << outputFile << ": "
+                 << file->os().error().message() << "\n";
+    file->os().clear_error();
+    return false;
+  }
+  file->keep();
+  if (executable)
+    llvm::sys::fs::setPermissions(outputFile, llvm::sys::fs::all_read |
+                                                  llvm::sys::fs::all_exe |
+                                                  llvm::sys::fs::owner_write);
+  return true;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -45,8 +209,7 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   ::dlc::tools::registerShapeOptions();
   ::dlc::tools::registerTrainingOptions();
-  const char *tool = "dlc-compile";
-  if (!::dlc::tools::parseCommandLine(argc, argv, "dlc compiler\n", tool))
+  if (!::dlc::tools::parseCommandLine(argc, argv, "dlc compiler\n", kTool))
     return 1;
 
   if (!train) {
@@ -55,18 +218,29 @@ int main(int argc, char **argv) {
     for (auto &[name, value] : ::dlc::tools::hyperparametersGiven())
       given.push_back(name == "dlc.lr" ? "--lr" : "--weight-decay");
     if (!given.empty()) {
-      llvm::errs() << tool << ": error: " << given.front()
+      llvm::errs() << kTool << ": error: " << given.front()
                    << " is a training option: add --train\n";
       return 1;
     }
   }
-  if (!::dlc::tools::checkTrainingOptions(tool))
+  if (!::dlc::tools::checkTrainingOptions(kTool))
     return 1;
+  Emit what = effectiveEmit();
+  if (what == Emit::Exe && (outputFile == "-" || outputFile.empty())) {
+    llvm::errs() << kTool << ": error: --emit=exe needs -o NAME\n";
+    return 1;
+  }
+  if (what == Emit::Exe && target != TargetKind::Cpu) {
+    llvm::errs() << kTool << ": error: --emit=exe builds CPU training "
+                 << "binaries only for now (--target cuda modules run on "
+                 << "the CUDA runtime of a later release)\n";
+    return 1;
+  }
   mlir::dlc::ImportOptions options;
-  if (!::dlc::tools::applyShapeOptions(tool, options))
+  if (!::dlc::tools::applyShapeOptions(kTool, options))
     return 1;
   MLIRContext context;
-  ::dlc::tools::DiagnosticPrinter printer(context, tool);
+  ::dlc::tools::DiagnosticPrinter printer(context, kTool);
   FailureOr<OwningOpRef<ModuleOp>> module;
   if (train) {
     module = ::dlc::tools::compileForTraining(&context, inputFile, options);
@@ -76,6 +250,58 @@ int main(int argc, char **argv) {
   }
   if (failed(module))
     return 1;
+  if (what == Emit::Mlir) {
+    if (reportMemory) {
+      llvm::errs() << kTool << ": error: --report-memory needs a compiled "
+                   << "output (--emit=fused, kernels, module or exe)\n";
+      return 1;
+    }
+    return ::dlc::tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
+  }
 
-  return ::dlc::tools::writeModule(**module, outputFile, tool) ? 0 : 1;
+  std::vector<std::string> functions = keepCompiledFunctions(**module);
+  if (failed(lowerForExecution(**module)))
+    return 1;
+  if (reportMemory)
+    printMemoryReport(**module);
+  if (what == Emit::Fused)
+    return ::dlc::tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
+
+  mlir::dlc::codegen::ModuleWriterOptions writerOptions;
+  writerOptions.target = target == TargetKind::Cpu
+                             ? mlir::dlc::codegen::Target::Cpu
+                             : mlir::dlc::codegen::Target::Cuda;
+  writerOptions.functions = functions;
+  writerOptions.modelName = llvm::sys::path::filename(inputFile).str();
+  writerOptions.producer = "dlc-compile";
+  writerOptions.trainingOptions = optionsText(argc, argv);
+  writerOptions.embedParameters = embedParameters;
+  writerOptions.hostCompiler = hostCompiler;
+  writerOptions.hostCpu = hostCpu;
+  if (!cudaArch.empty())
+    writerOptions.cudaArchitectures.assign(cudaArch.begin(), cudaArch.end());
+  if (what == Emit::Kernels) {
+    FailureOr<std::string> source =
+        mlir::dlc::codegen::generateKernelSource(**module, writerOptions);
+    return succeeded(source) && writeBytes(*source, false) ? 0 : 1;
+  }
+  FailureOr<std::string> onnx = mlir::dlc::readOnnxWithoutInitializers(
+      &context, inputFile, globalNames(**module));
+  if (failed(onnx))
+    return 1;
+  writerOptions.onnxModel = std::move(*onnx);
+  FailureOr<std::string> bytes =
+      mlir::dlc::codegen::writeModule(**module, writerOptions);
+  if (failed(bytes))
+    return 1;
+  if (what == Emit::Module)
+    return writeBytes(*bytes, false) ? 0 : 1;
+  std::string error;
+  std::optional<std::string> executable =
+      ::dlc::tools::buildExecutable(argv[0], *bytes, error);
+  if (!executable) {
+    llvm::errs() << kTool << ": error: " << error << "\n";
+    return 1;
+  }
+  return writeBytes(*executable, true) ? 0 : 1;
 }

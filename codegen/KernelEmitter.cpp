@@ -1,0 +1,1144 @@
+//===- KernelEmitter.cpp - dlc.fusion to C++ and CUDA C++ kernels ---------===//
+//
+// The emitter walks a fusion's body by demand (see KernelEmitter.h). Each
+// value computed at an index becomes one `const T vN = ...;` line, memoized
+// by (value, index) within the current scope, so a value read twice at the
+// same index is computed once, while one read at different indices (under
+// a broadcast, in a window) is recomputed: the fusion pass's control
+// function is what keeps that recomputation cheap. Conditional reads (pad,
+// concat, pooling borders) and loop bodies open scopes, so nothing computed
+// under a condition or inside a loop is reused outside it.
+//
+// Numerics follow the reference evaluator: floating reductions accumulate
+// in double on the CPU (float on CUDA, where issue 5 adds tree reductions),
+// max/min propagate NaN, max-pool gradients pick the first maximum in
+// row-major window order, integer division by zero gives 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelEmitter.h"
+#include "passes/fusion/Fusion.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::codegen;
+
+namespace {
+
+using Index = SmallVector<std::string, 4>;
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// The C type of an element type, or "" when kernels do not handle it.
+std::string cTypeOf(Type type) {
+  if (type.isF32())
+    return "float";
+  if (type.isF64())
+    return "double";
+  if (type.isInteger(1))
+    return "bool";
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    unsigned width = integer.getWidth();
+    if (width != 8 && width != 16 && width != 32 && width != 64)
+      return "";
+    return (integer.isUnsigned() ? "uint" : "int") + std::to_string(width) +
+           "_t";
+  }
+  return "";
+}
+
+bool isSimpleExpression(StringRef s) {
+  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+std::string joinIndex(ArrayRef<std::string> index) {
+  return llvm::join(index, ",");
+}
+
+class Emitter {
+public:
+  Emitter(Target target) : target(target) {}
+
+  /// The per-element statements computing every output of `fusion` at the
+  /// index `i0..i{r-1}` of the first output and storing them.
+  FailureOr<std::string> emitBody(FusionOp fusion);
+  /// The statements of a scatter fusion at outer index `i0..` (the data
+  /// shape without the scatter axis).
+  FailureOr<std::string> emitScatterBody(FusionOp fusion,
+                                         ScatterElementsOp scatter);
+
+  /// Parameter declarations `const T *__restrict pK = ...;`.
+  std::string parameters(FusionOp fusion) const;
+
+private:
+  FailureOr<std::string> value(Value v, ArrayRef<std::string> index);
+  FailureOr<std::string> compute(Operation *op, Value v,
+                                 ArrayRef<std::string> index);
+  FailureOr<std::string> elementwise(Operation *op,
+                                     ArrayRef<std::string> index);
+  FailureOr<std::string> reduction(Operation *op, ArrayRef<int64_t> axes,
+                                   ArrayRef<std::string> index);
+  FailureOr<std::string> pool(Operation *op, ArrayRef<int64_t> window,
+                              ArrayRef<int64_t> stride,
+                              ArrayRef<int64_t> padLow,
+                              ArrayRef<int64_t> dilation,
+                              ArrayRef<std::string> index);
+  FailureOr<std::string> maxPoolGrad(MaxPoolGradOp op,
+                                     ArrayRef<std::string> index);
+  FailureOr<std::string> reshape(ReshapeOp op, ArrayRef<std::string> index);
+  FailureOr<std::string> pad(PadOp op, ArrayRef<std::string> index);
+  FailureOr<std::string> concat(ConcatOp op, ArrayRef<std::string> index);
+  FailureOr<std::string> gather(Operation *op, Value data, Value indices,
+                                int64_t axis, bool elements,
+                                ArrayRef<std::string> index);
+  FailureOr<std::string> literal(ConstantOp op);
+
+  /// The index of an operand of shape `from` read by a broadcasting op at
+  /// `index` of its result.
+  static Index broadcastIndex(ArrayRef<int64_t> from,
+                              ArrayRef<std::string> index);
+  /// Row-major linear offset of `index` in `shape`.
+  static std::string linear(ArrayRef<int64_t> shape,
+                            ArrayRef<std::string> index);
+  /// A name holding `expression` (itself when already a name or literal).
+  std::string let(StringRef type, StringRef expression);
+  std::string fresh(StringRef prefix) {
+    return (prefix + Twine(counter++)).str();
+  }
+  std::string accumulatorType(Type element) const;
+  FailureOr<std::string> cType(Operation *op, Type type);
+
+  void line(const Twine &text) {
+    body.append(2 * depth, ' ');
+    body += text.str();
+    body += '\n';
+  }
+  void open(const Twine &text) {
+    line(text + " {");
+    ++depth;
+    scopes.push_back(memoLog.size());
+  }
+  void close(StringRef suffix = "") {
+    size_t mark = scopes.pop_back_val();
+    while (memoLog.size() > mark) {
+      memo.erase(memoLog.back());
+      memoLog.pop_back();
+    }
+    --depth;
+    line("}" + suffix);
+  }
+
+  Target target;
+  std::string body;
+  unsigned depth = 0;
+  unsigned counter = 0;
+  llvm::DenseMap<Value, unsigned> parameterOf;
+  std::map<std::pair<void *, std::string>, std::string> memo;
+  SmallVector<std::pair<void *, std::string>> memoLog;
+  SmallVector<size_t> scopes;
+};
+
+std::string Emitter::linear(ArrayRef<int64_t> shape,
+                            ArrayRef<std::string> index) {
+  std::string result;
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1) {
+      std::string term = stride == 1 ? index[d]
+                                     : "(" + index[d] + ") * " +
+                                           std::to_string(stride);
+      result = result.empty() ? term : term + " + " + result;
+    }
+    stride *= shape[d];
+  }
+  return result.empty() ? "0" : result;
+}
+
+Index Emitter::broadcastIndex(ArrayRef<int64_t> from,
+                              ArrayRef<std::string> index) {
+  Index result;
+  size_t lead = index.size() - from.size();
+  for (size_t d = 0; d < from.size(); ++d)
+    result.push_back(from[d] == 1 ? "0" : index[lead + d]);
+  return result;
+}
+
+std::string Emitter::let(StringRef type, StringRef expression) {
+  if (isSimpleExpression(expression))
+    return expression.str();
+  std::string name = fresh("v");
+  line("const " + type + " " + name + " = " + expression + ";");
+  return name;
+}
+
+std::string Emitter::accumulatorType(Type element) const {
+  if (element.isF32())
+    return target == Target::Cpu ? "double" : "float";
+  if (element.isF64())
+    return "double";
+  return cTypeOf(element);
+}
+
+FailureOr<std::string> Emitter::cType(Operation *op, Type type) {
+  std::string c = cTypeOf(getElementTypeOrSelf(type));
+  if (c.empty())
+    return op->emitOpError() << "has element type "
+                             << getElementTypeOrSelf(type)
+                             << ", which generated kernels do not handle yet";
+  return c;
+}
+
+std::string Emitter::parameters(FusionOp fusion) const {
+  std::string text;
+  unsigned k = 0;
+  for (Value input : fusion.getInputs())
+    text += llvm::formatv("const {0} *__restrict p{1} = (const {0} *)b[{1}];\n",
+                          cTypeOf(getElementTypeOrSelf(input.getType())), k++)
+                .str();
+  for (Value result : fusion.getResults())
+    text += llvm::formatv("{0} *__restrict p{1} = ({0} *)b[{1}];\n",
+                          cTypeOf(getElementTypeOrSelf(result.getType())), k++)
+                .str();
+  return text;
+}
+
+FailureOr<std::string> Emitter::value(Value v, ArrayRef<std::string> index) {
+  auto key = std::make_pair(v.getAsOpaquePointer(), joinIndex(index));
+  auto it = memo.find(key);
+  if (it != memo.end())
+    return it->second;
+  FailureOr<std::string> result;
+  if (auto argument = dyn_cast<BlockArgument>(v)) {
+    std::string type = cTypeOf(getElementTypeOrSelf(v.getType()));
+    result = let(type, "p" + std::to_string(argument.getArgNumber()) + "[" +
+                           linear(shapeOf(v), index) + "]");
+  } else {
+    result = compute(v.getDefiningOp(), v, index);
+  }
+  if (failed(result))
+    return failure();
+  memo[key] = *result;
+  memoLog.push_back(key);
+  return result;
+}
+
+FailureOr<std::string> Emitter::literal(ConstantOp op) {
+  auto dense = cast<DenseElementsAttr>(op.getValue());
+  Type element = dense.getElementType();
+  if (element.isInteger(1))
+    return std::string(dense.getSplatValue<bool>() ? "true" : "false");
+  if (auto integer = dyn_cast<IntegerType>(element)) {
+    FailureOr<std::string> type = cType(op, element);
+    if (failed(type))
+      return failure();
+    APInt value = dense.getSplatValue<APInt>();
+    std::string digits = integer.isUnsigned()
+                             ? std::to_string(value.getZExtValue())
+                             : std::to_string(value.getSExtValue());
+    // INT64_MIN has no literal; spell it as an expression.
+    if (integer.getWidth() == 64 && !integer.isUnsigned() &&
+        value.isMinSignedValue())
+      return std::string("(int64_t)(-9223372036854775807LL - 1)");
+    return "(" + *type + ")(" + digits + (integer.getWidth() == 64 ? "LL" : "") +
+           ")";
+  }
+  if (!element.isF32() && !element.isF64())
+    return cType(op, element);
+  double value = dense.getSplatValue<APFloat>().convertToDouble();
+  bool isF32 = element.isF32();
+  if (!std::isfinite(value)) {
+    if (std::isnan(value))
+      return std::string(isF32 ? "dlc_nan_f32()" : "dlc_nan_f64()");
+    return std::string(value > 0 ? "" : "-") +
+           (isF32 ? "dlc_inf_f32()" : "dlc_inf_f64()");
+  }
+  // Hexadecimal literals are exact.
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%a", value);
+  return (isF32 ? "float(" : "double(") + std::string(buffer) + ")";
+}
+
+FailureOr<std::string> Emitter::compute(Operation *op, Value v,
+                                        ArrayRef<std::string> index) {
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    if (kernelRoleOf(op) != KernelRole::Inlined)
+      return op->emitOpError() << "is a non-splat constant inside a fusion; "
+                                  "it must be a fusion operand";
+    return literal(constant);
+  }
+  return llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
+      .Case<TransposeOp>([&](TransposeOp t) -> FailureOr<std::string> {
+        Index in(index.size());
+        for (auto [d, p] : llvm::enumerate(t.getPermutation()))
+          in[p] = index[d];
+        return value(t.getInput(), in);
+      })
+      .Case<BroadcastToOp>([&](BroadcastToOp b) {
+        return value(b.getInput(), broadcastIndex(shapeOf(b.getInput()), index));
+      })
+      .Case<SliceOp>([&](SliceOp s) -> FailureOr<std::string> {
+        Index in;
+        for (auto [d, offset, stride] :
+             llvm::enumerate(s.getOffsets(), s.getStrides())) {
+          if (offset == 0 && stride == 1)
+            in.push_back(index[d]);
+          else
+            in.push_back(let("int64_t", "(int64_t)" + std::to_string(offset) +
+                                            " + (" + index[d] + ") * " +
+                                            std::to_string(stride)));
+        }
+        return value(s.getInput(), in);
+      })
+      .Case<ReshapeOp>([&](ReshapeOp r) { return reshape(r, index); })
+      .Case<PadOp>([&](PadOp p) { return pad(p, index); })
+      .Case<ConcatOp>([&](ConcatOp c) { return concat(c, index); })
+      .Case<GatherOp>([&](GatherOp g) {
+        return gather(g, g.getData(), g.getIndices(),
+                      static_cast<int64_t>(g.getAxis()), false, index);
+      })
+      .Case<GatherElementsOp>([&](GatherElementsOp g) {
+        return gather(g, g.getData(), g.getIndices(),
+                      static_cast<int64_t>(g.getAxis()), true, index);
+      })
+      .Case<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp>(
+          [&](auto r) -> FailureOr<std::string> {
+            SmallVector<int64_t> axes(r.getAxes());
+            return reduction(r, axes, index);
+          })
+      .Case<MaxPoolOp, SumPoolOp>([&](auto p) {
+        return pool(p, p.getWindow(), p.getStride(), p.getPadLow(),
+                    p.getDilation(), index);
+      })
+      .Case<MaxPoolGradOp>([&](MaxPoolGradOp m) { return maxPoolGrad(m, index); })
+      .Default([&](Operation *other) -> FailureOr<std::string> {
+        if (kernelRoleOf(other) == KernelRole::Elementwise)
+          return elementwise(other, index);
+        return other->emitOpError()
+               << "has no generated kernel yet (supported in fusions: "
+                  "elementwise, data movement, gather, reductions, pooling)";
+      });
+}
+
+FailureOr<std::string> Emitter::elementwise(Operation *op,
+                                            ArrayRef<std::string> index) {
+  SmallVector<std::string> args;
+  for (Value operand : op->getOperands()) {
+    FailureOr<std::string> arg =
+        value(operand, broadcastIndex(shapeOf(operand), index));
+    if (failed(arg))
+      return failure();
+    args.push_back(*arg);
+  }
+  Type resultElement = getElementTypeOrSelf(op->getResult(0).getType());
+  Type operandElement = getElementTypeOrSelf(op->getOperand(0).getType());
+  FailureOr<std::string> type = cType(op, resultElement);
+  if (failed(type) || failed(cType(op, operandElement)))
+    return failure();
+  bool isFloat = isa<FloatType>(operandElement);
+  auto call = [&](StringRef fn) {
+    return (fn + "(" + llvm::join(args, ", ") + ")").str();
+  };
+  auto infix = [&](StringRef symbol) {
+    return "(" + args[0] + " " + symbol.str() + " " + args[1] + ")";
+  };
+  auto floatOnly = [&](StringRef fn) -> FailureOr<std::string> {
+    if (!isFloat)
+      return op->emitOpError() << "on integers has no generated kernel";
+    return call(fn);
+  };
+  FailureOr<std::string> expression =
+      llvm::TypeSwitch<Operation *, FailureOr<std::string>>(op)
+          .Case<NegOp>([&](auto) { return call("dlc_neg"); })
+          .Case<AbsOp>([&](auto) { return call("dlc_abs"); })
+          .Case<SignOp>([&](auto) { return call("dlc_sign"); })
+          .Case<ExpOp>([&](auto) { return floatOnly("dlc_exp"); })
+          .Case<LogOp>([&](auto) { return floatOnly("dlc_log"); })
+          .Case<SqrtOp>([&](auto) { return floatOnly("dlc_sqrt"); })
+          .Case<RsqrtOp>([&](auto) { return floatOnly("dlc_rsqrt"); })
+          .Case<ReciprocalOp>([&](auto) { return floatOnly("dlc_reciprocal"); })
+          .Case<CeilOp>([&](auto) { return floatOnly("dlc_ceil"); })
+          .Case<FloorOp>([&](auto) { return floatOnly("dlc_floor"); })
+          .Case<RoundOp>([&](auto) { return floatOnly("dlc_round"); })
+          .Case<ErfOp>([&](auto) { return floatOnly("dlc_erf"); })
+          .Case<SinOp>([&](auto) { return floatOnly("dlc_sin"); })
+          .Case<CosOp>([&](auto) { return floatOnly("dlc_cos"); })
+          .Case<TanhOp>([&](auto) { return floatOnly("dlc_tanh"); })
+          .Case<TanOp>([&](auto) { return floatOnly("dlc_tan"); })
+          .Case<AsinOp>([&](auto) { return floatOnly("dlc_asin"); })
+          .Case<AcosOp>([&](auto) { return floatOnly("dlc_acos"); })
+          .Case<AtanOp>([&](auto) { return floatOnly("dlc_atan"); })
+          .Case<SinhOp>([&](auto) { return floatOnly("dlc_sinh"); })
+          .Case<CoshOp>([&](auto) { return floatOnly("dlc_cosh"); })
+          .Case<AsinhOp>([&](auto) { return floatOnly("dlc_asinh"); })
+          .Case<AcoshOp>([&](auto) { return floatOnly("dlc_acosh"); })
+          .Case<AtanhOp>([&](auto) { return floatOnly("dlc_atanh"); })
+          .Case<SigmoidOp>([&](auto) { return floatOnly("dlc_sigmoid"); })
+          .Case<NotOp>([&](auto) { return "(!" + args[0] + ")"; })
+          .Case<AddOp>([&](auto) { return infix("+"); })
+          .Case<SubOp>([&](auto) { return infix("-"); })
+          .Case<MulOp>([&](auto) { return infix("*"); })
+          .Case<DivOp>([&](auto) { return call("dlc_div"); })
+          .Case<RemOp>([&](auto) { return call("dlc_rem"); })
+          .Case<PowOp>([&](auto) { return floatOnly("dlc_pow"); })
+          .Case<MaxOp>([&](auto) { return call("dlc_max"); })
+          .Case<MinOp>([&](auto) { return call("dlc_min"); })
+          .Case<AndOp>([&](auto) { return infix("&&"); })
+          .Case<OrOp>([&](auto) { return infix("||"); })
+          .Case<XorOp>([&](auto) { return infix("!="); })
+          .Case<CompareOp>([&](CompareOp c) {
+            switch (c.getPredicate()) {
+            case ComparePredicate::eq:
+              return infix("==");
+            case ComparePredicate::ne:
+              return infix("!=");
+            case ComparePredicate::lt:
+              return infix("<");
+            case ComparePredicate::le:
+              return infix("<=");
+            case ComparePredicate::gt:
+              return infix(">");
+            case ComparePredicate::ge:
+              return infix(">=");
+            }
+            llvm_unreachable("all predicates handled");
+          })
+          .Case<SelectOp>([&](auto) {
+            return "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")";
+          })
+          .Case<CastOp>([&](auto) -> std::string {
+            // ONNX Cast: anything to bool is `!= 0`; bool converts as 0/1.
+            if (resultElement.isInteger(1))
+              return "(" + args[0] + " != 0)";
+            return "(" + *type + ")(" + args[0] + ")";
+          })
+          .Default([&](Operation *) -> FailureOr<std::string> {
+            return op->emitOpError() << "has no generated kernel yet";
+          });
+  if (failed(expression))
+    return failure();
+  std::string name = fresh("v");
+  line("const " + *type + " " + name + " = " + *expression + ";");
+  return name;
+}
+
+FailureOr<std::string> Emitter::reshape(ReshapeOp op,
+                                        ArrayRef<std::string> index) {
+  ArrayRef<int64_t> from = shapeOf(op.getInput());
+  if (from.empty() || ShapedType::getNumElements(from) == 1)
+    return value(op.getInput(), Index(from.size(), "0"));
+  std::string flat = let("int64_t", linear(shapeOf(op.getResult()), index));
+  Index in(from.size());
+  int64_t stride = 1;
+  for (size_t d = from.size(); d-- > 0;) {
+    std::string coordinate = stride == 1 ? flat
+                                         : "(" + flat + " / " +
+                                               std::to_string(stride) + ")";
+    if (d != 0)
+      coordinate = "(" + coordinate + " % " + std::to_string(from[d]) + ")";
+    in[d] = from[d] == 1 ? "0" : let("int64_t", coordinate);
+    stride *= from[d];
+  }
+  return value(op.getInput(), in);
+}
+
+FailureOr<std::string> Emitter::pad(PadOp op, ArrayRef<std::string> index) {
+  ArrayRef<int64_t> from = shapeOf(op.getInput());
+  FailureOr<std::string> type = cType(op, op.getType().getElementType());
+  if (failed(type))
+    return failure();
+  Index in;
+  SmallVector<std::string> inside;
+  for (auto [d, low] : llvm::enumerate(op.getLow())) {
+    std::string shifted =
+        low == 0 ? index[d]
+                 : let("int64_t", "(" + index[d] + ") - " + std::to_string(low));
+    std::string n = std::to_string(from[d]);
+    switch (op.getMode()) {
+    case PadMode::constant:
+      in.push_back(shifted);
+      if (op.getLow()[d] != 0 || op.getHigh()[d] != 0)
+        inside.push_back("(" + shifted + " >= 0 && " + shifted + " < " + n +
+                         ")");
+      break;
+    case PadMode::edge:
+      in.push_back(let("int64_t", "dlc_clamp_index(" + shifted + ", " + n + ")"));
+      break;
+    case PadMode::reflect:
+      in.push_back(
+          let("int64_t", "dlc_reflect_index(" + shifted + ", " + n + ")"));
+      break;
+    }
+  }
+  if (inside.empty())
+    return value(op.getInput(), in);
+  std::string padValue = "(" + *type + ")0";
+  if (op.getValue()) {
+    FailureOr<std::string> v = value(op.getValue(), Index());
+    if (failed(v))
+      return failure();
+    padValue = *v;
+  }
+  std::string name = fresh("v");
+  line(*type + " " + name + " = " + padValue + ";");
+  open("if (" + llvm::join(inside, " && ") + ")");
+  FailureOr<std::string> v = value(op.getInput(), in);
+  if (failed(v))
+    return failure();
+  line(name + " = " + *v + ";");
+  close();
+  return name;
+}
+
+FailureOr<std::string> Emitter::concat(ConcatOp op,
+                                       ArrayRef<std::string> index) {
+  FailureOr<std::string> type = cType(op, op.getType().getElementType());
+  if (failed(type))
+    return failure();
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  std::string name = fresh("v");
+  line(*type + " " + name + ";");
+  int64_t offset = 0;
+  auto inputs = op.getInputs();
+  for (auto [k, input] : llvm::enumerate(inputs)) {
+    int64_t size = shapeOf(input)[axis];
+    std::string condition =
+        "(" + index[axis] + ") < " + std::to_string(offset + size);
+    if (k == 0)
+      open("if (" + condition + ")");
+    else if (k + 1 < inputs.size())
+      open("else if (" + condition + ")");
+    else
+      open("else");
+    Index in(index.begin(), index.end());
+    if (offset != 0)
+      in[axis] = let("int64_t",
+                     "(" + index[axis] + ") - " + std::to_string(offset));
+    FailureOr<std::string> v = value(input, in);
+    if (failed(v))
+      return failure();
+    line(name + " = " + *v + ";");
+    close();
+    offset += size;
+  }
+  return name;
+}
+
+FailureOr<std::string> Emitter::gather(Operation *op, Value data,
+                                       Value indices, int64_t axis,
+                                       bool elements,
+                                       ArrayRef<std::string> index) {
+  ArrayRef<int64_t> dataShape = shapeOf(data);
+  int64_t indexRank = static_cast<int64_t>(shapeOf(indices).size());
+  Index at, in;
+  if (elements) {
+    at.assign(index.begin(), index.end());
+  } else {
+    at.assign(index.begin() + axis, index.begin() + axis + indexRank);
+  }
+  FailureOr<std::string> raw = value(indices, at);
+  if (failed(raw))
+    return failure();
+  // Negative indices count from the end; out-of-range ones are clamped so a
+  // bad label can never read outside the buffer (the runners validate
+  // labels before a step).
+  std::string position =
+      let("int64_t", "dlc_clamp_index(dlc_wrap_index((int64_t)" + *raw +
+                         ", " + std::to_string(dataShape[axis]) + "), " +
+                         std::to_string(dataShape[axis]) + ")");
+  if (elements) {
+    in.assign(index.begin(), index.end());
+    in[axis] = position;
+  } else {
+    in.assign(index.begin(), index.begin() + axis);
+    in.push_back(position);
+    in.append(index.begin() + axis + indexRank, index.end());
+  }
+  return value(data, in);
+}
+
+FailureOr<std::string> Emitter::reduction(Operation *op,
+                                          ArrayRef<int64_t> axes,
+                                          ArrayRef<std::string> index) {
+  Value input = op->getOperand(0);
+  ArrayRef<int64_t> shape = shapeOf(input);
+  Type element = getElementTypeOrSelf(input.getType());
+  FailureOr<std::string> type = cType(op, element);
+  if (failed(type))
+    return failure();
+  bool keepDims = op->hasAttr("keep_dims");
+  std::string acc = fresh("a");
+  std::string accType = accumulatorType(element);
+  std::string init = "(" + accType + ")0";
+  std::string combine;
+  if (isa<ReduceSumOp>(op)) {
+    combine = acc + " = " + acc + " + (" + accType + ")%s;";
+  } else if (isa<ReduceProdOp>(op)) {
+    init = "(" + accType + ")1";
+    combine = acc + " = " + acc + " * (" + accType + ")%s;";
+  } else {
+    bool isMax = isa<ReduceMaxOp>(op);
+    init = (isMax ? "dlc_lowest<" : "dlc_highest<") + accType + ">()";
+    combine = acc + " = " + (isMax ? "dlc_max(" : "dlc_min(") + acc + ", (" +
+              accType + ")%s);";
+  }
+  line(accType + " " + acc + " = " + init + ";");
+  Index in;
+  size_t k = 0;
+  SmallVector<std::string> loops;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (llvm::is_contained(axes, static_cast<int64_t>(d))) {
+      std::string loop = fresh("r");
+      open("for (int64_t " + loop + " = 0; " + loop + " < " +
+           std::to_string(shape[d]) + "; ++" + loop + ")");
+      loops.push_back(loop);
+      in.push_back(loop);
+      if (keepDims)
+        ++k;
+    } else {
+      in.push_back(index[k++]);
+    }
+  }
+  FailureOr<std::string> v = value(input, in);
+  if (failed(v))
+    return failure();
+  std::string statement = combine;
+  statement.replace(statement.find("%s"), 2, *v);
+  line(statement);
+  for (size_t i = 0; i < loops.size(); ++i)
+    close();
+  return let(*type, "(" + *type + ")" + acc);
+}
+
+FailureOr<std::string> Emitter::pool(Operation *op, ArrayRef<int64_t> window,
+                                     ArrayRef<int64_t> stride,
+                                     ArrayRef<int64_t> padLow,
+                                     ArrayRef<int64_t> dilation,
+                                     ArrayRef<std::string> index) {
+  Value input = op->getOperand(0);
+  ArrayRef<int64_t> shape = shapeOf(input);
+  Type element = getElementTypeOrSelf(input.getType());
+  FailureOr<std::string> type = cType(op, element);
+  if (failed(type))
+    return failure();
+  bool isMax = isa<MaxPoolOp>(op);
+  std::string accType = accumulatorType(element);
+  std::string acc = fresh("a");
+  line(accType + " " + acc + " = " +
+       (isMax ? "dlc_lowest<" + accType + ">()" : "(" + accType + ")0") + ";");
+  Index in{index[0], index[1]};
+  SmallVector<std::string> inside;
+  size_t opened = 0;
+  for (size_t s = 0; s < window.size(); ++s) {
+    std::string tap = fresh("w");
+    open("for (int64_t " + tap + " = 0; " + tap + " < " +
+         std::to_string(window[s]) + "; ++" + tap + ")");
+    ++opened;
+    std::string position = let(
+        "int64_t", "(" + index[2 + s] + ") * " + std::to_string(stride[s]) +
+                       " - " + std::to_string(padLow[s]) + " + " + tap +
+                       " * " + std::to_string(dilation[s]));
+    in.push_back(position);
+    inside.push_back("(" + position + " >= 0 && " + position + " < " +
+                     std::to_string(shape[2 + s]) + ")");
+  }
+  // Padding never wins a maximum and adds nothing to a sum.
+  open("if (" + llvm::join(inside, " && ") + ")");
+  FailureOr<std::string> v = value(input, in);
+  if (failed(v))
+    return failure();
+  line(acc + " = " +
+       (isMax ? "dlc_max(" + acc + ", (" + accType + ")" + *v + ")"
+              : acc + " + (" + accType + ")" + *v) +
+       ";");
+  close();
+  for (size_t i = 0; i < opened; ++i)
+    close();
+  return let(*type, "(" + *type + ")" + acc);
+}
+
+FailureOr<std::string> Emitter::maxPoolGrad(MaxPoolGradOp op,
+                                            ArrayRef<std::string> index) {
+  // dx at an input element sums dy over the windows that cover it and whose
+  // first maximum (row-major taps, a greater or NaN value replaces the
+  // choice) is this element, in the order of the windows.
+  ArrayRef<int64_t> xShape = shapeOf(op.getInput());
+  ArrayRef<int64_t> yShape = shapeOf(op.getGradOutput());
+  ArrayRef<int64_t> window = op.getWindow(), stride = op.getStride(),
+                    padLow = op.getPadLow(), dilation = op.getDilation();
+  Type element = op.getType().getElementType();
+  FailureOr<std::string> type = cType(op, element);
+  if (failed(type))
+    return failure();
+  std::string accType = accumulatorType(element);
+  std::string acc = fresh("a");
+  line(accType + " " + acc + " = (" + accType + ")0;");
+  size_t spatial = window.size();
+  Index outIndex{index[0], index[1]};
+  size_t opened = 0;
+  SmallVector<std::string> divisible;
+  for (size_t s = 0; s < spatial; ++s) {
+    // Windows o with o*stride - pad <= x <= o*stride - pad + (win-1)*dil.
+    std::string x = index[2 + s];
+    std::string shifted = let("int64_t", "(" + x + ") + " +
+                                             std::to_string(padLow[s]));
+    std::string lo = let(
+        "int64_t",
+        "dlc_max_index((int64_t)0, dlc_ceil_div(" + shifted + " - " +
+            std::to_string((window[s] - 1) * dilation[s]) + ", " +
+            std::to_string(stride[s]) + "))");
+    std::string hi = let("int64_t",
+                         "dlc_min_index((int64_t)" +
+                             std::to_string(yShape[2 + s] - 1) +
+                             ", dlc_floor_div(" + shifted + ", " +
+                             std::to_string(stride[s]) + "))");
+    std::string o = fresh("o");
+    open("for (int64_t " + o + " = " + lo + "; " + o + " <= " + hi + "; ++" +
+         o + ")");
+    ++opened;
+    outIndex.push_back(o);
+    if (dilation[s] != 1)
+      divisible.push_back("((" + shifted + " - " + o + " * " +
+                          std::to_string(stride[s]) + ") % " +
+                          std::to_string(dilation[s]) + " == 0)");
+  }
+  if (!divisible.empty()) {
+    open("if (" + llvm::join(divisible, " && ") + ")");
+    ++opened;
+  }
+  // Scan window `outIndex` for its first maximum.
+  std::string best = fresh("best"), chosen = fresh("chosen");
+  line(*type + " " + best + " = (" + *type + ")0;");
+  line("int64_t " + chosen + " = -1;");
+  Index in{index[0], index[1]};
+  SmallVector<std::string> inside, flat;
+  size_t scanned = 0;
+  for (size_t s = 0; s < spatial; ++s) {
+    std::string tap = fresh("w");
+    open("for (int64_t " + tap + " = 0; " + tap + " < " +
+         std::to_string(window[s]) + "; ++" + tap + ")");
+    ++scanned;
+    std::string position = let(
+        "int64_t", outIndex[2 + s] + " * " + std::to_string(stride[s]) +
+                       " - " + std::to_string(padLow[s]) + " + " + tap +
+                       " * " + std::to_string(dilation[s]));
+    in.push_back(position);
+    inside.push_back("(" + position + " >= 0 && " + position + " < " +
+                     std::to_string(xShape[2 + s]) + ")");
+  }
+  open("if (" + llvm::join(inside, " && ") + ")");
+  FailureOr<std::string> v = value(op.getInput(), in);
+  if (failed(v))
+    return failure();
+  ArrayRef<int64_t> spatialShape = xShape.drop_front(2);
+  std::string tapPosition =
+      linear(spatialShape, ArrayRef<std::string>(in).drop_front(2));
+  open("if (" + chosen + " < 0 || " + *v + " > " + best + " || " + *v +
+       " != " + *v + ")");
+  line(best + " = " + *v + ";");
+  line(chosen + " = " + tapPosition + ";");
+  close();
+  close();
+  for (size_t i = 0; i < scanned; ++i)
+    close();
+  std::string own =
+      linear(spatialShape, ArrayRef<std::string>(index).drop_front(2));
+  open("if (" + chosen + " == " + own + ")");
+  FailureOr<std::string> dy = value(op.getGradOutput(), outIndex);
+  if (failed(dy))
+    return failure();
+  line(acc + " = " + acc + " + (" + accType + ")" + *dy + ";");
+  close();
+  for (size_t i = 0; i < opened; ++i)
+    close();
+  return let(*type, "(" + *type + ")" + acc);
+}
+
+FailureOr<std::string> Emitter::emitBody(FusionOp fusion) {
+  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+  ArrayRef<int64_t> shape = shapeOf(fusion.getResult(0));
+  Index index;
+  for (size_t d = 0; d < shape.size(); ++d)
+    index.push_back("i" + std::to_string(d));
+  unsigned firstOutput = fusion.getInputs().size();
+  for (auto [k, yielded] : llvm::enumerate(yield.getValues())) {
+    if (shapeOf(yielded) != shape)
+      return fusion.emitOpError()
+             << "result #" << k << " has shape [" << shapeOf(yielded)
+             << "] unlike result #0; a fusion's results share one "
+                "iteration space";
+    FailureOr<std::string> v = value(yielded, index);
+    if (failed(v))
+      return failure();
+    line("p" + std::to_string(firstOutput + k) + "[" + linear(shape, index) +
+         "] = " + *v + ";");
+  }
+  return body;
+}
+
+FailureOr<std::string> Emitter::emitScatterBody(FusionOp fusion,
+                                                ScatterElementsOp scatter) {
+  ArrayRef<int64_t> dataShape = shapeOf(scatter.getData());
+  ArrayRef<int64_t> updateShape = shapeOf(scatter.getUpdates());
+  int64_t axis = static_cast<int64_t>(scatter.getAxis());
+  Type element = scatter.getType().getElementType();
+  if (failed(cType(scatter, element)))
+    return failure();
+  std::string out = "p" + std::to_string(fusion.getInputs().size());
+  // i0.. index the data shape without the axis.
+  Index outer;
+  for (size_t d = 0, k = 0; d < dataShape.size(); ++d)
+    outer.push_back(static_cast<int64_t>(d) == axis
+                        ? ""
+                        : "i" + std::to_string(k++));
+  Index at = outer;
+  at[axis] = fresh("c");
+  open("for (int64_t " + at[axis] + " = 0; " + at[axis] + " < " +
+       std::to_string(dataShape[axis]) + "; ++" + at[axis] + ")");
+  FailureOr<std::string> original = value(scatter.getData(), at);
+  if (failed(original))
+    return failure();
+  line(out + "[" + linear(dataShape, at) + "] = " + *original + ";");
+  close();
+  SmallVector<std::string> inside;
+  for (size_t d = 0; d < dataShape.size(); ++d)
+    if (static_cast<int64_t>(d) != axis && updateShape[d] != dataShape[d])
+      inside.push_back("(" + outer[d] + " < " + std::to_string(updateShape[d]) +
+                       ")");
+  size_t opened = 0;
+  if (!inside.empty()) {
+    open("if (" + llvm::join(inside, " && ") + ")");
+    ++opened;
+  }
+  Index u = outer;
+  u[axis] = fresh("j");
+  open("for (int64_t " + u[axis] + " = 0; " + u[axis] + " < " +
+       std::to_string(updateShape[axis]) + "; ++" + u[axis] + ")");
+  FailureOr<std::string> raw = value(scatter.getIndices(), u);
+  FailureOr<std::string> update = value(scatter.getUpdates(), u);
+  if (failed(raw) || failed(update))
+    return failure();
+  Index target = outer;
+  std::string n = std::to_string(dataShape[axis]);
+  target[axis] = let("int64_t", "dlc_clamp_index(dlc_wrap_index((int64_t)" +
+                                    *raw + ", " + n + "), " + n + ")");
+  std::string slot = out + "[" + linear(dataShape, target) + "]";
+  switch (scatter.getReduction()) {
+  case ScatterReduction::none:
+    line(slot + " = " + *update + ";");
+    break;
+  case ScatterReduction::add:
+    line(slot + " = " + slot + " + " + *update + ";");
+    break;
+  case ScatterReduction::mul:
+    line(slot + " = " + slot + " * " + *update + ";");
+    break;
+  case ScatterReduction::max:
+    line(slot + " = dlc_max(" + slot + ", " + *update + ");");
+    break;
+  case ScatterReduction::min:
+    line(slot + " = dlc_min(" + slot + ", " + *update + ");");
+    break;
+  }
+  close();
+  for (size_t i = 0; i < opened; ++i)
+    close();
+  return body;
+}
+
+/// Indents every line of `text` by `spaces`.
+std::string indent(StringRef text, unsigned spaces) {
+  std::string result;
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef l : lines)
+    result += std::string(spaces, ' ') + l.str() + "\n";
+  return result;
+}
+
+/// Declarations of i0..i{rank-1} from a linear position `flat` in `shape`.
+std::string delinearize(ArrayRef<int64_t> shape, StringRef flat,
+                        unsigned first = 0) {
+  std::string text;
+  int64_t stride = 1;
+  SmallVector<std::string> lines;
+  for (size_t d = shape.size(); d-- > 0;) {
+    std::string coordinate =
+        stride == 1 ? flat.str()
+                    : "(" + flat.str() + " / " + std::to_string(stride) + ")";
+    if (d != 0)
+      coordinate = "(" + coordinate + " % " + std::to_string(shape[d]) + ")";
+    lines.push_back("const int64_t i" + std::to_string(first + d) + " = " +
+                    (shape[d] == 1 ? "0" : coordinate) + ";");
+    stride *= shape[d];
+  }
+  for (const std::string &l : llvm::reverse(lines))
+    text += l + "\n";
+  return text;
+}
+
+} // namespace
+
+FailureOr<EmittedKernel> mlir::dlc::codegen::emitKernel(FusionOp fusion,
+                                                        StringRef name,
+                                                        Target target) {
+  for (Value v : llvm::concat<Value>(fusion.getInputs(), fusion.getResults()))
+    if (cTypeOf(getElementTypeOrSelf(v.getType())).empty())
+      return fusion.emitOpError()
+             << "has a value of type " << v.getType()
+             << ", whose element type generated kernels do not handle yet";
+  Emitter emitter(target);
+  Block &block = fusion.getBody().front();
+  auto scatter = llvm::find_if(
+      block, [](Operation &op) { return isa<ScatterElementsOp>(op); });
+  SmallVector<int64_t> space;
+  FailureOr<std::string> body;
+  if (scatter != block.end()) {
+    auto op = cast<ScatterElementsOp>(*scatter);
+    if (fusion.getNumResults() != 1 ||
+        block.getTerminator()->getOperand(0) != op.getResult())
+      return fusion.emitOpError()
+             << "holds a dlc.scatter_elements that is not its only result";
+    for (auto [d, size] : llvm::enumerate(shapeOf(op.getData())))
+      if (static_cast<int64_t>(d) != static_cast<int64_t>(op.getAxis()))
+        space.push_back(size);
+    body = emitter.emitScatterBody(fusion, op);
+  } else {
+    space.assign(shapeOf(fusion.getResult(0)).begin(),
+                 shapeOf(fusion.getResult(0)).end());
+    body = emitter.emitBody(fusion);
+  }
+  if (failed(body))
+    return failure();
+
+  EmittedKernel kernel;
+  kernel.name = name.str();
+  int64_t total = ShapedType::getNumElements(space);
+  std::string params = indent(emitter.parameters(fusion), 2);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (target == Target::Cuda) {
+    // A grid-stride loop over every element of the iteration space.
+    kernel.iterations = total;
+    os << "extern \"C\" __global__ void " << name
+       << "(void *const *b, int64_t n) {\n"
+       << params
+       << "  for (int64_t it = (int64_t)blockIdx.x * blockDim.x + "
+          "threadIdx.x; it < n;\n"
+       << "       it += (int64_t)gridDim.x * blockDim.x) {\n"
+       << indent(delinearize(space, "it"), 4) << indent(*body, 4)
+       << "  }\n}\n";
+    kernel.source = os.str();
+    return kernel;
+  }
+  // CPU: iterations are (row, chunk) pairs; each runs a contiguous stretch
+  // of the innermost dimension, which the host compiler vectorizes when the
+  // reads are contiguous. Rows are split into chunks only when there are too
+  // few rows to keep every thread busy.
+  int64_t inner = space.empty() ? 1 : space.back();
+  int64_t rows = inner == 0 ? 0 : total / inner;
+  int64_t chunks = 1;
+  if (rows < 64 && inner >= 2048)
+    chunks = std::min<int64_t>((inner + 1023) / 1024, (64 + rows - 1) / std::max<int64_t>(1, rows));
+  int64_t chunkSize = (inner + chunks - 1) / chunks;
+  kernel.iterations = rows * chunks;
+  os << "extern \"C\" void " << name
+     << "(void *const *b, int64_t begin, int64_t end) {\n"
+     << params << "  for (int64_t it = begin; it < end; ++it) {\n";
+  SmallVector<int64_t> outer(space.begin(), space.end());
+  if (!outer.empty())
+    outer.pop_back();
+  std::string row = chunks == 1 ? "it" : "(it / " + std::to_string(chunks) + ")";
+  if (!outer.empty()) {
+    os << "    const int64_t row = " << row << ";\n";
+    os << indent(delinearize(outer, "row"), 4);
+  }
+  if (space.empty()) {
+    os << indent(*body, 4);
+  } else {
+    std::string last = "i" + std::to_string(space.size() - 1);
+    std::string begin =
+        chunks == 1 ? "0"
+                    : "(it % " + std::to_string(chunks) + ") * " +
+                          std::to_string(chunkSize);
+    std::string end = chunks == 1 ? std::to_string(inner)
+                                  : "dlc_min_index((int64_t)" +
+                                        std::to_string(inner) + ", " + begin +
+                                        " + " + std::to_string(chunkSize) + ")";
+    os << "    const int64_t stop = " << end << ";\n";
+    os << "    for (int64_t " << last << " = " << begin << "; " << last
+       << " < stop; ++" << last << ") {\n"
+       << indent(*body, 6) << "    }\n";
+  }
+  os << "  }\n}\n";
+  kernel.source = os.str();
+  return kernel;
+}
+
+namespace {
+
+/// Helpers shared by both targets, written once over DLC_FN (the function
+/// qualifier) and the math functions each target names.
+constexpr const char *kCommonHelpers = R"(
+template <typename T> DLC_FN T dlc_neg(T x) { return (T)(0 - x); }
+template <typename T> DLC_FN T dlc_abs(T x) { return x < (T)0 ? (T)(0 - x) : x; }
+template <typename T> DLC_FN T dlc_sign(T x) {
+  return x != x ? x : (x > (T)0 ? (T)1 : (x < (T)0 ? (T)-1 : (T)0));
+}
+template <typename T> DLC_FN T dlc_max(T a, T b) {
+  return a != a ? a : (b != b ? b : (a < b ? b : a));
+}
+template <typename T> DLC_FN T dlc_min(T a, T b) {
+  return a != a ? a : (b != b ? b : (b < a ? b : a));
+}
+template <typename T> DLC_FN T dlc_div(T a, T b) {
+  if constexpr ((T)0.5 != (T)0) {
+    return a / b;
+  } else {
+    // Integer division by zero is 0 and INT_MIN / -1 wraps, as the evaluator.
+    return b == 0 ? (T)0 : (b == (T)-1 ? (T)(0 - a) : a / b);
+  }
+}
+template <typename T> DLC_FN T dlc_rem(T a, T b) {
+  if constexpr ((T)0.5 != (T)0) {
+    return dlc_fmod(a, b);
+  } else {
+    return b == 0 || b == (T)-1 ? (T)0 : a % b;
+  }
+}
+template <typename T> DLC_FN T dlc_reciprocal(T x) { return (T)1 / x; }
+template <typename T> DLC_FN T dlc_rsqrt(T x) { return (T)1 / dlc_sqrt(x); }
+template <typename T> DLC_FN T dlc_sigmoid(T x) {
+  return (T)1 / ((T)1 + dlc_exp(-x));
+}
+DLC_FN int64_t dlc_min_index(int64_t a, int64_t b) { return a < b ? a : b; }
+DLC_FN int64_t dlc_max_index(int64_t a, int64_t b) { return a < b ? b : a; }
+DLC_FN int64_t dlc_floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+DLC_FN int64_t dlc_ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+DLC_FN int64_t dlc_wrap_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
+DLC_FN int64_t dlc_clamp_index(int64_t i, int64_t n) {
+  return i < 0 ? 0 : (i >= n ? n - 1 : i);
+}
+DLC_FN int64_t dlc_reflect_index(int64_t i, int64_t n) {
+  if (n == 1)
+    return 0;
+  int64_t period = 2 * (n - 1);
+  i = i % period;
+  if (i < 0)
+    i += period;
+  return i < n ? i : period - i;
+}
+)";
+
+constexpr const char *kCpuPrelude = R"(// Generated by dlc-compile: CPU kernels.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#define DLC_FN static inline
+template <typename T> DLC_FN T dlc_lowest() {
+  return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                               : std::numeric_limits<T>::lowest();
+}
+template <typename T> DLC_FN T dlc_highest() {
+  return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                               : std::numeric_limits<T>::max();
+}
+DLC_FN float dlc_inf_f32() { return std::numeric_limits<float>::infinity(); }
+DLC_FN double dlc_inf_f64() { return std::numeric_limits<double>::infinity(); }
+DLC_FN float dlc_nan_f32() { return std::numeric_limits<float>::quiet_NaN(); }
+DLC_FN double dlc_nan_f64() { return std::numeric_limits<double>::quiet_NaN(); }
+#define DLC_MATH1(name, fn) \
+  DLC_FN float name(float x) { return std::fn(x); } \
+  DLC_FN double name(double x) { return std::fn(x); }
+#define DLC_MATH2(name, fn) \
+  DLC_FN float name(float x, float y) { return std::fn(x, y); } \
+  DLC_FN double name(double x, double y) { return std::fn(x, y); }
+)";
+
+constexpr const char *kCudaPrelude = R"(// Generated by dlc-compile: CUDA kernels.
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define DLC_FN static __device__ __forceinline__
+template <typename T> struct dlc_limits;
+template <> struct dlc_limits<float> {
+  static __device__ float lowest() { return -__int_as_float(0x7f800000); }
+  static __device__ float highest() { return __int_as_float(0x7f800000); }
+};
+template <> struct dlc_limits<double> {
+  static __device__ double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); }
+  static __device__ double highest() { return __longlong_as_double(0x7ff0000000000000LL); }
+};
+template <> struct dlc_limits<int64_t> {
+  static __device__ int64_t lowest() { return (int64_t)(-9223372036854775807LL - 1); }
+  static __device__ int64_t highest() { return 9223372036854775807LL; }
+};
+template <> struct dlc_limits<int32_t> {
+  static __device__ int32_t lowest() { return (int32_t)(-2147483647 - 1); }
+  static __device__ int32_t highest() { return 2147483647; }
+};
+template <typename T> DLC_FN T dlc_lowest() { return dlc_limits<T>::lowest(); }
+template <typename T> DLC_FN T dlc_highest() { return dlc_limits<T>::highest(); }
+DLC_FN float dlc_inf_f32() { return __int_as_float(0x7f800000); }
+DLC_FN double dlc_inf_f64() { return __longlong_as_double(0x7ff0000000000000LL); }
+DLC_FN float dlc_nan_f32() { return __int_as_float(0x7fc00000); }
+DLC_FN double dlc_nan_f64() { return __longlong_as_double(0x7ff8000000000000LL); }
+#define DLC_MATH1(name, fn) \
+  DLC_FN float name(float x) { return fn##f(x); } \
+  DLC_FN double name(double x) { return fn(x); }
+#define DLC_MATH2(name, fn) \
+  DLC_FN float name(float x, float y) { return fn##f(x, y); } \
+  DLC_FN double name(double x, double y) { return fn(x, y); }
+)";
+
+/// The math functions, named the same way in <cmath> and CUDA's math API
+/// (CUDA's float versions add an `f`).
+constexpr const char *kMath = R"(DLC_MATH1(dlc_exp, exp)
+DLC_MATH1(dlc_log, log)
+DLC_MATH1(dlc_sqrt, sqrt)
+DLC_MATH1(dlc_ceil, ceil)
+DLC_MATH1(dlc_floor, floor)
+DLC_MATH1(dlc_round, rint)
+DLC_MATH1(dlc_erf, erf)
+DLC_MATH1(dlc_sin, sin)
+DLC_MATH1(dlc_cos, cos)
+DLC_MATH1(dlc_tanh, tanh)
+DLC_MATH1(dlc_tan, tan)
+DLC_MATH1(dlc_asin, asin)
+DLC_MATH1(dlc_acos, acos)
+DLC_MATH1(dlc_atan, atan)
+DLC_MATH1(dlc_sinh, sinh)
+DLC_MATH1(dlc_cosh, cosh)
+DLC_MATH1(dlc_asinh, asinh)
+DLC_MATH1(dlc_acosh, acosh)
+DLC_MATH1(dlc_atanh, atanh)
+DLC_MATH2(dlc_pow, pow)
+DLC_MATH2(dlc_fmod, fmod)
+)";
+
+} // namespace
+
+StringRef mlir::dlc::codegen::kernelPrelude(Target target) {
+  static const std::string cpu =
+      std::string(kCpuPrelude) + kMath + kCommonHelpers;
+  static const std::string cuda =
+      std::string(kCudaPrelude) + kMath + kCommonHelpers;
+  return target == Target::Cpu ? cpu : cuda;
+}

@@ -1,0 +1,55 @@
+//===- ModuleWriter.h - dlc IR to a .dlcm compiled module -------*- C++ -*-===//
+//
+// The last stage of dlc-compile: from a module after dlc-fuse and
+// dlc-plan-memory, builds each function's execution plan (a kernel per
+// dlc.fusion, a library call per matmul or convolution, copies where a
+// result is an argument), generates and compiles the kernels for the
+// target, and writes everything with the module's globals into the
+// FlatBuffers container of runtime/module/dlcm.fbs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_CODEGEN_MODULEWRITER_H
+#define DLC_CODEGEN_MODULEWRITER_H
+
+#include "codegen/KernelEmitter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::dlc::codegen {
+
+struct ModuleWriterOptions {
+  Target target = Target::Cpu;
+  /// The functions to compile, in this order (each must exist).
+  std::vector<std::string> functions;
+  std::string modelName;
+  std::string producer;
+  std::string trainingOptions;
+  /// The ONNX model minus the initializers that are globals (may be empty).
+  std::string onnxModel;
+  /// Whether globals' initial values go into the module.
+  bool embedParameters = true;
+  /// CPU: the host C++ compiler and the -march it targets.
+  std::string hostCompiler = "c++";
+  std::string hostCpu = "native";
+  /// CUDA: the architectures to build cubins for; PTX is for the first's
+  /// virtual architecture, so newer GPUs can JIT it.
+  std::vector<std::string> cudaArchitectures = {"sm_80", "sm_90a"};
+};
+
+/// The bytes of the .dlcm file. Errors are emitted as diagnostics at the op
+/// that cannot be compiled, or at the module for tool failures (the host
+/// compiler, NVRTC).
+FailureOr<std::string> writeModule(ModuleOp module,
+                                   const ModuleWriterOptions &options);
+
+/// The kernel source `writeModule` would compile (the prelude then every
+/// distinct kernel), for reading.
+FailureOr<std::string> generateKernelSource(ModuleOp module,
+                                            const ModuleWriterOptions &options);
+
+} // namespace mlir::dlc::codegen
+
+#endif // DLC_CODEGEN_MODULEWRITER_H

@@ -1,0 +1,49 @@
+//===- BufferPlacement.cpp - Where each value of a function lives ---------===//
+
+#include "passes/memory/BufferPlacement.h"
+#include "ir/Dialect.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+int64_t BufferPlacement::byteSize(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t bits = type.getElementTypeBitWidth();
+  // i1 is stored as one byte, as NumPy's bool.
+  return type.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+Value BufferPlacement::base(Value value) const {
+  const Placement &p = placements.at(value);
+  return p.kind == Placement::Kind::View ? p.base : value;
+}
+
+BufferPlacement::BufferPlacement(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  for (BlockArgument argument : block.getArguments())
+    placements[argument] = {Placement::Kind::Argument, argument.getArgNumber(),
+                            {}};
+  for (Operation &op : block.without_terminator()) {
+    for (Value result : op.getResults()) {
+      if (isa<ConstantOp>(op)) {
+        placements[result] = {Placement::Kind::Constant, 0, {}};
+      } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+        placements[result] = {Placement::Kind::View, 0,
+                              base(reshape.getInput())};
+      } else {
+        placements[result] = {Placement::Kind::Arena, 0, {}};
+      }
+    }
+  }
+  // A returned value is computed straight into its result when it has an
+  // arena placement nothing else returned first.
+  Operation *terminator = block.getTerminator();
+  for (auto [index, operand] : llvm::enumerate(terminator->getOperands())) {
+    Placement &owner = placements[base(operand)];
+    if (owner.kind != Placement::Kind::Arena) {
+      copiedResults[index] = true;
+      continue;
+    }
+    owner = {Placement::Kind::Result, static_cast<unsigned>(index), {}};
+  }
+}

@@ -1,0 +1,58 @@
+//===- BufferPlacement.h - Where each value of a function lives -*- C++ -*-===//
+//
+// The one definition of a compiled function's storage, shared by the memory
+// planner (which assigns arena offsets) and the plan writer (which turns
+// placements into buffer references): arguments and constants keep their
+// own storage, reshapes are views of their operand, a value returned is
+// written straight into its result's buffer (the first time it is
+// returned; a second return, or returning an argument or a constant, is a
+// copy), and everything else lives in the function's arena.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_PASSES_MEMORY_BUFFERPLACEMENT_H
+#define DLC_PASSES_MEMORY_BUFFERPLACEMENT_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::dlc {
+
+/// The attribute on an op listing each result's arena offset in bytes (-1
+/// for a result not in the arena), and the function attributes with the
+/// arena's size and the bytes its values would take without reuse.
+inline constexpr char kArenaOffsetsAttr[] = "dlc.arena_offsets";
+inline constexpr char kArenaSizeAttr[] = "dlc.arena_size";
+inline constexpr char kIntermediateBytesAttr[] = "dlc.intermediate_bytes";
+
+struct Placement {
+  enum class Kind { Argument, Result, Constant, View, Arena };
+  Kind kind;
+  /// The argument or result number.
+  unsigned index = 0;
+  /// For a view, the value whose storage it shares (itself not a view).
+  Value base;
+};
+
+class BufferPlacement {
+public:
+  /// Classifies every value of `func`'s single block.
+  explicit BufferPlacement(func::FuncOp func);
+
+  const Placement &of(Value value) const { return placements.at(value); }
+  /// The value owning `value`'s storage (itself unless a view).
+  Value base(Value value) const;
+  /// Whether return operand `index` must be copied into its result.
+  bool needsCopy(unsigned resultIndex) const {
+    return copiedResults.count(resultIndex) != 0;
+  }
+  /// Storage size of a value in bytes.
+  static int64_t byteSize(Value value);
+
+private:
+  llvm::DenseMap<Value, Placement> placements;
+  llvm::DenseMap<unsigned, bool> copiedResults;
+};
+
+} // namespace mlir::dlc
+
+#endif // DLC_PASSES_MEMORY_BUFFERPLACEMENT_H

@@ -1,0 +1,129 @@
+//===- PlanMemory.cpp - Static arena planning by liveness -----------------===//
+//
+// Each arena value (BufferPlacement) is live from the op that defines it to
+// the last op that reads it or any view of it. Offsets are assigned greedily
+// by decreasing size, each at the lowest aligned offset that overlaps no
+// already placed value whose lifetime intersects its own (the "greedy by
+// size" heuristic of TFLite's arena planner, near-optimal on the chains
+// that training graphs are). An op's operands and results never share
+// memory, so every kernel may read its inputs while writing its outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/memory/BufferPlacement.h"
+#include "ir/Dialect.h"
+#include "passes/Passes.h"
+#include "runtime/module/Format.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCPLANMEMORY
+#include "passes/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+struct Interval {
+  Value value;
+  int64_t size;
+  int64_t first, last;
+  int64_t offset = -1;
+};
+
+int64_t alignUp(int64_t n) {
+  int64_t a = static_cast<int64_t>(::dlc::kBufferAlignment);
+  return (n + a - 1) / a * a;
+}
+
+/// Plans `func`'s arena and records it in attributes.
+void planFunction(func::FuncOp func) {
+  BufferPlacement placement(func);
+  Block &block = func.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(block))
+    position[&op] = static_cast<int64_t>(i);
+
+  llvm::MapVector<Value, Interval> intervals;
+  for (Operation &op : block) {
+    for (Value result : op.getResults())
+      if (placement.of(result).kind == Placement::Kind::Arena)
+        intervals[result] = {result, alignUp(BufferPlacement::byteSize(result)),
+                             position[&op], position[&op]};
+    for (Value operand : op.getOperands()) {
+      auto it = intervals.find(placement.base(operand));
+      if (it != intervals.end())
+        it->second.last = std::max(it->second.last, position[&op]);
+    }
+  }
+
+  SmallVector<Interval *> order;
+  int64_t total = 0;
+  for (auto &entry : intervals) {
+    order.push_back(&entry.second);
+    total += entry.second.size;
+  }
+  llvm::stable_sort(order, [](const Interval *a, const Interval *b) {
+    return a->size > b->size;
+  });
+  SmallVector<Interval *> placed;
+  int64_t arenaSize = 0;
+  for (Interval *interval : order) {
+    // Memory ranges of placed values alive at the same time, by offset.
+    SmallVector<std::pair<int64_t, int64_t>> busy;
+    for (Interval *other : placed)
+      if (other->first <= interval->last && interval->first <= other->last)
+        busy.push_back({other->offset, other->offset + other->size});
+    llvm::sort(busy);
+    int64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      if (offset + interval->size <= begin)
+        break;
+      offset = std::max(offset, end);
+    }
+    interval->offset = offset;
+    arenaSize = std::max(arenaSize, offset + interval->size);
+    placed.push_back(interval);
+  }
+
+  Builder builder(func.getContext());
+  for (Operation &op : block) {
+    if (op.getNumResults() == 0 || op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    SmallVector<int64_t> offsets;
+    bool any = false;
+    for (Value result : op.getResults()) {
+      auto it = intervals.find(result);
+      offsets.push_back(it == intervals.end() ? -1 : it->second.offset);
+      any |= it != intervals.end();
+    }
+    if (any)
+      op.setAttr(kArenaOffsetsAttr, builder.getDenseI64ArrayAttr(offsets));
+    else
+      op.removeAttr(kArenaOffsetsAttr);
+  }
+  func->setAttr(kArenaSizeAttr, builder.getI64IntegerAttr(arenaSize));
+  func->setAttr(kIntermediateBytesAttr, builder.getI64IntegerAttr(total));
+}
+
+struct PlanMemoryPass
+    : public mlir::dlc::impl::DLCPlanMemoryBase<PlanMemoryPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      if (!func.getBody().hasOneBlock()) {
+        func.emitOpError() << "has more than one block; dlc-plan-memory plans "
+                              "single-block functions";
+        return signalPassFailure();
+      }
+      planFunction(func);
+    }
+  }
+};
+
+} // namespace

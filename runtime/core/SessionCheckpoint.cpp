@@ -1,0 +1,269 @@
+//===- SessionCheckpoint.cpp - Checkpoints, metadata and ONNX export ------===//
+//
+// The C API's dlc_metadata_*, dlc_session_save_checkpoint,
+// dlc_session_load_checkpoint and dlc_session_export_onnx. The file formats
+// and their atomic writes are runtime/support's (Checkpoint.h,
+// OnnxExport.h); this file decides what a session puts in them and what it
+// accepts back: a checkpoint is restored only when it comes from the same
+// model (fingerprint) and holds every global with its exact type, and only
+// then is anything copied, so a refused checkpoint changes nothing.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/core/Handles.h"
+#include "runtime/core/Session.h"
+#include "runtime/core/Status.h"
+#include "runtime/support/Checkpoint.h"
+#include "runtime/support/OnnxExport.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace dlc;
+
+namespace {
+
+dlc_status_code_t codeOf(CheckpointErrorKind kind) {
+  switch (kind) {
+  case CheckpointErrorKind::NotFound:
+    return DLC_NOT_FOUND;
+  case CheckpointErrorKind::Corrupt:
+    return DLC_DATA_LOSS;
+  case CheckpointErrorKind::NoSpace:
+    return DLC_RESOURCE_EXHAUSTED;
+  case CheckpointErrorKind::Io:
+  case CheckpointErrorKind::None:
+    break;
+  }
+  return DLC_IO_ERROR;
+}
+
+Tensor globalTensor(const Session &session, size_t index) {
+  const ValueInfo &info = session.module().globals()[index];
+  Tensor t(info.type.dtype, info.type.shape);
+  if (t.byteSize())
+    std::memcpy(t.bytes(), session.globalData(index), t.byteSize());
+  return t;
+}
+
+std::string quotedList(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "'" : ", '") + n + "'";
+  return s;
+}
+
+/// Checks that `c` holds every global of `session` with its type and
+/// returns, per global, the tensor to copy in.
+dlc_status_t matchGlobals(const Session &session, const std::string &path,
+                          const CheckpointContents &c,
+                          std::vector<const Tensor *> &values) {
+  const ModuleFile &module = session.module();
+  std::map<std::string, const Tensor *> byName;
+  for (const auto &[name, tensor] : c.tensors)
+    byName[name] = &tensor;
+  std::vector<std::string> missing, wrong;
+  for (const ValueInfo &g : module.globals()) {
+    auto it = byName.find(g.name);
+    if (it == byName.end()) {
+      missing.push_back(g.name);
+      values.push_back(nullptr);
+      continue;
+    }
+    const Tensor &t = *it->second;
+    if (t.dtype() != g.type.dtype || t.shape() != g.type.shape)
+      wrong.push_back(g.name + "' is " + t.describe() + ", expected '" +
+                      g.type.describe());
+    values.push_back(&t);
+  }
+  if (missing.empty() && wrong.empty())
+    return nullptr;
+  std::string message = path + ": does not match module " + module.name();
+  if (!missing.empty())
+    message += "; missing " + quotedList(missing);
+  if (!wrong.empty())
+    message += "; " + quotedList(wrong);
+  return makeStatus(DLC_FAILED_PRECONDITION, message);
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory,
+/// flushed before the rename, so `path` is either the old file or the whole
+/// new one.
+dlc_status_t writeFileAtomically(const std::string &path,
+                                 const std::string &bytes) {
+  std::string temp = path + ".tmp." + std::to_string(::getpid());
+  auto failure = [&](const char *what, int fd) {
+    int e = errno;
+    if (fd >= 0)
+      ::close(fd);
+    ::unlink(temp.c_str());
+    return makeStatus(e == ENOSPC || e == EDQUOT ? DLC_RESOURCE_EXHAUSTED
+                                                 : DLC_IO_ERROR,
+                      path + ": " + what + ": " + std::strerror(e));
+  };
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                  0644);
+  if (fd < 0)
+    return failure("cannot create a temporary file", -1);
+  const char *p = bytes.data();
+  size_t left = bytes.size();
+  while (left) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return failure("write failed", fd);
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0)
+    return failure("flush failed", fd);
+  if (::close(fd) != 0)
+    return failure("close failed", -1);
+  if (::rename(temp.c_str(), path.c_str()) != 0)
+    return failure("rename failed", -1);
+  return nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+dlc_status_t dlc_metadata_create(dlc_metadata_t **out) {
+  return guardStatus("dlc_metadata_create", [&]() -> dlc_status_t {
+    if (!out)
+      return makeStatus(DLC_INVALID_ARGUMENT, "dlc_metadata_create: no output");
+    *out = new dlc_metadata_s();
+    return nullptr;
+  });
+}
+
+void dlc_metadata_release(dlc_metadata_t *metadata) { delete metadata; }
+
+dlc_status_t dlc_metadata_set(dlc_metadata_t *metadata, const char *key,
+                              int64_t value) {
+  return guardStatus("dlc_metadata_set", [&]() -> dlc_status_t {
+    if (!metadata || !key || !*key)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_metadata_set: no metadata or key");
+    metadata->values[key] = value;
+    return nullptr;
+  });
+}
+
+dlc_status_t dlc_metadata_get(const dlc_metadata_t *metadata, const char *key,
+                              int64_t *value) {
+  return guardStatus("dlc_metadata_get", [&]() -> dlc_status_t {
+    if (!metadata || !key || !value)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_metadata_get: no metadata, key or output");
+    auto it = metadata->values.find(key);
+    if (it == metadata->values.end())
+      return makeStatus(DLC_NOT_FOUND,
+                        std::string("no metadata key '") + key + "'");
+    *value = it->second;
+    return nullptr;
+  });
+}
+
+dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
+                                         const char *directory,
+                                         const dlc_metadata_t *metadata,
+                                         int32_t keep) {
+  return guardStatus("dlc_session_save_checkpoint", [&]() -> dlc_status_t {
+    if (!session || !directory || !*directory)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_session_save_checkpoint: no session or "
+                        "directory");
+    if (keep < 0)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        std::string(directory) + ": keep " +
+                            std::to_string(keep) +
+                            " checkpoints (expected 0 for all, or more)");
+    const Session &s = *session->session;
+    CheckpointContents c;
+    for (size_t i = 0; i < s.module().globals().size(); ++i)
+      c.tensors.emplace_back(s.module().globals()[i].name,
+                             globalTensor(s, i));
+    if (metadata)
+      c.metadata = metadata->values;
+    c.fingerprint = s.module().fingerprint();
+    c.step = s.step();
+    CheckpointError error;
+    if (!writeCheckpoint(directory, c, keep, &error))
+      return makeStatus(codeOf(error.kind), error.message);
+    return nullptr;
+  });
+}
+
+dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
+                                         const char *directory,
+                                         dlc_metadata_t **metadata) {
+  return guardStatus("dlc_session_load_checkpoint", [&]() -> dlc_status_t {
+    if (!session || !directory || !*directory)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_session_load_checkpoint: no session or "
+                        "directory");
+    if (metadata)
+      *metadata = nullptr;
+    Session &s = *session->session;
+    CheckpointContents c;
+    CheckpointError error;
+    if (!readCheckpoint(directory, c, &error))
+      return makeStatus(codeOf(error.kind), error.message);
+    if (c.fingerprint != s.module().fingerprint())
+      return makeStatus(DLC_FAILED_PRECONDITION,
+                        std::string(directory) +
+                            " is from another model (its fingerprint is '" +
+                            c.fingerprint + "', module " + s.module().name() +
+                            " has '" + s.module().fingerprint() + "')");
+    std::vector<const Tensor *> values;
+    DLC_RETURN_IF_ERROR(matchGlobals(s, directory, c, values));
+    // Everything that can fail has been checked: from here on the session
+    // changes all at once.
+    std::unique_ptr<dlc_metadata_s> meta;
+    if (metadata)
+      meta = std::make_unique<dlc_metadata_s>(dlc_metadata_s{c.metadata});
+    for (size_t i = 0; i < values.size(); ++i)
+      if (values[i]->byteSize())
+        std::memcpy(s.globalData(i), values[i]->bytes(),
+                    values[i]->byteSize());
+    s.setCallCount(c.step);
+    if (metadata)
+      *metadata = meta.release();
+    return nullptr;
+  });
+}
+
+dlc_status_t dlc_session_export_onnx(dlc_session_t *session,
+                                     const char *path) {
+  return guardStatus("dlc_session_export_onnx", [&]() -> dlc_status_t {
+    if (!session || !path || !*path)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_session_export_onnx: no session or path");
+    const Session &s = *session->session;
+    const auto *model = s.module().root().onnx_model();
+    if (!model || !model->size())
+      return makeStatus(DLC_FAILED_PRECONDITION,
+                        s.module().name() +
+                            ": the module kept no ONNX model to export "
+                            "into");
+    NamedTensors initializers;
+    const auto &globals = s.module().globals();
+    for (size_t i = 0; i < globals.size(); ++i)
+      if (globals[i].role == "param" || globals[i].role == "state")
+        initializers.emplace_back(globals[i].name, globalTensor(s, i));
+    std::string bytes, error;
+    if (!appendOnnxInitializers(
+            std::string(reinterpret_cast<const char *>(model->data()),
+                        model->size()),
+            initializers, bytes, &error))
+      return makeStatus(DLC_DATA_LOSS, s.module().name() +
+                                           ": cannot export its ONNX model: " +
+                                           error);
+    return writeFileAtomically(path, bytes);
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,289 @@
+//===- Conv.cpp - ConvStep on the CPU -------------------------------------===//
+#include "runtime/cpu/Conv.h"
+
+#include "runtime/core/Status.h"
+#include "runtime/cpu/ConvGeometry.h"
+#include "runtime/cpu/DirectConv.h"
+#include "runtime/module/Format.h"
+#include "runtime/support/Tensor.h"
+
+#include <cstring>
+
+namespace dlc::cpu {
+namespace {
+
+using dnnl::memory;
+using Kind = fb::ConvKind;
+
+size_t alignUp(size_t n) {
+  return (n + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
+
+/// An operand with no elements: the output is zeros (a sum of nothing),
+/// or empty itself.
+class ZeroConv final : public ConvKernel {
+public:
+  ZeroConv(Kind kind, size_t outputBytes)
+      : kind_(kind), outputBytes_(outputBytes) {}
+  void run(void *x, void *w, void *y, void *, dnnl::stream &,
+           ThreadPool &) override {
+    void *out = kind_ == Kind::Forward ? y : kind_ == Kind::BackwardData ? x : w;
+    std::memset(out, 0, outputBytes_);
+  }
+
+private:
+  Kind kind_;
+  size_t outputBytes_;
+};
+
+template <typename T> class DirectConvKernel final : public ConvKernel {
+public:
+  DirectConvKernel(Kind kind, ConvGeometry g) : kind_(kind), g_(std::move(g)) {}
+  void run(void *x, void *w, void *y, void *, dnnl::stream &,
+           ThreadPool &pool) override {
+    T *xt = static_cast<T *>(x), *wt = static_cast<T *>(w),
+      *yt = static_cast<T *>(y);
+    switch (kind_) {
+    case Kind::Forward:
+      directConvForward<T>(g_, xt, wt, yt, pool);
+      break;
+    case Kind::BackwardData:
+      directConvBackwardData<T>(g_, yt, wt, xt, pool);
+      break;
+    case Kind::BackwardFilter:
+      directConvBackwardFilter<T>(g_, xt, yt, wt, pool);
+      break;
+    }
+  }
+
+private:
+  Kind kind_;
+  ConvGeometry g_;
+};
+
+/// One operand of a oneDNN convolution: the caller's plain buffer and, when
+/// the primitive wants another layout, a scratch buffer and the reorder
+/// between them.
+struct Operand {
+  memory plain;
+  memory internal;
+  dnnl::reorder reorder;
+  bool reordered = false;
+  size_t scratchOffset = 0;
+
+  /// Prepares an input (`toInternal`) or the output for `want`.
+  void prepare(const memory::desc &plainDesc, const memory::desc &want,
+               const dnnl::engine &engine, bool isInput, size_t &scratch) {
+    plain = memory(plainDesc, engine, DNNL_MEMORY_NONE);
+    reordered = want != plainDesc;
+    if (!reordered) {
+      internal = plain;
+      return;
+    }
+    internal = memory(want, engine, DNNL_MEMORY_NONE);
+    scratchOffset = scratch;
+    scratch += alignUp(want.get_size());
+    reorder = isInput ? dnnl::reorder(dnnl::reorder::primitive_desc(
+                            engine, plainDesc, engine, want))
+                      : dnnl::reorder(dnnl::reorder::primitive_desc(
+                            engine, want, engine, plainDesc));
+  }
+
+  void bind(void *data, std::byte *scratch) {
+    plain.set_data_handle(data);
+    if (reordered)
+      internal.set_data_handle(scratch + scratchOffset);
+  }
+};
+
+class DnnlConv final : public ConvKernel {
+public:
+  DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine);
+
+  size_t scratchBytes() const override { return scratchBytes_; }
+
+  void run(void *x, void *w, void *y, void *scratch, dnnl::stream &stream,
+           ThreadPool &) override {
+    auto *base = static_cast<std::byte *>(scratch);
+    x_.bind(x, base);
+    w_.bind(w, base);
+    y_.bind(y, base);
+    scratchpad_.set_data_handle(base + scratchpadOffset_);
+    Operand *inputs[2], *output;
+    int inputArgs[2], outputArg;
+    switch (kind_) {
+    case Kind::Forward:
+      inputs[0] = &x_, inputArgs[0] = DNNL_ARG_SRC;
+      inputs[1] = &w_, inputArgs[1] = DNNL_ARG_WEIGHTS;
+      output = &y_, outputArg = DNNL_ARG_DST;
+      break;
+    case Kind::BackwardData:
+      inputs[0] = &y_, inputArgs[0] = DNNL_ARG_DIFF_DST;
+      inputs[1] = &w_, inputArgs[1] = DNNL_ARG_WEIGHTS;
+      output = &x_, outputArg = DNNL_ARG_DIFF_SRC;
+      break;
+    case Kind::BackwardFilter:
+      inputs[0] = &x_, inputArgs[0] = DNNL_ARG_SRC;
+      inputs[1] = &y_, inputArgs[1] = DNNL_ARG_DIFF_DST;
+      output = &w_, outputArg = DNNL_ARG_DIFF_WEIGHTS;
+      break;
+    }
+    for (Operand *in : inputs)
+      if (in->reordered)
+        in->reorder.execute(stream, in->plain, in->internal);
+    primitive_.execute(stream, {{inputArgs[0], inputs[0]->internal},
+                                {inputArgs[1], inputs[1]->internal},
+                                {outputArg, output->internal},
+                                {DNNL_ARG_SCRATCHPAD, scratchpad_}});
+    if (output->reordered)
+      output->reorder.execute(stream, output->internal, output->plain);
+    stream.wait();
+  }
+
+private:
+  Kind kind_;
+  dnnl::primitive primitive_;
+  Operand x_, w_, y_;
+  memory scratchpad_;
+  size_t scratchpadOffset_ = 0;
+  size_t scratchBytes_ = 0;
+};
+
+memory::format_tag plainActivationTag(size_t spatial) {
+  return spatial == 1   ? memory::format_tag::ncw
+         : spatial == 2 ? memory::format_tag::nchw
+                        : memory::format_tag::ncdhw;
+}
+
+memory::format_tag plainWeightTag(size_t spatial, bool grouped) {
+  if (grouped)
+    return spatial == 1   ? memory::format_tag::goiw
+           : spatial == 2 ? memory::format_tag::goihw
+                          : memory::format_tag::goidhw;
+  return spatial == 1   ? memory::format_tag::oiw
+         : spatial == 2 ? memory::format_tag::oihw
+                        : memory::format_tag::oidhw;
+}
+
+DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g,
+                   const dnnl::engine &engine)
+    : kind_(kind) {
+  auto f32 = memory::data_type::f32;
+  size_t spatial = g.spatialRank();
+  bool grouped = g.groups > 1;
+  memory::dims xDims{g.batch, g.inChannels}, yDims{g.batch, g.outChannels},
+      wDims;
+  if (grouped)
+    wDims = {g.groups, g.outPerGroup(), g.inPerGroup()};
+  else
+    wDims = {g.outChannels, g.inChannels};
+  memory::dims strides, dilations, padLow, padHigh;
+  for (size_t i = 0; i < spatial; ++i) {
+    xDims.push_back(g.input[i]);
+    yDims.push_back(g.output[i]);
+    wDims.push_back(g.kernel[i]);
+    strides.push_back(g.stride[i]);
+    // oneDNN counts dilation from 0 (no dilation), ONNX from 1.
+    dilations.push_back(g.dilation[i] - 1);
+    padLow.push_back(g.padLow[i]);
+    padHigh.push_back(g.padHigh[i]);
+  }
+  memory::desc xPlain(xDims, f32, plainActivationTag(spatial));
+  memory::desc yPlain(yDims, f32, plainActivationTag(spatial));
+  memory::desc wPlain(wDims, f32, plainWeightTag(spatial, grouped));
+  memory::desc xAny(xDims, f32, memory::format_tag::any);
+  memory::desc yAny(yDims, f32, memory::format_tag::any);
+  memory::desc wAny(wDims, f32, memory::format_tag::any);
+
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  auto algorithm = dnnl::algorithm::convolution_direct;
+  // The backward primitives take the forward one as a hint.
+  dnnl::convolution_forward::primitive_desc forward(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                      algorithm, xAny, wAny, yAny, strides,
+                                      dilations, padLow, padHigh),
+      attr, engine);
+  memory::desc xWant, wWant, yWant, scratchpad;
+  switch (kind) {
+  case Kind::Forward:
+    xWant = forward.src_desc();
+    wWant = forward.weights_desc();
+    yWant = forward.dst_desc();
+    scratchpad = forward.scratchpad_desc();
+    primitive_ = dnnl::convolution_forward(forward);
+    break;
+  case Kind::BackwardData: {
+    dnnl::convolution_backward_data::primitive_desc pd(
+        dnnl::convolution_backward_data::desc(algorithm, xAny, wAny, yAny,
+                                              strides, dilations, padLow,
+                                              padHigh),
+        attr, engine, forward);
+    xWant = pd.diff_src_desc();
+    wWant = pd.weights_desc();
+    yWant = pd.diff_dst_desc();
+    scratchpad = pd.scratchpad_desc();
+    primitive_ = dnnl::convolution_backward_data(pd);
+    break;
+  }
+  case Kind::BackwardFilter: {
+    dnnl::convolution_backward_weights::primitive_desc pd(
+        dnnl::convolution_backward_weights::desc(algorithm, xAny, wAny, yAny,
+                                                 strides, dilations, padLow,
+                                                 padHigh),
+        attr, engine, forward);
+    xWant = pd.src_desc();
+    wWant = pd.diff_weights_desc();
+    yWant = pd.diff_dst_desc();
+    scratchpad = pd.scratchpad_desc();
+    primitive_ = dnnl::convolution_backward_weights(pd);
+    break;
+  }
+  }
+  x_.prepare(xPlain, xWant, engine, kind != Kind::BackwardData, scratchBytes_);
+  w_.prepare(wPlain, wWant, engine, kind != Kind::BackwardFilter,
+             scratchBytes_);
+  y_.prepare(yPlain, yWant, engine, kind != Kind::Forward, scratchBytes_);
+  scratchpad_ = memory(scratchpad, engine, DNNL_MEMORY_NONE);
+  scratchpadOffset_ = scratchBytes_;
+  scratchBytes_ += alignUp(scratchpad.get_size());
+}
+
+} // namespace
+
+dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
+                                std::unique_ptr<ConvKernel> &out) {
+  ConvGeometry g = ConvGeometry::fromStep(step);
+  DType dtype = static_cast<DType>(step.dtype());
+  if (g.xElements() == 0 || g.wElements() == 0 || g.yElements() == 0) {
+    int64_t outputElements = step.kind() == Kind::Forward ? g.yElements()
+                             : step.kind() == Kind::BackwardData
+                                 ? g.xElements()
+                                 : g.wElements();
+    out = std::make_unique<ZeroConv>(step.kind(),
+                                     outputElements * dtypeSize(dtype));
+    return nullptr;
+  }
+  if (dtype == DType::F64) {
+    out = std::make_unique<DirectConvKernel<double>>(step.kind(), g);
+    return nullptr;
+  }
+  if (dtype != DType::F32)
+    return makeStatus(DLC_UNIMPLEMENTED,
+                      std::string("convolution of ") + dtypeName(dtype) +
+                          " is not supported on the CPU");
+  if (g.spatialRank() > 3) {
+    out = std::make_unique<DirectConvKernel<float>>(step.kind(), g);
+    return nullptr;
+  }
+  try {
+    out = std::make_unique<DnnlConv>(step.kind(), g, device.engine());
+  } catch (const dnnl::error &) {
+    // oneDNN refuses some geometries (it checks its own limits); the
+    // direct loops take any.
+    out = std::make_unique<DirectConvKernel<float>>(step.kind(), g);
+  }
+  return nullptr;
+}
+
+} // namespace dlc::cpu

@@ -1,0 +1,167 @@
+//===- Executor.cpp - Runs one function's plan on the CPU -----------------===//
+#include "runtime/cpu/Executor.h"
+
+#include "runtime/core/Status.h"
+
+#include <cstring>
+
+namespace dlc::cpu {
+namespace {
+
+/// The address of an empty constant (no data in the module): never read,
+/// but valid, so that no step is handed a null pointer.
+alignas(64) std::byte emptyConstant[64];
+
+} // namespace
+
+dlc_status_t FunctionExecutor::create(
+    const ModuleFile &module, const FunctionInfo &function, CpuDevice &device,
+    const std::vector<KernelFunction> &kernels,
+    std::unique_ptr<FunctionExecutor> &out) {
+  std::unique_ptr<FunctionExecutor> e(new FunctionExecutor());
+  e->functionName_ = function.name;
+  e->device_ = &device;
+  const fb::Function &plan = *function.plan;
+  if (!e->arena_.allocate(plan.arena_size(), true))
+    return makeStatus(DLC_RESOURCE_EXHAUSTED,
+                      function.name + ": out of memory for its " +
+                          std::to_string(plan.arena_size()) +
+                          "-byte arena");
+  if (const auto *constants = module.root().constants())
+    for (const fb::Constant *c : *constants)
+      e->constants_.push_back(
+          c->data() && c->data()->size()
+              ? reinterpret_cast<const std::byte *>(c->data()->data())
+              : emptyConstant);
+
+  const auto *steps = plan.steps();
+  for (uint32_t i = 0; steps && i < steps->size(); ++i) {
+    const fb::Step &fbStep = *steps->Get(i);
+    Step step;
+    step.kind = fbStep.step_type();
+    step.label = "step " + std::to_string(i);
+    if (fbStep.location() && fbStep.location()->size())
+      step.label += " (" + fbStep.location()->str() + ")";
+    auto ref = [](const fb::BufferRef *r) {
+      return Ref{r->kind(), r->index(), r->offset()};
+    };
+    dlc_status_t status = nullptr;
+    switch (step.kind) {
+    case fb::StepKind::KernelStep: {
+      const fb::KernelStep &k = *fbStep.step_as_KernelStep();
+      step.kernel = kernels[k.kernel()];
+      if (k.buffers())
+        for (const fb::BufferRef *r : *k.buffers())
+          step.refs.push_back(ref(r));
+      step.pointers.resize(step.refs.size());
+      step.iterations = k.iterations();
+      step.grain = k.grain() > 0 ? k.grain() : ThreadPool::kDefaultGrain;
+      break;
+    }
+    case fb::StepKind::MatmulStep: {
+      const fb::MatmulStep &m = *fbStep.step_as_MatmulStep();
+      step.refs = {ref(m.lhs()), ref(m.rhs()), ref(m.result())};
+      status = MatmulKernel::create(m, device, step.matmul);
+      if (!status)
+        e->scratchBytes_ = std::max(e->scratchBytes_,
+                                    step.matmul->scratchBytes());
+      break;
+    }
+    case fb::StepKind::ConvStep: {
+      const fb::ConvStep &c = *fbStep.step_as_ConvStep();
+      step.refs = {ref(c.x()), ref(c.w()), ref(c.y())};
+      status = ConvKernel::create(c, device, step.conv);
+      if (!status)
+        e->scratchBytes_ = std::max(e->scratchBytes_,
+                                    step.conv->scratchBytes());
+      break;
+    }
+    case fb::StepKind::CopyStep: {
+      const fb::CopyStep &c = *fbStep.step_as_CopyStep();
+      step.refs = {ref(c.source()), ref(c.destination())};
+      step.bytes = c.bytes();
+      break;
+    }
+    default:
+      // ModuleFile refuses any other step kind.
+      status = makeStatus(DLC_INTERNAL, "unknown step kind");
+    }
+    if (status)
+      return prefixStatus(status, module.name() + ": " + function.name +
+                                      ": " + step.label);
+    e->steps_.push_back(std::move(step));
+  }
+  out = std::move(e);
+  return nullptr;
+}
+
+std::byte *FunctionExecutor::resolve(const Ref &ref,
+                                     std::byte *const *arguments,
+                                     std::byte *const *results) const {
+  std::byte *base = nullptr;
+  switch (ref.kind) {
+  case fb::BufferKind::Arena:
+    base = const_cast<std::byte *>(arena_.data());
+    break;
+  case fb::BufferKind::Argument:
+    base = arguments[ref.index];
+    break;
+  case fb::BufferKind::Result:
+    base = results[ref.index];
+    break;
+  case fb::BufferKind::Constant:
+    // Constants are only ever read (ModuleFile refuses a step writing one).
+    base = const_cast<std::byte *>(constants_[ref.index]);
+    break;
+  }
+  return base + ref.offset;
+}
+
+dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
+                                   std::byte *const *results,
+                                   std::byte *scratch, dnnl::stream &stream) {
+  ThreadPool &pool = device_->pool();
+  for (Step &step : steps_) {
+    try {
+      switch (step.kind) {
+      case fb::StepKind::KernelStep: {
+        for (size_t i = 0; i < step.refs.size(); ++i)
+          step.pointers[i] = resolve(step.refs[i], arguments, results);
+        KernelFunction kernel = step.kernel;
+        void *const *pointers = step.pointers.data();
+        pool.parallelFor(step.iterations, step.grain,
+                         [&](int64_t begin, int64_t end) {
+                           kernel(pointers, begin, end);
+                         });
+        break;
+      }
+      case fb::StepKind::MatmulStep:
+        step.matmul->run(resolve(step.refs[0], arguments, results),
+                         resolve(step.refs[1], arguments, results),
+                         resolve(step.refs[2], arguments, results), scratch,
+                         stream);
+        break;
+      case fb::StepKind::ConvStep:
+        step.conv->run(resolve(step.refs[0], arguments, results),
+                       resolve(step.refs[1], arguments, results),
+                       resolve(step.refs[2], arguments, results), scratch,
+                       stream, pool);
+        break;
+      case fb::StepKind::CopyStep:
+        // memmove: a plan may copy between overlapping arena ranges.
+        if (step.bytes)
+          std::memmove(resolve(step.refs[1], arguments, results),
+                       resolve(step.refs[0], arguments, results), step.bytes);
+        break;
+      default:
+        break;
+      }
+    } catch (const dnnl::error &error) {
+      return makeStatus(DLC_INTERNAL, functionName_ + ": " + step.label +
+                                          ": oneDNN failed: " + error.what());
+    }
+  }
+  return nullptr;
+}
+
+} // namespace dlc::cpu

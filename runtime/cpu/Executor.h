@@ -1,0 +1,82 @@
+//===- Executor.h - Runs one function's plan on the CPU ---------*- C++ -*-===//
+//
+// At session creation every step of a function is prepared: its kernel
+// symbol looked up, its matmul/convolution primitive created, each buffer
+// reference turned into (base, offset). A call then only binds the base
+// pointers of its arguments and results and walks the steps.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_CPU_EXECUTOR_H
+#define DLC_RUNTIME_CPU_EXECUTOR_H
+
+#include "dlc/runtime.h"
+#include "runtime/core/AlignedBuffer.h"
+#include "runtime/cpu/Conv.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cpu/KernelLibrary.h"
+#include "runtime/cpu/Matmul.h"
+#include "runtime/module/ModuleFile.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc::cpu {
+
+class FunctionExecutor {
+public:
+  /// Prepares `function` of `module`; `kernels` are the module's kernels
+  /// by index (looked up once per session). Errors name the step.
+  static dlc_status_t create(const ModuleFile &module,
+                             const FunctionInfo &function, CpuDevice &device,
+                             const std::vector<KernelFunction> &kernels,
+                             std::unique_ptr<FunctionExecutor> &out);
+
+  /// Bytes of scratch memory run() needs (shared by a session's functions,
+  /// which never run at the same time).
+  size_t scratchBytes() const { return scratchBytes_; }
+
+  /// Runs the plan: arguments[i] / results[i] are the base addresses of
+  /// argument / result i (the caller's tensors or globals' buffers).
+  dlc_status_t run(std::byte *const *arguments, std::byte *const *results,
+                   std::byte *scratch, dnnl::stream &stream);
+
+private:
+  /// A buffer reference resolved to one of the bases a call binds: the
+  /// arena, a constant, an argument or a result.
+  struct Ref {
+    fb::BufferKind kind = fb::BufferKind::Arena;
+    uint32_t index = 0;
+    uint64_t offset = 0;
+  };
+  struct Step {
+    fb::StepKind kind = fb::StepKind::NONE;
+    /// "step 3 (node 'conv1' (Conv))", for messages.
+    std::string label;
+    std::vector<Ref> refs;
+    /// KernelStep: the kernel, its parameter array (refilled per call).
+    KernelFunction kernel = nullptr;
+    std::vector<void *> pointers;
+    int64_t iterations = 0;
+    int64_t grain = 0;
+    std::unique_ptr<MatmulKernel> matmul;
+    std::unique_ptr<ConvKernel> conv;
+    /// CopyStep: bytes copied from refs[0] to refs[1].
+    uint64_t bytes = 0;
+  };
+
+  FunctionExecutor() = default;
+  std::byte *resolve(const Ref &ref, std::byte *const *arguments,
+                     std::byte *const *results) const;
+
+  std::string functionName_;
+  CpuDevice *device_ = nullptr;
+  AlignedBuffer arena_;
+  std::vector<const std::byte *> constants_;
+  std::vector<Step> steps_;
+  size_t scratchBytes_ = 0;
+};
+
+} // namespace dlc::cpu
+
+#endif // DLC_RUNTIME_CPU_EXECUTOR_H

@@ -1,0 +1,178 @@
+//===- Matmul.cpp - MatmulStep on the CPU ---------------------------------===//
+#include "runtime/cpu/Matmul.h"
+
+#include "runtime/core/Status.h"
+#include "runtime/module/ModuleFile.h"
+
+#include <cblas.h>
+#include <climits>
+#include <cstring>
+
+namespace dlc::cpu {
+namespace {
+
+/// A product with no terms (k == 0): the result is zeros.
+class ZeroMatmul final : public MatmulKernel {
+public:
+  explicit ZeroMatmul(size_t bytes) : bytes_(bytes) {}
+  void run(const void *, const void *, void *result, void *,
+           dnnl::stream &) override {
+    std::memset(result, 0, bytes_);
+  }
+
+private:
+  size_t bytes_;
+};
+
+/// Nothing to compute (an empty batch or result).
+class EmptyMatmul final : public MatmulKernel {
+public:
+  void run(const void *, const void *, void *, void *,
+           dnnl::stream &) override {}
+};
+
+class DnnlMatmul final : public MatmulKernel {
+public:
+  DnnlMatmul(const dnnl::matmul::primitive_desc &pd,
+             const dnnl::engine &engine)
+      : primitive_(pd), lhs_(pd.src_desc(), engine, DNNL_MEMORY_NONE),
+        rhs_(pd.weights_desc(), engine, DNNL_MEMORY_NONE),
+        result_(pd.dst_desc(), engine, DNNL_MEMORY_NONE),
+        scratchpad_(pd.scratchpad_desc(), engine, DNNL_MEMORY_NONE),
+        scratchBytes_(pd.scratchpad_desc().get_size()) {}
+
+  size_t scratchBytes() const override { return scratchBytes_; }
+
+  void run(const void *lhs, const void *rhs, void *result, void *scratch,
+           dnnl::stream &stream) override {
+    lhs_.set_data_handle(const_cast<void *>(lhs));
+    rhs_.set_data_handle(const_cast<void *>(rhs));
+    result_.set_data_handle(result);
+    scratchpad_.set_data_handle(scratch);
+    primitive_.execute(stream, {{DNNL_ARG_SRC, lhs_},
+                                {DNNL_ARG_WEIGHTS, rhs_},
+                                {DNNL_ARG_DST, result_},
+                                {DNNL_ARG_SCRATCHPAD, scratchpad_}});
+    stream.wait();
+  }
+
+private:
+  dnnl::matmul primitive_;
+  dnnl::memory lhs_, rhs_, result_, scratchpad_;
+  size_t scratchBytes_;
+};
+
+/// float64 through OpenBLAS: one dgemm per batch entry, each using the
+/// device's threads (LibraryThreads is set by the session call).
+class BlasMatmul final : public MatmulKernel {
+public:
+  explicit BlasMatmul(const fb::MatmulStep &s)
+      : batch_(s.batch()), m_(s.m()), n_(s.n()), k_(s.k()),
+        lhsStride_(s.lhs_batch_stride()), rhsStride_(s.rhs_batch_stride()),
+        lhsTransposed_(s.lhs_transposed()),
+        rhsTransposed_(s.rhs_transposed()) {}
+
+  void run(const void *lhs, const void *rhs, void *result, void *,
+           dnnl::stream &) override {
+    const auto *a = static_cast<const double *>(lhs);
+    const auto *b = static_cast<const double *>(rhs);
+    auto *c = static_cast<double *>(result);
+    // Leading dimensions of the stored (possibly transposed) operands.
+    int lda = static_cast<int>(lhsTransposed_ ? m_ : k_);
+    int ldb = static_cast<int>(rhsTransposed_ ? k_ : n_);
+    for (int64_t i = 0; i < batch_; ++i)
+      cblas_dgemm(CblasRowMajor, lhsTransposed_ ? CblasTrans : CblasNoTrans,
+                  rhsTransposed_ ? CblasTrans : CblasNoTrans,
+                  static_cast<int>(m_), static_cast<int>(n_),
+                  static_cast<int>(k_), 1.0, a + i * lhsStride_,
+                  lda > 0 ? lda : 1, b + i * rhsStride_, ldb > 0 ? ldb : 1,
+                  0.0, c + i * m_ * n_, n_ > 0 ? static_cast<int>(n_) : 1);
+  }
+
+private:
+  int64_t batch_, m_, n_, k_, lhsStride_, rhsStride_;
+  bool lhsTransposed_, rhsTransposed_;
+};
+
+/// The oneDNN descriptor of a stored operand of logical shape [rows, cols]
+/// per batch entry: row-major, or column-major when transposed.
+dnnl::memory::desc operandDesc(int64_t batch, int64_t batchStride,
+                               int64_t rows, int64_t cols, bool transposed,
+                               dnnl::memory::data_type type) {
+  dnnl::memory::dims strides = transposed ? dnnl::memory::dims{1, rows}
+                                          : dnnl::memory::dims{cols, 1};
+  if (batch == 1)
+    return dnnl::memory::desc({rows, cols}, type, strides);
+  // A broadcast operand is a batch dimension of 1 (its stride is unused).
+  bool broadcast = batchStride == 0;
+  return dnnl::memory::desc(
+      {broadcast ? 1 : batch, rows, cols}, type,
+      {broadcast ? rows * cols : batchStride, strides[0], strides[1]});
+}
+
+} // namespace
+
+dlc_status_t MatmulKernel::create(const fb::MatmulStep &s, CpuDevice &device,
+                                  std::unique_ptr<MatmulKernel> &out) {
+  if (s.batch() == 0 || s.m() == 0 || s.n() == 0) {
+    out = std::make_unique<EmptyMatmul>();
+    return nullptr;
+  }
+  size_t es = elementSize(s.dtype());
+  if (s.k() == 0) {
+    out = std::make_unique<ZeroMatmul>(s.batch() * s.m() * s.n() * es);
+    return nullptr;
+  }
+  DType dtype = static_cast<DType>(s.dtype());
+  if (dtype == DType::F64) {
+    if (s.m() > INT_MAX || s.n() > INT_MAX || s.k() > INT_MAX)
+      return makeStatus(DLC_UNIMPLEMENTED,
+                        "float64 matmul dimensions beyond 2^31 (BLAS "
+                        "takes int)");
+    out = std::make_unique<BlasMatmul>(s);
+    return nullptr;
+  }
+  dnnl::memory::data_type type;
+  switch (dtype) {
+  case DType::F32:
+    type = dnnl::memory::data_type::f32;
+    break;
+  case DType::BF16:
+    type = dnnl::memory::data_type::bf16;
+    break;
+  case DType::F16:
+    type = dnnl::memory::data_type::f16;
+    break;
+  default:
+    return makeStatus(DLC_UNIMPLEMENTED,
+                      std::string("matmul of ") + dtypeName(dtype) +
+                          " is not supported on the CPU");
+  }
+  dnnl::memory::desc lhs =
+      operandDesc(s.batch(), s.lhs_batch_stride(), s.m(), s.k(),
+                  s.lhs_transposed(), type);
+  dnnl::memory::desc rhs =
+      operandDesc(s.batch(), s.rhs_batch_stride(), s.k(), s.n(),
+                  s.rhs_transposed(), type);
+  dnnl::memory::desc result =
+      s.batch() == 1
+          ? dnnl::memory::desc({s.m(), s.n()}, type,
+                               dnnl::memory::format_tag::ab)
+          : dnnl::memory::desc({s.batch(), s.m(), s.n()}, type,
+                               dnnl::memory::format_tag::abc);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  try {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(lhs, rhs, result), attr,
+                                    device.engine());
+    out = std::make_unique<DnnlMatmul>(pd, device.engine());
+  } catch (const dnnl::error &e) {
+    return makeStatus(DLC_UNIMPLEMENTED,
+                      std::string("oneDNN has no ") + dtypeName(dtype) +
+                          " matmul for this CPU and layout (" + e.what() +
+                          ")");
+  }
+  return nullptr;
+}
+
+} // namespace dlc::cpu

@@ -1,0 +1,201 @@
+/*===- dlc/runtime.h - The dlc runtime's C API ------------------------------===
+ *
+ * Loads a compiled module (.dlcm, written by dlc-compile), opens a session
+ * on a device and runs the module's functions: `train_step` (one optimizer
+ * step), `forward` (inference), and any other function compiled into it.
+ * The session owns the module's globals (parameters, BatchNorm state,
+ * optimizer state, the step counter, hyperparameters): a call reads them
+ * and writes their next values back, so a caller only passes the batch.
+ *
+ * Conventions (as IREE's runtime API):
+ *  - Every fallible call returns a dlc_status_t: NULL is success, anything
+ *    else an error the caller owns and frees with dlc_status_free.
+ *  - Objects are opaque handles made by dlc_X_create/load and released
+ *    with dlc_X_release. A session keeps its module and device alive.
+ *  - The library never exits or aborts on bad input.
+ *  - Not thread-safe per session; different sessions are independent.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef DLC_RUNTIME_H
+#define DLC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===--- Status -----------------------------------------------------------===*/
+
+typedef enum dlc_status_code_e {
+  DLC_OK = 0,
+  DLC_INVALID_ARGUMENT = 1,   /* a bad value from the caller */
+  DLC_NOT_FOUND = 2,          /* a missing file, function, global, key */
+  DLC_DATA_LOSS = 3,          /* a corrupt or truncated module/checkpoint */
+  DLC_FAILED_PRECONDITION = 4,/* e.g. a checkpoint from another model */
+  DLC_RESOURCE_EXHAUSTED = 5, /* out of memory, disk full */
+  DLC_UNIMPLEMENTED = 6,      /* e.g. a module for a target not built in */
+  DLC_UNAVAILABLE = 7,        /* e.g. no such device */
+  DLC_IO_ERROR = 8,           /* a read/write/rename that failed */
+  DLC_INTERNAL = 9,           /* a bug in dlc */
+} dlc_status_code_t;
+
+typedef struct dlc_status_s *dlc_status_t;
+
+/** The status's code; DLC_OK for NULL. */
+dlc_status_code_t dlc_status_code(dlc_status_t status);
+/** One line naming the cause (the file, the function, the global, the
+ * argument); "" for NULL. Valid until the status is freed. */
+const char *dlc_status_message(dlc_status_t status);
+void dlc_status_free(dlc_status_t status);
+
+/*===--- Tensors ----------------------------------------------------------===*/
+
+/** Element types, in the order of the module schema's ElementType. */
+typedef enum dlc_dtype_e {
+  DLC_BOOL, DLC_I8, DLC_I16, DLC_I32, DLC_I64, DLC_U8, DLC_U16, DLC_U32,
+  DLC_U64, DLC_F16, DLC_BF16, DLC_F32, DLC_F64,
+} dlc_dtype_t;
+
+/** NumPy's name of a dtype ("float32"). */
+const char *dlc_dtype_name(dlc_dtype_t dtype);
+size_t dlc_dtype_size(dlc_dtype_t dtype);
+
+/** A caller's dense row-major host tensor; the caller owns `data`. */
+typedef struct dlc_tensor_s {
+  dlc_dtype_t dtype;
+  int32_t rank;
+  const int64_t *shape;
+  void *data;
+} dlc_tensor_t;
+
+/** What a module says about one argument, result or global. The strings
+ * and shape live as long as the module. */
+typedef struct dlc_value_info_s {
+  const char *name; /* the ONNX input/output/initializer name */
+  const char *role; /* "input", "label", "param", "state", "loss", ... */
+  dlc_dtype_t dtype;
+  int32_t rank;
+  const int64_t *shape;
+  int32_t global; /* the global it reads or updates, or -1 */
+} dlc_value_info_t;
+
+/*===--- Modules ----------------------------------------------------------===*/
+
+typedef struct dlc_module_s dlc_module_t;
+
+/** Reads and verifies a .dlcm file (schema, version, every reference in
+ * its plans). A truncated or corrupt file is DLC_DATA_LOSS naming it. */
+dlc_status_t dlc_module_load_file(const char *path, dlc_module_t **out);
+/** The same from memory (copied; `name` is used in messages). */
+dlc_status_t dlc_module_load_memory(const void *data, size_t size,
+                                    const char *name, dlc_module_t **out);
+void dlc_module_release(dlc_module_t *module);
+
+/** "cpu" or "cuda". */
+const char *dlc_module_target(const dlc_module_t *module);
+/** The model file's name the module was compiled from. */
+const char *dlc_module_model_name(const dlc_module_t *module);
+
+size_t dlc_module_global_count(const dlc_module_t *module);
+dlc_status_t dlc_module_global_info(const dlc_module_t *module, size_t index,
+                                    dlc_value_info_t *out);
+
+size_t dlc_module_function_count(const dlc_module_t *module);
+/** Function `index`'s name ("forward", "train_step"). */
+const char *dlc_module_function_name(const dlc_module_t *module,
+                                     size_t index);
+/** The caller-facing signature of a function: its inputs are the
+ * arguments that read no global, its outputs the results that update no
+ * global, each in the module's order. */
+dlc_status_t dlc_module_function_signature(const dlc_module_t *module,
+                                           const char *function,
+                                           size_t *num_inputs,
+                                           size_t *num_outputs);
+dlc_status_t dlc_module_function_input(const dlc_module_t *module,
+                                       const char *function, size_t index,
+                                       dlc_value_info_t *out);
+dlc_status_t dlc_module_function_output(const dlc_module_t *module,
+                                        const char *function, size_t index,
+                                        dlc_value_info_t *out);
+
+/*===--- Devices ----------------------------------------------------------===*/
+
+typedef struct dlc_device_s dlc_device_t;
+
+/** "cpu" (a thread pool of `num_threads`, 0 = one per core) or
+ * "cuda:N". An unknown or absent device is DLC_UNAVAILABLE. */
+dlc_status_t dlc_device_create(const char *spec, int32_t num_threads,
+                               dlc_device_t **out);
+void dlc_device_release(dlc_device_t *device);
+
+/*===--- Sessions ---------------------------------------------------------===*/
+
+typedef struct dlc_session_s dlc_session_t;
+
+/** Opens a session: allocates the globals (initialized from the module's
+ * initial values when it has them, zeros otherwise) and each function's
+ * arena on the device. */
+dlc_status_t dlc_session_create(dlc_module_t *module, dlc_device_t *device,
+                                dlc_session_t **out);
+void dlc_session_release(dlc_session_t *session);
+
+/** Runs `function`: `inputs` and `outputs` are its caller-facing inputs and
+ * outputs (dlc_module_function_signature), checked against their dtypes
+ * and shapes (a mismatch names the input and what was expected). Globals
+ * are read and updated in place. */
+dlc_status_t dlc_session_call(dlc_session_t *session, const char *function,
+                              const dlc_tensor_t *inputs, size_t num_inputs,
+                              const dlc_tensor_t *outputs,
+                              size_t num_outputs);
+
+/** Copies a global's current value out of / into the session; `bytes` must
+ * be its exact size. Unknown names are DLC_NOT_FOUND. */
+dlc_status_t dlc_session_get_global(dlc_session_t *session, const char *name,
+                                    void *data, size_t bytes);
+dlc_status_t dlc_session_set_global(dlc_session_t *session, const char *name,
+                                    const void *data, size_t bytes);
+
+/*===--- Checkpoints and export -------------------------------------------===*/
+
+/** Integer metadata saved beside the globals (a runner's data position,
+ * epoch, shuffle seed). */
+typedef struct dlc_metadata_s dlc_metadata_t;
+dlc_status_t dlc_metadata_create(dlc_metadata_t **out);
+void dlc_metadata_release(dlc_metadata_t *metadata);
+dlc_status_t dlc_metadata_set(dlc_metadata_t *metadata, const char *key,
+                              int64_t value);
+/** DLC_NOT_FOUND when the key is absent. */
+dlc_status_t dlc_metadata_get(const dlc_metadata_t *metadata, const char *key,
+                              int64_t *value);
+
+/** Writes every global and `metadata` (may be NULL) as a new checkpoint in
+ * `directory` (created if needed), named by the current step: to a
+ * temporary file, flushed, renamed, then the LATEST marker updated the
+ * same way. On any failure (a full disk) the previous checkpoint and
+ * marker are untouched. Keeps the newest `keep` checkpoints (0 = all). */
+dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
+                                         const char *directory,
+                                         const dlc_metadata_t *metadata,
+                                         int32_t keep);
+/** Restores the checkpoint LATEST names in `directory` (or `directory` is
+ * a checkpoint file itself): every global, and its metadata into
+ * `*metadata` if not NULL (a new object the caller releases). A checkpoint
+ * of another model is DLC_FAILED_PRECONDITION; a corrupt one
+ * DLC_DATA_LOSS; both leave the session unchanged. */
+dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
+                                         const char *directory,
+                                         dlc_metadata_t **metadata);
+
+/** Writes the model the module was compiled from with the session's
+ * current parameters and state as its initializers. DLC_FAILED_PRECONDITION
+ * when the module kept no ONNX model. */
+dlc_status_t dlc_session_export_onnx(dlc_session_t *session,
+                                     const char *path);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DLC_RUNTIME_H */

@@ -1,0 +1,690 @@
+//===- ModuleFile.cpp - Loading and checking .dlcm modules ----------------===//
+//
+// Every check a plan needs before it can run without bounds checks happens
+// here, once, at load time (ModuleFile.h). The executor then trusts the
+// module: it never re-checks an offset, an index or a shape.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/module/ModuleFile.h"
+
+#include "runtime/core/Status.h"
+#include "runtime/module/Format.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <limits>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace dlc {
+
+size_t elementSize(fb::ElementType t) {
+  return dtypeSize(static_cast<DType>(t));
+}
+
+std::string ValueType::describe() const {
+  std::string s = std::string(dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int32_t ModuleFile::findGlobal(const std::string &name) const {
+  for (size_t i = 0; i < globals_.size(); ++i)
+    if (globals_[i].name == name)
+      return static_cast<int32_t>(i);
+  return -1;
+}
+
+const FunctionInfo *ModuleFile::findFunction(const std::string &name) const {
+  for (const FunctionInfo &f : functions_)
+    if (f.name == name)
+      return &f;
+  return nullptr;
+}
+
+std::string ModuleFile::functionNames() const {
+  std::string s;
+  for (const FunctionInfo &f : functions_)
+    s += (s.empty() ? "'" : ", '") + f.name + "'";
+  return s.empty() ? "none" : s;
+}
+
+namespace {
+
+constexpr uint64_t kMaxValue = std::numeric_limits<int64_t>::max();
+
+/// a * b, or false when it exceeds kMaxValue (both non-negative).
+bool mulChecked(uint64_t a, uint64_t b, uint64_t &out) {
+  return !__builtin_mul_overflow(a, b, &out) && out <= kMaxValue;
+}
+
+bool addChecked(uint64_t a, uint64_t b, uint64_t &out) {
+  return !__builtin_add_overflow(a, b, &out) && out <= kMaxValue;
+}
+
+std::string str(const flatbuffers::String *s) {
+  return s ? s->str() : std::string();
+}
+
+const char *kindName(fb::BufferKind k) {
+  switch (k) {
+  case fb::BufferKind::Arena:
+    return "arena";
+  case fb::BufferKind::Argument:
+    return "argument";
+  case fb::BufferKind::Result:
+    return "result";
+  case fb::BufferKind::Constant:
+    return "constant";
+  }
+  return "unknown";
+}
+
+} // namespace
+
+/// Checks a verified module's contents and fills the ModuleFile's summary.
+/// Each check* returns false with error_ set to the first problem found.
+class ModuleChecker {
+public:
+  explicit ModuleChecker(ModuleFile &module) : m_(module) {}
+
+  bool run() {
+    const fb::Module &root = *m_.root_;
+    m_.target_ = str(root.target());
+    m_.modelName_ = str(root.model_name());
+    m_.fingerprint_ = str(root.fingerprint());
+    return checkGlobals() && checkConstants() && checkKernels() &&
+           checkFunctions();
+  }
+
+  std::string error_;
+
+private:
+  bool fail(const std::string &message) {
+    error_ = context_.empty() ? message : context_ + ": " + message;
+    return false;
+  }
+
+  bool checkType(const fb::TensorType *t, ValueType &out) {
+    if (!t)
+      return fail("has no type");
+    if (t->dtype() > fb::ElementType::MAX)
+      return fail("has unknown element type " +
+                  std::to_string(static_cast<int>(t->dtype())));
+    out.dtype = static_cast<DType>(t->dtype());
+    out.shape.clear();
+    uint64_t elements = 1;
+    if (t->shape()) {
+      for (int64_t d : *t->shape()) {
+        if (d < 0)
+          return fail("has a negative dimension " + std::to_string(d));
+        out.shape.push_back(d);
+        if (!mulChecked(elements, static_cast<uint64_t>(d), elements))
+          return fail("has more elements than fit in 63 bits");
+      }
+    }
+    out.numElements = static_cast<int64_t>(elements);
+    if (!mulChecked(elements, dtypeSize(out.dtype), out.byteSize))
+      return fail("has more bytes than fit in 63 bits");
+    return true;
+  }
+
+  bool checkGlobals() {
+    const auto *globals = m_.root_->globals();
+    if (!globals)
+      return true;
+    std::set<std::string> names;
+    for (uint32_t i = 0; i < globals->size(); ++i) {
+      const fb::Global *g = globals->Get(i);
+      ValueInfo info;
+      info.name = str(g->name());
+      info.role = str(g->role());
+      info.global = static_cast<int32_t>(i);
+      context_ = "global " + std::to_string(i) + " ('" + info.name + "')";
+      if (info.name.empty())
+        return fail("has no name");
+      if (!names.insert(info.name).second)
+        return fail("has the name of an earlier global");
+      if (!checkType(g->type(), info.type))
+        return false;
+      if (const auto *init = g->initial_value()) {
+        if (init->size() != info.type.byteSize)
+          return fail("initial value has " + std::to_string(init->size()) +
+                      " bytes, its type " + info.type.describe() + " needs " +
+                      std::to_string(info.type.byteSize));
+        if (!aligned(init->data()))
+          return fail("initial value is not 64-byte aligned");
+      }
+      m_.globals_.push_back(std::move(info));
+    }
+    context_.clear();
+    return true;
+  }
+
+  bool checkConstants() {
+    const auto *constants = m_.root_->constants();
+    if (!constants)
+      return true;
+    for (uint32_t i = 0; i < constants->size(); ++i) {
+      const fb::Constant *c = constants->Get(i);
+      context_ = "constant " + std::to_string(i);
+      ValueType type;
+      if (!checkType(c->type(), type))
+        return false;
+      uint64_t size = c->data() ? c->data()->size() : 0;
+      if (size != type.byteSize)
+        return fail("has " + std::to_string(size) + " bytes, its type " +
+                    type.describe() + " needs " +
+                    std::to_string(type.byteSize));
+      if (c->data() && !aligned(c->data()->data()))
+        return fail("data is not 64-byte aligned");
+      m_.constants_.push_back(std::move(type));
+    }
+    context_.clear();
+    return true;
+  }
+
+  bool checkKernels() {
+    const auto *kernels = m_.root_->kernels();
+    if (!kernels)
+      return true;
+    std::set<std::string> names;
+    for (uint32_t i = 0; i < kernels->size(); ++i) {
+      std::string name = str(kernels->Get(i)->name());
+      context_ = "kernel " + std::to_string(i);
+      if (name.empty())
+        return fail("has no name");
+      if (!names.insert(name).second)
+        return fail("'" + name + "' is listed twice");
+    }
+    context_.clear();
+    return true;
+  }
+
+  bool checkValues(const FunctionInfo &f, bool results) {
+    const std::vector<ValueInfo> &values = results ? f.results : f.arguments;
+    const char *what = results ? "result" : "argument";
+    std::set<int32_t> updated;
+    for (size_t i = 0; i < values.size(); ++i) {
+      const ValueInfo &v = values[i];
+      std::string which = std::string(what) + " " + std::to_string(i) +
+                          " ('" + v.name + "')";
+      if (v.global < -1 ||
+          v.global >= static_cast<int64_t>(m_.globals_.size()))
+        return fail(which + " names global " + std::to_string(v.global) +
+                    ", the module has " +
+                    std::to_string(m_.globals_.size()));
+      if (v.global < 0)
+        continue;
+      const ValueInfo &g = m_.globals_[v.global];
+      if (v.type != g.type)
+        return fail(which + " is " + v.type.describe() + " but global '" +
+                    g.name + "' is " + g.type.describe());
+      if (results && !updated.insert(v.global).second)
+        return fail(which + " updates global '" + g.name +
+                    "', which an earlier result updates too");
+    }
+    return true;
+  }
+
+  template <typename List>
+  bool readValues(const List *list, std::vector<ValueInfo> &out,
+                  const char *what) {
+    if (!list)
+      return true;
+    for (uint32_t i = 0; i < list->size(); ++i) {
+      const auto *v = list->Get(i);
+      ValueInfo info;
+      info.name = str(v->name());
+      info.role = str(v->role());
+      info.global = v->global();
+      std::string saved = context_;
+      context_ += std::string(": ") + what + " " + std::to_string(i) + " ('" +
+                  info.name + "')";
+      if (!checkType(v->type(), info.type))
+        return false;
+      context_ = saved;
+      out.push_back(std::move(info));
+    }
+    return true;
+  }
+
+  bool checkFunctions() {
+    const auto *functions = m_.root_->functions();
+    if (!functions)
+      return true;
+    std::set<std::string> names;
+    for (uint32_t i = 0; i < functions->size(); ++i) {
+      const fb::Function *plan = functions->Get(i);
+      FunctionInfo f;
+      f.name = str(plan->name());
+      f.plan = plan;
+      context_ = "function " + std::to_string(i) + " ('" + f.name + "')";
+      if (f.name.empty())
+        return fail("has no name");
+      if (!names.insert(f.name).second)
+        return fail("has the name of an earlier function");
+      if (!readValues(plan->arguments(), f.arguments, "argument") ||
+          !readValues(plan->results(), f.results, "result") ||
+          !checkValues(f, false) || !checkValues(f, true))
+        return false;
+      if (plan->arena_size() > kMaxValue)
+        return fail("arena size " + std::to_string(plan->arena_size()) +
+                    " does not fit in 63 bits");
+      for (uint32_t a = 0; a < f.arguments.size(); ++a)
+        if (f.arguments[a].global < 0)
+          f.inputs.push_back(a);
+      for (uint32_t r = 0; r < f.results.size(); ++r)
+        if (f.results[r].global < 0)
+          f.outputs.push_back(r);
+      if (const auto *steps = plan->steps()) {
+        std::string functionContext = context_;
+        for (uint32_t s = 0; s < steps->size(); ++s) {
+          const fb::Step *step = steps->Get(s);
+          context_ = functionContext + ": step " + std::to_string(s);
+          if (step->location() && step->location()->size())
+            context_ += " (" + step->location()->str() + ")";
+          if (!checkStep(f, *step))
+            return false;
+        }
+      }
+      m_.functions_.push_back(std::move(f));
+    }
+    context_.clear();
+    return true;
+  }
+
+  bool checkStep(const FunctionInfo &f, const fb::Step &step) {
+    switch (step.step_type()) {
+    case fb::StepKind::KernelStep:
+      return checkKernelStep(f, *step.step_as_KernelStep());
+    case fb::StepKind::MatmulStep:
+      return checkMatmulStep(f, *step.step_as_MatmulStep());
+    case fb::StepKind::ConvStep:
+      return checkConvStep(f, *step.step_as_ConvStep());
+    case fb::StepKind::CopyStep:
+      return checkCopyStep(f, *step.step_as_CopyStep());
+    default:
+      return fail("has unknown step kind " +
+                  std::to_string(static_cast<int>(step.step_type())));
+    }
+  }
+
+  /// Bytes of the buffer `ref` points into, or false if it names none.
+  bool capacity(const FunctionInfo &f, const fb::BufferRef &ref,
+                const char *what, uint64_t &out) {
+    uint32_t index = ref.index();
+    auto outOfRange = [&](size_t count) {
+      return fail(std::string(what) + " refers to " + kindName(ref.kind()) +
+                  " " + std::to_string(index) + ", there are " +
+                  std::to_string(count));
+    };
+    switch (ref.kind()) {
+    case fb::BufferKind::Arena:
+      out = f.plan->arena_size();
+      return true;
+    case fb::BufferKind::Argument:
+      if (index >= f.arguments.size())
+        return outOfRange(f.arguments.size());
+      out = f.arguments[index].type.byteSize;
+      return true;
+    case fb::BufferKind::Result:
+      if (index >= f.results.size())
+        return outOfRange(f.results.size());
+      out = f.results[index].type.byteSize;
+      return true;
+    case fb::BufferKind::Constant:
+      if (index >= m_.constants_.size())
+        return outOfRange(m_.constants_.size());
+      out = m_.constants_[index].byteSize;
+      return true;
+    }
+    return fail(std::string(what) + " has unknown buffer kind " +
+                std::to_string(static_cast<int>(ref.kind())));
+  }
+
+  /// Checks that `bytes` bytes at `ref` lie inside its buffer, and that a
+  /// `written` reference is in the arena or a result.
+  bool checkRef(const FunctionInfo &f, const fb::BufferRef *ref,
+                uint64_t bytes, const char *what, bool written) {
+    if (!ref)
+      return fail(std::string(what) + " is missing");
+    uint64_t size = 0;
+    if (!capacity(f, *ref, what, size))
+      return false;
+    if (written && ref->kind() != fb::BufferKind::Arena &&
+        ref->kind() != fb::BufferKind::Result)
+      return fail(std::string(what) + " is written but lies in " +
+                  kindName(ref->kind()) + " " +
+                  std::to_string(ref->index()) +
+                  " (only the arena and results are writable)");
+    uint64_t end = 0;
+    if (!addChecked(ref->offset(), bytes, end) || end > size)
+      return fail(std::string(what) + " (" + std::to_string(bytes) +
+                  " bytes at offset " + std::to_string(ref->offset()) +
+                  " of " + kindName(ref->kind()) +
+                  (ref->kind() == fb::BufferKind::Arena
+                       ? std::string()
+                       : " " + std::to_string(ref->index())) +
+                  ") ends past its " + std::to_string(size) + " bytes");
+    return true;
+  }
+
+  bool checkKernelStep(const FunctionInfo &f, const fb::KernelStep &k) {
+    const auto *kernels = m_.root_->kernels();
+    uint32_t count = kernels ? kernels->size() : 0;
+    if (k.kernel() >= count)
+      return fail("runs kernel " + std::to_string(k.kernel()) +
+                  ", the module has " + std::to_string(count));
+    if (k.iterations() < 0)
+      return fail("has " + std::to_string(k.iterations()) + " iterations");
+    if (!k.buffers())
+      return true;
+    for (uint32_t i = 0; i < k.buffers()->size(); ++i) {
+      const fb::BufferRef *ref = k.buffers()->Get(i);
+      std::string what = "kernel buffer " + std::to_string(i);
+      uint64_t size = 0;
+      if (!capacity(f, *ref, what.c_str(), size))
+        return false;
+      // A kernel's buffer sizes are not in the plan; its start must at
+      // least lie inside the buffer (or be the start of an empty one).
+      if (ref->offset() != 0 && ref->offset() >= size)
+        return fail(what + " starts at offset " +
+                    std::to_string(ref->offset()) + " of " +
+                    kindName(ref->kind()) + ", which has " +
+                    std::to_string(size) + " bytes");
+    }
+    return true;
+  }
+
+  bool checkMatmulStep(const FunctionInfo &f, const fb::MatmulStep &mm) {
+    if (mm.dtype() > fb::ElementType::MAX)
+      return fail("matmul has unknown element type " +
+                  std::to_string(static_cast<int>(mm.dtype())));
+    int64_t dims[] = {mm.batch(), mm.m(), mm.n(), mm.k(),
+                      mm.lhs_batch_stride(), mm.rhs_batch_stride()};
+    const char *dimNames[] = {"batch", "m", "n", "k", "lhs_batch_stride",
+                              "rhs_batch_stride"};
+    for (int i = 0; i < 6; ++i)
+      if (dims[i] < 0)
+        return fail("matmul " + std::string(dimNames[i]) + " is " +
+                    std::to_string(dims[i]));
+    uint64_t es = elementSize(mm.dtype());
+    uint64_t lhs = 0, rhs = 0, result = 0;
+    if (!operandBytes(mm.batch(), mm.lhs_batch_stride(), mm.m(), mm.k(), es,
+                      lhs) ||
+        !operandBytes(mm.batch(), mm.rhs_batch_stride(), mm.k(), mm.n(), es,
+                      rhs) ||
+        !mulChecked(mm.batch(), mm.m(), result) ||
+        !mulChecked(result, mm.n(), result) || !mulChecked(result, es, result))
+      return fail("matmul operand sizes overflow 63 bits");
+    return checkRef(f, mm.lhs(), lhs, "matmul lhs", false) &&
+           checkRef(f, mm.rhs(), rhs, "matmul rhs", false) &&
+           checkRef(f, mm.result(), result, "matmul result", true);
+  }
+
+  /// Bytes a strided batch of [rows, cols] operands spans.
+  static bool operandBytes(int64_t batch, int64_t stride, int64_t rows,
+                           int64_t cols, uint64_t elementBytes,
+                           uint64_t &out) {
+    uint64_t matrix = 0, span = 0;
+    if (!mulChecked(rows, cols, matrix))
+      return false;
+    if (batch == 0 || matrix == 0) {
+      out = 0;
+      return true;
+    }
+    return mulChecked(batch - 1, stride, span) &&
+           addChecked(span, matrix, span) &&
+           mulChecked(span, elementBytes, out);
+  }
+
+  bool checkConvStep(const FunctionInfo &f, const fb::ConvStep &c) {
+    if (c.kind() > fb::ConvKind::MAX)
+      return fail("convolution has unknown kind " +
+                  std::to_string(static_cast<int>(c.kind())));
+    if (c.dtype() > fb::ElementType::MAX)
+      return fail("convolution has unknown element type " +
+                  std::to_string(static_cast<int>(c.dtype())));
+    std::vector<int64_t> x, w, y;
+    if (!readShape(c.x_shape(), "x", x) || !readShape(c.w_shape(), "w", w) ||
+        !readShape(c.y_shape(), "y", y))
+      return false;
+    size_t rank = x.size();
+    if (rank < 3 || w.size() != rank || y.size() != rank)
+      return fail("convolution shapes x, w, y must have one equal rank of at "
+                  "least 3, they have " +
+                  std::to_string(x.size()) + ", " + std::to_string(w.size()) +
+                  ", " + std::to_string(y.size()));
+    size_t spatial = rank - 2;
+    std::vector<int64_t> stride, padLow, padHigh, dilation;
+    if (!readAttribute(c.stride(), "stride", spatial, 1, 1, stride) ||
+        !readAttribute(c.pad_low(), "pad_low", spatial, 0, 0, padLow) ||
+        !readAttribute(c.pad_high(), "pad_high", spatial, 0, 0, padHigh) ||
+        !readAttribute(c.dilation(), "dilation", spatial, 1, 1, dilation))
+      return false;
+    int64_t g = c.groups();
+    if (g < 1)
+      return fail("convolution groups is " + std::to_string(g));
+    if (x[1] % g || w[0] % g || w[1] * g != x[1] || y[1] != w[0] ||
+        y[0] != x[0])
+      return fail("convolution shapes x " + shapeString(x) + ", w " +
+                  shapeString(w) + ", y " + shapeString(y) +
+                  " do not agree with " + std::to_string(g) + " group(s)");
+    for (size_t i = 0; i < spatial; ++i) {
+      uint64_t extent = 0, padded = 0;
+      if (w[i + 2] < 1)
+        return fail("convolution kernel dimension " + std::to_string(i) +
+                    " is " + std::to_string(w[i + 2]));
+      if (!mulChecked(w[i + 2] - 1, dilation[i], extent) ||
+          !addChecked(extent, 1, extent) ||
+          !addChecked(x[i + 2], padLow[i], padded) ||
+          !addChecked(padded, padHigh[i], padded))
+        return fail("convolution geometry overflows 63 bits");
+      int64_t expected = padded >= extent
+                             ? static_cast<int64_t>((padded - extent) /
+                                                    stride[i]) +
+                                   1
+                             : 0;
+      if (y[i + 2] != expected)
+        return fail("convolution output dimension " + std::to_string(i) +
+                    " is " + std::to_string(y[i + 2]) + ", expected " +
+                    std::to_string(expected) + " from input " +
+                    std::to_string(x[i + 2]) + ", kernel " +
+                    std::to_string(w[i + 2]) + ", stride " +
+                    std::to_string(stride[i]) + ", padding " +
+                    std::to_string(padLow[i]) + "+" +
+                    std::to_string(padHigh[i]) + ", dilation " +
+                    std::to_string(dilation[i]));
+    }
+    uint64_t es = elementSize(c.dtype()), xb = 0, wb = 0, yb = 0;
+    if (!shapeBytes(x, es, xb) || !shapeBytes(w, es, wb) ||
+        !shapeBytes(y, es, yb))
+      return fail("convolution operand sizes overflow 63 bits");
+    return checkRef(f, c.x(), xb, "convolution x", c.kind() ==
+                                                      fb::ConvKind::BackwardData) &&
+           checkRef(f, c.w(), wb, "convolution w",
+                    c.kind() == fb::ConvKind::BackwardFilter) &&
+           checkRef(f, c.y(), yb, "convolution y",
+                    c.kind() == fb::ConvKind::Forward);
+  }
+
+  bool readShape(const flatbuffers::Vector<int64_t> *v, const char *what,
+                 std::vector<int64_t> &out) {
+    if (!v)
+      return fail(std::string("convolution has no ") + what + "_shape");
+    for (int64_t d : *v) {
+      if (d < 0)
+        return fail(std::string("convolution ") + what +
+                    "_shape has a negative dimension");
+      out.push_back(d);
+    }
+    return true;
+  }
+
+  /// A per-spatial-dimension attribute: absent means `absent` everywhere.
+  bool readAttribute(const flatbuffers::Vector<int64_t> *v, const char *what,
+                     size_t spatial, int64_t absent, int64_t minimum,
+                     std::vector<int64_t> &out) {
+    if (!v) {
+      out.assign(spatial, absent);
+      return true;
+    }
+    if (v->size() != spatial)
+      return fail(std::string("convolution ") + what + " has " +
+                  std::to_string(v->size()) + " values for " +
+                  std::to_string(spatial) + " spatial dimensions");
+    for (int64_t value : *v) {
+      if (value < minimum)
+        return fail(std::string("convolution ") + what + " is " +
+                    std::to_string(value));
+      out.push_back(value);
+    }
+    return true;
+  }
+
+  static bool shapeBytes(const std::vector<int64_t> &shape, uint64_t es,
+                         uint64_t &out) {
+    out = es;
+    for (int64_t d : shape)
+      if (!mulChecked(out, d, out))
+        return false;
+    return true;
+  }
+
+  static std::string shapeString(const std::vector<int64_t> &shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i)
+      s += (i ? "," : "") + std::to_string(shape[i]);
+    return s + "]";
+  }
+
+  bool checkCopyStep(const FunctionInfo &f, const fb::CopyStep &c) {
+    return checkRef(f, c.source(), c.bytes(), "copy source", false) &&
+           checkRef(f, c.destination(), c.bytes(), "copy destination", true);
+  }
+
+  static bool aligned(const void *p) {
+    return reinterpret_cast<uintptr_t>(p) % kBufferAlignment == 0;
+  }
+
+  ModuleFile &m_;
+  std::string context_;
+};
+
+dlc_status_t ModuleFile::load(AlignedBuffer buffer, const std::string &name,
+                              std::unique_ptr<ModuleFile> &out) {
+  auto invalid = [&](const std::string &why) {
+    return makeStatus(DLC_DATA_LOSS,
+                      name + ": not a valid dlc module (" + why + ")");
+  };
+  const auto *bytes = reinterpret_cast<const uint8_t *>(buffer.data());
+  size_t size = buffer.size();
+  if (size < 8)
+    return invalid("only " + std::to_string(size) + " bytes");
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return invalid(std::to_string(size) +
+                   " bytes, more than a FlatBuffers file can hold");
+  if (!fb::ModuleBufferHasIdentifier(bytes)) {
+    std::string id;
+    for (int i = 4; i < 8; ++i) {
+      char c[8];
+      std::snprintf(c, sizeof(c),
+                    bytes[i] >= 32 && bytes[i] < 127 ? "%c" : "\\x%02x",
+                    bytes[i]);
+      id += c;
+    }
+    return invalid("file identifier is '" + id + "', expected 'DLCM'");
+  }
+  flatbuffers::Verifier::Options options;
+  // A large model's plan has many steps and every step is two tables.
+  options.max_tables = 1u << 28;
+  flatbuffers::Verifier verifier(bytes, size, options);
+  if (!fb::VerifyModuleBuffer(verifier))
+    return invalid("the FlatBuffers verifier rejects it: truncated or "
+                   "corrupt");
+  std::unique_ptr<ModuleFile> module(new ModuleFile());
+  module->root_ = fb::GetModule(bytes);
+  module->name_ = name;
+  uint32_t version = module->root_->format_version();
+  if (version != kModuleFormatVersion)
+    return makeStatus(DLC_FAILED_PRECONDITION,
+                      name + ": module format version " +
+                          std::to_string(version) +
+                          ", this runtime reads version " +
+                          std::to_string(kModuleFormatVersion) +
+                          " (compile the model again with a matching dlc)");
+  ModuleChecker checker(*module);
+  if (!checker.run())
+    return invalid(checker.error_);
+  module->buffer_ = std::move(buffer);
+  out = std::move(module);
+  return nullptr;
+}
+
+dlc_status_t ModuleFile::loadMemory(const void *data, size_t size,
+                                    const std::string &name,
+                                    std::unique_ptr<ModuleFile> &out) {
+  if (!data && size)
+    return makeStatus(DLC_INVALID_ARGUMENT, name + ": no data");
+  AlignedBuffer buffer;
+  if (!buffer.allocate(size, false))
+    return makeStatus(DLC_RESOURCE_EXHAUSTED,
+                      name + ": out of memory for " + std::to_string(size) +
+                          " bytes");
+  if (size)
+    std::memcpy(buffer.data(), data, size);
+  return load(std::move(buffer), name, out);
+}
+
+dlc_status_t ModuleFile::loadFile(const std::string &path,
+                                  std::unique_ptr<ModuleFile> &out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return makeStatus(e == ENOENT ? DLC_NOT_FOUND : DLC_IO_ERROR,
+                      path + ": cannot open: " + std::strerror(e));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return makeStatus(DLC_IO_ERROR,
+                      path + ": cannot stat: " + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return makeStatus(DLC_IO_ERROR, path + ": not a regular file");
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  AlignedBuffer buffer;
+  if (!buffer.allocate(size, false)) {
+    ::close(fd);
+    return makeStatus(DLC_RESOURCE_EXHAUSTED,
+                      path + ": out of memory for " + std::to_string(size) +
+                          " bytes");
+  }
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::read(fd, buffer.data() + done, size - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int e = errno;
+      ::close(fd);
+      return makeStatus(DLC_IO_ERROR,
+                        path + ": read failed: " +
+                            (n == 0 ? std::string("file shrank while reading")
+                                    : std::string(std::strerror(e))));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return load(std::move(buffer), path, out);
+}
+
+} // namespace dlc

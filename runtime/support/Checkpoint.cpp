@@ -1,0 +1,546 @@
+//===- Checkpoint.cpp - Checkpoint files written so none is ever lost -----===//
+//
+// The archive is written here rather than with libzip because the protocol
+// needs the descriptor (fsync before rename), and libzip writes through a
+// temporary file of its own; it also streams each tensor straight from its
+// memory instead of copying the checkpoint. Every entry carries zip64 sizes
+// and the archive a zip64 end record, as a file over 4 GiB needs, so that
+// one layout serves every size and the small files of the tests exercise
+// it. Timestamps are fixed, so equal contents give identical files.
+//
+// Reading maps the file (MappedNpz, which checks every member's CRC-32),
+// verifies the checksum member and copies the tensors out.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/support/Checkpoint.h"
+
+#include "runtime/support/MappedNpz.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <filesystem>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace dlc {
+
+namespace {
+
+const std::string kReserved = "__dlc__/";
+const std::string kFingerprint = "__dlc__/fingerprint";
+const std::string kStep = "__dlc__/step";
+const std::string kMetaPrefix = "__dlc__/meta/";
+const std::string kBFloat16Prefix = "__dlc__/bfloat16/";
+const std::string kChecksum = "__dlc__/checksum";
+const std::string kMarker = "LATEST";
+const std::string kFilePrefix = "step-";
+const std::string kFileSuffix = ".dlcc";
+
+bool fail(CheckpointError *error, CheckpointErrorKind kind,
+          const std::string &message) {
+  if (error) {
+    error->kind = kind;
+    error->message = message;
+  }
+  return false;
+}
+
+/// A full disk or file size limit is NoSpace; anything else Io.
+CheckpointErrorKind kindOf(int errnoValue) {
+  return errnoValue == ENOSPC || errnoValue == EFBIG || errnoValue == EDQUOT
+             ? CheckpointErrorKind::NoSpace
+             : CheckpointErrorKind::Io;
+}
+
+std::string fileName(int64_t step) {
+  char digits[32];
+  std::snprintf(digits, sizeof(digits), "%08lld", static_cast<long long>(step));
+  return kFilePrefix + digits + kFileSuffix;
+}
+
+/// The step of a checkpoint file name ("step-00000012.dlcc"), or -1.
+int64_t stepOf(const std::string &name) {
+  if (name.size() < kFilePrefix.size() + 8 + kFileSuffix.size() ||
+      name.compare(0, kFilePrefix.size(), kFilePrefix) != 0 ||
+      name.compare(name.size() - kFileSuffix.size(), kFileSuffix.size(),
+                   kFileSuffix) != 0)
+    return -1;
+  int64_t step = 0;
+  for (size_t i = kFilePrefix.size(); i < name.size() - kFileSuffix.size();
+       ++i) {
+    if (name[i] < '0' || name[i] > '9' ||
+        __builtin_mul_overflow(step, 10, &step) ||
+        __builtin_add_overflow(step, name[i] - '0', &step))
+      return -1;
+  }
+  return step;
+}
+
+void appendLE(std::string &out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    out += static_cast<char>((value >> (8 * i)) & 0xff);
+}
+
+//===----------------------------------------------------------------------===//
+// The checksum over names
+//===----------------------------------------------------------------------===//
+
+/// Folds one member into the checksum: its name, CRC-32 and data size.
+uint32_t addToChecksum(uint32_t checksum, const std::string &name, uint32_t crc,
+                       uint64_t bytes) {
+  std::string record = name;
+  record += '\0';
+  appendLE(record, crc, 4);
+  appendLE(record, bytes, 8);
+  return crc32(checksum, record.data(), record.size());
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+/// One archive member: "<name>.npy", a .npy header and the elements.
+struct Member {
+  std::string name;
+  std::string header;
+  const void *data;
+  uint64_t dataBytes;
+  uint32_t crc = 0;
+  uint64_t offset = 0;
+
+  uint64_t size() const { return header.size() + dataBytes; }
+};
+
+/// Buffers small writes to a descriptor; large ones go straight through.
+/// The first failure's errno is kept and later writes do nothing.
+class FileWriter {
+public:
+  explicit FileWriter(int fd) : fd_(fd) {}
+
+  void write(const void *data, uint64_t size) {
+    if (size == 0)
+      return;
+    if (size >= kBufferSize) {
+      flush();
+      writeAll(data, size);
+    } else {
+      buffer_.append(static_cast<const char *>(data), size);
+      if (buffer_.size() >= kBufferSize)
+        flush();
+    }
+    written_ += size;
+  }
+  void write(const std::string &bytes) { write(bytes.data(), bytes.size()); }
+
+  void flush() {
+    writeAll(buffer_.data(), buffer_.size());
+    buffer_.clear();
+  }
+
+  uint64_t written() const { return written_; }
+  /// The errno of the first failed write, or 0.
+  int error() const { return errno_; }
+
+private:
+  static constexpr uint64_t kBufferSize = 1 << 20;
+
+  void writeAll(const void *data, uint64_t size) {
+    const char *p = static_cast<const char *>(data);
+    while (size > 0 && errno_ == 0) {
+      ssize_t n = ::write(fd_, p, std::min<uint64_t>(size, 1 << 30));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        errno_ = n < 0 ? errno : EIO;
+        return;
+      }
+      p += n;
+      size -= static_cast<uint64_t>(n);
+    }
+  }
+
+  int fd_;
+  std::string buffer_;
+  uint64_t written_ = 0;
+  int errno_ = 0;
+};
+
+constexpr uint16_t kZipVersion = 45; // 4.5: zip64
+constexpr uint16_t kUtf8Names = 0x0800;
+constexpr uint16_t kDosDate = (0 << 9) | (1 << 5) | 1; // 1980-01-01
+constexpr uint32_t kAllOnes = 0xffffffff;
+
+/// Writes `members` as a stored zip64 archive.
+void writeArchive(FileWriter &out, std::vector<Member> &members) {
+  for (Member &m : members) {
+    m.offset = out.written();
+    std::string local;
+    appendLE(local, 0x04034b50, 4);
+    appendLE(local, kZipVersion, 2);
+    appendLE(local, kUtf8Names, 2);
+    appendLE(local, 0, 2); // stored
+    appendLE(local, 0, 2); // time
+    appendLE(local, kDosDate, 2);
+    appendLE(local, m.crc, 4);
+    appendLE(local, kAllOnes, 4); // sizes: in the zip64 extra field
+    appendLE(local, kAllOnes, 4);
+    appendLE(local, m.name.size(), 2);
+    appendLE(local, 20, 2);
+    local += m.name;
+    appendLE(local, 0x0001, 2);
+    appendLE(local, 16, 2);
+    appendLE(local, m.size(), 8);
+    appendLE(local, m.size(), 8);
+    out.write(local);
+    out.write(m.header);
+    out.write(m.data, m.dataBytes);
+  }
+  uint64_t directory = out.written();
+  for (const Member &m : members) {
+    std::string entry;
+    appendLE(entry, 0x02014b50, 4);
+    appendLE(entry, kZipVersion, 2);
+    appendLE(entry, kZipVersion, 2);
+    appendLE(entry, kUtf8Names, 2);
+    appendLE(entry, 0, 2);
+    appendLE(entry, 0, 2);
+    appendLE(entry, kDosDate, 2);
+    appendLE(entry, m.crc, 4);
+    appendLE(entry, kAllOnes, 4);
+    appendLE(entry, kAllOnes, 4);
+    appendLE(entry, m.name.size(), 2);
+    appendLE(entry, 28, 2);
+    appendLE(entry, 0, 2);        // comment
+    appendLE(entry, 0, 2);        // disk
+    appendLE(entry, 0, 2);        // internal attributes
+    appendLE(entry, 0, 4);        // external attributes
+    appendLE(entry, kAllOnes, 4); // offset: in the zip64 extra field
+    entry += m.name;
+    appendLE(entry, 0x0001, 2);
+    appendLE(entry, 24, 2);
+    appendLE(entry, m.size(), 8);
+    appendLE(entry, m.size(), 8);
+    appendLE(entry, m.offset, 8);
+    out.write(entry);
+  }
+  uint64_t directorySize = out.written() - directory;
+  uint64_t zip64End = out.written();
+  std::string end;
+  appendLE(end, 0x06064b50, 4);
+  appendLE(end, 44, 8); // the record's size after this field
+  appendLE(end, kZipVersion, 2);
+  appendLE(end, kZipVersion, 2);
+  appendLE(end, 0, 4);
+  appendLE(end, 0, 4);
+  appendLE(end, members.size(), 8);
+  appendLE(end, members.size(), 8);
+  appendLE(end, directorySize, 8);
+  appendLE(end, directory, 8);
+  appendLE(end, 0x07064b50, 4); // the zip64 end locator
+  appendLE(end, 0, 4);
+  appendLE(end, zip64End, 8);
+  appendLE(end, 1, 4);
+  appendLE(end, 0x06054b50, 4); // the classic end record, all in zip64
+  appendLE(end, 0, 2);
+  appendLE(end, 0, 2);
+  appendLE(end, 0xffff, 2);
+  appendLE(end, 0xffff, 2);
+  appendLE(end, kAllOnes, 4);
+  appendLE(end, kAllOnes, 4);
+  appendLE(end, 0, 2);
+  out.write(end);
+}
+
+/// Flushes a directory, so a rename in it is on disk.
+int syncDirectory(const std::string &dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return errno;
+  int result = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  return result;
+}
+
+/// Writes `dir/.name.tmp` with `write`, flushes it, renames it to `dir/name`
+/// and flushes `dir`. On failure removes the temporary file.
+template <typename WriteFn>
+bool replaceFile(const std::string &dir, const std::string &name, WriteFn write,
+                 CheckpointError *error) {
+  std::string path = dir + "/" + name;
+  std::string tmp = dir + "/." + name + ".tmp";
+  auto failWith = [&](const std::string &what, int errnoValue) {
+    ::unlink(tmp.c_str());
+    return fail(error, kindOf(errnoValue),
+                path + ": cannot " + what + ": " + std::strerror(errnoValue));
+  };
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return failWith("create '" + tmp + "'", errno);
+  FileWriter out(fd);
+  write(out);
+  out.flush();
+  int errnoValue = out.error();
+  if (errnoValue == 0 && ::fsync(fd) != 0)
+    errnoValue = errno;
+  if (::close(fd) != 0 && errnoValue == 0)
+    errnoValue = errno;
+  if (errnoValue != 0)
+    return failWith("write '" + tmp + "'", errnoValue);
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    return failWith("rename '" + tmp + "' to it", errno);
+  if ((errnoValue = syncDirectory(dir)) != 0)
+    return fail(error, kindOf(errnoValue),
+                dir + ": cannot flush the directory after writing " + name +
+                    ": " + std::strerror(errnoValue));
+  return true;
+}
+
+/// Removes checkpoints beyond the newest `keep`, never `current`.
+void prune(const std::string &dir, const std::string &current, int keep) {
+  if (keep <= 0)
+    return;
+  DIR *listing = ::opendir(dir.c_str());
+  if (!listing)
+    return;
+  std::vector<std::pair<int64_t, std::string>> others;
+  while (const dirent *entry = ::readdir(listing)) {
+    std::string name = entry->d_name;
+    int64_t step = stepOf(name);
+    if (step >= 0 && name != current)
+      others.emplace_back(step, name);
+  }
+  ::closedir(listing);
+  std::sort(others.rbegin(), others.rend());
+  for (size_t i = static_cast<size_t>(keep) - 1; i < others.size(); ++i)
+    ::unlink((dir + "/" + others[i].second).c_str());
+}
+
+/// Checks names and keys; the reason of the first problem, or "".
+std::string checkContents(const CheckpointContents &c) {
+  if (c.step < 0)
+    return "the step must not be negative, not " + std::to_string(c.step);
+  std::set<std::string> names;
+  for (const auto &[name, tensor] : c.tensors) {
+    if (name.empty() || name.find('\0') != std::string::npos)
+      return "a tensor name is empty or holds a NUL";
+    if (name.compare(0, kReserved.size(), kReserved) == 0)
+      return "tensor '" + name + "' uses the reserved prefix " + kReserved;
+    if (!names.insert(name).second)
+      return "tensor '" + name + "' appears twice";
+  }
+  for (const auto &[key, value] : c.metadata)
+    if (key.empty() || key.find('\0') != std::string::npos)
+      return "a metadata key is empty or holds a NUL";
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+/// Finds the checkpoint file `path` stands for.
+bool resolve(const std::string &path, std::string &file,
+             CheckpointError *error) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0)
+    return fail(error,
+                errno == ENOENT ? CheckpointErrorKind::NotFound
+                                : CheckpointErrorKind::Io,
+                path + ": " + std::strerror(errno));
+  if (!S_ISDIR(info.st_mode)) {
+    file = path;
+    return true;
+  }
+  std::string marker = path + "/" + kMarker;
+  std::FILE *in = std::fopen(marker.c_str(), "rb");
+  if (!in)
+    return errno == ENOENT
+               ? fail(error, CheckpointErrorKind::NotFound,
+                      path + " has no checkpoint (no " + kMarker + " marker)")
+               : fail(error, CheckpointErrorKind::Io,
+                      marker + ": cannot open: " + std::strerror(errno));
+  char text[512];
+  size_t n = std::fread(text, 1, sizeof(text), in);
+  bool readFailed = std::ferror(in);
+  std::fclose(in);
+  if (readFailed)
+    return fail(error, CheckpointErrorKind::Io, marker + ": cannot read");
+  std::string name(text, n);
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\r'))
+    name.pop_back();
+  if (stepOf(name) < 0)
+    return fail(error, CheckpointErrorKind::Corrupt,
+                marker + " is corrupt (it does not name a checkpoint file)");
+  file = path + "/" + name;
+  if (::stat(file.c_str(), &info) != 0)
+    return fail(error, CheckpointErrorKind::Corrupt,
+                marker + " names " + name +
+                    ", which cannot be read: " + std::strerror(errno));
+  return true;
+}
+
+bool isScalar(const MappedArray &array, DType dtype) {
+  return array.dtype == dtype && array.shape.empty();
+}
+
+int64_t scalarValue(const MappedArray &array) {
+  int64_t value;
+  std::memcpy(&value, array.data, sizeof(value));
+  return value;
+}
+
+/// Fills `out` from the arrays of a checkpoint file; the reason on failure.
+std::string decode(const MappedNpz &npz, CheckpointContents &out) {
+  const std::vector<MappedArray> &arrays = npz.arrays();
+  if (arrays.empty() || arrays.back().name != kChecksum ||
+      !isScalar(arrays.back(), DType::U32))
+    return "not a dlc checkpoint (it does not end with " + kChecksum + ")";
+  uint32_t checksum = 0, stored;
+  std::memcpy(&stored, arrays.back().data, sizeof(stored));
+  for (size_t i = 0; i + 1 < arrays.size(); ++i)
+    checksum = addToChecksum(checksum, arrays[i].name, arrays[i].crc32,
+                             arrays[i].bytes);
+  if (checksum != stored)
+    return "the checksum over the member names does not match";
+
+  bool sawStep = false, sawFingerprint = false;
+  std::set<std::string> bfloat16;
+  for (size_t i = 0; i + 1 < arrays.size(); ++i) {
+    const MappedArray &array = arrays[i];
+    const std::string &name = array.name;
+    if (name == kStep) {
+      if (!isScalar(array, DType::I64))
+        return kStep + " is not an int64 scalar";
+      out.step = scalarValue(array);
+      sawStep = true;
+    } else if (name == kFingerprint) {
+      if (array.dtype != DType::U8 || array.shape.size() != 1)
+        return kFingerprint + " is not a uint8 vector";
+      out.fingerprint.assign(reinterpret_cast<const char *>(array.data),
+                             array.bytes);
+      sawFingerprint = true;
+    } else if (name.compare(0, kMetaPrefix.size(), kMetaPrefix) == 0) {
+      if (!isScalar(array, DType::I64))
+        return name + " is not an int64 scalar";
+      out.metadata[name.substr(kMetaPrefix.size())] = scalarValue(array);
+    } else if (name.compare(0, kBFloat16Prefix.size(), kBFloat16Prefix) == 0) {
+      bfloat16.insert(name.substr(kBFloat16Prefix.size()));
+    } else if (name.compare(0, kReserved.size(), kReserved) != 0) {
+      Tensor tensor(array.dtype, array.shape);
+      std::memcpy(tensor.bytes(), array.data, array.bytes);
+      out.tensors.emplace_back(name, std::move(tensor));
+    }
+  }
+  if (!sawStep || !sawFingerprint)
+    return "missing " + (sawStep ? kFingerprint : kStep);
+  // bfloat16 has no NumPy dtype: its bits are stored as uint16.
+  for (auto &[name, tensor] : out.tensors) {
+    if (!bfloat16.erase(name))
+      continue;
+    if (tensor.dtype() != DType::U16)
+      return "'" + name + "' is marked bfloat16 but stored as " +
+             dtypeName(tensor.dtype());
+    Tensor converted(DType::BF16, tensor.shape());
+    std::memcpy(converted.bytes(), tensor.bytes(), tensor.byteSize());
+    tensor = std::move(converted);
+  }
+  if (!bfloat16.empty())
+    return "'" + *bfloat16.begin() + "' is marked bfloat16 but missing";
+  return "";
+}
+
+} // namespace
+
+bool writeCheckpoint(const std::string &dir, const CheckpointContents &c,
+                     int keep, CheckpointError *error) {
+  std::string problem = checkContents(c);
+  if (!problem.empty())
+    return fail(error, CheckpointErrorKind::Io,
+                dir + ": cannot write checkpoint: " + problem);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return fail(error, kindOf(ec.value()),
+                dir + ": cannot create the directory: " + ec.message());
+
+  // The members, with every scalar's storage reserved up front so the
+  // pointers to it stay valid.
+  std::vector<int64_t> scalars;
+  scalars.reserve(c.metadata.size() + 1);
+  std::vector<Member> members;
+  auto add = [&](const std::string &name, DType dtype,
+                 const std::vector<int64_t> &shape, const void *data,
+                 uint64_t bytes) {
+    members.push_back(
+        {name + ".npy", serializeNpyHeader(dtype, shape), data, bytes});
+  };
+  auto addScalar = [&](const std::string &name, int64_t value) {
+    scalars.push_back(value);
+    add(name, DType::I64, {}, &scalars.back(), sizeof(int64_t));
+  };
+  for (const auto &[name, tensor] : c.tensors) {
+    bool isBFloat16 = tensor.dtype() == DType::BF16;
+    add(name, isBFloat16 ? DType::U16 : tensor.dtype(), tensor.shape(),
+        tensor.bytes(), tensor.byteSize());
+    if (isBFloat16)
+      add(kBFloat16Prefix + name, DType::U8, {0}, nullptr, 0);
+  }
+  add(kFingerprint, DType::U8, {static_cast<int64_t>(c.fingerprint.size())},
+      c.fingerprint.data(), c.fingerprint.size());
+  addScalar(kStep, c.step);
+  for (const auto &[key, value] : c.metadata)
+    addScalar(kMetaPrefix + key, value);
+  uint32_t checksum = 0;
+  for (Member &m : members) {
+    m.crc =
+        crc32(crc32(0, m.header.data(), m.header.size()), m.data, m.dataBytes);
+    checksum = addToChecksum(checksum, m.name.substr(0, m.name.size() - 4),
+                             m.crc, m.dataBytes);
+  }
+  add(kChecksum, DType::U32, {}, &checksum, sizeof(checksum));
+  Member &last = members.back();
+  last.crc = crc32(crc32(0, last.header.data(), last.header.size()), &checksum,
+                   sizeof(checksum));
+
+  std::string name = fileName(c.step);
+  if (!replaceFile(
+          dir, name, [&](FileWriter &out) { writeArchive(out, members); },
+          error))
+    return false;
+  if (!replaceFile(
+          dir, kMarker, [&](FileWriter &out) { out.write(name + "\n"); },
+          error))
+    return false;
+  prune(dir, name, keep);
+  return true;
+}
+
+bool readCheckpoint(const std::string &path, CheckpointContents &out,
+                    CheckpointError *error) {
+  std::string file;
+  if (!resolve(path, file, error))
+    return false;
+  std::string message;
+  std::unique_ptr<MappedFile> mapped = MappedFile::open(file, &message);
+  if (!mapped)
+    return fail(error, CheckpointErrorKind::Io, message);
+  std::unique_ptr<MappedNpz> npz =
+      MappedNpz::open(std::move(mapped), CrcCheck::Verify, &message);
+  if (!npz)
+    return fail(error, CheckpointErrorKind::Corrupt,
+                "corrupt checkpoint: " + message);
+  CheckpointContents contents;
+  std::string reason = decode(*npz, contents);
+  if (!reason.empty())
+    return fail(error, CheckpointErrorKind::Corrupt,
+                file + ": corrupt checkpoint: " + reason);
+  out = std::move(contents);
+  return true;
+}
+
+} // namespace dlc

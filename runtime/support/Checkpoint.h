@@ -1,0 +1,67 @@
+//===- Checkpoint.h - Checkpoint files written so none is ever lost -------===//
+//
+// A checkpoint is DIR/step-<step, 8 digits>.dlcc: a .npz (np.load reads it)
+// holding the tensors by name and reserved members for the rest:
+//   __dlc__/fingerprint      uint8[n]   which model and configuration
+//   __dlc__/step             int64      the training step
+//   __dlc__/meta/KEY         int64      caller's metadata (data position...)
+//   __dlc__/bfloat16/NAME    uint8[0]   NAME's uint16 bits are bfloat16
+//   __dlc__/checksum         uint32     last: CRC-32 over every other member's
+//                                       name, CRC-32 and size
+// Each member's CRC-32 (in the zip directory) covers its bytes and is
+// checked on every read; the checksum member covers the names, so any
+// damaged byte that matters is found, and reported as Corrupt.
+//
+// Writing follows DESIGN.md decision 10: the file is written under a
+// temporary name, flushed to disk, renamed, the directory flushed; then the
+// marker DIR/LATEST (holding the file's name) is replaced the same way; only
+// then are old checkpoints pruned. A failure at any point (a full disk)
+// leaves the previous checkpoint and LATEST as they were and removes the
+// temporary file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_SUPPORT_CHECKPOINT_H
+#define DLC_RUNTIME_SUPPORT_CHECKPOINT_H
+
+#include "runtime/support/Npz.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace dlc {
+
+enum class CheckpointErrorKind { None, NotFound, Corrupt, Io, NoSpace };
+
+/// Why a checkpoint could not be written or read: NotFound (no checkpoint
+/// there), Corrupt (a damaged file or marker), NoSpace (the disk or a size
+/// limit is full), Io (any other failure, including invalid contents).
+struct CheckpointError {
+  CheckpointErrorKind kind = CheckpointErrorKind::None;
+  std::string message;
+};
+
+/// Everything a checkpoint holds. Tensor names must be non-empty, unique and
+/// not begin with "__dlc__/".
+struct CheckpointContents {
+  NamedTensors tensors;
+  std::map<std::string, int64_t> metadata;
+  std::string fingerprint;
+  int64_t step = 0;
+};
+
+/// Writes DIR/step-<step, 8 digits>.dlcc atomically, then DIR/LATEST; keeps
+/// the newest `keep` (0 = all): the one just written and the keep - 1 others
+/// with the highest steps. Creates `dir` if needed. A checkpoint that cannot
+/// be pruned is left in place.
+bool writeCheckpoint(const std::string &dir, const CheckpointContents &c,
+                     int keep, CheckpointError *error);
+
+/// `path`: a checkpoint directory (reads LATEST) or a checkpoint file.
+/// `out` is only changed on success.
+bool readCheckpoint(const std::string &path, CheckpointContents &out,
+                    CheckpointError *error);
+
+} // namespace dlc
+
+#endif // DLC_RUNTIME_SUPPORT_CHECKPOINT_H

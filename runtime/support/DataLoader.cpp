@@ -1,0 +1,376 @@
+//===- DataLoader.cpp - Batches from a memory-mapped .npz dataset ---------===//
+//
+// Prefetching is a ring of depth + 1 slots, each with one buffer per array:
+// the batch at position p lives in slot p % (depth + 1). The caller holds
+// the slot of the batch next() last returned; the thread may fill positions
+// [consumed, consumed + depth), whose slots are all different from it. A
+// slot is handed out only when its recorded position is the one asked for,
+// so a seek simply forgets every slot (and a fill still running for the old
+// positions is dropped when it finishes: the generation tells).
+//
+// Filling is the same code with or without the thread, and the order comes
+// from a SampleOrder only the filling thread touches, which is why the
+// batches cannot depend on prefetching.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/support/DataLoader.h"
+
+#include "runtime/support/MappedNpz.h"
+#include "runtime/support/Shuffle.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <pthread.h>
+#include <set>
+
+namespace dlc {
+
+namespace {
+
+/// Batch buffers are aligned for any vector load.
+constexpr size_t kBufferAlignment = 64;
+
+struct FreeDeleter {
+  void operator()(std::byte *p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<std::byte[], FreeDeleter>;
+
+/// "[N,3,32,32]": an expected array's shape, N standing for the samples.
+std::string describeSpecShape(const ArraySpec &spec) {
+  std::string text = "[N";
+  for (int64_t dim : spec.sampleShape)
+    text += "," + std::to_string(dim);
+  return text + "]";
+}
+
+/// "[100,3,32,32]".
+std::string describeShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "," : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Where one expected array's samples lie.
+struct Source {
+  const std::byte *data;
+  size_t sampleBytes;
+};
+
+/// One batch being assembled or handed out.
+struct Slot {
+  std::vector<Buffer> buffers;
+  Batch batch;
+  /// The position whose batch the slot holds, or -1.
+  int64_t ready = -1;
+};
+
+} // namespace
+
+struct DataLoader::State {
+  std::unique_ptr<MappedNpz> npz;
+  std::vector<Source> sources;
+  int64_t samples = 0;
+  int64_t batchSize = 0;
+  int64_t batchesPerEpoch = 0;
+  int depth = 0;
+  /// Touched only by whoever fills slots: the thread, or next() without it.
+  SampleOrder order;
+  std::vector<Slot> slots;
+
+  std::mutex mutex;
+  /// Signalled when a slot becomes ready or the loader fails.
+  std::condition_variable produced;
+  /// Signalled when the caller takes a batch, seeks, or stops the loader.
+  std::condition_variable consumed;
+  /// The position the next next() returns.
+  int64_t consumePosition = 0;
+  /// The position the thread fills next.
+  int64_t producePosition = 0;
+  /// Counts seeks, so a fill started before one is dropped.
+  uint64_t generation = 0;
+  bool stop = false;
+  /// Set once, with the reason, when a fill fails.
+  bool failed = false;
+  std::string failure;
+  bool threadStarted = false;
+  pthread_t thread;
+
+  State(int64_t samples, bool shuffle, uint64_t seed)
+      : samples(samples), order(samples, shuffle, seed) {}
+
+  /// Gathers the batch at `position` into `slot`.
+  bool fill(Slot &slot, int64_t position, std::string *error) {
+    if (!npz->file().checkSize(error))
+      return false;
+    const std::vector<int64_t> &permutation =
+        order.permutation(position / batchesPerEpoch);
+    const int64_t *rows =
+        permutation.data() + (position % batchesPerEpoch) * batchSize;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      size_t sampleBytes = sources[i].sampleBytes;
+      std::byte *out = slot.buffers[i].get();
+      for (int64_t j = 0; j < batchSize; ++j)
+        std::memcpy(out + j * sampleBytes,
+                    sources[i].data + rows[j] * sampleBytes, sampleBytes);
+    }
+    slot.batch.position = position;
+    return true;
+  }
+
+  /// The background thread: fills slots ahead of the caller until stopped.
+  void produce() {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (true) {
+      consumed.wait(lock, [&] {
+        return stop || (!failed && producePosition < consumePosition + depth);
+      });
+      if (stop)
+        return;
+      int64_t position = producePosition++;
+      uint64_t started = generation;
+      Slot &slot = slots[position % slots.size()];
+      slot.ready = -1;
+      lock.unlock();
+      std::string error;
+      bool ok = fill(slot, position, &error);
+      lock.lock();
+      if (started != generation)
+        continue;
+      if (ok) {
+        slot.ready = position;
+      } else {
+        failed = true;
+        failure = error;
+      }
+      produced.notify_all();
+    }
+  }
+
+  static void *threadMain(void *state) {
+    static_cast<State *>(state)->produce();
+    return nullptr;
+  }
+};
+
+namespace {
+
+/// Checks the file's arrays against `expected`; on a mismatch returns one
+/// message with what was expected, what was found and why they differ.
+bool matchArrays(const MappedNpz &npz, const std::vector<ArraySpec> &expected,
+                 int64_t batchSize, std::vector<const MappedArray *> &found,
+                 int64_t &samples, std::string *error) {
+  std::vector<std::string> problems;
+  const MappedArray *first = nullptr;
+  for (const ArraySpec &spec : expected) {
+    const MappedArray *array = npz.find(spec.name);
+    found.push_back(array);
+    if (!array) {
+      problems.push_back("missing '" + spec.name + "'");
+      continue;
+    }
+    if (array->dtype != spec.dtype)
+      problems.push_back("'" + spec.name + "' is " + dtypeName(array->dtype) +
+                         ", not " + dtypeName(spec.dtype));
+    bool shapeMatches =
+        array->shape.size() == spec.sampleShape.size() + 1 &&
+        std::equal(spec.sampleShape.begin(), spec.sampleShape.end(),
+                   array->shape.begin() + 1);
+    if (!shapeMatches) {
+      problems.push_back("'" + spec.name + "' has shape " +
+                         describeShape(array->shape) + ", not " +
+                         describeSpecShape(spec));
+      continue;
+    }
+    if (!first) {
+      first = array;
+    } else if (array->shape[0] != first->shape[0]) {
+      problems.push_back("'" + spec.name + "' has " +
+                         std::to_string(array->shape[0]) + " samples, '" +
+                         first->name + "' " + std::to_string(first->shape[0]));
+    }
+  }
+  if (problems.empty() && first->shape[0] < batchSize)
+    problems.push_back(std::to_string(first->shape[0]) +
+                       " samples are fewer than the batch size " +
+                       std::to_string(batchSize));
+  if (problems.empty()) {
+    samples = first->shape[0];
+    return true;
+  }
+  if (error) {
+    std::string wanted, have, why;
+    for (const ArraySpec &spec : expected)
+      wanted += (wanted.empty() ? "" : ", ") + spec.name + " " +
+                dtypeName(spec.dtype) + describeSpecShape(spec);
+    for (const MappedArray &array : npz.arrays())
+      have += (have.empty() ? "" : ", ") + array.name + " " +
+              dtypeName(array.dtype) + describeShape(array.shape);
+    for (const std::string &problem : problems)
+      why += (why.empty() ? "" : "; ") + problem;
+    *error = npz.path() + ": expected arrays " + wanted + "; found " +
+             (have.empty() ? "no arrays" : have) + " (" + why + ")";
+  }
+  return false;
+}
+
+bool fail(std::string *error, const std::string &message) {
+  if (error)
+    *error = message;
+  return false;
+}
+
+} // namespace
+
+std::unique_ptr<DataLoader>
+DataLoader::open(const std::string &path,
+                 const std::vector<ArraySpec> &expected, int64_t batchSize,
+                 bool shuffle, uint64_t seed, int prefetchDepth,
+                 std::string *error) {
+  if (batchSize <= 0) {
+    fail(error, path + ": the batch size must be positive, not " +
+                    std::to_string(batchSize));
+    return nullptr;
+  }
+  if (prefetchDepth < 0) {
+    fail(error, path + ": the prefetch depth must not be negative, not " +
+                    std::to_string(prefetchDepth));
+    return nullptr;
+  }
+  if (expected.empty()) {
+    fail(error, path + ": no arrays to read were named");
+    return nullptr;
+  }
+  std::set<std::string> names;
+  for (const ArraySpec &spec : expected) {
+    if (!names.insert(spec.name).second) {
+      fail(error, path + ": array '" + spec.name + "' is expected twice");
+      return nullptr;
+    }
+  }
+
+  std::unique_ptr<MappedNpz> npz = MappedNpz::open(path, CrcCheck::Skip, error);
+  if (!npz)
+    return nullptr;
+  std::vector<const MappedArray *> arrays;
+  int64_t samples = 0;
+  if (!matchArrays(*npz, expected, batchSize, arrays, samples, error))
+    return nullptr;
+
+  auto state = std::make_unique<State>(samples, shuffle, seed);
+  state->npz = std::move(npz);
+  state->batchSize = batchSize;
+  state->batchesPerEpoch = samples / batchSize;
+  state->depth = prefetchDepth;
+  // The caller's slot, plus `depth` being filled ahead.
+  state->slots.resize(static_cast<size_t>(prefetchDepth) + 1);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const MappedArray &array = *arrays[i];
+    size_t sampleBytes = array.bytes / static_cast<size_t>(samples);
+    state->sources.push_back({array.data, sampleBytes});
+    size_t batchBytes = sampleBytes * static_cast<size_t>(batchSize);
+    // aligned_alloc wants a non-zero multiple of the alignment.
+    size_t allocated = std::max<size_t>(1, (batchBytes + kBufferAlignment - 1) /
+                                               kBufferAlignment) *
+                       kBufferAlignment;
+    std::vector<int64_t> shape = array.shape;
+    shape[0] = batchSize;
+    for (Slot &slot : state->slots) {
+      Buffer buffer(static_cast<std::byte *>(
+          std::aligned_alloc(kBufferAlignment, allocated)));
+      if (!buffer) {
+        fail(error, path + ": out of memory for batches of '" +
+                        expected[i].name + "' (" + std::to_string(allocated) +
+                        " bytes)");
+        return nullptr;
+      }
+      slot.batch.arrays.push_back(
+          {buffer.get(), array.dtype, shape, batchBytes});
+      slot.buffers.push_back(std::move(buffer));
+    }
+  }
+
+  if (prefetchDepth > 0) {
+    int code = pthread_create(&state->thread, nullptr, &State::threadMain,
+                              state.get());
+    if (code != 0) {
+      fail(error,
+           path + ": cannot start the prefetch thread: " + std::strerror(code));
+      return nullptr;
+    }
+    state->threadStarted = true;
+  }
+  return std::unique_ptr<DataLoader>(new DataLoader(std::move(state)));
+}
+
+DataLoader::DataLoader(std::unique_ptr<State> state)
+    : state_(std::move(state)) {}
+
+DataLoader::~DataLoader() {
+  if (!state_->threadStarted)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->stop = true;
+  }
+  state_->consumed.notify_all();
+  pthread_join(state_->thread, nullptr);
+}
+
+int64_t DataLoader::numSamples() const { return state_->samples; }
+int64_t DataLoader::batchSize() const { return state_->batchSize; }
+int64_t DataLoader::batchesPerEpoch() const { return state_->batchesPerEpoch; }
+
+int64_t DataLoader::position() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->consumePosition;
+}
+
+bool DataLoader::seek(int64_t position, std::string *error) {
+  State &s = *state_;
+  if (position < 0)
+    return fail(error, s.npz->path() + ": cannot seek to batch position " +
+                           std::to_string(position));
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    ++s.generation;
+    s.consumePosition = s.producePosition = position;
+    for (Slot &slot : s.slots)
+      slot.ready = -1;
+  }
+  s.consumed.notify_all();
+  return true;
+}
+
+const Batch *DataLoader::next(std::string *error) {
+  State &s = *state_;
+  std::unique_lock<std::mutex> lock(s.mutex);
+  if (s.depth == 0) {
+    // No thread: the caller fills the one slot itself.
+    if (!s.failed && !s.fill(s.slots[0], s.consumePosition, &s.failure))
+      s.failed = true;
+    if (s.failed) {
+      fail(error, s.failure);
+      return nullptr;
+    }
+    ++s.consumePosition;
+    return &s.slots[0].batch;
+  }
+  Slot &slot = s.slots[s.consumePosition % s.slots.size()];
+  s.produced.wait(lock,
+                  [&] { return s.failed || slot.ready == s.consumePosition; });
+  // A batch filled before the failure is still good.
+  if (slot.ready != s.consumePosition) {
+    fail(error, s.failure);
+    return nullptr;
+  }
+  ++s.consumePosition;
+  lock.unlock();
+  s.consumed.notify_all();
+  return &slot.batch;
+}
+
+} // namespace dlc

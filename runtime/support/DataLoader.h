@@ -1,0 +1,101 @@
+//===- DataLoader.h - Batches from a memory-mapped .npz dataset -----------===//
+//
+// A training dataset is an .npz with one array per model input and label,
+// samples on the first axis (np.savez(path, input=x, labels=y)). The loader
+// maps it (MappedNpz), checks it against what the model expects, and hands
+// out batches: batch b of an epoch holds the samples perm[b*B .. b*B+B) of
+// that epoch's permutation (Shuffle.h: the same order as dlc-run --train),
+// a partial last batch is dropped, so an epoch is N / B batches.
+//
+// The global batch position p = epoch * batchesPerEpoch + b says where
+// training is; a checkpoint saves it and seek(p) resumes there exactly.
+//
+// With prefetchDepth > 0 a background thread gathers the next batches'
+// rows from the mapping into buffers the loader owns, while the caller
+// trains on the current one; the buffers are allocated once, at open. The
+// batches are the same with and without prefetching.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_SUPPORT_DATALOADER_H
+#define DLC_RUNTIME_SUPPORT_DATALOADER_H
+
+#include "runtime/support/Tensor.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+/// An array the model expects in the dataset, described by one sample (no
+/// batch dimension): the file's array is dtype[N, sampleShape...].
+struct ArraySpec {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> sampleShape;
+};
+
+/// One array of a batch: `bytes` bytes of dtype[B, sampleShape...],
+/// row-major, aligned to 64 bytes.
+struct BatchArray {
+  const std::byte *data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  size_t bytes = 0;
+};
+
+/// A batch: one BatchArray per expected array, in the order they were given.
+struct Batch {
+  /// The global batch position of this batch.
+  int64_t position = 0;
+  std::vector<BatchArray> arrays;
+};
+
+class DataLoader {
+public:
+  /// Opens the dataset `path` (.npz, or .npy for a single array) for batches
+  /// of `batchSize` samples of the `expected` arrays (others are ignored),
+  /// shuffled per epoch from `seed` if `shuffle`, with `prefetchDepth`
+  /// batches (0: none) assembled ahead by a background thread. Returns null
+  /// and sets *error (if non-null) when the file cannot be read or does not
+  /// hold the expected arrays: one message listing what was expected and
+  /// what the file has.
+  static std::unique_ptr<DataLoader>
+  open(const std::string &path, const std::vector<ArraySpec> &expected,
+       int64_t batchSize, bool shuffle, uint64_t seed, int prefetchDepth,
+       std::string *error);
+  /// Stops the background thread.
+  ~DataLoader();
+  DataLoader(const DataLoader &) = delete;
+  DataLoader &operator=(const DataLoader &) = delete;
+
+  /// N, the samples in each array.
+  int64_t numSamples() const;
+  int64_t batchSize() const;
+  /// N / batchSize.
+  int64_t batchesPerEpoch() const;
+  /// The global position of the batch the next call to next() returns.
+  int64_t position() const;
+
+  /// Makes the batch at global position `position` (>= 0) the next one.
+  /// Fails for a negative position.
+  bool seek(int64_t position, std::string *error);
+
+  /// Returns the next batch and advances the position; the batch and its
+  /// data stay valid until the following next() or seek(). Returns null and
+  /// sets *error (if non-null) when the batch could not be assembled (the
+  /// file changed size under the mapping); the error is then final.
+  const Batch *next(std::string *error);
+
+private:
+  struct State;
+  explicit DataLoader(std::unique_ptr<State> state);
+
+  std::unique_ptr<State> state_;
+};
+
+} // namespace dlc
+
+#endif // DLC_RUNTIME_SUPPORT_DATALOADER_H

@@ -1,0 +1,82 @@
+//===- MappedFile.cpp - A whole file mapped read-only into memory ---------===//
+//
+// open + fstat + mmap. The descriptor stays open for checkSize, which asks
+// the file itself (not its path, which may since name another file).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/support/MappedFile.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace dlc {
+
+namespace {
+
+bool fail(std::string *error, const std::string &path,
+          const std::string &reason) {
+  if (error)
+    *error = path + ": " + reason;
+  return false;
+}
+
+} // namespace
+
+std::unique_ptr<MappedFile> MappedFile::open(const std::string &path,
+                                             std::string *error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    fail(error, path, std::string("cannot open: ") + std::strerror(errno));
+    return nullptr;
+  }
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    fail(error, path, std::string("cannot stat: ") + std::strerror(errno));
+    ::close(fd);
+    return nullptr;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    fail(error, path,
+         S_ISDIR(info.st_mode) ? "is a directory" : "is not a regular file");
+    ::close(fd);
+    return nullptr;
+  }
+  size_t size = static_cast<size_t>(info.st_size);
+  // mmap refuses a zero length; an empty file is simply no bytes.
+  const std::byte *data = nullptr;
+  if (size > 0) {
+    void *mapping = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (mapping == MAP_FAILED) {
+      fail(error, path, std::string("cannot map: ") + std::strerror(errno));
+      ::close(fd);
+      return nullptr;
+    }
+    data = static_cast<const std::byte *>(mapping);
+  }
+  return std::unique_ptr<MappedFile>(new MappedFile(path, fd, data, size));
+}
+
+MappedFile::~MappedFile() {
+  if (data_)
+    ::munmap(const_cast<std::byte *>(data_), size_);
+  ::close(fd_);
+}
+
+bool MappedFile::checkSize(std::string *error) const {
+  struct stat info;
+  if (::fstat(fd_, &info) != 0)
+    return fail(error, path_,
+                std::string("cannot stat: ") + std::strerror(errno));
+  if (static_cast<size_t>(info.st_size) != size_)
+    return fail(error, path_,
+                "changed size while in use (" + std::to_string(size_) +
+                    " bytes when opened, " + std::to_string(info.st_size) +
+                    " now)");
+  return true;
+}
+
+} // namespace dlc

@@ -1,0 +1,168 @@
+//===- ModuleBuilder.h - Hand-built .dlcm modules for tests -----*- C++ -*-===//
+//
+// Tests need modules the compiler would never write (out-of-range
+// references, wrong versions) as well as small correct ones, without
+// depending on the compiler. The builder records globals, constants,
+// kernels and functions as plain values and serializes them with
+// FlatBufferBuilder in finish(); it checks nothing, on purpose.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_TEST_MODULEBUILDER_H
+#define DLC_RUNTIME_TEST_MODULEBUILDER_H
+
+#include "runtime/module/Format.h"
+#include "runtime/module/dlcm_generated.h"
+#include "runtime/support/Tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlc::test {
+
+/// A buffer reference (fb::BufferRef) under construction.
+struct Ref {
+  fb::BufferKind kind = fb::BufferKind::Arena;
+  uint32_t index = 0;
+  uint64_t offset = 0;
+};
+inline Ref arena(uint64_t offset) { return {fb::BufferKind::Arena, 0, offset}; }
+inline Ref argument(uint32_t i, uint64_t offset = 0) {
+  return {fb::BufferKind::Argument, i, offset};
+}
+inline Ref result(uint32_t i, uint64_t offset = 0) {
+  return {fb::BufferKind::Result, i, offset};
+}
+inline Ref constant(uint32_t i, uint64_t offset = 0) {
+  return {fb::BufferKind::Constant, i, offset};
+}
+
+struct Value {
+  std::string name, role;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int32_t global = -1;
+};
+
+struct MatmulSpec {
+  DType dtype = DType::F32;
+  Ref lhs, rhs, result;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  int64_t lhsBatchStride = 0, rhsBatchStride = 0;
+  bool lhsTransposed = false, rhsTransposed = false;
+};
+
+struct ConvSpec {
+  fb::ConvKind kind = fb::ConvKind::Forward;
+  DType dtype = DType::F32;
+  Ref x, w, y;
+  std::vector<int64_t> xShape, wShape, yShape, stride, padLow, padHigh,
+      dilation;
+  int64_t groups = 1;
+};
+
+/// One step of a function.
+struct StepSpec {
+  fb::StepKind kind = fb::StepKind::NONE;
+  std::string location;
+  // KernelStep
+  uint32_t kernel = 0;
+  std::vector<Ref> buffers;
+  int64_t iterations = 0, grain = 0;
+  MatmulSpec matmul;
+  ConvSpec conv;
+  // CopyStep
+  Ref source, destination;
+  uint64_t bytes = 0;
+};
+
+class FunctionBuilder {
+public:
+  explicit FunctionBuilder(std::string name) : name_(std::move(name)) {}
+
+  /// Adds an argument / result and returns its index.
+  uint32_t argument(const std::string &name, const std::string &role,
+                    DType dtype, std::vector<int64_t> shape,
+                    int32_t global = -1);
+  uint32_t result(const std::string &name, const std::string &role,
+                  DType dtype, std::vector<int64_t> shape,
+                  int32_t global = -1);
+  void arenaSize(uint64_t bytes) { arenaSize_ = bytes; }
+
+  void kernel(uint32_t kernel, std::vector<Ref> buffers, int64_t iterations,
+              const std::string &location = "", int64_t grain = 0);
+  void matmul(const MatmulSpec &spec, const std::string &location = "");
+  void conv(const ConvSpec &spec, const std::string &location = "");
+  void copy(Ref source, Ref destination, uint64_t bytes,
+            const std::string &location = "");
+
+  std::vector<Value> &arguments() { return arguments_; }
+  std::vector<Value> &results() { return results_; }
+  std::vector<StepSpec> &steps() { return steps_; }
+
+private:
+  friend class ModuleBuilder;
+  std::string name_;
+  std::vector<Value> arguments_, results_;
+  uint64_t arenaSize_ = 0;
+  std::vector<StepSpec> steps_;
+};
+
+class ModuleBuilder {
+public:
+  /// Adds a global with `initial` bytes (empty: none) and returns its index.
+  uint32_t global(const std::string &name, const std::string &role,
+                  DType dtype, std::vector<int64_t> shape,
+                  std::vector<uint8_t> initial = {});
+  uint32_t constant(DType dtype, std::vector<int64_t> shape,
+                    std::vector<uint8_t> data);
+  uint32_t kernel(const std::string &name);
+  /// The function named `name` (added on first use; references stay valid
+  /// until the next new function).
+  FunctionBuilder &function(const std::string &name);
+
+  void sharedObject(std::vector<uint8_t> bytes) { so_ = std::move(bytes); }
+  void target(std::string t) { target_ = std::move(t); }
+  void fingerprint(std::string f) { fingerprint_ = std::move(f); }
+  void formatVersion(uint32_t v) { version_ = v; }
+  void onnxModel(std::vector<uint8_t> bytes) { onnx_ = std::move(bytes); }
+  void modelName(std::string n) { modelName_ = std::move(n); }
+
+  /// The serialized module.
+  std::vector<uint8_t> finish() const;
+
+private:
+  struct GlobalSpec {
+    Value value;
+    std::vector<uint8_t> initial;
+  };
+  struct ConstantSpec {
+    DType dtype;
+    std::vector<int64_t> shape;
+    std::vector<uint8_t> data;
+  };
+  std::vector<GlobalSpec> globals_;
+  std::vector<ConstantSpec> constants_;
+  std::vector<std::string> kernels_;
+  std::vector<FunctionBuilder> functions_;
+  std::vector<uint8_t> so_, onnx_;
+  std::string target_ = "cpu", fingerprint_ = "test-fingerprint",
+              modelName_ = "test.onnx";
+  uint32_t version_ = kModuleFormatVersion;
+};
+
+/// The bytes of `n` values of T.
+template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &v) {
+  const auto *p = reinterpret_cast<const uint8_t *>(v.data());
+  return std::vector<uint8_t>(p, p + v.size() * sizeof(T));
+}
+
+/// Reads a whole file (the test kernels' shared object); empty on failure.
+std::vector<uint8_t> readFileBytes(const std::string &path);
+
+/// Writes bytes to a file; false on failure.
+bool writeFileBytes(const std::string &path, const std::vector<uint8_t> &b);
+
+} // namespace dlc::test
+
+#endif // DLC_RUNTIME_TEST_MODULEBUILDER_H

@@ -1,0 +1,477 @@
+//===- ModuleLoadTest.cpp - Loading and checking .dlcm modules ------------===//
+//
+// Every malformed module must give a clean status, never a crash: truncated
+// at every length, bytes flipped at random, a wrong identifier or version,
+// and each kind of reference out of range.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/module/ModuleFile.h"
+#include "runtime/test/TestModules.h"
+#include "runtime/test/TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <unistd.h>
+
+using namespace dlc;
+using namespace dlc::test;
+
+namespace {
+
+/// A module with no kernels (so no shared object to dlopen): a matmul, a
+/// convolution and a copy, with a global, a constant and an arena.
+ModuleBuilder smallModule() {
+  ModuleBuilder m;
+  uint32_t g = m.global("w", "param", DType::F32, {2, 2},
+                        bytesOf(std::vector<float>{1, 2, 3, 4}));
+  uint32_t c = m.constant(DType::F32, {2, 2},
+                          bytesOf(std::vector<float>{1, 0, 0, 1}));
+  FunctionBuilder &f = m.function("forward");
+  uint32_t x = f.argument("x", "input", DType::F32, {2, 2});
+  uint32_t w = f.argument("w", "param", DType::F32, {2, 2}, static_cast<int32_t>(g));
+  uint32_t y = f.result("y", "output", DType::F32, {2, 2});
+  uint32_t z = f.result("z", "output", DType::F32, {1, 1, 2, 2});
+  f.arenaSize(64);
+  MatmulSpec mm;
+  mm.lhs = argument(x);
+  mm.rhs = argument(w);
+  mm.result = arena(0);
+  mm.m = mm.n = mm.k = 2;
+  f.matmul(mm, "node 'mm' (MatMul)");
+  MatmulSpec mm2 = mm;
+  mm2.lhs = arena(0);
+  mm2.rhs = constant(c);
+  mm2.result = result(y);
+  f.matmul(mm2);
+  ConvSpec conv;
+  conv.x = argument(x);
+  conv.w = constant(c);
+  conv.y = result(z);
+  conv.xShape = {1, 1, 2, 2};
+  conv.wShape = {1, 1, 2, 2};
+  conv.yShape = {1, 1, 1, 1};
+  f.conv(conv);
+  f.copy(arena(0), result(z), 16);
+  return m;
+}
+
+Outcome load(const ModuleBuilder &m) {
+  ModulePtr module(nullptr, &dlc_module_release);
+  return loadModule(m.finish(), module);
+}
+
+/// Expects `m` to be refused as corrupt with `fragment` in the message.
+void expectInvalid(const ModuleBuilder &m, const std::string &fragment) {
+  Outcome o = load(m);
+  EXPECT_EQ(o.code, DLC_DATA_LOSS) << o.message;
+  EXPECT_NE(o.message.find("test.dlcm: not a valid dlc module ("),
+            std::string::npos)
+      << o.message;
+  EXPECT_NE(o.message.find(fragment), std::string::npos) << o.message;
+}
+
+TEST(ModuleLoad, SmallModuleLoadsAndDescribesItself) {
+  ModulePtr module(nullptr, &dlc_module_release);
+  ASSERT_TRUE(loadModule(smallModule().finish(), module).ok());
+  EXPECT_STREQ(dlc_module_target(module.get()), "cpu");
+  EXPECT_STREQ(dlc_module_model_name(module.get()), "test.onnx");
+  ASSERT_EQ(dlc_module_global_count(module.get()), 1u);
+  dlc_value_info_t info;
+  ASSERT_TRUE(outcome(dlc_module_global_info(module.get(), 0, &info)).ok());
+  EXPECT_STREQ(info.name, "w");
+  EXPECT_STREQ(info.role, "param");
+  EXPECT_EQ(info.dtype, DLC_F32);
+  ASSERT_EQ(info.rank, 2);
+  EXPECT_EQ(info.shape[0], 2);
+  EXPECT_EQ(info.global, 0);
+  ASSERT_EQ(dlc_module_function_count(module.get()), 1u);
+  EXPECT_STREQ(dlc_module_function_name(module.get(), 0), "forward");
+  size_t inputs = 0, outputs = 0;
+  ASSERT_TRUE(outcome(dlc_module_function_signature(module.get(), "forward",
+                                                    &inputs, &outputs))
+                  .ok());
+  // The global-reading argument "w" is not a caller input.
+  EXPECT_EQ(inputs, 1u);
+  EXPECT_EQ(outputs, 2u);
+  ASSERT_TRUE(outcome(dlc_module_function_input(module.get(), "forward", 0,
+                                                &info))
+                  .ok());
+  EXPECT_STREQ(info.name, "x");
+  EXPECT_EQ(info.global, -1);
+  ASSERT_TRUE(outcome(dlc_module_function_output(module.get(), "forward", 1,
+                                                 &info))
+                  .ok());
+  EXPECT_STREQ(info.name, "z");
+  EXPECT_EQ(info.rank, 4);
+
+  Outcome o = outcome(
+      dlc_module_function_signature(module.get(), "train", &inputs, &outputs));
+  EXPECT_EQ(o.code, DLC_NOT_FOUND);
+  EXPECT_EQ(o.message,
+            "test.dlcm: no function 'train' (the module has 'forward')");
+  o = outcome(dlc_module_function_input(module.get(), "forward", 1, &info));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message, "forward: no input 1 (it has 1)");
+}
+
+TEST(ModuleLoad, MissingFileIsNotFound) {
+  dlc_module_t *m = nullptr;
+  Outcome o = outcome(dlc_module_load_file("/nonexistent/model.dlcm", &m));
+  EXPECT_EQ(o.code, DLC_NOT_FOUND);
+  EXPECT_EQ(m, nullptr);
+  EXPECT_NE(o.message.find("/nonexistent/model.dlcm"), std::string::npos);
+}
+
+TEST(ModuleLoad, LoadsFromFile) {
+  std::string path = ::testing::TempDir() + "module_load_" +
+                     std::to_string(::getpid()) + ".dlcm";
+  ASSERT_TRUE(writeFileBytes(path, smallModule().finish()));
+  dlc_module_t *m = nullptr;
+  Outcome o = outcome(dlc_module_load_file(path.c_str(), &m));
+  EXPECT_TRUE(o.ok()) << o.message;
+  dlc_module_release(m);
+  // A directory is not a module.
+  o = outcome(dlc_module_load_file(::testing::TempDir().c_str(), &m));
+  EXPECT_EQ(o.code, DLC_IO_ERROR) << o.message;
+  std::remove(path.c_str());
+}
+
+TEST(ModuleLoad, TruncatedFilesAreDataLoss) {
+  std::vector<uint8_t> bytes = smallModule().finish();
+  for (size_t length : {size_t(0), size_t(3), size_t(7), size_t(8),
+                        size_t(16), bytes.size() / 2, bytes.size() - 8}) {
+    ModulePtr module(nullptr, &dlc_module_release);
+    Outcome o = loadModule(
+        std::vector<uint8_t>(bytes.begin(), bytes.begin() + length), module);
+    EXPECT_EQ(o.code, DLC_DATA_LOSS) << length << ": " << o.message;
+    EXPECT_EQ(o.message.rfind("test.dlcm: not a valid dlc module (", 0), 0u)
+        << o.message;
+    EXPECT_EQ(module, nullptr);
+  }
+}
+
+TEST(ModuleLoad, EveryTruncationIsClean) {
+  std::vector<uint8_t> bytes = smallModule().finish();
+  size_t refused = 0;
+  for (size_t length = 0; length < bytes.size(); ++length) {
+    ModulePtr module(nullptr, &dlc_module_release);
+    Outcome o = loadModule(
+        std::vector<uint8_t>(bytes.begin(), bytes.begin() + length), module);
+    // FlatBuffers lays objects out back to front, so a cut that only drops
+    // trailing alignment padding may still be a valid module; anything
+    // else must be refused as corrupt.
+    if (!o.ok()) {
+      EXPECT_EQ(o.code, DLC_DATA_LOSS) << length << ": " << o.message;
+      ++refused;
+    }
+  }
+  EXPECT_GE(refused, bytes.size() - 16);
+}
+
+TEST(ModuleLoad, RandomByteFlipsAreCleanAndWhatLoadsRuns) {
+  std::vector<uint8_t> bytes = smallModule().finish();
+  std::mt19937 rng(1234);
+  auto device = cpuDevice(2);
+  int loaded = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<uint8_t> corrupt = bytes;
+    int flips = 1 + trial % 4;
+    for (int i = 0; i < flips; ++i)
+      corrupt[rng() % corrupt.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
+    ModulePtr module(nullptr, &dlc_module_release);
+    Outcome o = loadModule(corrupt, module);
+    if (!o.ok()) {
+      EXPECT_TRUE(o.code == DLC_DATA_LOSS ||
+                  o.code == DLC_FAILED_PRECONDITION)
+          << o.message;
+      continue;
+    }
+    ++loaded;
+    // What the checks let through must run without touching memory outside
+    // its buffers; keep it small so that a flipped size cannot make the test
+    // allocate gigabytes.
+    const ModuleFile &file = *reinterpret_cast<std::shared_ptr<const ModuleFile> *>(module.get())->get();
+    bool small = true;
+    for (const ValueInfo &g : file.globals())
+      small = small && g.type.byteSize < (1 << 20);
+    for (const FunctionInfo &f : file.functions()) {
+      small = small && f.plan->arena_size() < (1 << 20);
+      for (const ValueInfo &v : f.arguments)
+        small = small && v.type.byteSize < (1 << 20);
+      for (const ValueInfo &v : f.results)
+        small = small && v.type.byteSize < (1 << 20);
+    }
+    if (!small)
+      continue;
+    SessionPtr session(nullptr, &dlc_session_release);
+    if (!openSession(module.get(), device.get(), session).ok())
+      continue;
+    for (const FunctionInfo &f : file.functions()) {
+      std::vector<std::vector<uint8_t>> storage;
+      std::vector<dlc_tensor_t> inputs, outputs;
+      for (uint32_t i : f.inputs) {
+        const ValueInfo &v = f.arguments[i];
+        storage.emplace_back(v.type.byteSize + 1);
+        inputs.push_back({static_cast<dlc_dtype_t>(v.type.dtype),
+                          static_cast<int32_t>(v.type.shape.size()),
+                          v.type.shape.data(), storage.back().data()});
+      }
+      for (uint32_t i : f.outputs) {
+        const ValueInfo &v = f.results[i];
+        storage.emplace_back(v.type.byteSize + 1);
+        outputs.push_back({static_cast<dlc_dtype_t>(v.type.dtype),
+                           static_cast<int32_t>(v.type.shape.size()),
+                           v.type.shape.data(), storage.back().data()});
+      }
+      outcome(dlc_session_call(session.get(), f.name.c_str(), inputs.data(),
+                               inputs.size(), outputs.data(), outputs.size()));
+    }
+  }
+  // Most flips hit bytes the checks look at.
+  EXPECT_LT(loaded, 3000);
+}
+
+TEST(ModuleLoad, WrongIdentifierIsDataLoss) {
+  std::vector<uint8_t> bytes = smallModule().finish();
+  bytes[4] = 'X';
+  ModulePtr module(nullptr, &dlc_module_release);
+  Outcome o = loadModule(bytes, module);
+  EXPECT_EQ(o.code, DLC_DATA_LOSS);
+  EXPECT_EQ(o.message, "test.dlcm: not a valid dlc module (file identifier "
+                       "is 'XLCM', expected 'DLCM')");
+}
+
+TEST(ModuleLoad, WrongVersionNamesBoth) {
+  ModuleBuilder m = smallModule();
+  m.formatVersion(kModuleFormatVersion + 1);
+  Outcome o = load(m);
+  EXPECT_EQ(o.code, DLC_FAILED_PRECONDITION);
+  EXPECT_NE(o.message.find("module format version " +
+                           std::to_string(kModuleFormatVersion + 1) +
+                           ", this runtime reads version " +
+                           std::to_string(kModuleFormatVersion)),
+            std::string::npos)
+      << o.message;
+}
+
+TEST(ModuleLoad, OutOfRangeReferencesAreRefused) {
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[0].matmul.result = arena(64);
+    expectInvalid(m, "matmul result (16 bytes at offset 64 of arena) ends "
+                     "past its 64 bytes");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[0].matmul.lhs = argument(5);
+    expectInvalid(m, "function 0 ('forward'): step 0 (node 'mm' (MatMul)): "
+                     "matmul lhs refers to argument 5, there are 2");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[1].matmul.result = result(2);
+    expectInvalid(m, "matmul result refers to result 2, there are 2");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[1].matmul.rhs = constant(1);
+    expectInvalid(m, "matmul rhs refers to constant 1, there are 1");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[1].matmul.rhs = constant(0, 8);
+    expectInvalid(m, "ends past its 16 bytes");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[0].matmul.k = 3;
+    expectInvalid(m, "matmul lhs (24 bytes at offset 0 of argument 0) ends "
+                     "past its 16 bytes");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[0].matmul.batch = -1;
+    expectInvalid(m, "matmul batch is -1");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[0].matmul.batch = 1 << 30;
+    m.function("forward").steps()[0].matmul.lhsBatchStride = int64_t(1) << 40;
+    expectInvalid(m, "overflow");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[3].destination = argument(0);
+    expectInvalid(m, "copy destination is written but lies in argument 0");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[3].destination = constant(0);
+    expectInvalid(m, "copy destination is written but lies in constant 0");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[3].bytes = 17;
+    expectInvalid(m, "copy source (17 bytes at offset 0 of arena) ends past");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[2].conv.yShape = {1, 1, 2, 2};
+    expectInvalid(m, "convolution output dimension 0 is 2, expected 1");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[2].conv.groups = 2;
+    expectInvalid(m, "do not agree with 2 group(s)");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[2].conv.stride = {1};
+    expectInvalid(m, "convolution stride has 1 values for 2 spatial");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[2].conv.stride = {0, 1};
+    expectInvalid(m, "convolution stride is 0");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[2].conv.padLow = {int64_t(1) << 62, 0};
+    m.function("forward").steps()[2].conv.padHigh = {int64_t(1) << 62, 0};
+    expectInvalid(m, "convolution geometry overflows");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").steps()[2].kind = fb::StepKind::NONE;
+    expectInvalid(m, "step 2: has unknown step kind 0");
+  }
+}
+
+TEST(ModuleLoad, BadGlobalsAndSignaturesAreRefused) {
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").arguments()[1].global = 3;
+    expectInvalid(m, "argument 1 ('w') names global 3, the module has 1");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").arguments()[1].shape = {4};
+    expectInvalid(m, "argument 1 ('w') is float32[4] but global 'w' is "
+                     "float32[2,2]");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward").results()[0].global = 0;
+    m.function("forward").results()[1].global = 0;
+    m.function("forward").results()[1].shape = {2, 2};
+    expectInvalid(m, "result 1 ('z') updates global 'w', which an earlier "
+                     "result updates too");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.global("w", "param", DType::F32, {1});
+    expectInvalid(m, "global 1 ('w'): has the name of an earlier global");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.global("big", "param", DType::F32, {int64_t(1) << 40, int64_t(1) << 40});
+    expectInvalid(m, "global 1 ('big'): has more elements than fit in 63");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.global("neg", "param", DType::F32, {2, -1});
+    expectInvalid(m, "global 1 ('neg'): has a negative dimension -1");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.global("short", "param", DType::F32, {2}, {1, 2, 3});
+    expectInvalid(m, "initial value has 3 bytes, its type float32[2] needs 8");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.function("forward");
+    m.function("forward2");
+    m.function("forward2");
+    ModuleBuilder twice = smallModule();
+    twice.function("other").argument("a", "input", DType::F32, {1});
+    ModuleBuilder dup = twice;
+    expectInvalid(dup, "");
+  }
+}
+
+TEST(ModuleLoad, KernelReferencesAreChecked) {
+  ModuleBuilder m;
+  uint32_t k = m.kernel("test_add_f32");
+  m.sharedObject(testKernelsObject());
+  FunctionBuilder &f = m.function("add");
+  f.argument("a", "input", DType::F32, {4});
+  f.result("b", "output", DType::F32, {4});
+  f.arenaSize(64);
+  f.kernel(k, {argument(0), argument(0), result(0)}, 4);
+  EXPECT_TRUE(load(m).ok());
+
+  ModuleBuilder badKernel = m;
+  badKernel.function("add").steps()[0].kernel = 1;
+  expectInvalid(badKernel, "runs kernel 1, the module has 1");
+
+  ModuleBuilder badOffset = m;
+  badOffset.function("add").steps()[0].buffers[0] = arena(64);
+  expectInvalid(badOffset,
+                "kernel buffer 0 starts at offset 64 of arena, which has 64");
+
+  ModuleBuilder badIndex = m;
+  badIndex.function("add").steps()[0].buffers[2] = result(1);
+  expectInvalid(badIndex, "kernel buffer 2 refers to result 1, there are 1");
+
+  ModuleBuilder negative = m;
+  negative.function("add").steps()[0].iterations = -4;
+  expectInvalid(negative, "has -4 iterations");
+
+  ModuleBuilder unnamed = m;
+  unnamed.kernel("test_add_f32");
+  expectInvalid(unnamed, "kernel 1: 'test_add_f32' is listed twice");
+}
+
+TEST(ModuleLoad, KernelLibraryProblemsFailSessionCreation) {
+  auto device = cpuDevice(1);
+  ModuleBuilder m;
+  uint32_t k = m.kernel("no_such_kernel");
+  FunctionBuilder &f = m.function("f");
+  f.result("out", "output", DType::F32, {1});
+  f.kernel(k, {result(0)}, 1);
+  // No shared object at all.
+  ModulePtr module(nullptr, &dlc_module_release);
+  ASSERT_TRUE(loadModule(m.finish(), module).ok());
+  SessionPtr session(nullptr, &dlc_session_release);
+  Outcome o = openSession(module.get(), device.get(), session);
+  EXPECT_EQ(o.code, DLC_DATA_LOSS);
+  EXPECT_EQ(o.message, "test.dlcm: has 1 kernels but no CPU shared object");
+  // Not an ELF file.
+  m.sharedObject({1, 2, 3, 4, 5});
+  ASSERT_TRUE(loadModule(m.finish(), module).ok());
+  o = openSession(module.get(), device.get(), session);
+  EXPECT_EQ(o.code, DLC_DATA_LOSS);
+  EXPECT_EQ(o.message,
+            "test.dlcm: cpu_shared_object: not an ELF shared object");
+  // A symbol the object lacks, and one only libc defines.
+  m.sharedObject(testKernelsObject());
+  ASSERT_TRUE(loadModule(m.finish(), module).ok());
+  o = openSession(module.get(), device.get(), session);
+  EXPECT_EQ(o.code, DLC_DATA_LOSS);
+  EXPECT_NE(o.message.find("no symbol 'no_such_kernel'"), std::string::npos)
+      << o.message;
+  ModuleBuilder libc;
+  libc.function("f").result("out", "output", DType::F32, {1});
+  libc.function("f").kernel(libc.kernel("memcpy"), {result(0)}, 1);
+  libc.sharedObject(testKernelsObject());
+  ASSERT_TRUE(loadModule(libc.finish(), module).ok());
+  o = openSession(module.get(), device.get(), session);
+  EXPECT_EQ(o.code, DLC_DATA_LOSS);
+  EXPECT_NE(o.message.find("no symbol 'memcpy' of their own"),
+            std::string::npos)
+      << o.message;
+}
+
+} // namespace
