@@ -141,7 +141,15 @@ LogicalResult Writer::addGlobals() {
     if (role.empty())
       role = roles::kState.str();
     flatbuffers::Offset<flatbuffers::Vector<uint8_t>> initial;
-    if (options.embedParameters && global.getInitialValue()) {
+    // All-zero values (optimizer state) are left out: the runtime starts
+    // globals without one at zero.
+    auto splat = dyn_cast_or_null<DenseElementsAttr>(
+        global.getInitialValue().value_or(nullptr));
+    bool zero = splat && splat.isSplat() &&
+                (isa<FloatType>(splat.getElementType())
+                     ? splat.getSplatValue<APFloat>().isPosZero()
+                     : splat.getSplatValue<APInt>().isZero());
+    if (options.embedParameters && global.getInitialValue() && !zero) {
       FailureOr<::dlc::Tensor> value = tensorFromAttr(*global.getInitialValue());
       if (failed(value))
         return global.emitOpError()
@@ -388,8 +396,16 @@ Writer::addFunction(func::FuncOp func) {
         tensorType(func, argument);
     if (failed(describe(attrs, roles::kInput, role, global)) || failed(type))
       return failure();
+    int64_t numClasses = 0, ignoreIndex = -100;
+    if (auto classes = attrs ? attrs.getAs<IntegerAttr>(roles::kNumClassesAttr)
+                             : IntegerAttr())
+      numClasses = classes.getInt();
+    if (auto ignore = attrs ? attrs.getAs<IntegerAttr>(roles::kIgnoreIndexAttr)
+                            : IntegerAttr())
+      ignoreIndex = ignore.getInt();
     arguments.push_back(fb::CreateArgumentDirect(
-        fbb, roles::nameOf(attrs).str().c_str(), role.c_str(), *type, global));
+        fbb, roles::nameOf(attrs).str().c_str(), role.c_str(), *type, global,
+        numClasses, ignoreIndex));
   }
   Operation *terminator = block.getTerminator();
   std::vector<flatbuffers::Offset<fb::Result>> results;

@@ -164,7 +164,10 @@ def DLCFuse : Pass<"dlc-fuse", "ModuleOp"> {
     `max-group-size` ops. Matmuls and convolutions stay outside (library
     calls), reshapes outside groups stay views, splat constants are cloned
     into the groups that use them. Afterwards every other op that has a
-    generated kernel is inside exactly one dlc.fusion.
+    generated kernel is inside exactly one dlc.fusion. A matmul or
+    convolution whose only user is a fusion starting with a per-channel
+    bias add (and a ReLU) gets `dlc.epilogue = "bias"` (`"bias_relu"`): the
+    mark a library with fused epilogues (cuBLASLt, cuDNN) acts on.
   }];
   let options = [
     Option<"maxGroupSize", "max-group-size", "unsigned", /*default=*/"64",

@@ -280,6 +280,80 @@ void mlir::dlc::fuseBlock(Block &block, FusionControlFn control) {
 
 namespace {
 
+/// Whether `bias` varies only along dimension `channel` of `result` (the
+/// last one for a matmul, the second for a convolution).
+bool isChannelBias(Value bias, RankedTensorType result, int64_t channel) {
+  auto type = cast<RankedTensorType>(bias.getType());
+  int64_t lead = result.getRank() - type.getRank();
+  if (lead < 0)
+    return false;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.getDimSize(d) != 1 && d + lead != channel)
+      return false;
+  return true;
+}
+
+/// Whether `op` is ReLU as the importer writes it: select(x <= 0, 0, x) or
+/// max(x, 0), with a zero splat constant.
+bool isRelu(Operation *op, Value x) {
+  auto isZero = [](Value v) {
+    auto constant = v.getDefiningOp<ConstantOp>();
+    auto dense =
+        constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+    return dense && dense.isSplat() && isa<FloatType>(dense.getElementType()) &&
+           dense.getSplatValue<APFloat>().isZero();
+  };
+  if (auto max = dyn_cast<MaxOp>(op))
+    return (max.getLhs() == x && isZero(max.getRhs())) ||
+           (max.getRhs() == x && isZero(max.getLhs()));
+  auto select = dyn_cast<SelectOp>(op);
+  if (!select || select.getOnFalse() != x || !isZero(select.getOnTrue()))
+    return false;
+  auto compare = select.getCondition().getDefiningOp<CompareOp>();
+  return compare && compare.getPredicate() == ComparePredicate::le &&
+         compare.getLhs() == x && isZero(compare.getRhs());
+}
+
+} // namespace
+
+void mlir::dlc::markLibraryEpilogues(Block &block) {
+  for (Operation &op : block) {
+    int64_t channel;
+    if (isa<MatmulOp>(op))
+      channel = cast<RankedTensorType>(op.getResult(0).getType()).getRank() - 1;
+    else if (isa<ConvOp>(op))
+      channel = 1;
+    else
+      continue;
+    Value result = op.getResult(0);
+    auto fusion = result.hasOneUse()
+                      ? dyn_cast<FusionOp>(*result.getUsers().begin())
+                      : FusionOp();
+    if (!fusion)
+      continue;
+    unsigned position = result.getUses().begin()->getOperandNumber();
+    Value x = fusion.getBody().getArgument(position);
+    if (!x.hasOneUse())
+      continue;
+    auto add = dyn_cast<AddOp>(*x.getUsers().begin());
+    if (!add)
+      continue;
+    Value bias = add.getLhs() == x ? add.getRhs() : add.getLhs();
+    auto resultType = cast<RankedTensorType>(result.getType());
+    if (!isa<BlockArgument>(bias) || add.getType() != resultType ||
+        !isChannelBias(bias, resultType, channel))
+      continue;
+    Value sum = add.getResult();
+    bool relu = llvm::any_of(sum.getUsers(), [&](Operation *user) {
+      return isRelu(user, sum);
+    });
+    op.setAttr(kEpilogueAttr, StringAttr::get(op.getContext(),
+                                              relu ? "bias_relu" : "bias"));
+  }
+}
+
+namespace {
+
 struct FusePass : public mlir::dlc::impl::DLCFuseBase<FusePass> {
   using DLCFuseBase::DLCFuseBase;
 
@@ -289,8 +363,10 @@ struct FusePass : public mlir::dlc::impl::DLCFuseBase<FusePass> {
       return defaultFusionControl(candidate, limit);
     };
     for (auto func : getOperation().getOps<func::FuncOp>())
-      for (Block &block : func.getBody())
+      for (Block &block : func.getBody()) {
         fuseBlock(block, control);
+        markLibraryEpilogues(block);
+      }
   }
 };
 
