@@ -432,7 +432,8 @@ std::string decode(const MappedNpz &npz, CheckpointContents &out) {
       bfloat16.insert(name.substr(kBFloat16Prefix.size()));
     } else if (name.compare(0, kReserved.size(), kReserved) != 0) {
       Tensor tensor(array.dtype, array.shape);
-      std::memcpy(tensor.bytes(), array.data, array.bytes);
+      if (array.bytes > 0)
+        std::memcpy(tensor.bytes(), array.data, array.bytes);
       out.tensors.emplace_back(name, std::move(tensor));
     }
   }
@@ -446,7 +447,8 @@ std::string decode(const MappedNpz &npz, CheckpointContents &out) {
       return "'" + name + "' is marked bfloat16 but stored as " +
              dtypeName(tensor.dtype());
     Tensor converted(DType::BF16, tensor.shape());
-    std::memcpy(converted.bytes(), tensor.bytes(), tensor.byteSize());
+    if (tensor.byteSize() > 0)
+      std::memcpy(converted.bytes(), tensor.bytes(), tensor.byteSize());
     tensor = std::move(converted);
   }
   if (!bfloat16.empty())

@@ -38,8 +38,6 @@ public:
     std::iota(order_.begin(), order_.end(), 0);
   }
 
-  int64_t size() const { return n_; }
-
   /// Epoch `epoch`'s permutation of [0, n); valid until the next call.
   const std::vector<int64_t> &permutation(int64_t epoch) {
     if (!shuffle_ || epoch == epoch_)

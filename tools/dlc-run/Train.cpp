@@ -17,6 +17,7 @@
 #include "ir/eval/Evaluator.h"
 #include "runtime/support/Float16.h"
 #include "runtime/support/Npz.h"
+#include "runtime/support/Shuffle.h"
 #include "tools/common/Diagnostics.h"
 #include "tools/common/TrainingOptions.h"
 
@@ -44,39 +45,6 @@ struct DataArgument {
   std::string name;
   RankedTensorType type;
   const Tensor *array = nullptr;
-};
-
-/// The order samples are visited in: epoch after epoch, each a permutation
-/// of [0, n) drawn from `seed` (Fisher-Yates on mt19937_64), or the identity
-/// without shuffling, so that step k uses samples (k*B + j) mod n.
-/// Positions are asked for in increasing order, so only the current
-/// epoch's permutation is kept.
-class SampleOrder {
-public:
-  SampleOrder(int64_t n, bool shuffle, uint64_t seed)
-      : n_(n), shuffle_(shuffle), rng_(seed) {}
-
-  int64_t at(int64_t position) {
-    if (!shuffle_)
-      return position % n_;
-    int64_t epoch = position / n_;
-    assert(epoch >= epoch_ && "positions must not go back");
-    while (epoch_ < epoch) {
-      order_.resize(n_);
-      std::iota(order_.begin(), order_.end(), 0);
-      for (int64_t i = n_ - 1; i > 0; --i)
-        std::swap(order_[i], order_[rng_() % static_cast<uint64_t>(i + 1)]);
-      ++epoch_;
-    }
-    return order_[position % n_];
-  }
-
-private:
-  int64_t n_;
-  bool shuffle_;
-  std::mt19937_64 rng_;
-  int64_t epoch_ = -1;
-  std::vector<int64_t> order_;
 };
 
 /// Rows `rows` of `array` (samples on the first axis) as one batch.
@@ -342,6 +310,9 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
                   dataArgs.front().name + "' has " + std::to_string(batch) +
                   " samples, '" + arg.name + "' " +
                   std::to_string(arg.type.getDimSize(0)));
+  if (samples < batch)
+    return fail(options.dataFile + ": has " + std::to_string(samples) +
+                " samples, fewer than one batch of " + std::to_string(batch));
 
   // The state is written after the last step: a folder it cannot be
   // written to is an error now, not after the training.
@@ -366,11 +337,18 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
       return fail(options.logFile + ": " + ec.message());
   }
 
-  SampleOrder order(samples, options.shuffle, options.seed);
+  // Step k is batch k mod (n / B) of epoch k / (n / B): each epoch visits
+  // its permutation (runtime/support/Shuffle.h) in whole batches and drops
+  // the partial last one, as the runtime's data loader does, so compiled
+  // and interpreted runs see the same batches.
+  ::dlc::SampleOrder order(samples, options.shuffle, options.seed);
+  int64_t batchesPerEpoch = samples / batch;
   for (int64_t step = 0; step < options.steps; ++step) {
-    std::vector<int64_t> rows;
-    for (int64_t j = 0; j < batch; ++j)
-      rows.push_back(order.at(step * batch + j));
+    const std::vector<int64_t> &permutation =
+        order.permutation(step / batchesPerEpoch);
+    int64_t first = (step % batchesPerEpoch) * batch;
+    std::vector<int64_t> rows(permutation.begin() + first,
+                              permutation.begin() + first + batch);
     SmallVector<Tensor> inputs(func.getNumArguments());
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       DictionaryAttr attrs = func.getArgAttrDict(i);

@@ -14,9 +14,10 @@
 // training options, the same words dlc-compile takes; an .mlir module is
 // one dlc-compile --train made, and takes only --lr and --weight-decay,
 // which override its compiled-in values). DATA.npz holds one array per model input
-// and the label array, samples on the first axis; with --no-shuffle step k
-// uses samples [(k*B) mod N, +B), otherwise each epoch is a permutation
-// drawn from --seed, which also seeds dropout. Each step prints its loss
+// and the label array, samples on the first axis; each epoch visits a
+// permutation of the samples in whole batches (the identity with
+// --no-shuffle, else drawn from --seed, which also seeds dropout) and drops
+// the partial last batch. Each step prints its loss
 // and metrics; --log writes them as one JSON object per line ("step",
 // "loss" before the update, "lr", ...); --save-state writes the final
 // parameters, running statistics and optimizer state.

@@ -20,7 +20,6 @@
 
 using namespace dlc;
 
-
 namespace {
 
 const DType kNumpyTypes[] = {
