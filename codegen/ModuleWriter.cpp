@@ -50,31 +50,6 @@ std::vector<int64_t> shapeVector(Value v) {
   return {shape.begin(), shape.end()};
 }
 
-/// The fusion's input when it is exactly a swap of the last two dimensions
-/// of that input.
-Value transposedSource(Value v) {
-  auto fusion = v.getDefiningOp<FusionOp>();
-  if (!fusion || fusion.getNumResults() != 1 || fusion.getInputs().size() != 1)
-    return {};
-  Block &body = fusion.getBody().front();
-  if (body.getOperations().size() != 2)
-    return {};
-  auto transpose = dyn_cast<TransposeOp>(body.front());
-  if (!transpose || transpose.getInput() != body.getArgument(0))
-    return {};
-  ArrayRef<int64_t> perm = transpose.getPermutation();
-  size_t rank = perm.size();
-  if (rank < 2)
-    return {};
-  for (size_t d = 0; d + 2 < rank; ++d)
-    if (perm[d] != static_cast<int64_t>(d))
-      return {};
-  if (perm[rank - 2] != static_cast<int64_t>(rank - 1) ||
-      perm[rank - 1] != static_cast<int64_t>(rank - 2))
-    return {};
-  return fusion.getInputs()[0];
-}
-
 class Writer {
 public:
   Writer(ModuleOp module, const ModuleWriterOptions &options)
@@ -117,7 +92,6 @@ private:
   std::vector<std::string> kernelNames;
   std::vector<std::string> kernelSources;
   std::map<std::string, uint32_t> kernelBySource;
-  llvm::DenseMap<Operation *, bool> skippedTransposes;
 };
 
 LogicalResult Writer::addGlobals() {
@@ -272,18 +246,20 @@ Writer::matmulStep(MatmulOp op, const BufferPlacement &placement) {
   FailureOr<int64_t> rhsStride = batchStride(rhsType, k * n);
   if (failed(lhsStride) || failed(rhsStride) || batch == 0)
     return failure();
+  // A transpose feeding only matmuls is a view (BufferPlacement): read its
+  // input with the transposed flag.
   Value lhs = op.getLhs(), rhs = op.getRhs();
   bool lhsTransposed = false, rhsTransposed = false;
-  if (Value source = transposedSource(lhs);
-      source && skippedTransposes.count(lhs.getDefiningOp())) {
-    lhs = source;
-    lhsTransposed = true;
-  }
-  if (Value source = transposedSource(rhs);
-      source && skippedTransposes.count(rhs.getDefiningOp())) {
-    rhs = source;
-    rhsTransposed = true;
-  }
+  if (auto fusion = lhs.getDefiningOp<FusionOp>())
+    if (Value source = transposedMatmulOperand(fusion)) {
+      lhs = source;
+      lhsTransposed = true;
+    }
+  if (auto fusion = rhs.getDefiningOp<FusionOp>())
+    if (Value source = transposedMatmulOperand(fusion)) {
+      rhs = source;
+      rhsTransposed = true;
+    }
   FailureOr<fb::BufferRef> lhsRef = refOf(lhs, placement);
   FailureOr<fb::BufferRef> rhsRef = refOf(rhs, placement);
   FailureOr<fb::BufferRef> resultRef = refOf(op.getResult(), placement);
@@ -424,20 +400,11 @@ Writer::addFunction(func::FuncOp func) {
                                              *type, global));
   }
 
-  // Transposes read only by matmuls become the matmuls' transposed flags.
-  for (Operation &op : block)
-    if (auto fusion = dyn_cast<FusionOp>(op))
-      if (transposedSource(fusion.getResult(0)) &&
-          llvm::all_of(fusion->getUsers(),
-                       [](Operation *user) { return isa<MatmulOp>(user); }) &&
-          !fusion->use_empty())
-        skippedTransposes[fusion] = true;
-
   std::vector<flatbuffers::Offset<fb::Step>> steps;
   for (Operation &op : block) {
     std::string location = describeLocation(op.getLoc());
     if (auto fusion = dyn_cast<FusionOp>(op)) {
-      if (skippedTransposes.count(fusion))
+      if (transposedMatmulOperand(fusion))
         continue;
       FailureOr<std::pair<uint32_t, int64_t>> kernel = kernelFor(fusion);
       if (failed(kernel))

@@ -13,6 +13,31 @@ int64_t BufferPlacement::byteSize(Value value) {
   return type.getNumElements() * std::max<int64_t>(1, bits / 8);
 }
 
+Value mlir::dlc::transposedMatmulOperand(FusionOp fusion) {
+  if (fusion.getNumResults() != 1 || fusion.getInputs().size() != 1 ||
+      fusion->use_empty() ||
+      !llvm::all_of(fusion->getUsers(),
+                    [](Operation *user) { return isa<MatmulOp>(user); }))
+    return {};
+  Block &body = fusion.getBody().front();
+  if (body.getOperations().size() != 2)
+    return {};
+  auto transpose = dyn_cast<TransposeOp>(body.front());
+  if (!transpose || transpose.getInput() != body.getArgument(0))
+    return {};
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  size_t rank = perm.size();
+  if (rank < 2)
+    return {};
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (perm[d] != static_cast<int64_t>(d))
+      return {};
+  if (perm[rank - 2] != static_cast<int64_t>(rank - 1) ||
+      perm[rank - 1] != static_cast<int64_t>(rank - 2))
+    return {};
+  return fusion.getInputs()[0];
+}
+
 Value BufferPlacement::base(Value value) const {
   const Placement &p = placements.at(value);
   return p.kind == Placement::Kind::View ? p.base : value;
@@ -30,6 +55,10 @@ BufferPlacement::BufferPlacement(func::FuncOp func) {
       } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
         placements[result] = {Placement::Kind::View, 0,
                               base(reshape.getInput())};
+      } else if (Value source = isa<FusionOp>(op)
+                                    ? transposedMatmulOperand(cast<FusionOp>(op))
+                                    : Value()) {
+        placements[result] = {Placement::Kind::View, 0, base(source)};
       } else {
         placements[result] = {Placement::Kind::Arena, 0, {}};
       }

@@ -3,7 +3,10 @@
 // The one definition of a compiled function's storage, shared by the memory
 // planner (which assigns arena offsets) and the plan writer (which turns
 // placements into buffer references): arguments and constants keep their
-// own storage, reshapes are views of their operand, a value returned is
+// own storage, reshapes are views of their operand, so is a fusion that only
+// swaps the last two dimensions for matmuls (BLAS reads either layout, so
+// the plan writer turns it into the matmul's transposed flag), a value
+// returned is
 // written straight into its result's buffer (the first time it is
 // returned; a second return, or returning an argument or a constant, is a
 // copy), and everything else lives in the function's arena.
@@ -11,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 #ifndef DLC_PASSES_MEMORY_BUFFERPLACEMENT_H
 #define DLC_PASSES_MEMORY_BUFFERPLACEMENT_H
+
+#include "ir/Dialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -32,6 +37,11 @@ struct Placement {
   /// For a view, the value whose storage it shares (itself not a view).
   Value base;
 };
+
+/// The input of `fusion` when the fusion only swaps the last two dimensions
+/// of it and every user is a matmul: the matmuls read the input transposed
+/// instead (a view, see above).
+Value transposedMatmulOperand(FusionOp fusion);
 
 class BufferPlacement {
 public:

@@ -54,3 +54,25 @@ func.func @passthrough(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<2xf32>) {
   %c = dlc.constant dense<[1.0, 2.0]> : tensor<2xf32>
   return %x, %c : tensor<3xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A fusion that only swaps the last two dimensions for matmuls is a view of
+// its input (the plan reads it transposed), so that input stays live until
+// the matmul and the matmul's result cannot take its place.
+// CHECK-LABEL: func.func @transposed_operand
+// CHECK: %[[N:.*]] = dlc.neg %arg1 {dlc.arena_offsets = array<i64: 0>}
+// CHECK: dlc.fusion %[[N]] : (tensor<8x4xf32>) -> tensor<4x8xf32> {
+// CHECK-NOT: arena_offsets
+// CHECK: dlc.matmul {{.*}} {dlc.arena_offsets = array<i64: 128>}
+func.func @transposed_operand(%x: tensor<2x4xf32>, %w: tensor<8x4xf32>) -> tensor<2x8xf32> {
+  %n = dlc.neg %w : tensor<8x4xf32>
+  %t = dlc.fusion %n : (tensor<8x4xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<8x4xf32>):
+    %0 = dlc.transpose %a [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+    dlc.yield %0 : tensor<4x8xf32>
+  }
+  %m = dlc.matmul %x, %t : tensor<2x4xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
+  %r = dlc.abs %m : tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}
