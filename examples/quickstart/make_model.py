@@ -4,7 +4,9 @@ Writes DIR/mlp.onnx (batch dimension symbolic), DIR/inputs.npz (a batch of
 4 samples keyed by the ONNX input name) and DIR/expected.npz (PyTorch's
 outputs for them); for training, DIR/train.npz (64 labelled samples) and
 DIR/expected_losses.json (PyTorch's losses over 20 AdamW steps of batch 8,
-samples in order). Run with Debian's /usr/bin/python3, which has torch.
+samples in order); DIR/quadrants.npz (8192 samples of the same task) and
+DIR/quadrants_eval.npz (1024 held out) for the compiled training binary.
+Run with Debian's /usr/bin/python3, which has torch.
 """
 import argparse
 import json
@@ -47,11 +49,21 @@ def main():
     np.savez(os.path.join(args.out, "expected.npz"), log_probs=y)
 
     # Training data: the class is the quadrant of two input features.
-    rng = np.random.default_rng(1)
-    features = rng.standard_normal((64, 16)).astype(np.float32)
-    labels = (2 * (features[:, 0] > 0) + (features[:, 1] > 0)).astype(np.int64)
+    def quadrants(seed, samples):
+        rng = np.random.default_rng(seed)
+        features = rng.standard_normal((samples, 16)).astype(np.float32)
+        labels = (2 * (features[:, 0] > 0) +
+                  (features[:, 1] > 0)).astype(np.int64)
+        return features, labels
+
+    features, labels = quadrants(1, 64)
     np.savez(os.path.join(args.out, "train.npz"), features=features,
              labels=labels)
+    # A larger set to train the compiled binary on, and held-out samples.
+    for name, seed, samples in (("quadrants.npz", 2, 8192),
+                                ("quadrants_eval.npz", 3, 1024)):
+        f, l = quadrants(seed, samples)
+        np.savez(os.path.join(args.out, name), features=f, labels=l)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
     losses = []
