@@ -4,11 +4,13 @@ batch, data, optimizer (AdamW, lr 1e-3, weight decay 0.01) and thread count,
 in one run. Prints a table of median milliseconds per step and the ratio
 PyTorch / dlc (above 1: dlc is faster), beside the step's floor: its matmul
 and convolution FLOPs (forward x 3 for forward + backward) over the matrix
-rate measured here (a 1024^3 float32 matmul in PyTorch, same threads).
+rate measured here: a 1024^3 float32 matmul through oneDNN
+(dlc-matmul-rate), the fastest library on this CPU; PyTorch's own matmul
+rate is printed beside it.
 
 Usage: /usr/bin/python3 bench/bench_cpu.py --build build [--threads 2]
            [--batch 32] [--steps 10] [--models mlp,gpt] [--work DIR]
-Needs a build with dlc-compile and dlc-step-timer (ninja dlc-step-timer).
+Needs a build with dlc-compile, dlc-step-timer and dlc-matmul-rate.
 """
 
 import argparse
@@ -16,7 +18,6 @@ import datetime
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -40,7 +41,7 @@ def median(values):
     return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
 
 
-def matmul_rate(threads):
+def torch_matmul_rate():
     """float32 FLOP/s of a 1024^3 matmul in PyTorch (best of 5)."""
     a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
     torch.mm(a, b)
@@ -137,10 +138,15 @@ def main():
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     work = args.work or tempfile.mkdtemp(prefix="dlc-bench-")
-    rate = matmul_rate(args.threads)
-    print(f"# {datetime.date.today()}, {platform.processor() or 'cpu'}, "
-          f"{args.threads} threads, batch {args.batch}, AdamW; PyTorch "
-          f"{torch.__version__}; matmul rate {rate / 1e9:.0f} GFLOP/s")
+    os.makedirs(work, exist_ok=True)
+    rate = 1e9 * float(subprocess.run(
+        [os.path.join(args.build, "bin", "dlc-matmul-rate"), "--threads",
+         str(args.threads)], check=True, capture_output=True,
+        text=True).stdout)
+    print(f"# {datetime.date.today()}, {args.threads} threads, batch "
+          f"{args.batch}, AdamW; PyTorch {torch.__version__}; float32 "
+          f"matmul: oneDNN {rate / 1e9:.0f} GFLOP/s, PyTorch "
+          f"{torch_matmul_rate() / 1e9:.0f} GFLOP/s")
     print(f"{'model':<14}{'pytorch ms':>12}{'dlc ms':>10}{'ratio':>8}"
           f"{'floor ms':>10}{'dlc/floor':>11}")
     for name in [m for m in args.models.split(",") if m]:

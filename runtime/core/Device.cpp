@@ -55,8 +55,7 @@ dlc_status_t dlc_device_create(const char *spec, int32_t num_threads,
                             " threads (expected 0 for one per core, or 1 "
                             "to " +
                             std::to_string(kMaxThreads) + ")");
-    int threads =
-        num_threads ? num_threads : cpu::CpuDevice::availableCores();
+    int threads = num_threads ? num_threads : cpu::CpuDevice::availableCores();
     auto device = std::make_shared<cpu::CpuDevice>(threads);
     *out = new dlc_device_s{s, std::move(device)};
     return nullptr;

@@ -1,4 +1,5 @@
-//===- Handles.h - The objects behind the C API's opaque handles -*- C++ -*-===//
+//===- Handles.h - The objects behind the C API's opaque handles -*- C++
+//-*-===//
 //
 // Handles share what they wrap: a session holds its module and device by
 // shared_ptr, so releasing the caller's handles early is safe (runtime.h:

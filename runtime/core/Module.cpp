@@ -28,17 +28,15 @@ dlc_status_t findFunction(const dlc_module_t *module, const char *function,
     return makeStatus(DLC_INVALID_ARGUMENT, "no module or function name");
   out = module->file->findFunction(function);
   if (!out)
-    return makeStatus(DLC_NOT_FOUND,
-                      module->file->name() + ": no function '" + function +
-                          "' (the module has " +
-                          module->file->functionNames() + ")");
+    return makeStatus(DLC_NOT_FOUND, module->file->name() + ": no function '" +
+                                         function + "' (the module has " +
+                                         module->file->functionNames() + ")");
   return nullptr;
 }
 
 /// The caller-facing value `index` of `function` (an input or an output).
 dlc_status_t signatureValue(const dlc_module_t *module, const char *function,
-                            size_t index, bool output,
-                            dlc_value_info_t *out) {
+                            size_t index, bool output, dlc_value_info_t *out) {
   const FunctionInfo *f = nullptr;
   DLC_RETURN_IF_ERROR(findFunction(module, function, f));
   const std::vector<uint32_t> &indices = output ? f->outputs : f->inputs;
@@ -52,8 +50,7 @@ dlc_status_t signatureValue(const dlc_module_t *module, const char *function,
   return nullptr;
 }
 
-dlc_status_t wrapModule(dlc_status_t status,
-                        std::unique_ptr<ModuleFile> &file,
+dlc_status_t wrapModule(dlc_status_t status, std::unique_ptr<ModuleFile> &file,
                         dlc_module_t **out) {
   if (status)
     return status;
@@ -131,8 +128,7 @@ size_t dlc_module_function_count(const dlc_module_t *module) {
   return module ? module->file->functions().size() : 0;
 }
 
-const char *dlc_module_function_name(const dlc_module_t *module,
-                                     size_t index) {
+const char *dlc_module_function_name(const dlc_module_t *module, size_t index) {
   if (!module || index >= module->file->functions().size())
     return "";
   return module->file->functions()[index].name.c_str();

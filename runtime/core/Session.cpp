@@ -26,8 +26,9 @@ dlc_status_t Session::create(std::shared_ptr<const ModuleFile> module,
   if (module->target() != "cpu")
     return module->target() == "cuda"
                ? makeStatus(DLC_INVALID_ARGUMENT,
-                            name + ": compiled for 'cuda', cannot run on "
-                                   "device '" +
+                            name +
+                                ": compiled for 'cuda', cannot run on "
+                                "device '" +
                                 deviceSpec + "'")
                : makeStatus(DLC_UNIMPLEMENTED,
                             name + ": target '" + module->target() +
@@ -63,9 +64,9 @@ dlc_status_t Session::create(std::shared_ptr<const ModuleFile> module,
   if (kernelList && kernelList->size()) {
     const auto *so = module->root().cpu_shared_object();
     if (!so || !so->size())
-      return makeStatus(DLC_DATA_LOSS,
-                        name + ": has " + std::to_string(kernelList->size()) +
-                            " kernels but no CPU shared object");
+      return makeStatus(DLC_DATA_LOSS, name + ": has " +
+                                           std::to_string(kernelList->size()) +
+                                           " kernels but no CPU shared object");
     DLC_RETURN_IF_ERROR(cpu::KernelLibrary::load(
         so->data(), so->size(), name + ": cpu_shared_object", s->kernels_));
     for (const fb::Kernel *k : *kernelList) {
@@ -81,15 +82,15 @@ dlc_status_t Session::create(std::shared_ptr<const ModuleFile> module,
   size_t scratch = 0;
   for (const FunctionInfo &f : module->functions()) {
     std::unique_ptr<cpu::FunctionExecutor> executor;
-    DLC_RETURN_IF_ERROR(cpu::FunctionExecutor::create(*module, f, *device,
-                                                      kernels, executor));
+    DLC_RETURN_IF_ERROR(
+        cpu::FunctionExecutor::create(*module, f, *device, kernels, executor));
     scratch = std::max(scratch, executor->scratchBytes());
     s->executors_.push_back(std::move(executor));
   }
   if (!s->scratch_.allocate(scratch, false))
-    return makeStatus(DLC_RESOURCE_EXHAUSTED,
-                      name + ": out of memory for " + std::to_string(scratch) +
-                          " bytes of scratch memory");
+    return makeStatus(DLC_RESOURCE_EXHAUSTED, name + ": out of memory for " +
+                                                  std::to_string(scratch) +
+                                                  " bytes of scratch memory");
   s->stream_ = dnnl::stream(device->engine());
   out = std::move(s);
   return nullptr;
@@ -105,8 +106,7 @@ std::byte *Session::globalData(size_t index) {
   return g.buffers[g.current].data();
 }
 
-dlc_status_t Session::findGlobal(const std::string &name,
-                                 size_t &index) const {
+dlc_status_t Session::findGlobal(const std::string &name, size_t &index) const {
   int32_t i = module_->findGlobal(name);
   if (i < 0)
     return makeStatus(DLC_NOT_FOUND,
@@ -131,9 +131,8 @@ int64_t Session::step() const {
                                   : scalar.getInt(0);
 }
 
-dlc_status_t Session::checkTensor(const FunctionInfo &f,
-                                  const ValueInfo &value, const char *what,
-                                  size_t index,
+dlc_status_t Session::checkTensor(const FunctionInfo &f, const ValueInfo &value,
+                                  const char *what, size_t index,
                                   const dlc_tensor_t &tensor) const {
   std::string which = f.name + ": " + what + " " + std::to_string(index) +
                       " ('" + value.name + "')";
@@ -154,8 +153,8 @@ dlc_status_t Session::checkTensor(const FunctionInfo &f,
     same = tensor.shape[i] == value.type.shape[i];
   if (!same)
     return makeStatus(DLC_INVALID_ARGUMENT,
-                      which + " is " + describeTensor(tensor) +
-                          ", expected " + value.type.describe());
+                      which + " is " + describeTensor(tensor) + ", expected " +
+                          value.type.describe());
   if (!tensor.data && value.type.byteSize)
     return makeStatus(DLC_INVALID_ARGUMENT, which + " has no data");
   return nullptr;
@@ -242,8 +241,7 @@ void dlc_session_release(dlc_session_t *session) { delete session; }
 
 dlc_status_t dlc_session_call(dlc_session_t *session, const char *function,
                               const dlc_tensor_t *inputs, size_t num_inputs,
-                              const dlc_tensor_t *outputs,
-                              size_t num_outputs) {
+                              const dlc_tensor_t *outputs, size_t num_outputs) {
   return guardStatus("dlc_session_call", [&]() -> dlc_status_t {
     if (!session || !function)
       return makeStatus(DLC_INVALID_ARGUMENT,
@@ -264,9 +262,8 @@ dlc_status_t globalFor(dlc_session_t *session, const char *name, size_t bytes,
   const ValueInfo &info = session->session->module().globals()[index];
   if (bytes != info.type.byteSize)
     return makeStatus(DLC_INVALID_ARGUMENT,
-                      "global '" + info.name + "' is " +
-                          info.type.describe() + " (" +
-                          std::to_string(info.type.byteSize) +
+                      "global '" + info.name + "' is " + info.type.describe() +
+                          " (" + std::to_string(info.type.byteSize) +
                           " bytes), got " + std::to_string(bytes) + " bytes");
   if (!data && bytes)
     return makeStatus(DLC_INVALID_ARGUMENT,

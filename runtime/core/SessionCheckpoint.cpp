@@ -102,8 +102,7 @@ dlc_status_t writeFileAtomically(const std::string &path,
                                                  : DLC_IO_ERROR,
                       path + ": " + what + ": " + std::strerror(e));
   };
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  0644);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return failure("cannot create a temporary file", -1);
   const char *p = bytes.data();
@@ -184,8 +183,7 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
     const Session &s = *session->session;
     CheckpointContents c;
     for (size_t i = 0; i < s.module().globals().size(); ++i)
-      c.tensors.emplace_back(s.module().globals()[i].name,
-                             globalTensor(s, i));
+      c.tensors.emplace_back(s.module().globals()[i].name, globalTensor(s, i));
     if (metadata)
       c.metadata = metadata->values;
     c.fingerprint = s.module().fingerprint();
@@ -227,8 +225,7 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
       meta = std::make_unique<dlc_metadata_s>(dlc_metadata_s{c.metadata});
     for (size_t i = 0; i < values.size(); ++i)
       if (values[i]->byteSize())
-        std::memcpy(s.globalData(i), values[i]->bytes(),
-                    values[i]->byteSize());
+        std::memcpy(s.globalData(i), values[i]->bytes(), values[i]->byteSize());
     s.setCallCount(c.step);
     if (metadata)
       *metadata = meta.release();
@@ -236,8 +233,7 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
   });
 }
 
-dlc_status_t dlc_session_export_onnx(dlc_session_t *session,
-                                     const char *path) {
+dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
   return guardStatus("dlc_session_export_onnx", [&]() -> dlc_status_t {
     if (!session || !path || !*path)
       return makeStatus(DLC_INVALID_ARGUMENT,
@@ -259,9 +255,9 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session,
             std::string(reinterpret_cast<const char *>(model->data()),
                         model->size()),
             initializers, bytes, &error))
-      return makeStatus(DLC_DATA_LOSS, s.module().name() +
-                                           ": cannot export its ONNX model: " +
-                                           error);
+      return makeStatus(DLC_DATA_LOSS,
+                        s.module().name() +
+                            ": cannot export its ONNX model: " + error);
     return writeFileAtomically(path, bytes);
   });
 }

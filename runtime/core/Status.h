@@ -33,8 +33,7 @@ dlc_status_t prefixStatus(dlc_status_t status, const std::string &prefix);
 /// Runs `body` (returning dlc_status_t) and turns any exception it throws
 /// into a status: std::bad_alloc is DLC_RESOURCE_EXHAUSTED, anything else
 /// DLC_INTERNAL naming `what` (the API function).
-template <typename Fn>
-dlc_status_t guardStatus(const char *what, Fn &&body);
+template <typename Fn> dlc_status_t guardStatus(const char *what, Fn &&body);
 
 /// Frees a status when it goes out of scope unless released.
 class StatusOwner {
@@ -61,8 +60,7 @@ dlc_status_t statusFromException(const char *what, const std::exception *e,
 /// True for the preallocated out-of-memory status, which is never freed.
 bool isStaticStatus(dlc_status_t status);
 
-template <typename Fn>
-dlc_status_t guardStatus(const char *what, Fn &&body) {
+template <typename Fn> dlc_status_t guardStatus(const char *what, Fn &&body) {
   try {
     return body();
   } catch (const std::bad_alloc &e) {

@@ -27,7 +27,9 @@ public:
       : kind_(kind), outputBytes_(outputBytes) {}
   void run(void *x, void *w, void *y, void *, dnnl::stream &,
            ThreadPool &) override {
-    void *out = kind_ == Kind::Forward ? y : kind_ == Kind::BackwardData ? x : w;
+    void *out = kind_ == Kind::Forward        ? y
+                : kind_ == Kind::BackwardData ? x
+                                              : w;
     std::memset(out, 0, outputBytes_);
   }
 
@@ -71,7 +73,9 @@ struct Operand {
   bool reordered = false;
   size_t scratchOffset = 0;
 
-  /// Prepares an input (`toInternal`) or the output for `want`.
+  /// Prepares an input (`isInput`: reordered plain -> internal) or the
+  /// output (internal -> plain) for the layout `want`, reserving its
+  /// scratch space at `scratch` when the layouts differ.
   void prepare(const memory::desc &plainDesc, const memory::desc &want,
                const dnnl::engine &engine, bool isInput, size_t &scratch) {
     plain = memory(plainDesc, engine, DNNL_MEMORY_NONE);
@@ -165,8 +169,7 @@ memory::format_tag plainWeightTag(size_t spatial, bool grouped) {
                         : memory::format_tag::oidhw;
 }
 
-DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g,
-                   const dnnl::engine &engine)
+DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine)
     : kind_(kind) {
   auto f32 = memory::data_type::f32;
   size_t spatial = g.spatialRank();
@@ -215,9 +218,8 @@ DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g,
     break;
   case Kind::BackwardData: {
     dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(algorithm, xAny, wAny, yAny,
-                                              strides, dilations, padLow,
-                                              padHigh),
+        dnnl::convolution_backward_data::desc(
+            algorithm, xAny, wAny, yAny, strides, dilations, padLow, padHigh),
         attr, engine, forward);
     xWant = pd.diff_src_desc();
     wWant = pd.weights_desc();
@@ -228,9 +230,8 @@ DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g,
   }
   case Kind::BackwardFilter: {
     dnnl::convolution_backward_weights::primitive_desc pd(
-        dnnl::convolution_backward_weights::desc(algorithm, xAny, wAny, yAny,
-                                                 strides, dilations, padLow,
-                                                 padHigh),
+        dnnl::convolution_backward_weights::desc(
+            algorithm, xAny, wAny, yAny, strides, dilations, padLow, padHigh),
         attr, engine, forward);
     xWant = pd.src_desc();
     wWant = pd.diff_weights_desc();
@@ -269,9 +270,9 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
     return nullptr;
   }
   if (dtype != DType::F32)
-    return makeStatus(DLC_UNIMPLEMENTED,
-                      std::string("convolution of ") + dtypeName(dtype) +
-                          " is not supported on the CPU");
+    return makeStatus(DLC_UNIMPLEMENTED, std::string("convolution of ") +
+                                             dtypeName(dtype) +
+                                             " is not supported on the CPU");
   if (g.spatialRank() > 3) {
     out = std::make_unique<DirectConvKernel<float>>(step.kind(), g);
     return nullptr;

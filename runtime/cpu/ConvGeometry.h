@@ -18,8 +18,7 @@ namespace dlc::cpu {
 struct ConvGeometry {
   int64_t batch = 0, inChannels = 0, outChannels = 0, groups = 1;
   /// Per spatial dimension.
-  std::vector<int64_t> input, kernel, output, stride, padLow, padHigh,
-      dilation;
+  std::vector<int64_t> input, kernel, output, stride, padLow, padHigh, dilation;
 
   /// Reads a checked step (absent attributes take their defaults).
   static ConvGeometry fromStep(const fb::ConvStep &step);

@@ -48,8 +48,7 @@ int64_t inputOffset(const ConvGeometry &g, const Coords &p, const Coords &q) {
 
 /// The output position p with p * stride - padLow + q * dilation == i as a
 /// linear offset, or -1 when there is none.
-int64_t outputOffset(const ConvGeometry &g, const Coords &i,
-                     const Coords &q) {
+int64_t outputOffset(const ConvGeometry &g, const Coords &i, const Coords &q) {
   int64_t offset = 0;
   for (size_t d = 0; d < i.size(); ++d) {
     int64_t t = i[d] + g.padLow[d] - q[d] * g.dilation[d];
@@ -69,8 +68,7 @@ template <typename T>
 void directConvForward(const ConvGeometry &g, const T *x, const T *w, T *y,
                        ThreadPool &pool) {
   int64_t xPlane = product(g.input), kPlane = product(g.kernel),
-          yPlane = product(g.output), cg = g.inPerGroup(),
-          og = g.outPerGroup();
+          yPlane = product(g.output), cg = g.inPerGroup(), og = g.outPerGroup();
   size_t rank = g.spatialRank();
   pool.parallelFor(g.batch * g.outChannels, 1, [&](int64_t b, int64_t e) {
     Coords p(rank), q(rank);
@@ -101,8 +99,7 @@ template <typename T>
 void directConvBackwardData(const ConvGeometry &g, const T *dy, const T *w,
                             T *dx, ThreadPool &pool) {
   int64_t xPlane = product(g.input), kPlane = product(g.kernel),
-          yPlane = product(g.output), cg = g.inPerGroup(),
-          og = g.outPerGroup();
+          yPlane = product(g.output), cg = g.inPerGroup(), og = g.outPerGroup();
   size_t rank = g.spatialRank();
   pool.parallelFor(g.batch * g.inChannels, 1, [&](int64_t b, int64_t e) {
     Coords i(rank), q(rank);
@@ -119,9 +116,9 @@ void directConvBackwardData(const ConvGeometry &g, const T *dy, const T *w,
           if (p < 0)
             continue;
           for (int64_t o = group * og; o < (group + 1) * og; ++o)
-            acc += static_cast<double>(dy[(n * g.outChannels + o) * yPlane +
-                                          p]) *
-                   static_cast<double>(w[(o * cg + c) * kPlane + qi]);
+            acc +=
+                static_cast<double>(dy[(n * g.outChannels + o) * yPlane + p]) *
+                static_cast<double>(w[(o * cg + c) * kPlane + qi]);
         }
         out[ii] = static_cast<T>(acc);
       }
@@ -133,8 +130,7 @@ template <typename T>
 void directConvBackwardFilter(const ConvGeometry &g, const T *x, const T *dy,
                               T *dw, ThreadPool &pool) {
   int64_t xPlane = product(g.input), kPlane = product(g.kernel),
-          yPlane = product(g.output), cg = g.inPerGroup(),
-          og = g.outPerGroup();
+          yPlane = product(g.output), cg = g.inPerGroup(), og = g.outPerGroup();
   size_t rank = g.spatialRank();
   pool.parallelFor(g.outChannels * cg, 1, [&](int64_t b, int64_t e) {
     Coords p(rank), q(rank);
@@ -164,11 +160,10 @@ void directConvBackwardFilter(const ConvGeometry &g, const T *x, const T *dy,
 template void directConvForward<float>(const ConvGeometry &, const float *,
                                        const float *, float *, ThreadPool &);
 template void directConvForward<double>(const ConvGeometry &, const double *,
-                                        const double *, double *,
-                                        ThreadPool &);
-template void directConvBackwardData<float>(const ConvGeometry &,
-                                            const float *, const float *,
-                                            float *, ThreadPool &);
+                                        const double *, double *, ThreadPool &);
+template void directConvBackwardData<float>(const ConvGeometry &, const float *,
+                                            const float *, float *,
+                                            ThreadPool &);
 template void directConvBackwardData<double>(const ConvGeometry &,
                                              const double *, const double *,
                                              double *, ThreadPool &);

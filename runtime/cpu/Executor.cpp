@@ -14,10 +14,11 @@ alignas(64) std::byte emptyConstant[64];
 
 } // namespace
 
-dlc_status_t FunctionExecutor::create(
-    const ModuleFile &module, const FunctionInfo &function, CpuDevice &device,
-    const std::vector<KernelFunction> &kernels,
-    std::unique_ptr<FunctionExecutor> &out) {
+dlc_status_t
+FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
+                         CpuDevice &device,
+                         const std::vector<KernelFunction> &kernels,
+                         std::unique_ptr<FunctionExecutor> &out) {
   std::unique_ptr<FunctionExecutor> e(new FunctionExecutor());
   e->functionName_ = function.name;
   e->device_ = &device;
@@ -25,8 +26,7 @@ dlc_status_t FunctionExecutor::create(
   if (!e->arena_.allocate(plan.arena_size(), true))
     return makeStatus(DLC_RESOURCE_EXHAUSTED,
                       function.name + ": out of memory for its " +
-                          std::to_string(plan.arena_size()) +
-                          "-byte arena");
+                          std::to_string(plan.arena_size()) + "-byte arena");
   if (const auto *constants = module.root().constants())
     for (const fb::Constant *c : *constants)
       e->constants_.push_back(
@@ -63,8 +63,8 @@ dlc_status_t FunctionExecutor::create(
       step.refs = {ref(m.lhs()), ref(m.rhs()), ref(m.result())};
       status = MatmulKernel::create(m, device, step.matmul);
       if (!status)
-        e->scratchBytes_ = std::max(e->scratchBytes_,
-                                    step.matmul->scratchBytes());
+        e->scratchBytes_ =
+            std::max(e->scratchBytes_, step.matmul->scratchBytes());
       break;
     }
     case fb::StepKind::ConvStep: {
@@ -72,8 +72,8 @@ dlc_status_t FunctionExecutor::create(
       step.refs = {ref(c.x()), ref(c.w()), ref(c.y())};
       status = ConvKernel::create(c, device, step.conv);
       if (!status)
-        e->scratchBytes_ = std::max(e->scratchBytes_,
-                                    step.conv->scratchBytes());
+        e->scratchBytes_ =
+            std::max(e->scratchBytes_, step.conv->scratchBytes());
       break;
     }
     case fb::StepKind::CopyStep: {
@@ -87,8 +87,8 @@ dlc_status_t FunctionExecutor::create(
       status = makeStatus(DLC_INTERNAL, "unknown step kind");
     }
     if (status)
-      return prefixStatus(status, module.name() + ": " + function.name +
-                                      ": " + step.label);
+      return prefixStatus(status, module.name() + ": " + function.name + ": " +
+                                      step.label);
     e->steps_.push_back(std::move(step));
   }
   out = std::move(e);
@@ -129,10 +129,9 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
           step.pointers[i] = resolve(step.refs[i], arguments, results);
         KernelFunction kernel = step.kernel;
         void *const *pointers = step.pointers.data();
-        pool.parallelFor(step.iterations, step.grain,
-                         [&](int64_t begin, int64_t end) {
-                           kernel(pointers, begin, end);
-                         });
+        pool.parallelFor(
+            step.iterations, step.grain,
+            [&](int64_t begin, int64_t end) { kernel(pointers, begin, end); });
         break;
       }
       case fb::StepKind::MatmulStep:

@@ -42,6 +42,10 @@ public:
 
 private:
   KernelLibrary() = default;
+  /// Writes the object to an anonymous or a temporary file and opens it.
+  dlc_status_t open(const uint8_t *data, size_t size, bool anonymous);
+  /// Closes the library and removes its file.
+  void close();
 
   std::string what_;
   void *handle_ = nullptr;

@@ -33,8 +33,7 @@ public:
 
 class DnnlMatmul final : public MatmulKernel {
 public:
-  DnnlMatmul(const dnnl::matmul::primitive_desc &pd,
-             const dnnl::engine &engine)
+  DnnlMatmul(const dnnl::matmul::primitive_desc &pd, const dnnl::engine &engine)
       : primitive_(pd), lhs_(pd.src_desc(), engine, DNNL_MEMORY_NONE),
         rhs_(pd.weights_desc(), engine, DNNL_MEMORY_NONE),
         result_(pd.dst_desc(), engine, DNNL_MEMORY_NONE),
@@ -69,8 +68,8 @@ public:
   explicit BlasMatmul(const fb::MatmulStep &s)
       : batch_(s.batch()), m_(s.m()), n_(s.n()), k_(s.k()),
         lhsStride_(s.lhs_batch_stride()), rhsStride_(s.rhs_batch_stride()),
-        lhsTransposed_(s.lhs_transposed()),
-        rhsTransposed_(s.rhs_transposed()) {}
+        lhsTransposed_(s.lhs_transposed()), rhsTransposed_(s.rhs_transposed()) {
+  }
 
   void run(const void *lhs, const void *rhs, void *result, void *,
            dnnl::stream &) override {
@@ -85,8 +84,8 @@ public:
                   rhsTransposed_ ? CblasTrans : CblasNoTrans,
                   static_cast<int>(m_), static_cast<int>(n_),
                   static_cast<int>(k_), 1.0, a + i * lhsStride_,
-                  lda > 0 ? lda : 1, b + i * rhsStride_, ldb > 0 ? ldb : 1,
-                  0.0, c + i * m_ * n_, n_ > 0 ? static_cast<int>(n_) : 1);
+                  lda > 0 ? lda : 1, b + i * rhsStride_, ldb > 0 ? ldb : 1, 0.0,
+                  c + i * m_ * n_, n_ > 0 ? static_cast<int>(n_) : 1);
   }
 
 private:
@@ -96,11 +95,11 @@ private:
 
 /// The oneDNN descriptor of a stored operand of logical shape [rows, cols]
 /// per batch entry: row-major, or column-major when transposed.
-dnnl::memory::desc operandDesc(int64_t batch, int64_t batchStride,
-                               int64_t rows, int64_t cols, bool transposed,
+dnnl::memory::desc operandDesc(int64_t batch, int64_t batchStride, int64_t rows,
+                               int64_t cols, bool transposed,
                                dnnl::memory::data_type type) {
-  dnnl::memory::dims strides = transposed ? dnnl::memory::dims{1, rows}
-                                          : dnnl::memory::dims{cols, 1};
+  dnnl::memory::dims strides =
+      transposed ? dnnl::memory::dims{1, rows} : dnnl::memory::dims{cols, 1};
   if (batch == 1)
     return dnnl::memory::desc({rows, cols}, type, strides);
   // A broadcast operand is a batch dimension of 1 (its stride is unused).
@@ -144,22 +143,19 @@ dlc_status_t MatmulKernel::create(const fb::MatmulStep &s, CpuDevice &device,
     type = dnnl::memory::data_type::f16;
     break;
   default:
-    return makeStatus(DLC_UNIMPLEMENTED,
-                      std::string("matmul of ") + dtypeName(dtype) +
-                          " is not supported on the CPU");
+    return makeStatus(DLC_UNIMPLEMENTED, std::string("matmul of ") +
+                                             dtypeName(dtype) +
+                                             " is not supported on the CPU");
   }
-  dnnl::memory::desc lhs =
-      operandDesc(s.batch(), s.lhs_batch_stride(), s.m(), s.k(),
-                  s.lhs_transposed(), type);
-  dnnl::memory::desc rhs =
-      operandDesc(s.batch(), s.rhs_batch_stride(), s.k(), s.n(),
-                  s.rhs_transposed(), type);
+  dnnl::memory::desc lhs = operandDesc(s.batch(), s.lhs_batch_stride(), s.m(),
+                                       s.k(), s.lhs_transposed(), type);
+  dnnl::memory::desc rhs = operandDesc(s.batch(), s.rhs_batch_stride(), s.k(),
+                                       s.n(), s.rhs_transposed(), type);
   dnnl::memory::desc result =
-      s.batch() == 1
-          ? dnnl::memory::desc({s.m(), s.n()}, type,
-                               dnnl::memory::format_tag::ab)
-          : dnnl::memory::desc({s.batch(), s.m(), s.n()}, type,
-                               dnnl::memory::format_tag::abc);
+      s.batch() == 1 ? dnnl::memory::desc({s.m(), s.n()}, type,
+                                          dnnl::memory::format_tag::ab)
+                     : dnnl::memory::desc({s.batch(), s.m(), s.n()}, type,
+                                          dnnl::memory::format_tag::abc);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
@@ -169,8 +165,7 @@ dlc_status_t MatmulKernel::create(const fb::MatmulStep &s, CpuDevice &device,
   } catch (const dnnl::error &e) {
     return makeStatus(DLC_UNIMPLEMENTED,
                       std::string("oneDNN has no ") + dtypeName(dtype) +
-                          " matmul for this CPU and layout (" + e.what() +
-                          ")");
+                          " matmul for this CPU and layout (" + e.what() + ")");
   }
   return nullptr;
 }

@@ -10,7 +10,7 @@
 // would compete with libgomp's spinning workers for the same cores between
 // a oneDNN call and a kernel. Measured on the 2-core build machine
 // (docs/performance.md): a matmul followed by five elementwise kernels took
-// 943 us with a condition-variable pool and 404 us on the OpenMP team; an
+// 943 us with a condition-variable pool and 444 us on the OpenMP team; an
 // empty dispatch cost 7.3 us against well under 1 us.
 //
 // A loop too small to pay for its threads runs inline (the grain), and so

@@ -17,6 +17,7 @@
 #include <limits>
 #include <set>
 #include <sys/stat.h>
+#include <type_traits>
 #include <unistd.h>
 
 namespace dlc {
@@ -118,6 +119,8 @@ private:
     out.dtype = static_cast<DType>(t->dtype());
     out.shape.clear();
     uint64_t elements = 1;
+    if (!elementsAligned(t->shape()))
+      return fail("has a misaligned shape");
     if (t->shape()) {
       for (int64_t d : *t->shape()) {
         if (d < 0)
@@ -211,13 +214,11 @@ private:
     std::set<int32_t> updated;
     for (size_t i = 0; i < values.size(); ++i) {
       const ValueInfo &v = values[i];
-      std::string which = std::string(what) + " " + std::to_string(i) +
-                          " ('" + v.name + "')";
-      if (v.global < -1 ||
-          v.global >= static_cast<int64_t>(m_.globals_.size()))
+      std::string which =
+          std::string(what) + " " + std::to_string(i) + " ('" + v.name + "')";
+      if (v.global < -1 || v.global >= static_cast<int64_t>(m_.globals_.size()))
         return fail(which + " names global " + std::to_string(v.global) +
-                    ", the module has " +
-                    std::to_string(m_.globals_.size()));
+                    ", the module has " + std::to_string(m_.globals_.size()));
       if (v.global < 0)
         continue;
       const ValueInfo &g = m_.globals_[v.global];
@@ -349,8 +350,8 @@ private:
 
   /// Checks that `bytes` bytes at `ref` lie inside its buffer, and that a
   /// `written` reference is in the arena or a result.
-  bool checkRef(const FunctionInfo &f, const fb::BufferRef *ref,
-                uint64_t bytes, const char *what, bool written) {
+  bool checkRef(const FunctionInfo &f, const fb::BufferRef *ref, uint64_t bytes,
+                const char *what, bool written) {
     if (!ref)
       return fail(std::string(what) + " is missing");
     uint64_t size = 0;
@@ -359,14 +360,13 @@ private:
     if (written && ref->kind() != fb::BufferKind::Arena &&
         ref->kind() != fb::BufferKind::Result)
       return fail(std::string(what) + " is written but lies in " +
-                  kindName(ref->kind()) + " " +
-                  std::to_string(ref->index()) +
+                  kindName(ref->kind()) + " " + std::to_string(ref->index()) +
                   " (only the arena and results are writable)");
     uint64_t end = 0;
     if (!addChecked(ref->offset(), bytes, end) || end > size)
       return fail(std::string(what) + " (" + std::to_string(bytes) +
-                  " bytes at offset " + std::to_string(ref->offset()) +
-                  " of " + kindName(ref->kind()) +
+                  " bytes at offset " + std::to_string(ref->offset()) + " of " +
+                  kindName(ref->kind()) +
                   (ref->kind() == fb::BufferKind::Arena
                        ? std::string()
                        : " " + std::to_string(ref->index())) +
@@ -384,6 +384,8 @@ private:
       return fail("has " + std::to_string(k.iterations()) + " iterations");
     if (!k.buffers())
       return true;
+    if (!elementsAligned(k.buffers()))
+      return fail("has misaligned buffer references");
     for (uint32_t i = 0; i < k.buffers()->size(); ++i) {
       const fb::BufferRef *ref = k.buffers()->Get(i);
       std::string what = "kernel buffer " + std::to_string(i);
@@ -405,10 +407,11 @@ private:
     if (mm.dtype() > fb::ElementType::MAX)
       return fail("matmul has unknown element type " +
                   std::to_string(static_cast<int>(mm.dtype())));
-    int64_t dims[] = {mm.batch(), mm.m(), mm.n(), mm.k(),
-                      mm.lhs_batch_stride(), mm.rhs_batch_stride()};
-    const char *dimNames[] = {"batch", "m", "n", "k", "lhs_batch_stride",
-                              "rhs_batch_stride"};
+    int64_t dims[] = {
+        mm.batch(),           mm.m(), mm.n(), mm.k(), mm.lhs_batch_stride(),
+        mm.rhs_batch_stride()};
+    const char *dimNames[] = {
+        "batch", "m", "n", "k", "lhs_batch_stride", "rhs_batch_stride"};
     for (int i = 0; i < 6; ++i)
       if (dims[i] < 0)
         return fail("matmul " + std::string(dimNames[i]) + " is " +
@@ -424,13 +427,16 @@ private:
       return fail("matmul operand sizes overflow 63 bits");
     return checkRef(f, mm.lhs(), lhs, "matmul lhs", false) &&
            checkRef(f, mm.rhs(), rhs, "matmul rhs", false) &&
-           checkRef(f, mm.result(), result, "matmul result", true);
+           checkRef(f, mm.result(), result, "matmul result", true) &&
+           checkDisjoint(*mm.result(), result, "matmul result", *mm.lhs(), lhs,
+                         "lhs") &&
+           checkDisjoint(*mm.result(), result, "matmul result", *mm.rhs(), rhs,
+                         "rhs");
   }
 
   /// Bytes a strided batch of [rows, cols] operands spans.
   static bool operandBytes(int64_t batch, int64_t stride, int64_t rows,
-                           int64_t cols, uint64_t elementBytes,
-                           uint64_t &out) {
+                           int64_t cols, uint64_t elementBytes, uint64_t &out) {
     uint64_t matrix = 0, span = 0;
     if (!mulChecked(rows, cols, matrix))
       return false;
@@ -485,38 +491,75 @@ private:
           !addChecked(x[i + 2], padLow[i], padded) ||
           !addChecked(padded, padHigh[i], padded))
         return fail("convolution geometry overflows 63 bits");
-      int64_t expected = padded >= extent
-                             ? static_cast<int64_t>((padded - extent) /
-                                                    stride[i]) +
-                                   1
-                             : 0;
+      int64_t expected =
+          padded >= extent
+              ? static_cast<int64_t>((padded - extent) / stride[i]) + 1
+              : 0;
       if (y[i + 2] != expected)
-        return fail("convolution output dimension " + std::to_string(i) +
-                    " is " + std::to_string(y[i + 2]) + ", expected " +
-                    std::to_string(expected) + " from input " +
-                    std::to_string(x[i + 2]) + ", kernel " +
-                    std::to_string(w[i + 2]) + ", stride " +
-                    std::to_string(stride[i]) + ", padding " +
-                    std::to_string(padLow[i]) + "+" +
-                    std::to_string(padHigh[i]) + ", dilation " +
-                    std::to_string(dilation[i]));
+        return fail(
+            "convolution output dimension " + std::to_string(i) + " is " +
+            std::to_string(y[i + 2]) + ", expected " +
+            std::to_string(expected) + " from input " +
+            std::to_string(x[i + 2]) + ", kernel " + std::to_string(w[i + 2]) +
+            ", stride " + std::to_string(stride[i]) + ", padding " +
+            std::to_string(padLow[i]) + "+" + std::to_string(padHigh[i]) +
+            ", dilation " + std::to_string(dilation[i]));
     }
     uint64_t es = elementSize(c.dtype()), xb = 0, wb = 0, yb = 0;
     if (!shapeBytes(x, es, xb) || !shapeBytes(w, es, wb) ||
         !shapeBytes(y, es, yb))
       return fail("convolution operand sizes overflow 63 bits");
-    return checkRef(f, c.x(), xb, "convolution x", c.kind() ==
-                                                      fb::ConvKind::BackwardData) &&
-           checkRef(f, c.w(), wb, "convolution w",
-                    c.kind() == fb::ConvKind::BackwardFilter) &&
-           checkRef(f, c.y(), yb, "convolution y",
-                    c.kind() == fb::ConvKind::Forward);
+    if (!checkRef(f, c.x(), xb, "convolution x",
+                  c.kind() == fb::ConvKind::BackwardData) ||
+        !checkRef(f, c.w(), wb, "convolution w",
+                  c.kind() == fb::ConvKind::BackwardFilter) ||
+        !checkRef(f, c.y(), yb, "convolution y",
+                  c.kind() == fb::ConvKind::Forward))
+      return false;
+    struct Operand {
+      const fb::BufferRef *ref;
+      uint64_t bytes;
+      const char *name;
+    } xOperand{c.x(), xb, "x"}, wOperand{c.w(), wb, "w"},
+        yOperand{c.y(), yb, "y"};
+    Operand out = c.kind() == fb::ConvKind::Forward        ? yOperand
+                  : c.kind() == fb::ConvKind::BackwardData ? xOperand
+                                                           : wOperand;
+    for (const Operand &in : {xOperand, wOperand, yOperand})
+      if (in.ref != out.ref &&
+          !checkDisjoint(*out.ref, out.bytes,
+                         (std::string("convolution ") + out.name).c_str(),
+                         *in.ref, in.bytes, in.name))
+        return false;
+    return true;
+  }
+
+  /// A library step (matmul, convolution) must not write the memory it
+  /// reads: with several threads its output blocks would overwrite operand
+  /// blocks other threads have yet to read.
+  bool checkDisjoint(const fb::BufferRef &out, uint64_t outBytes,
+                     const char *what, const fb::BufferRef &in,
+                     uint64_t inBytes, const char *operand) {
+    bool sameBuffer =
+        out.kind() == in.kind() &&
+        (out.kind() == fb::BufferKind::Arena || out.index() == in.index());
+    if (!sameBuffer || !outBytes || !inBytes ||
+        out.offset() >= in.offset() + inBytes ||
+        in.offset() >= out.offset() + outBytes)
+      return true;
+    return fail(std::string(what) + " (" + std::to_string(outBytes) +
+                " bytes at offset " + std::to_string(out.offset()) + " of " +
+                kindName(out.kind()) + ") overlaps its " + operand + " (" +
+                std::to_string(inBytes) + " bytes at offset " +
+                std::to_string(in.offset()) + ")");
   }
 
   bool readShape(const flatbuffers::Vector<int64_t> *v, const char *what,
                  std::vector<int64_t> &out) {
     if (!v)
       return fail(std::string("convolution has no ") + what + "_shape");
+    if (!elementsAligned(v))
+      return fail(std::string("convolution ") + what + "_shape is misaligned");
     for (int64_t d : *v) {
       if (d < 0)
         return fail(std::string("convolution ") + what +
@@ -534,6 +577,8 @@ private:
       out.assign(spatial, absent);
       return true;
     }
+    if (!elementsAligned(v))
+      return fail(std::string("convolution ") + what + " is misaligned");
     if (v->size() != spatial)
       return fail(std::string("convolution ") + what + " has " +
                   std::to_string(v->size()) + " values for " +
@@ -570,6 +615,18 @@ private:
 
   static bool aligned(const void *p) {
     return reinterpret_cast<uintptr_t>(p) % kBufferAlignment == 0;
+  }
+
+  /// The verifier checks a vector's length field but not that its elements
+  /// are aligned for their type; a corrupt offset can leave 8-byte elements
+  /// 4-byte aligned, and reading them would be undefined behavior. (An
+  /// empty vector has nothing to read, and FlatBufferBuilder does not align
+  /// it.)
+  template <typename T>
+  static bool elementsAligned(const flatbuffers::Vector<T> *v) {
+    using Element = std::remove_const_t<std::remove_pointer_t<T>>;
+    return !v || v->size() == 0 ||
+           reinterpret_cast<uintptr_t>(v->Data()) % alignof(Element) == 0;
   }
 
   ModuleFile &m_;
@@ -633,9 +690,9 @@ dlc_status_t ModuleFile::loadMemory(const void *data, size_t size,
     return makeStatus(DLC_INVALID_ARGUMENT, name + ": no data");
   AlignedBuffer buffer;
   if (!buffer.allocate(size, false))
-    return makeStatus(DLC_RESOURCE_EXHAUSTED,
-                      name + ": out of memory for " + std::to_string(size) +
-                          " bytes");
+    return makeStatus(DLC_RESOURCE_EXHAUSTED, name + ": out of memory for " +
+                                                  std::to_string(size) +
+                                                  " bytes");
   if (size)
     std::memcpy(buffer.data(), data, size);
   return load(std::move(buffer), name, out);
@@ -664,9 +721,9 @@ dlc_status_t ModuleFile::loadFile(const std::string &path,
   AlignedBuffer buffer;
   if (!buffer.allocate(size, false)) {
     ::close(fd);
-    return makeStatus(DLC_RESOURCE_EXHAUSTED,
-                      path + ": out of memory for " + std::to_string(size) +
-                          " bytes");
+    return makeStatus(DLC_RESOURCE_EXHAUSTED, path + ": out of memory for " +
+                                                  std::to_string(size) +
+                                                  " bytes");
   }
   size_t done = 0;
   while (done < size) {

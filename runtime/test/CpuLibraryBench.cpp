@@ -5,7 +5,8 @@
 // OpenBLAS (cblas_?gemm, row-major; a batch is a loop of calls) and with
 // oneDNN 2.6's matmul primitive (created once, batch as a 3-d tensor), and a
 // ResNet-like 3x3 convolution through oneDNN in plain NCHW against
-// format_tag::any with reorders around it. Prints GFLOP/s; timings belong in
+// format_tag::any with reorders around it, forward and both backward
+// passes. Prints GFLOP/s; timings belong in
 // a benchmark, never in a test, so this is not registered with ctest.
 //
 // Usage: dlc_cpu_library_bench [threads (default 2)]
@@ -20,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace {
@@ -89,16 +91,20 @@ double timeDnnlMatmul(const Gemm &g, dnnl::engine &engine,
   memory am(a, engine, av.data()), bm(b, engine, bv.data()),
       cm(c, engine, cv.data());
   return timeIt([&] {
-    prim.execute(stream,
-                 {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    prim.execute(
+        stream,
+        {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
     stream.wait();
   });
 }
 
-/// A ResNet-like 3x3 convolution, stride 1, pad 1: plain NCHW/OIHW end to
-/// end, or the primitive's preferred (blocked) layouts with reorders from
-/// and to NCHW inside the timed region (the runtime's buffers are NCHW).
-double timeDnnlConv(bool any, int64_t n, int64_t c, int64_t hw,
+enum class ConvKind { Forward, BackwardData, BackwardWeights };
+
+/// A ResNet-like 3x3 convolution, stride 1, pad 1, of kind `kind`: plain
+/// NCHW/OIHW end to end, or the primitive's preferred (blocked) layouts with
+/// reorders from and to NCHW inside the timed region (the runtime's buffers
+/// are NCHW).
+double timeDnnlConv(ConvKind kind, bool any, int64_t n, int64_t c, int64_t hw,
                     dnnl::engine &engine, dnnl::stream &stream) {
   using namespace dnnl;
   using tag = memory::format_tag;
@@ -109,31 +115,72 @@ double timeDnnlConv(bool any, int64_t n, int64_t c, int64_t hw,
   memory::desc xDesc = any ? memory::desc(xd, f32, tag::any) : xPlain;
   memory::desc wDesc = any ? memory::desc(wd, f32, tag::any) : wPlain;
   memory::desc yDesc = any ? memory::desc(yd, f32, tag::any) : yPlain;
-  convolution_forward::desc desc(prop_kind::forward_training,
-                                 algorithm::convolution_direct, xDesc, wDesc,
-                                 yDesc, {1, 1}, {1, 1}, {1, 1});
-  convolution_forward::primitive_desc pd(desc, engine);
-  convolution_forward prim(pd);
+  convolution_forward::primitive_desc fwd(
+      convolution_forward::desc(prop_kind::forward_training,
+                                algorithm::convolution_direct, xDesc, wDesc,
+                                yDesc, {1, 1}, {1, 1}, {1, 1}),
+      engine);
+  primitive prim;
+  memory::desc xWant, wWant, yWant;
+  int xArg, wArg, yArg;
+  bool xOut = false, wOut = false, yOut = false;
+  switch (kind) {
+  case ConvKind::Forward:
+    prim = convolution_forward(fwd);
+    xWant = fwd.src_desc(), wWant = fwd.weights_desc(), yWant = fwd.dst_desc();
+    xArg = DNNL_ARG_SRC, wArg = DNNL_ARG_WEIGHTS, yArg = DNNL_ARG_DST;
+    yOut = true;
+    break;
+  case ConvKind::BackwardData: {
+    convolution_backward_data::primitive_desc pd(
+        convolution_backward_data::desc(algorithm::convolution_direct, xDesc,
+                                        wDesc, yDesc, {1, 1}, {1, 1}, {1, 1}),
+        engine, fwd);
+    prim = convolution_backward_data(pd);
+    xWant = pd.diff_src_desc(), wWant = pd.weights_desc(),
+    yWant = pd.diff_dst_desc();
+    xArg = DNNL_ARG_DIFF_SRC, wArg = DNNL_ARG_WEIGHTS, yArg = DNNL_ARG_DIFF_DST;
+    xOut = true;
+    break;
+  }
+  case ConvKind::BackwardWeights: {
+    convolution_backward_weights::primitive_desc pd(
+        convolution_backward_weights::desc(algorithm::convolution_direct, xDesc,
+                                           wDesc, yDesc, {1, 1}, {1, 1},
+                                           {1, 1}),
+        engine, fwd);
+    prim = convolution_backward_weights(pd);
+    xWant = pd.src_desc(), wWant = pd.diff_weights_desc(),
+    yWant = pd.diff_dst_desc();
+    xArg = DNNL_ARG_SRC, wArg = DNNL_ARG_DIFF_WEIGHTS, yArg = DNNL_ARG_DIFF_DST;
+    wOut = true;
+    break;
+  }
+  }
   auto xv = randomVector<float>(n * c * hw * hw);
   auto wv = randomVector<float>(c * c * 9);
-  std::vector<float> yv(n * c * hw * hw);
+  auto yv = randomVector<float>(n * c * hw * hw);
   memory xm(xPlain, engine, xv.data()), wm(wPlain, engine, wv.data()),
       ym(yPlain, engine, yv.data());
-  memory xi = xm, wi = wm, yi = ym;
-  if (any) {
-    xi = memory(pd.src_desc(), engine);
-    wi = memory(pd.weights_desc(), engine);
-    yi = memory(pd.dst_desc(), engine);
-  }
+  memory xi = any ? memory(xWant, engine) : xm;
+  memory wi = any ? memory(wWant, engine) : wm;
+  memory yi = any ? memory(yWant, engine) : ym;
+  auto in = [&](memory &plain, memory &internal, bool isOutput) {
+    if (any && !isOutput)
+      reorder(plain, internal).execute(stream, plain, internal);
+  };
+  auto out = [&](memory &plain, memory &internal, bool isOutput) {
+    if (any && isOutput)
+      reorder(internal, plain).execute(stream, internal, plain);
+  };
   return timeIt([&] {
-    if (any) {
-      reorder(xm, xi).execute(stream, xm, xi);
-      reorder(wm, wi).execute(stream, wm, wi);
-    }
-    prim.execute(stream,
-                 {{DNNL_ARG_SRC, xi}, {DNNL_ARG_WEIGHTS, wi}, {DNNL_ARG_DST, yi}});
-    if (any)
-      reorder(yi, ym).execute(stream, yi, ym);
+    in(xm, xi, xOut);
+    in(wm, wi, wOut);
+    in(ym, yi, yOut);
+    prim.execute(stream, {{xArg, xi}, {wArg, wi}, {yArg, yi}});
+    out(xm, xi, xOut);
+    out(wm, wi, wOut);
+    out(ym, yi, yOut);
     stream.wait();
   });
 }
@@ -165,18 +212,28 @@ int main(int argc, char **argv) {
                 flops / timeBlas<double>(g) * 1e-9);
   }
 
-  std::printf("%-40s %12s %12s\n", "conv 3x3 (GFLOP/s)", "nchw", "any+reorder");
   struct Conv {
     const char *what;
     int64_t n, c, hw;
   } convs[] = {{"ResNet stage 1: 32x64x56x56", 32, 64, 56},
                {"ResNet stage 3: 32x256x14x14", 32, 256, 14},
                {"CIFAR ResNet: 32x64x32x32", 32, 64, 32}};
-  for (const Conv &c : convs) {
-    double flops = 2.0 * c.n * c.c * c.c * 9 * c.hw * c.hw;
-    std::printf("%-40s %12.1f %12.1f\n", c.what,
-                flops / timeDnnlConv(false, c.n, c.c, c.hw, engine, stream) * 1e-9,
-                flops / timeDnnlConv(true, c.n, c.c, c.hw, engine, stream) * 1e-9);
+  const char *kindNames[] = {"forward", "backward data", "backward weights"};
+  for (ConvKind kind :
+       {ConvKind::Forward, ConvKind::BackwardData, ConvKind::BackwardWeights}) {
+    std::printf("%-40s %12s %12s\n",
+                (std::string("conv 3x3 ") + kindNames[int(kind)] + " (GFLOP/s)")
+                    .c_str(),
+                "nchw", "any+reorder");
+    for (const Conv &c : convs) {
+      double flops = 2.0 * c.n * c.c * c.c * 9 * c.hw * c.hw;
+      std::printf(
+          "%-40s %12.1f %12.1f\n", c.what,
+          flops / timeDnnlConv(kind, false, c.n, c.c, c.hw, engine, stream) *
+              1e-9,
+          flops / timeDnnlConv(kind, true, c.n, c.c, c.hw, engine, stream) *
+              1e-9);
+    }
   }
   return 0;
 }

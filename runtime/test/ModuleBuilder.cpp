@@ -17,16 +17,18 @@ Offset<fb::TensorType> tensorType(FlatBufferBuilder &b, DType dtype,
 }
 
 /// A [ubyte] (force_align: 64) vector.
-Offset<flatbuffers::Vector<uint8_t>> alignedBytes(FlatBufferBuilder &b,
-                                                  const std::vector<uint8_t> &v) {
+Offset<flatbuffers::Vector<uint8_t>>
+alignedBytes(FlatBufferBuilder &b, const std::vector<uint8_t> &v) {
   b.ForceVectorAlignment(v.size(), sizeof(uint8_t), kBufferAlignment);
   return b.CreateVector(v);
 }
 
-fb::BufferRef ref(const Ref &r) { return fb::BufferRef(r.kind, r.index, r.offset); }
+fb::BufferRef ref(const Ref &r) {
+  return fb::BufferRef(r.kind, r.index, r.offset);
+}
 
-Offset<flatbuffers::Vector<int64_t>> optionalVector(FlatBufferBuilder &b,
-                                                    const std::vector<int64_t> &v) {
+Offset<flatbuffers::Vector<int64_t>>
+optionalVector(FlatBufferBuilder &b, const std::vector<int64_t> &v) {
   return v.empty() ? 0 : b.CreateVector(v);
 }
 
@@ -80,8 +82,7 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
 
 uint32_t FunctionBuilder::argument(const std::string &name,
                                    const std::string &role, DType dtype,
-                                   std::vector<int64_t> shape,
-                                   int32_t global) {
+                                   std::vector<int64_t> shape, int32_t global) {
   arguments_.push_back({name, role, dtype, std::move(shape), global});
   return static_cast<uint32_t>(arguments_.size() - 1);
 }
@@ -134,9 +135,8 @@ void FunctionBuilder::copy(Ref source, Ref destination, uint64_t bytes,
   steps_.push_back(std::move(s));
 }
 
-uint32_t ModuleBuilder::global(const std::string &name,
-                               const std::string &role, DType dtype,
-                               std::vector<int64_t> shape,
+uint32_t ModuleBuilder::global(const std::string &name, const std::string &role,
+                               DType dtype, std::vector<int64_t> shape,
                                std::vector<uint8_t> initial) {
   GlobalSpec g;
   g.value = {name, role, dtype, std::move(shape), -1};
@@ -186,16 +186,14 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
   for (const FunctionBuilder &f : functions_) {
     std::vector<Offset<fb::Argument>> args;
     for (const Value &v : f.arguments_)
-      args.push_back(fb::CreateArgument(b, b.CreateString(v.name),
-                                        b.CreateString(v.role),
-                                        tensorType(b, v.dtype, v.shape),
-                                        v.global));
+      args.push_back(
+          fb::CreateArgument(b, b.CreateString(v.name), b.CreateString(v.role),
+                             tensorType(b, v.dtype, v.shape), v.global));
     std::vector<Offset<fb::Result>> results;
     for (const Value &v : f.results_)
-      results.push_back(fb::CreateResult(b, b.CreateString(v.name),
-                                         b.CreateString(v.role),
-                                         tensorType(b, v.dtype, v.shape),
-                                         v.global));
+      results.push_back(
+          fb::CreateResult(b, b.CreateString(v.name), b.CreateString(v.role),
+                           tensorType(b, v.dtype, v.shape), v.global));
     std::vector<Offset<fb::Step>> steps;
     for (const StepSpec &s : f.steps_)
       steps.push_back(step(b, s));

@@ -84,9 +84,8 @@ public:
   uint32_t argument(const std::string &name, const std::string &role,
                     DType dtype, std::vector<int64_t> shape,
                     int32_t global = -1);
-  uint32_t result(const std::string &name, const std::string &role,
-                  DType dtype, std::vector<int64_t> shape,
-                  int32_t global = -1);
+  uint32_t result(const std::string &name, const std::string &role, DType dtype,
+                  std::vector<int64_t> shape, int32_t global = -1);
   void arenaSize(uint64_t bytes) { arenaSize_ = bytes; }
 
   void kernel(uint32_t kernel, std::vector<Ref> buffers, int64_t iterations,
@@ -111,8 +110,8 @@ private:
 class ModuleBuilder {
 public:
   /// Adds a global with `initial` bytes (empty: none) and returns its index.
-  uint32_t global(const std::string &name, const std::string &role,
-                  DType dtype, std::vector<int64_t> shape,
+  uint32_t global(const std::string &name, const std::string &role, DType dtype,
+                  std::vector<int64_t> shape,
                   std::vector<uint8_t> initial = {});
   uint32_t constant(DType dtype, std::vector<int64_t> shape,
                     std::vector<uint8_t> data);

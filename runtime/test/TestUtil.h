@@ -29,8 +29,7 @@ using DevicePtr = std::unique_ptr<dlc_device_t, void (*)(dlc_device_t *)>;
 using SessionPtr = std::unique_ptr<dlc_session_t, void (*)(dlc_session_t *)>;
 
 /// Loads `bytes` as a module named "test.dlcm".
-inline Outcome loadModule(const std::vector<uint8_t> &bytes,
-                          ModulePtr &out) {
+inline Outcome loadModule(const std::vector<uint8_t> &bytes, ModulePtr &out) {
   dlc_module_t *m = nullptr;
   Outcome o = outcome(
       dlc_module_load_memory(bytes.data(), bytes.size(), "test.dlcm", &m));
@@ -63,8 +62,8 @@ template <typename T> struct HostTensor {
     data.assign(static_cast<size_t>(n), fill);
   }
   dlc_tensor_t view() {
-    return dlc_tensor_t{dtype, static_cast<int32_t>(shape.size()),
-                        shape.data(), data.data()};
+    return dlc_tensor_t{dtype, static_cast<int32_t>(shape.size()), shape.data(),
+                        data.data()};
   }
 
   dlc_dtype_t dtype;

@@ -9,6 +9,10 @@
 //   dlc-run --interpret --train MODEL.(onnx|onnxtxt|mlir) [training options]
 //           --batch-size B --data DATA.npz --steps K [--no-shuffle]
 //           [--seed S] [--log METRICS.jsonl] [--save-state STATE.npz]
+//   dlc-run MODULE.dlcm [runner options]
+//
+// A compiled module (.dlcm) is run by the runtime through the runner
+// (tools/runner: its own options, see `dlc-run MODULE.dlcm --help`).
 //
 // --train runs train_step K times (an ONNX model is compiled first with the
 // training options, the same words dlc-compile takes; an .mlir module is
@@ -53,6 +57,7 @@
 #include "tools/dlc-run/GradCheck.h"
 #include "tools/dlc-run/Train.h"
 #include "tools/common/TrainingOptions.h"
+#include "tools/runner/Runner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -327,6 +332,11 @@ static SmallVector<::dlc::Tensor> makeRandomInputs(func::FuncOp func,
 }
 
 int main(int argc, char **argv) {
+  // A compiled module runs on the runtime, through the runner, which has
+  // its own options: it gets the command line before LLVM parses it.
+  for (int i = 1; i < argc; ++i)
+    if (argv[i][0] != '-' && ::dlc::runner::looksLikeModule(argv[i]))
+      return ::dlc::runner::main(argc, argv, /*embeddingFile=*/nullptr);
   llvm::InitLLVM init(argc, argv);
   mlir::registerMLIRContextCLOptions();
   ::dlc::tools::registerShapeOptions();

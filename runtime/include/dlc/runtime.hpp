@@ -86,8 +86,8 @@ public:
     s.inputs.resize(numInputs);
     s.outputs.resize(numOutputs);
     for (size_t i = 0; i < numInputs; ++i)
-      check(dlc_module_function_input(get(), function.c_str(), i,
-                                      &s.inputs[i]));
+      check(
+          dlc_module_function_input(get(), function.c_str(), i, &s.inputs[i]));
     for (size_t i = 0; i < numOutputs; ++i)
       check(dlc_module_function_output(get(), function.c_str(), i,
                                        &s.outputs[i]));
@@ -174,9 +174,8 @@ public:
 
   void saveCheckpoint(const std::string &directory,
                       const Metadata *metadata = nullptr, int32_t keep = 0) {
-    check(dlc_session_save_checkpoint(get(), directory.c_str(),
-                                      metadata ? metadata->get() : nullptr,
-                                      keep));
+    check(dlc_session_save_checkpoint(
+        get(), directory.c_str(), metadata ? metadata->get() : nullptr, keep));
   }
   /// Restores a checkpoint and returns its metadata.
   Metadata loadCheckpoint(const std::string &directory) {

@@ -1,0 +1,413 @@
+//===- SessionTest.cpp - Sessions, calls, globals and checkpoints ---------===//
+#include "dlc/runtime.hpp"
+#include "runtime/test/TestModules.h"
+#include "runtime/test/TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fstream>
+#include <iterator>
+#include <unistd.h>
+
+using namespace dlc;
+using namespace dlc::test;
+
+namespace {
+
+/// accumulate(x: float32[4]) -> old: float32[4] updates global "acc"
+/// (float32[4], zeros) to acc + x and returns acc's value before the call;
+/// read() -> value: float32[4] returns acc.
+ModuleBuilder accumulator() {
+  ModuleBuilder m;
+  uint32_t acc = m.global("acc", "state", DType::F32, {4});
+  uint32_t add = m.kernel("test_add_f32");
+  m.sharedObject(testKernelsObject());
+  FunctionBuilder &f = m.function("accumulate");
+  uint32_t x = f.argument("x", "input", DType::F32, {4});
+  uint32_t a = f.argument("acc", "state", DType::F32, {4}, acc);
+  uint32_t old = f.result("old", "output", DType::F32, {4});
+  uint32_t next = f.result("acc", "state", DType::F32, {4}, acc);
+  f.kernel(add, {argument(x), argument(a), result(next)}, 4, "node 'add'");
+  f.copy(argument(a), result(old), 16, "old value");
+  FunctionBuilder &r = m.function("read");
+  uint32_t ra = r.argument("acc", "state", DType::F32, {4}, acc);
+  uint32_t value = r.result("value", "output", DType::F32, {4});
+  r.copy(argument(ra), result(value), 16);
+  return m;
+}
+
+struct Opened {
+  ModulePtr module{nullptr, &dlc_module_release};
+  DevicePtr device{nullptr, &dlc_device_release};
+  SessionPtr session{nullptr, &dlc_session_release};
+};
+
+Opened open(const ModuleBuilder &m, int threads = 2) {
+  Opened o;
+  Outcome r = loadModule(m.finish(), o.module);
+  EXPECT_TRUE(r.ok()) << r.message;
+  o.device = cpuDevice(threads);
+  r = openSession(o.module.get(), o.device.get(), o.session);
+  EXPECT_TRUE(r.ok()) << r.message;
+  return o;
+}
+
+std::vector<float> readAcc(dlc_session_t *session) {
+  std::vector<float> acc(4);
+  Outcome o = outcome(
+      dlc_session_get_global(session, "acc", acc.data(), 4 * sizeof(float)));
+  EXPECT_TRUE(o.ok()) << o.message;
+  return acc;
+}
+
+Outcome accumulate(dlc_session_t *session, HostTensor<float> &x,
+                   HostTensor<float> &old) {
+  dlc_tensor_t in = x.view(), out = old.view();
+  return outcome(dlc_session_call(session, "accumulate", &in, 1, &out, 1));
+}
+
+TEST(Session, GlobalsPingPongAcrossCalls) {
+  Opened s = open(accumulator());
+  for (int call = 1; call <= 3; ++call) {
+    HostTensor<float> x(DLC_F32, {4}, float(call)), old(DLC_F32, {4});
+    Outcome o = accumulate(s.session.get(), x, old);
+    ASSERT_TRUE(o.ok()) << o.message;
+    // The argument saw the value before this call: 0, 1, 1 + 2.
+    float before = float((call - 1) * call / 2);
+    EXPECT_EQ(old.data, std::vector<float>(4, before));
+    EXPECT_EQ(readAcc(s.session.get()),
+              std::vector<float>(4, before + float(call)));
+  }
+  HostTensor<float> value(DLC_F32, {4});
+  dlc_tensor_t out = value.view();
+  ASSERT_TRUE(
+      outcome(dlc_session_call(s.session.get(), "read", nullptr, 0, &out, 1))
+          .ok());
+  EXPECT_EQ(value.data, std::vector<float>(4, 6.0f));
+}
+
+TEST(Session, FailedCallsLeaveStateUnchanged) {
+  Opened s = open(accumulator());
+  HostTensor<float> one(DLC_F32, {4}, 1.0f), old(DLC_F32, {4});
+  ASSERT_TRUE(accumulate(s.session.get(), one, old).ok());
+
+  HostTensor<float> wrongShape(DLC_F32, {5}, 1.0f);
+  Outcome o = accumulate(s.session.get(), wrongShape, old);
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message, "accumulate: input 0 ('x') is float32[5], expected "
+                       "float32[4]");
+  HostTensor<int32_t> wrongType(DLC_I32, {4});
+  dlc_tensor_t in = wrongType.view(), out = old.view();
+  o = outcome(dlc_session_call(s.session.get(), "accumulate", &in, 1, &out, 1));
+  EXPECT_EQ(o.message, "accumulate: input 0 ('x') is int32[4], expected "
+                       "float32[4]");
+  HostTensor<float> wrongOutput(DLC_F32, {2, 2});
+  in = one.view();
+  out = wrongOutput.view();
+  o = outcome(dlc_session_call(s.session.get(), "accumulate", &in, 1, &out, 1));
+  EXPECT_EQ(o.message, "accumulate: output 0 ('old') is float32[2,2], "
+                       "expected float32[4]");
+  o = outcome(dlc_session_call(s.session.get(), "accumulate", &in, 1, &out, 0));
+  EXPECT_EQ(o.message, "accumulate: takes 1 inputs and 1 outputs, got 1 and 0");
+  in.data = nullptr;
+  out = old.view();
+  o = outcome(dlc_session_call(s.session.get(), "accumulate", &in, 1, &out, 1));
+  EXPECT_EQ(o.message, "accumulate: input 0 ('x') has no data");
+  in = one.view();
+  in.rank = -1;
+  o = outcome(dlc_session_call(s.session.get(), "accumulate", &in, 1, &out, 1));
+  EXPECT_EQ(o.message, "accumulate: input 0 ('x') has rank -1, expected "
+                       "float32[4]");
+  o = outcome(
+      dlc_session_call(s.session.get(), "train_step", nullptr, 0, nullptr, 0));
+  EXPECT_EQ(o.code, DLC_NOT_FOUND);
+  EXPECT_EQ(o.message, "test.dlcm: no function 'train_step' (the module has "
+                       "'accumulate', 'read')");
+
+  EXPECT_EQ(readAcc(s.session.get()), std::vector<float>(4, 1.0f));
+  // And the next good call continues from there.
+  ASSERT_TRUE(accumulate(s.session.get(), one, old).ok());
+  EXPECT_EQ(readAcc(s.session.get()), std::vector<float>(4, 2.0f));
+}
+
+TEST(Session, GetAndSetGlobals) {
+  Opened s = open(accumulator());
+  std::vector<float> v{1, 2, 3, 4};
+  ASSERT_TRUE(
+      outcome(dlc_session_set_global(s.session.get(), "acc", v.data(), 16))
+          .ok());
+  EXPECT_EQ(readAcc(s.session.get()), v);
+  Outcome o =
+      outcome(dlc_session_set_global(s.session.get(), "acc", v.data(), 12));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message, "global 'acc' is float32[4] (16 bytes), got 12 bytes");
+  o = outcome(dlc_session_get_global(s.session.get(), "nope", v.data(), 16));
+  EXPECT_EQ(o.code, DLC_NOT_FOUND);
+  EXPECT_EQ(o.message, "test.dlcm: no global 'nope'");
+}
+
+TEST(Session, KernelIterationsRunExactlyOnceOnEveryThreadCount) {
+  for (int threads : {1, 2, 4, 7}) {
+    for (int64_t grain : {0, 1, 100}) {
+      ModuleBuilder m;
+      uint32_t mark = m.kernel("test_mark_i32");
+      m.sharedObject(testKernelsObject());
+      FunctionBuilder &f = m.function("mark");
+      f.result("counts", "output", DType::I32, {10007});
+      f.kernel(mark, {result(0)}, 10007, "", grain);
+      Opened s = open(m, threads);
+      HostTensor<int32_t> counts(DLC_I32, {10007});
+      dlc_tensor_t out = counts.view();
+      ASSERT_TRUE(outcome(dlc_session_call(s.session.get(), "mark", nullptr, 0,
+                                           &out, 1))
+                      .ok());
+      EXPECT_EQ(counts.data, std::vector<int32_t>(10007, 1))
+          << threads << " threads, grain " << grain;
+    }
+  }
+}
+
+TEST(Session, LinearClassifierTrains) {
+  const int64_t batch = 8, features = 5, classes = 3;
+  Opened s = open(linearClassifier(batch, features, classes));
+  HostTensor<float> x(DLC_F32, {batch, features});
+  HostTensor<int64_t> labels(DLC_I64, {batch});
+  for (int64_t b = 0; b < batch; ++b) {
+    labels.data[b] = b % classes;
+    for (int64_t j = 0; j < features; ++j)
+      x.data[b * features + j] = (j == labels.data[b] ? 1.0f : 0.0f) +
+                                 0.1f * float((b * 7 + j * 3) % 5);
+  }
+  std::vector<float> losses;
+  for (int step = 0; step < 30; ++step) {
+    HostTensor<float> loss(DLC_F32, {});
+    dlc_tensor_t in[] = {x.view(), labels.view()};
+    dlc_tensor_t out = loss.view();
+    Outcome o = outcome(
+        dlc_session_call(s.session.get(), "train_step", in, 2, &out, 1));
+    ASSERT_TRUE(o.ok()) << o.message;
+    losses.push_back(loss.data[0]);
+  }
+  // Plain gradient descent on a convex loss with a small step: every step
+  // lowers it.
+  for (size_t i = 1; i < losses.size(); ++i)
+    EXPECT_LT(losses[i], losses[i - 1]) << "step " << i;
+  EXPECT_LT(losses.back(), 0.5f * losses.front());
+  int64_t step = 0;
+  ASSERT_TRUE(outcome(dlc_session_get_global(s.session.get(), "dlc.step", &step,
+                                             sizeof(step)))
+                  .ok());
+  EXPECT_EQ(step, 30);
+
+  HostTensor<float> logits(DLC_F32, {batch, classes});
+  dlc_tensor_t in = x.view(), out = logits.view();
+  ASSERT_TRUE(
+      outcome(dlc_session_call(s.session.get(), "forward", &in, 1, &out, 1))
+          .ok());
+  for (int64_t b = 0; b < batch; ++b) {
+    const float *row = &logits.data[b * classes];
+    int64_t best = std::max_element(row, row + classes) - row;
+    EXPECT_EQ(best, labels.data[b]) << "example " << b;
+  }
+}
+
+TEST(Session, HandlesMayBeReleasedBeforeTheSession) {
+  ModulePtr module(nullptr, &dlc_module_release);
+  ASSERT_TRUE(loadModule(accumulator().finish(), module).ok());
+  DevicePtr device = cpuDevice(2);
+  SessionPtr session(nullptr, &dlc_session_release);
+  ASSERT_TRUE(openSession(module.get(), device.get(), session).ok());
+  module.reset();
+  device.reset();
+  HostTensor<float> one(DLC_F32, {4}, 1.0f), old(DLC_F32, {4});
+  EXPECT_TRUE(accumulate(session.get(), one, old).ok());
+}
+
+TEST(Session, DeviceSpecs) {
+  dlc_device_t *d = nullptr;
+  Outcome o = outcome(dlc_device_create("cuda:0", 0, &d));
+  EXPECT_EQ(o.code, DLC_UNAVAILABLE);
+  EXPECT_EQ(o.message, "device 'cuda:0': this build has no CUDA device "
+                       "support");
+  o = outcome(dlc_device_create("tpu", 0, &d));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message, "unknown device 'tpu' (expected \"cpu\" or "
+                       "\"cuda:N\")");
+  o = outcome(dlc_device_create("cuda:x", 0, &d));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  o = outcome(dlc_device_create("cpu", -1, &d));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(d, nullptr);
+  o = outcome(dlc_device_create("cpu", 0, &d));
+  EXPECT_TRUE(o.ok());
+  dlc_device_release(d);
+}
+
+TEST(Session, ModuleForAnotherTargetIsRefused) {
+  ModuleBuilder m = accumulator();
+  m.target("cuda");
+  ModulePtr module(nullptr, &dlc_module_release);
+  ASSERT_TRUE(loadModule(m.finish(), module).ok());
+  DevicePtr device = cpuDevice(1);
+  SessionPtr session(nullptr, &dlc_session_release);
+  Outcome o = openSession(module.get(), device.get(), session);
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message, "test.dlcm: compiled for 'cuda', cannot run on device "
+                       "'cpu'");
+}
+
+std::string tempDir(const std::string &name) {
+  std::string dir = ::testing::TempDir() + "dlc_session_" + name + "_" +
+                    std::to_string(::getpid());
+  std::string command = "rm -rf '" + dir + "'";
+  EXPECT_EQ(std::system(command.c_str()), 0);
+  return dir;
+}
+
+int countCheckpoints(const std::string &dir) {
+  int n = 0;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d))
+      n += std::string(e->d_name).rfind("step-", 0) == 0;
+    closedir(d);
+  }
+  return n;
+}
+
+TEST(Session, CheckpointsRestoreGlobalsStepAndMetadata) {
+  Opened s = open(accumulator());
+  std::string dir = tempDir("checkpoint");
+  HostTensor<float> one(DLC_F32, {4}, 1.0f), old(DLC_F32, {4});
+  dlc_metadata_t *meta = nullptr;
+  ASSERT_TRUE(outcome(dlc_metadata_create(&meta)).ok());
+  ASSERT_TRUE(outcome(dlc_metadata_set(meta, "epoch", 3)).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(accumulate(s.session.get(), one, old).ok());
+    Outcome o = outcome(
+        dlc_session_save_checkpoint(s.session.get(), dir.c_str(), meta, 2));
+    ASSERT_TRUE(o.ok()) << o.message;
+  }
+  dlc_metadata_release(meta);
+  EXPECT_EQ(countCheckpoints(dir), 2);
+  ASSERT_TRUE(accumulate(s.session.get(), one, old).ok());
+  EXPECT_EQ(readAcc(s.session.get()), std::vector<float>(4, 4.0f));
+
+  dlc_metadata_t *restored = nullptr;
+  Outcome o = outcome(
+      dlc_session_load_checkpoint(s.session.get(), dir.c_str(), &restored));
+  ASSERT_TRUE(o.ok()) << o.message;
+  EXPECT_EQ(readAcc(s.session.get()), std::vector<float>(4, 3.0f));
+  int64_t epoch = 0;
+  EXPECT_TRUE(outcome(dlc_metadata_get(restored, "epoch", &epoch)).ok());
+  EXPECT_EQ(epoch, 3);
+  o = outcome(dlc_metadata_get(restored, "missing", &epoch));
+  EXPECT_EQ(o.code, DLC_NOT_FOUND);
+  dlc_metadata_release(restored);
+
+  // Without a "dlc.step" global the step is the call count, which resumes
+  // from the checkpoint's: the next save is step 4.
+  ASSERT_TRUE(accumulate(s.session.get(), one, old).ok());
+  ASSERT_TRUE(outcome(dlc_session_save_checkpoint(s.session.get(), dir.c_str(),
+                                                  nullptr, 0))
+                  .ok());
+  std::ifstream latest(dir + "/LATEST");
+  std::string name((std::istreambuf_iterator<char>(latest)), {});
+  EXPECT_NE(name.find("step-00000004.dlcc"), std::string::npos) << name;
+}
+
+TEST(Session, CheckpointsOfOtherModelsAreRefusedWithoutChanges) {
+  std::string dir = tempDir("other");
+  {
+    Opened s = open(accumulator());
+    HostTensor<float> one(DLC_F32, {4}, 1.0f), old(DLC_F32, {4});
+    ASSERT_TRUE(accumulate(s.session.get(), one, old).ok());
+    ASSERT_TRUE(outcome(dlc_session_save_checkpoint(s.session.get(),
+                                                    dir.c_str(), nullptr, 0))
+                    .ok());
+  }
+  // Another fingerprint.
+  ModuleBuilder other = accumulator();
+  other.fingerprint("another-model");
+  Opened s = open(other);
+  std::vector<float> v{5, 6, 7, 8};
+  ASSERT_TRUE(
+      outcome(dlc_session_set_global(s.session.get(), "acc", v.data(), 16))
+          .ok());
+  Outcome o = outcome(
+      dlc_session_load_checkpoint(s.session.get(), dir.c_str(), nullptr));
+  EXPECT_EQ(o.code, DLC_FAILED_PRECONDITION);
+  EXPECT_EQ(o.message, dir + " is from another model (its fingerprint is "
+                             "'test-fingerprint', module test.dlcm has "
+                             "'another-model')");
+  EXPECT_EQ(readAcc(s.session.get()), v);
+
+  // The same fingerprint but globals that do not match.
+  ModuleBuilder mismatched = accumulator();
+  mismatched.global("extra", "state", DType::F32, {2});
+  Opened m = open(mismatched);
+  o = outcome(
+      dlc_session_load_checkpoint(m.session.get(), dir.c_str(), nullptr));
+  EXPECT_EQ(o.code, DLC_FAILED_PRECONDITION);
+  EXPECT_EQ(o.message,
+            dir + ": does not match module test.dlcm; missing 'extra'");
+  EXPECT_EQ(readAcc(m.session.get()), std::vector<float>(4, 0.0f));
+
+  o = outcome(dlc_session_load_checkpoint(
+      m.session.get(), (dir + "/nonexistent").c_str(), nullptr));
+  EXPECT_EQ(o.code, DLC_NOT_FOUND) << o.message;
+}
+
+TEST(Session, ExportsParamsAndStateIntoTheOnnxModel) {
+  // ModelProto{ir_version: 8, graph: GraphProto{name: "g"}}.
+  std::vector<uint8_t> model{0x08, 0x08, 0x3a, 0x03, 0x12, 0x01, 'g'};
+  ModuleBuilder m = accumulator();
+  m.onnxModel(model);
+  Opened s = open(m);
+  std::string path = tempDir("export") + ".onnx";
+  Outcome o = outcome(dlc_session_export_onnx(s.session.get(), path.c_str()));
+  ASSERT_TRUE(o.ok()) << o.message;
+  std::vector<uint8_t> bytes = readFileBytes(path);
+  ASSERT_GT(bytes.size(), model.size());
+  EXPECT_TRUE(std::equal(model.begin(), model.end(), bytes.begin()));
+  std::string text(bytes.begin(), bytes.end());
+  EXPECT_NE(text.find("acc"), std::string::npos);
+  std::remove(path.c_str());
+
+  Opened without = open(accumulator());
+  o = outcome(dlc_session_export_onnx(without.session.get(), path.c_str()));
+  EXPECT_EQ(o.code, DLC_FAILED_PRECONDITION);
+  EXPECT_EQ(o.message,
+            "test.dlcm: the module kept no ONNX model to export into");
+}
+
+TEST(Session, CppWrapperThrowsErrorsWithTheirCode) {
+  std::vector<uint8_t> bytes = accumulator().finish();
+  rt::Module module = rt::Module::loadMemory(bytes.data(), bytes.size(), "acc");
+  EXPECT_EQ(module.functionName(0), "accumulate");
+  rt::Signature sig = module.signature("accumulate");
+  ASSERT_EQ(sig.inputs.size(), 1u);
+  EXPECT_STREQ(sig.inputs[0].name, "x");
+  rt::Session session(module, rt::Device("cpu", 2));
+  HostTensor<float> one(DLC_F32, {4}, 1.0f), old(DLC_F32, {4});
+  session.call("accumulate", {one.view()}, {old.view()});
+  std::vector<float> acc(4);
+  session.getGlobal("acc", acc.data(), 16);
+  EXPECT_EQ(acc, std::vector<float>(4, 1.0f));
+  try {
+    session.call("accumulate", {}, {});
+    FAIL() << "expected an error";
+  } catch (const rt::Error &e) {
+    EXPECT_EQ(e.code(), DLC_INVALID_ARGUMENT);
+    EXPECT_STREQ(e.what(),
+                 "accumulate: takes 1 inputs and 1 outputs, got 0 and 0");
+  }
+  EXPECT_THROW(rt::Device("cuda:0"), rt::Error);
+  rt::Metadata meta;
+  meta.set("k", 1);
+  EXPECT_TRUE(meta.has("k"));
+  EXPECT_FALSE(meta.has("j"));
+  EXPECT_EQ(meta.value("k"), 1);
+}
+
+} // namespace

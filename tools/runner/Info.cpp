@@ -1,0 +1,48 @@
+//===- Info.cpp - --info: what a module holds -----------------------------===//
+#include "tools/runner/Info.h"
+
+#include "tools/runner/Progress.h"
+#include "tools/runner/Values.h"
+
+namespace dlc::runner {
+
+std::string describeModule(const LoadedModule &loaded) {
+  const rt::Module &module = loaded.module;
+  std::string text = "module: " + loaded.name + "\n";
+  text += "model: " + module.modelName() + "\n";
+  text += "target: " + module.target() + "\n";
+  if (!loaded.trainingOptions.empty())
+    text += "training options: " + loaded.trainingOptions + "\n";
+  for (size_t f = 0; f < module.functionCount(); ++f) {
+    std::string name = module.functionName(f);
+    rt::Signature signature = module.signature(name);
+    text += "function " + name + "\n";
+    for (size_t i = 0; i < signature.inputs.size(); ++i) {
+      const dlc_value_info_t &in = signature.inputs[i];
+      text += "  input  " + std::string(in.name) + " " + in.role + " " +
+              describeType(in);
+      LabelClasses classes = loaded.classes(name, i);
+      if (classes.numClasses > 0)
+        text += " (" + std::to_string(classes.numClasses) +
+                " classes, ignore index " +
+                std::to_string(classes.ignoreIndex) + ")";
+      text += "\n";
+    }
+    for (const dlc_value_info_t &out : signature.outputs)
+      text += "  output " + std::string(out.name) + " " + out.role + " " +
+              describeType(out) + "\n";
+  }
+  int64_t bytes = 0;
+  for (size_t g = 0; g < module.globalCount(); ++g) {
+    dlc_value_info_t info = module.global(g);
+    int64_t elements = 1;
+    for (int32_t d = 0; d < info.rank; ++d)
+      elements *= info.shape[d];
+    bytes += elements * static_cast<int64_t>(dlc_dtype_size(info.dtype));
+  }
+  text += "globals: " + std::to_string(module.globalCount()) + " (" +
+          withThousands(bytes) + " bytes)\n";
+  return text;
+}
+
+} // namespace dlc::runner

@@ -1,0 +1,60 @@
+//===- LoadedModule.h - The module the runner runs --------------*- C++ -*-===//
+//
+// Loads the module from its file or from the end of a training binary
+// (runtime/module/Embedded.h) through the C API, and reads what the C API
+// does not describe from the module's FlatBuffers tables: the class count
+// and ignore index of label arguments (for checking labels before a step),
+// the training options it was compiled with (for --info) and whether it
+// keeps its ONNX model (for --export). The bytes are verified again for
+// that read, so the runner never trusts bytes that no verifier checked.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_TOOLS_RUNNER_LOADEDMODULE_H
+#define DLC_TOOLS_RUNNER_LOADEDMODULE_H
+
+#include <dlc/runtime.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlc::runner {
+
+/// What a label argument says about its values.
+struct LabelClasses {
+  /// 0 when the argument is not a class index.
+  int64_t numClasses = 0;
+  int64_t ignoreIndex = -100;
+};
+
+struct LoadedModule {
+  rt::Module module;
+  /// The path, or the training binary's name.
+  std::string name;
+  /// Per function, per caller-facing input (dlc_module_function_input's
+  /// order).
+  std::map<std::string, std::vector<LabelClasses>> inputClasses;
+  /// The dlc-compile options of the training configuration ("" if none).
+  std::string trainingOptions;
+  /// Whether the module keeps the ONNX model, which --export needs.
+  bool keepsOnnxModel = false;
+
+  /// Input `index` of `function`'s label facts.
+  LabelClasses classes(const std::string &function, size_t index) const;
+};
+
+/// Loads the module at `path`. Throws rt::Error with the runtime's message
+/// (a missing or corrupt file).
+LoadedModule loadModuleFile(const std::string &path);
+
+/// The module embedded at the end of `file`, named `name` in messages, or
+/// nullopt when `file` has none. Throws rt::Error when it has one that
+/// cannot be loaded.
+std::optional<LoadedModule> loadEmbeddedModule(const std::string &file,
+                                               const std::string &name);
+
+} // namespace dlc::runner
+
+#endif // DLC_TOOLS_RUNNER_LOADEDMODULE_H

@@ -1,0 +1,201 @@
+//===- Runner.cpp - The runner of compiled dlc modules --------------------===//
+//
+// The entry: parses the command line, loads the module, chooses the mode
+// (--info, inference with --inputs/--outputs, training with --data), opens
+// the device and a session, and turns every failure, thrown from anywhere
+// below, into one `NAME: error: ...` line and exit code 1.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/runner/Runner.h"
+
+#include "tools/runner/Error.h"
+#include "tools/runner/Inference.h"
+#include "tools/runner/Info.h"
+#include "tools/runner/LoadedModule.h"
+#include "tools/runner/Options.h"
+#include "tools/runner/Training.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <new>
+
+namespace dlc::runner {
+namespace {
+
+const char *const kTrainingOptions[] = {"--data",
+                                        "--steps",
+                                        "--epochs",
+                                        "--no-shuffle",
+                                        "--seed",
+                                        "--lr",
+                                        "--weight-decay",
+                                        "--log",
+                                        "--eval-data",
+                                        "--checkpoint-dir",
+                                        "--checkpoint-every",
+                                        "--export"};
+const char *const kInferenceOptions[] = {"--inputs", "--outputs"};
+/// Options that apply in every mode.
+const char *const kCommonOptions[] = {"--device", "--threads", "--info",
+                                      "--help"};
+
+enum class Mode { Info, Inference, Training };
+
+bool isIn(const std::string &option, const char *const *begin,
+          const char *const *end) {
+  for (const char *const *it = begin; it != end; ++it)
+    if (option == *it)
+      return true;
+  return false;
+}
+
+template <size_t N>
+bool isIn(const std::string &option, const char *const (&list)[N]) {
+  return isIn(option, list, list + N);
+}
+
+/// Chooses the mode from the options given; every option must apply to it.
+Mode chooseMode(const Options &o) {
+  if (o.info) {
+    for (const std::string &g : o.given)
+      if (!isIn(g, kCommonOptions))
+        throw Error("--info describes the module and runs nothing; " + g +
+                    " does not go with it");
+    return Mode::Info;
+  }
+  if (o.has("--inputs") || o.has("--outputs")) {
+    for (const std::string &g : o.given)
+      if (isIn(g, kTrainingOptions))
+        throw Error(g + " applies to training (--data), not to inference "
+                        "(--inputs, --outputs)");
+    if (o.inputs.empty() || o.outputs.empty())
+      throw Error("inference needs both --inputs IN.npz and --outputs "
+                  "OUT.npz");
+    return Mode::Inference;
+  }
+  if (o.data.empty()) {
+    for (const std::string &g : o.given)
+      if (isIn(g, kTrainingOptions))
+        throw Error(g + " applies to training, which needs --data");
+    throw Error("nothing to do: give --data to train, --inputs and --outputs "
+                "to run forward, or --info (see --help)");
+  }
+  if (o.steps && o.epochs)
+    throw Error("--steps and --epochs both say how long to train; give one");
+  return Mode::Training;
+}
+
+bool hasFunction(const rt::Module &module, const std::string &name) {
+  for (size_t i = 0; i < module.functionCount(); ++i)
+    if (module.functionName(i) == name)
+      return true;
+  return false;
+}
+
+void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
+  if (mode == Mode::Info) {
+    std::fputs(describeModule(loaded).c_str(), stdout);
+    return;
+  }
+  const char *function = mode == Mode::Training ? "train_step" : "forward";
+  if (!hasFunction(loaded.module, function))
+    throw Error(loaded.name + ": has no " + function + " function" +
+                (mode == Mode::Training
+                     ? " (compile the model with dlc-compile --train)"
+                     : ""));
+  rt::Device device(options.device,
+                    static_cast<int32_t>(options.threads.value_or(0)));
+  rt::Session session(loaded.module, device);
+  if (mode == Mode::Training) {
+    runTraining(loaded, session, options);
+    return;
+  }
+  if (!options.resume.empty())
+    session.loadCheckpoint(options.resume);
+  runInference(loaded, session, options.inputs, options.outputs);
+}
+
+/// `text` on one line: control characters as C escapes, as dlc's other
+/// tools print names (ir/Locations.h).
+std::string escapeForOneLine(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char escape[8];
+      std::snprintf(escape, sizeof(escape), "\\x%02x", byte);
+      out += escape;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+int run(int argc, char **argv, const char *embeddingFile,
+        const std::string &tool) {
+  std::optional<LoadedModule> embedded;
+  if (embeddingFile)
+    embedded = loadEmbeddedModule(embeddingFile, tool);
+  Options options;
+  std::string error;
+  if (!parseOptions(argc, argv, !embedded, options, error))
+    throw Error(error);
+  if (options.help) {
+    std::fputs(usage(tool, embedded.has_value()).c_str(), stdout);
+    return 0;
+  }
+  if (!embedded && options.modulePath.empty())
+    throw Error("no module given (usage: " + tool +
+                " MODULE.dlcm [options]; see --help)");
+  Mode mode = chooseMode(options);
+  if (embedded) {
+    runMode(mode, *embedded, options);
+  } else {
+    LoadedModule loaded = loadModuleFile(options.modulePath);
+    runMode(mode, loaded, options);
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv, const char *embeddingFile) {
+  std::string tool = argc > 0 ? argv[0] : "dlc-runner";
+  tool = tool.substr(tool.rfind('/') + 1);
+  std::string message;
+  try {
+    return run(argc, argv, embeddingFile, tool);
+  } catch (const std::bad_alloc &) {
+    message = "out of memory";
+  } catch (const std::exception &e) {
+    message = e.what();
+  } catch (...) {
+    message = "an unknown internal error";
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(),
+               escapeForOneLine(message).c_str());
+  return 1;
+}
+
+bool looksLikeModule(const char *path) {
+  size_t length = std::strlen(path);
+  if (length >= 5 && std::strcmp(path + length - 5, ".dlcm") == 0)
+    return true;
+  std::ifstream file(path, std::ios::binary);
+  char header[8] = {};
+  return file.read(header, sizeof(header)) &&
+         std::memcmp(header + 4, "DLCM", 4) == 0;
+}
+
+} // namespace dlc::runner

@@ -1,0 +1,403 @@
+//===- Training.cpp - The training loop over train_step -------------------===//
+#include "tools/runner/Training.h"
+
+#include "runtime/support/DataLoader.h"
+#include "runtime/support/Shuffle.h"
+#include "tools/runner/Error.h"
+#include "tools/runner/Evaluation.h"
+#include "tools/runner/Json.h"
+#include "tools/runner/MetricsLog.h"
+#include "tools/runner/Progress.h"
+#include "tools/runner/Values.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace dlc::runner {
+namespace {
+
+// Checkpoint metadata the runner writes and reads back on --resume.
+constexpr const char *kStepsKey = "runner.steps";
+constexpr const char *kTargetKey = "runner.target_steps";
+constexpr const char *kPositionKey = "runner.data_position";
+constexpr const char *kSamplesKey = "runner.data_samples";
+constexpr const char *kSeedKey = "runner.seed";
+constexpr const char *kShuffleKey = "runner.shuffle";
+constexpr const char *kEveryKey = "runner.checkpoint_every";
+
+/// The dropout seed global: starts at --seed, as in dlc-run --train.
+constexpr const char *kRngSeedGlobal = "dlc.rng_seed";
+
+/// A train_step input fed from the data file.
+struct DataArgument {
+  dlc_value_info_t info;
+  LabelClasses classes;
+};
+
+/// Where a run starts: fresh, or where a checkpoint left off.
+struct RunState {
+  bool resumed = false;
+  int64_t stepsDone = 0;
+  int64_t position = 0;
+  uint64_t seed = 0;
+  bool shuffle = true;
+  /// The resumed run's sample count, target and checkpoint interval.
+  int64_t samples = 0;
+  int64_t target = -1;
+  int64_t checkpointEvery = 0;
+};
+
+bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/// Fails now, not after the training, when `path` cannot be created.
+void checkWritable(const std::string &path, const std::string &option) {
+  if (isDirectory(path))
+    throw Error(option + " " + path + ": is a directory");
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "."
+                    : slash == 0               ? "/"
+                                               : path.substr(0, slash);
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw Error(option + " " + path +
+                ": cannot be written: " + std::strerror(errno));
+}
+
+class Trainer {
+public:
+  Trainer(const LoadedModule &module, rt::Session &session,
+          const Options &options)
+      : module_(module), session_(session), options_(options),
+        signature_(module.module.signature("train_step")) {}
+
+  void run();
+
+private:
+  void bindArguments();
+  void restoreOrStart();
+  void openData();
+  void chooseTargetAndCheckpoints();
+  void checkLabels(const Batch &batch);
+  void step(const Batch &batch);
+  void saveCheckpoint();
+  void evaluate();
+  /// Prints `line` to `out`, after ending a live progress line.
+  void say(const std::string &line, std::FILE *out);
+
+  const LoadedModule &module_;
+  rt::Session &session_;
+  const Options &options_;
+  rt::Signature signature_;
+
+  std::vector<DataArgument> data_;
+  int64_t batchSize_ = 0;
+  /// train_step's outputs; the loss and metrics are logged.
+  std::vector<Tensor> outputs_;
+  std::vector<size_t> logged_;
+  int64_t lossIndex_ = -1;
+
+  RunState state_;
+  std::unique_ptr<DataLoader> loader_;
+  int64_t target_ = 0;
+  std::string checkpointDir_;
+  int64_t checkpointEvery_ = 0;
+  std::unique_ptr<Evaluation> evaluation_;
+  std::unique_ptr<MetricsLog> log_;
+  std::unique_ptr<Progress> progress_;
+};
+
+void Trainer::run() {
+  bindArguments();
+  restoreOrStart();
+  openData();
+  chooseTargetAndCheckpoints();
+  if (!options_.evalData.empty())
+    evaluation_ = std::make_unique<Evaluation>(module_, options_.evalData);
+  if (!options_.exportPath.empty()) {
+    if (!module_.keepsOnnxModel)
+      throw Error("--export: " + module_.name +
+                  " keeps no ONNX model to write the trained parameters into");
+    checkWritable(options_.exportPath, "--export");
+  }
+  if (!options_.log.empty())
+    log_ = std::make_unique<MetricsLog>(options_.log);
+
+  std::string error;
+  if (!loader_->seek(state_.position, &error))
+    throw Error(options_.data + ": " + error);
+  if (state_.stepsDone > target_)
+    std::fprintf(stderr,
+                 "%lld steps are done already, more than the %lld "
+                 "asked for: no step to run\n",
+                 static_cast<long long>(state_.stepsDone),
+                 static_cast<long long>(target_));
+  int64_t first = std::min(state_.stepsDone, target_);
+  progress_ = std::make_unique<Progress>(stderr, ::isatty(STDERR_FILENO), first,
+                                         target_, batchSize_);
+  while (state_.stepsDone < target_) {
+    const Batch *batch = loader_->next(&error);
+    if (!batch)
+      throw Error(error);
+    step(*batch);
+    if (checkpointEvery_ && state_.stepsDone % checkpointEvery_ == 0 &&
+        state_.stepsDone < target_) {
+      Progress::Clock::time_point paused = Progress::Clock::now();
+      saveCheckpoint();
+      evaluate();
+      progress_->exclude(Progress::Clock::now() - paused);
+    }
+  }
+  progress_->finish();
+  if (!checkpointDir_.empty() && state_.stepsDone > first)
+    saveCheckpoint();
+  evaluate();
+  if (!options_.exportPath.empty())
+    session_.exportOnnx(options_.exportPath);
+}
+
+void Trainer::bindArguments() {
+  for (size_t i = 0; i < signature_.inputs.size(); ++i) {
+    const dlc_value_info_t &in = signature_.inputs[i];
+    std::string role = in.role, what = "train_step input '" +
+                                       std::string(in.name) + "' (" +
+                                       describeType(in) + ")";
+    if (role != "input" && role != "label")
+      throw Error(what + " has role '" + role +
+                  "'; the runner feeds only model inputs and labels");
+    if (in.rank == 0)
+      throw Error(what + " is a scalar: data needs a first axis for the "
+                         "samples of a batch");
+    if (data_.empty())
+      batchSize_ = in.shape[0];
+    else if (in.shape[0] != batchSize_)
+      throw Error(what + " disagrees with '" + data_.front().info.name +
+                  "' on the batch size (" + std::to_string(batchSize_) + ")");
+    data_.push_back({in, module_.classes("train_step", i)});
+  }
+  if (data_.empty())
+    throw Error("train_step takes no data");
+  for (size_t i = 0; i < signature_.outputs.size(); ++i) {
+    const dlc_value_info_t &out = signature_.outputs[i];
+    outputs_.push_back(makeTensor(out));
+    std::string role = out.role;
+    if (role != "loss" && role != "metric")
+      continue;
+    if (outputs_.back().numElements() != 1)
+      throw Error("train_step output '" + std::string(out.name) + "' (" + role +
+                  ") is " + describeType(out) + ", not a one-element tensor");
+    if (role == "loss" && lossIndex_ < 0)
+      lossIndex_ = static_cast<int64_t>(i);
+    logged_.push_back(i);
+  }
+}
+
+void Trainer::restoreOrStart() {
+  if (options_.resume.empty()) {
+    state_.seed = options_.seed.value_or(0);
+    state_.shuffle = !options_.noShuffle;
+    dlc_value_info_t info;
+    if (findGlobal(module_.module, kRngSeedGlobal, info)) {
+      Tensor seed = makeTensor(info);
+      if (seed.dtype() != DType::I64 || seed.numElements() != 1)
+        throw Error(std::string("the module's global '") + kRngSeedGlobal +
+                    "' is " + describeType(info) + ", expected int64[]");
+      seed.data<int64_t>()[0] = static_cast<int64_t>(state_.seed);
+      session_.setGlobal(kRngSeedGlobal, seed.bytes(), seed.byteSize());
+    }
+  } else {
+    const std::string &from = options_.resume;
+    rt::Metadata metadata = session_.loadCheckpoint(from);
+    auto value = [&](const char *key) {
+      if (!metadata.has(key))
+        throw Error("--resume " + from + ": the checkpoint has no '" + key +
+                    "' (it was not written by a dlc training run)");
+      return metadata.value(key);
+    };
+    state_.resumed = true;
+    state_.stepsDone = value(kStepsKey);
+    state_.position = value(kPositionKey);
+    state_.seed = static_cast<uint64_t>(value(kSeedKey));
+    state_.shuffle = value(kShuffleKey) != 0;
+    state_.samples = value(kSamplesKey);
+    state_.target = value(kTargetKey);
+    state_.checkpointEvery = value(kEveryKey);
+    if (state_.stepsDone < 0 || state_.position < 0 || state_.target < 0 ||
+        state_.checkpointEvery < 0)
+      throw Error("--resume " + from +
+                  ": the checkpoint's run metadata is invalid");
+    // The data order is part of the run: changing it would not resume it.
+    if (options_.seed && *options_.seed != state_.seed)
+      throw Error("--seed " + std::to_string(*options_.seed) +
+                  " differs from the seed " + std::to_string(state_.seed) +
+                  " of the run in " + from +
+                  "; a resumed run keeps its data order (leave --seed out)");
+    if (options_.noShuffle && state_.shuffle)
+      throw Error("--no-shuffle: the run in " + from +
+                  " shuffled its data; a resumed run keeps its data order");
+  }
+  // Run-time settings override the module's, or the checkpoint's, values.
+  if (options_.lr)
+    setScalarGlobal(module_.module, session_, "dlc.lr", *options_.lr, "--lr");
+  if (options_.weightDecay)
+    setScalarGlobal(module_.module, session_, "dlc.weight_decay",
+                    *options_.weightDecay, "--weight-decay");
+}
+
+void Trainer::openData() {
+  std::vector<ArraySpec> specs;
+  for (const DataArgument &arg : data_)
+    specs.push_back({arg.info.name, dtypeOf(arg.info),
+                     std::vector<int64_t>(arg.info.shape + 1,
+                                          arg.info.shape + arg.info.rank)});
+  std::string error;
+  loader_ = DataLoader::open(options_.data, specs, batchSize_, state_.shuffle,
+                             state_.seed, /*prefetchDepth=*/2, &error);
+  if (!loader_)
+    throw Error(error);
+  if (state_.resumed && loader_->numSamples() != state_.samples)
+    throw Error(
+        options_.data + ": has " + std::to_string(loader_->numSamples()) +
+        " samples, but the run in " + options_.resume + " trained on " +
+        std::to_string(state_.samples) + "; resuming needs the same data");
+}
+
+void Trainer::chooseTargetAndCheckpoints() {
+  if (options_.steps) {
+    target_ = *options_.steps;
+  } else if (options_.epochs) {
+    int64_t perEpoch = loader_->batchesPerEpoch();
+    if (*options_.epochs > std::numeric_limits<int64_t>::max() / perEpoch)
+      throw Error("--epochs " + std::to_string(*options_.epochs) +
+                  " is more steps than can be counted");
+    target_ = *options_.epochs * perEpoch;
+  } else if (state_.resumed) {
+    target_ = state_.target;
+  } else {
+    throw Error("training needs --steps N or --epochs E");
+  }
+
+  if (options_.checkpointEvery && options_.checkpointDir.empty() &&
+      !(state_.resumed && isDirectory(options_.resume)))
+    throw Error("--checkpoint-every needs --checkpoint-dir");
+  // A run resumed from a checkpoint directory goes on saving there, as
+  // often as before, unless told otherwise.
+  checkpointDir_ = options_.checkpointDir;
+  if (state_.resumed && checkpointDir_.empty() && isDirectory(options_.resume))
+    checkpointDir_ = options_.resume;
+  checkpointEvery_ = options_.checkpointEvery.value_or(
+      state_.resumed && !checkpointDir_.empty() ? state_.checkpointEvery : 0);
+}
+
+void Trainer::checkLabels(const Batch &batch) {
+  for (size_t a = 0; a < data_.size(); ++a) {
+    const LabelClasses &classes = data_[a].classes;
+    if (classes.numClasses <= 0)
+      continue;
+    const BatchArray &array = batch.arrays[a];
+    int64_t elements = 1;
+    for (int64_t d : array.shape)
+      elements *= d;
+    int64_t perSample = elements / batchSize_;
+    for (int64_t e = 0; e < elements; ++e) {
+      int64_t label = 0;
+      if (!loadInteger(array.data, array.dtype, e, label))
+        break;
+      if ((label >= 0 && label < classes.numClasses) ||
+          label == classes.ignoreIndex)
+        continue;
+      // The sample's index in the file, as the loader chose it.
+      SampleOrder order(loader_->numSamples(), state_.shuffle, state_.seed);
+      int64_t perEpoch = loader_->batchesPerEpoch();
+      int64_t sample = order.permutation(
+          batch.position /
+          perEpoch)[(batch.position % perEpoch) * batchSize_ + e / perSample];
+      throw Error(
+          options_.data + ": array '" + data_[a].info.name + "' holds class " +
+          std::to_string(label) + " at sample " + std::to_string(sample) +
+          (perSample > 1 ? ", element " + std::to_string(e % perSample)
+                         : std::string()) +
+          ", outside [0, " + std::to_string(classes.numClasses) +
+          ") and not the ignore index " + std::to_string(classes.ignoreIndex) +
+          " (step " + std::to_string(state_.stepsDone) + ")");
+    }
+  }
+}
+
+void Trainer::step(const Batch &batch) {
+  checkLabels(batch);
+  std::vector<dlc_tensor_t> inputs, outputs;
+  for (const BatchArray &array : batch.arrays)
+    inputs.push_back(view(array));
+  for (Tensor &t : outputs_)
+    outputs.push_back(view(t));
+  try {
+    session_.call("train_step", inputs, outputs);
+  } catch (const rt::Error &e) {
+    throw Error("step " + std::to_string(state_.stepsDone) + ": " + e.what());
+  }
+  std::string line = "{\"step\": " + std::to_string(state_.stepsDone);
+  for (size_t i : logged_)
+    line +=
+        ", " + jsonString(signature_.outputs[i].name) + ": " +
+        jsonNumber(outputs_[i].getDouble(0), outputs_[i].dtype() == DType::F64);
+  if (log_)
+    log_->append(line + "}");
+  ++state_.stepsDone;
+  progress_->update(state_.stepsDone, lossIndex_ >= 0
+                                          ? outputs_[lossIndex_].getDouble(0)
+                                          : std::nan(""));
+}
+
+void Trainer::saveCheckpoint() {
+  rt::Metadata metadata;
+  metadata.set(kStepsKey, state_.stepsDone);
+  metadata.set(kTargetKey, target_);
+  metadata.set(kPositionKey, loader_->position());
+  metadata.set(kSamplesKey, loader_->numSamples());
+  metadata.set(kSeedKey, static_cast<int64_t>(state_.seed));
+  metadata.set(kShuffleKey, state_.shuffle ? 1 : 0);
+  metadata.set(kEveryKey, checkpointEvery_);
+  session_.saveCheckpoint(checkpointDir_, &metadata);
+  say("saved a checkpoint at step " + std::to_string(state_.stepsDone) +
+          " in " + checkpointDir_,
+      stderr);
+}
+
+void Trainer::evaluate() {
+  if (!evaluation_)
+    return;
+  EvaluationResult result = evaluation_->run(session_);
+  std::string accuracy = jsonNumber(result.accuracy(), true);
+  if (log_)
+    log_->append("{\"eval\": " + jsonString(evaluation_->path()) +
+                 ", \"step\": " + std::to_string(state_.stepsDone) +
+                 ", \"accuracy\": " + accuracy +
+                 ", \"samples\": " + std::to_string(result.samples) + "}");
+  say("eval " + evaluation_->path() + " at step " +
+          std::to_string(state_.stepsDone) + ": accuracy " + accuracy + " (" +
+          std::to_string(result.correct) + " of " +
+          std::to_string(result.samples) + " samples)",
+      stdout);
+}
+
+void Trainer::say(const std::string &line, std::FILE *out) {
+  progress_->interrupt();
+  std::fprintf(out, "%s\n", line.c_str());
+  std::fflush(out);
+}
+
+} // namespace
+
+void runTraining(const LoadedModule &module, rt::Session &session,
+                 const Options &options) {
+  Trainer(module, session, options).run();
+}
+
+} // namespace dlc::runner
