@@ -589,17 +589,39 @@ FailureOr<std::string> Emitter::reduction(Operation *op,
     combine = acc + " = " + (isMax ? "dlc_max(" : "dlc_min(") + acc + ", (" +
               accType + ")%s);";
   }
-  line(accType + " " + acc + " = " + init + ";");
+  // A sum whose innermost loop runs along the contiguous last dimension
+  // keeps kLanes partial sums, so the loop carries no serial dependence and
+  // vectorizes; the lanes are added pairwise at the end.
+  constexpr int64_t kLanes = 8;
+  int64_t last = static_cast<int64_t>(shape.size()) - 1;
+  bool lanes = isa<ReduceSumOp>(op) && !shape.empty() &&
+               llvm::is_contained(axes, last) && shape[last] % kLanes == 0;
+  if (lanes) {
+    line(accType + " " + acc + "[" + std::to_string(kLanes) + "] = {};");
+    combine = acc + "[lane] = " + acc + "[lane] + (" + accType + ")%s;";
+  } else {
+    line(accType + " " + acc + " = " + init + ";");
+  }
   Index in;
   size_t k = 0;
-  SmallVector<std::string> loops;
+  unsigned opened = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (llvm::is_contained(axes, static_cast<int64_t>(d))) {
       std::string loop = fresh("r");
-      open("for (int64_t " + loop + " = 0; " + loop + " < " +
-           std::to_string(shape[d]) + "; ++" + loop + ")");
-      loops.push_back(loop);
-      in.push_back(loop);
+      if (lanes && static_cast<int64_t>(d) == last) {
+        open("for (int64_t " + loop + " = 0; " + loop + " < " +
+             std::to_string(shape[d]) + "; " + loop +
+             " += " + std::to_string(kLanes) + ")");
+        open("for (int64_t lane = 0; lane < " + std::to_string(kLanes) +
+             "; ++lane)");
+        opened += 2;
+        in.push_back(let("int64_t", loop + " + lane"));
+      } else {
+        open("for (int64_t " + loop + " = 0; " + loop + " < " +
+             std::to_string(shape[d]) + "; ++" + loop + ")");
+        ++opened;
+        in.push_back(loop);
+      }
       if (keepDims)
         ++k;
     } else {
@@ -612,8 +634,20 @@ FailureOr<std::string> Emitter::reduction(Operation *op,
   std::string statement = combine;
   statement.replace(statement.find("%s"), 2, *v);
   line(statement);
-  for (size_t i = 0; i < loops.size(); ++i)
+  for (unsigned i = 0; i < opened; ++i)
     close();
+  if (lanes) {
+    SmallVector<std::string> terms;
+    for (int64_t l = 0; l < kLanes; ++l)
+      terms.push_back(acc + "[" + std::to_string(l) + "]");
+    while (terms.size() > 1) {
+      SmallVector<std::string> pairs;
+      for (size_t t = 0; t + 1 < terms.size(); t += 2)
+        pairs.push_back("(" + terms[t] + " + " + terms[t + 1] + ")");
+      terms = pairs;
+    }
+    return let(*type, "(" + *type + ")" + terms.front());
+  }
   return let(*type, "(" + *type + ")" + acc);
 }
 
@@ -938,31 +972,45 @@ FailureOr<EmittedKernel> mlir::dlc::codegen::emitKernel(FusionOp fusion,
     kernel.source = os.str();
     return kernel;
   }
-  // CPU: iterations are (row, chunk) pairs; each runs a contiguous stretch
-  // of the innermost dimension, which the host compiler vectorizes when the
-  // reads are contiguous. Rows are split into chunks only when there are too
-  // few rows to keep every thread busy.
-  int64_t inner = space.empty() ? 1 : space.back();
+  // CPU: an iteration is a row of the innermost dimension (or a chunk of
+  // one, when rows are too few to keep every thread busy), a contiguous
+  // stretch the host compiler vectorizes when the reads are contiguous. A
+  // kernel with inner loops (reductions, pooling) or a short innermost
+  // dimension iterates over single elements instead, so that few heavy
+  // elements still spread over the threads.
+  bool flat = space.empty() || space.back() < 16 ||
+              llvm::any_of(block, [](Operation &op) {
+                return kernelRoleOf(&op) == KernelRole::Reducing;
+              });
+  int64_t inner = flat ? 1 : space.back();
   int64_t rows = inner == 0 ? 0 : total / inner;
   int64_t chunks = 1;
   if (rows < 64 && inner >= 2048)
-    chunks = std::min<int64_t>((inner + 1023) / 1024, (64 + rows - 1) / std::max<int64_t>(1, rows));
+    chunks = std::min<int64_t>((inner + 1023) / 1024,
+                               (64 + rows - 1) / std::max<int64_t>(1, rows));
   int64_t chunkSize = (inner + chunks - 1) / chunks;
   kernel.iterations = rows * chunks;
+  // An iteration touches its share of every buffer: a reduction's few
+  // iterations each read many inputs, and should still be split.
+  int64_t touched = 0;
+  for (Value v : llvm::concat<Value>(fusion.getInputs(), fusion.getResults()))
+    touched += ShapedType::getNumElements(shapeOf(v));
+  int64_t perIteration = touched / std::max<int64_t>(1, kernel.iterations);
+  kernel.grain =
+      std::max<int64_t>(1, 2048 / std::max<int64_t>(1, perIteration));
   os << "extern \"C\" void " << name
      << "(void *const *b, int64_t begin, int64_t end) {\n"
      << params << "  for (int64_t it = begin; it < end; ++it) {\n";
-  SmallVector<int64_t> outer(space.begin(), space.end());
-  if (!outer.empty())
-    outer.pop_back();
-  std::string row = chunks == 1 ? "it" : "(it / " + std::to_string(chunks) + ")";
-  if (!outer.empty()) {
-    os << "    const int64_t row = " << row << ";\n";
-    os << indent(delinearize(outer, "row"), 4);
-  }
-  if (space.empty()) {
-    os << indent(*body, 4);
+  if (flat) {
+    os << indent(delinearize(space, "it"), 4) << indent(*body, 4);
   } else {
+    ArrayRef<int64_t> outer = ArrayRef<int64_t>(space).drop_back();
+    std::string row =
+        chunks == 1 ? "it" : "(it / " + std::to_string(chunks) + ")";
+    if (!outer.empty()) {
+      os << "    const int64_t row = " << row << ";\n";
+      os << indent(delinearize(outer, "row"), 4);
+    }
     std::string last = "i" + std::to_string(space.size() - 1);
     std::string begin =
         chunks == 1 ? "0"

@@ -27,6 +27,9 @@ struct EmittedKernel {
   /// The iteration count the runtime splits among threads (CPU) or that
   /// the grid covers (CUDA).
   int64_t iterations = 0;
+  /// CPU: the fewest iterations worth a thread (dlcm.fbs KernelStep.grain):
+  /// about 2048 elements' worth of the buffers the kernel touches.
+  int64_t grain = 1;
 };
 
 /// Emits the kernel of `fusion` as an `extern "C"` function `name` whose

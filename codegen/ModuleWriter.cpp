@@ -66,8 +66,8 @@ private:
   std::string kernelSource() const;
   FailureOr<flatbuffers::Offset<fb::Function>> addFunction(func::FuncOp func);
   FailureOr<fb::BufferRef> refOf(Value v, const BufferPlacement &placement);
-  /// The index of `fusion`'s kernel and its iteration count.
-  FailureOr<std::pair<uint32_t, int64_t>> kernelFor(FusionOp fusion);
+  /// The index of `fusion`'s kernel, and the kernel as emitted.
+  FailureOr<std::pair<uint32_t, EmittedKernel>> kernelFor(FusionOp fusion);
   FailureOr<flatbuffers::Offset<fb::TensorType>> tensorType(Operation *where,
                                                             Value v);
   FailureOr<flatbuffers::Offset<fb::Step>>
@@ -203,7 +203,8 @@ FailureOr<fb::BufferRef> Writer::refOf(Value v,
   llvm_unreachable("views resolve to their base");
 }
 
-FailureOr<std::pair<uint32_t, int64_t>> Writer::kernelFor(FusionOp fusion) {
+FailureOr<std::pair<uint32_t, EmittedKernel>>
+Writer::kernelFor(FusionOp fusion) {
   static constexpr char kPlaceholder[] = "DLC_KERNEL_NAME";
   FailureOr<EmittedKernel> kernel =
       emitKernel(fusion, kPlaceholder, options.target);
@@ -212,14 +213,14 @@ FailureOr<std::pair<uint32_t, int64_t>> Writer::kernelFor(FusionOp fusion) {
   auto [it, inserted] = kernelBySource.try_emplace(
       kernel->source, static_cast<uint32_t>(kernelNames.size()));
   if (!inserted)
-    return std::make_pair(it->second, kernel->iterations);
+    return std::make_pair(it->second, *kernel);
   std::string name = "dlc_kernel_" + std::to_string(kernelNames.size());
   std::string source = kernel->source;
   source.replace(source.find(kPlaceholder), sizeof(kPlaceholder) - 1, name);
   std::string header = "// " + describeLocation(fusion.getLoc()) + "\n";
   kernelNames.push_back(name);
   kernelSources.push_back(header + source);
-  return std::make_pair(it->second, kernel->iterations);
+  return std::make_pair(it->second, *kernel);
 }
 
 FailureOr<flatbuffers::Offset<fb::Step>>
@@ -406,7 +407,7 @@ Writer::addFunction(func::FuncOp func) {
     if (auto fusion = dyn_cast<FusionOp>(op)) {
       if (transposedMatmulOperand(fusion))
         continue;
-      FailureOr<std::pair<uint32_t, int64_t>> kernel = kernelFor(fusion);
+      FailureOr<std::pair<uint32_t, EmittedKernel>> kernel = kernelFor(fusion);
       if (failed(kernel))
         return failure();
       std::vector<fb::BufferRef> buffers;
@@ -418,7 +419,8 @@ Writer::addFunction(func::FuncOp func) {
         buffers.push_back(*ref);
       }
       auto step = fb::CreateKernelStepDirect(fbb, kernel->first, &buffers,
-                                             kernel->second);
+                                             kernel->second.iterations,
+                                             kernel->second.grain);
       steps.push_back(fb::CreateStep(fbb, fb::StepKind::KernelStep,
                                      step.Union(),
                                      fbb.CreateString(location)));

@@ -4,6 +4,9 @@
 #include "runtime/core/Handles.h"
 #include "runtime/core/Status.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace dlc {
@@ -239,6 +242,27 @@ dlc_status_t dlc_session_create(dlc_module_t *module, dlc_device_t *device,
 
 void dlc_session_release(dlc_session_t *session) { delete session; }
 
+dlc_status_t dlc_session_set_profiling(dlc_session_t *session,
+                                       int32_t enabled) {
+  return guardStatus("dlc_session_set_profiling", [&]() -> dlc_status_t {
+    if (!session)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_session_set_profiling: no session");
+    session->session->setProfiling(enabled != 0);
+    return nullptr;
+  });
+}
+
+dlc_status_t dlc_session_write_profile(dlc_session_t *session,
+                                       const char *path) {
+  return guardStatus("dlc_session_write_profile", [&]() -> dlc_status_t {
+    if (!session || !path || !*path)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_session_write_profile: no session or path");
+    return session->session->writeProfile(path);
+  });
+}
+
 dlc_status_t dlc_session_call(dlc_session_t *session, const char *function,
                               const dlc_tensor_t *inputs, size_t num_inputs,
                               const dlc_tensor_t *outputs, size_t num_outputs) {
@@ -249,6 +273,68 @@ dlc_status_t dlc_session_call(dlc_session_t *session, const char *function,
     return session->session->call(function, inputs, num_inputs, outputs,
                                   num_outputs);
   });
+}
+
+namespace {
+
+/// `text` as a JSON string.
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+} // namespace
+
+void Session::setProfiling(bool on) {
+  for (auto &executor : executors_)
+    executor->setProfiling(on);
+}
+
+dlc_status_t Session::writeProfile(const std::string &path) const {
+  struct Line {
+    std::string function;
+    cpu::FunctionExecutor::StepProfile step;
+  };
+  std::vector<Line> lines;
+  for (size_t f = 0; f < executors_.size(); ++f)
+    for (auto &step : executors_[f]->profile())
+      lines.push_back({module_->functions()[f].name, step});
+  std::stable_sort(lines.begin(), lines.end(), [](const Line &a, const Line &b) {
+    return a.step.seconds > b.step.seconds;
+  });
+  std::string text;
+  for (const Line &l : lines) {
+    char numbers[96];
+    std::snprintf(numbers, sizeof(numbers),
+                  "\"calls\": %lld, \"ms\": %.4f, \"ms_per_call\": %.4f}\n",
+                  static_cast<long long>(l.step.calls), l.step.seconds * 1e3,
+                  l.step.seconds * 1e3 / static_cast<double>(l.step.calls));
+    text += "{\"function\": " + jsonString(l.function) +
+            ", \"kind\": " + jsonString(l.step.kind) +
+            ", \"step\": " + jsonString(l.step.label) + ", " + numbers;
+  }
+  FILE *file = std::fopen(path.c_str(), "w");
+  if (!file)
+    return makeStatus(DLC_IO_ERROR, path + ": cannot be written: " +
+                                        std::strerror(errno));
+  bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  ok &= std::fclose(file) == 0;
+  if (!ok)
+    return makeStatus(DLC_IO_ERROR, path + ": cannot be written: " +
+                                        std::strerror(errno));
+  return nullptr;
 }
 
 namespace {

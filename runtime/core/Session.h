@@ -55,6 +55,10 @@ public:
   /// calls resumes from its step.
   void setCallCount(int64_t count) { callCount_ = count; }
 
+  /// dlc_session_set_profiling and dlc_session_write_profile.
+  void setProfiling(bool on);
+  dlc_status_t writeProfile(const std::string &path) const;
+
 private:
   Session() = default;
   dlc_status_t checkTensor(const FunctionInfo &f, const ValueInfo &value,

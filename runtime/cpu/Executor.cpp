@@ -3,6 +3,7 @@
 
 #include "runtime/core/Status.h"
 
+#include <chrono>
 #include <cstring>
 
 namespace dlc::cpu {
@@ -121,7 +122,14 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
                                    std::byte *const *results,
                                    std::byte *scratch, dnnl::stream &stream) {
   ThreadPool &pool = device_->pool();
-  for (Step &step : steps_) {
+  if (profiling_ && profileCalls_.size() != steps_.size()) {
+    profileCalls_.assign(steps_.size(), 0);
+    profileSeconds_.assign(steps_.size(), 0.0);
+  }
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step &step = steps_[s];
+    auto start = profiling_ ? std::chrono::steady_clock::now()
+                            : std::chrono::steady_clock::time_point();
     try {
       switch (step.kind) {
       case fb::StepKind::KernelStep: {
@@ -159,8 +167,26 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
       return makeStatus(DLC_INTERNAL, functionName_ + ": " + step.label +
                                           ": oneDNN failed: " + error.what());
     }
+    if (profiling_) {
+      std::chrono::duration<double> elapsed =
+          std::chrono::steady_clock::now() - start;
+      profileSeconds_[s] += elapsed.count();
+      ++profileCalls_[s];
+    }
   }
   return nullptr;
+}
+
+std::vector<FunctionExecutor::StepProfile> FunctionExecutor::profile() const {
+  std::vector<StepProfile> out;
+  for (size_t s = 0; s < profileCalls_.size(); ++s) {
+    if (!profileCalls_[s])
+      continue;
+    const char *kind = fb::EnumNameStepKind(steps_[s].kind);
+    out.push_back({kind, steps_[s].label, profileCalls_[s],
+                   profileSeconds_[s]});
+  }
+  return out;
 }
 
 } // namespace dlc::cpu

@@ -41,6 +41,17 @@ public:
   dlc_status_t run(std::byte *const *arguments, std::byte *const *results,
                    std::byte *scratch, dnnl::stream &stream);
 
+  /// Per-step wall time, accumulated over run() calls while profiling is
+  /// on (it costs two clock reads per step).
+  struct StepProfile {
+    std::string kind;
+    std::string label;
+    int64_t calls = 0;
+    double seconds = 0;
+  };
+  void setProfiling(bool on) { profiling_ = on; }
+  std::vector<StepProfile> profile() const;
+
 private:
   /// A buffer reference resolved to one of the bases a call binds: the
   /// arena, a constant, an argument or a result.
@@ -70,6 +81,10 @@ private:
                      std::byte *const *results) const;
 
   std::string functionName_;
+  bool profiling_ = false;
+  /// Parallel to steps_.
+  std::vector<int64_t> profileCalls_;
+  std::vector<double> profileSeconds_;
   CpuDevice *device_ = nullptr;
   AlignedBuffer arena_;
   std::vector<const std::byte *> constants_;

@@ -109,6 +109,7 @@ const std::vector<OptionSpec> &optionSpecs() {
        intOption("checkpoint-every", &Options::checkpointEvery, 1)},
       {"resume", "DIR", stringOption(&Options::resume)},
       {"export", "FILE", stringOption(&Options::exportPath)},
+      {"profile", "FILE", stringOption(&Options::profile)},
       {"device", "SPEC", stringOption(&Options::device)},
       {"threads", "N", intOption("threads", &Options::threads, 0)},
   };
@@ -221,6 +222,10 @@ std::string usage(const std::string &tool, bool embedded) {
          "keep saving\n"
          "                        into that directory as the run did\n"
          "  --export FILE.onnx    write the trained model at the end\n"
+         "  --profile FILE.jsonl  time every step of the plan; write one "
+         "line per\n"
+         "                        step (kernel, matmul, conv), slowest "
+         "first\n"
          "Inference (forward):\n"
          "  --inputs FILE         one array per model input\n"
          "  --outputs FILE        where to write forward's outputs (.npz)\n"

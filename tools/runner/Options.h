@@ -42,6 +42,8 @@ struct Options {
   std::optional<int64_t> checkpointEvery;
   std::string resume;
   std::string exportPath;
+  /// Per-step timings of the training steps, written at the end.
+  std::string profile;
 
   // The device.
   std::string device = "cpu";

@@ -128,6 +128,10 @@ void Trainer::run() {
   }
   if (!options_.log.empty())
     log_ = std::make_unique<MetricsLog>(options_.log);
+  if (!options_.profile.empty()) {
+    checkWritable(options_.profile, "--profile");
+    session_.setProfiling(true);
+  }
 
   std::string error;
   if (!loader_->seek(state_.position, &error))
@@ -158,6 +162,8 @@ void Trainer::run() {
   if (!checkpointDir_.empty() && state_.stepsDone > first)
     saveCheckpoint();
   evaluate();
+  if (!options_.profile.empty())
+    session_.writeProfile(options_.profile);
   if (!options_.exportPath.empty())
     session_.exportOnnx(options_.exportPath);
 }

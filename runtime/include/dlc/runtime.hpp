@@ -183,6 +183,12 @@ public:
     check(dlc_session_load_checkpoint(get(), directory.c_str(), &m));
     return Metadata(m);
   }
+  void setProfiling(bool enabled) {
+    check(dlc_session_set_profiling(get(), enabled ? 1 : 0));
+  }
+  void writeProfile(const std::string &path) {
+    check(dlc_session_write_profile(get(), path.c_str()));
+  }
   void exportOnnx(const std::string &path) {
     check(dlc_session_export_onnx(get(), path.c_str()));
   }
