@@ -2,11 +2,14 @@
 //
 //   dlc-step-timer MODULE.dlcm --data DATA.npz [--function train_step]
 //                  [--threads N] [--warmup W] [--steps S]
+//                  [--profile PROFILE.jsonl]
 //
 // Calls the function S times after W warm-up calls on the first batch of
 // DATA (arrays named by the function's inputs, the batch taken from the
 // front) and prints one JSON object: the median, minimum and mean
-// milliseconds per call. bench/bench_cpu.py drives it beside PyTorch.
+// milliseconds per call; --profile also writes the per-step timings of the
+// timed calls (dlc_session_write_profile). bench/bench_cpu.py drives it
+// beside PyTorch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +35,7 @@ int fail(const std::string &message) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string modulePath, dataPath, function = "train_step";
+  std::string modulePath, dataPath, function = "train_step", profile;
   int threads = 0, warmup = 3, steps = 10;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -49,6 +52,8 @@ int main(int argc, char **argv) {
       warmup = std::atoi(value().c_str());
     else if (arg == "--steps")
       steps = std::atoi(value().c_str());
+    else if (arg == "--profile")
+      profile = value();
     else if (!arg.empty() && arg[0] != '-' && modulePath.empty())
       modulePath = arg;
     else
@@ -56,7 +61,7 @@ int main(int argc, char **argv) {
   }
   if (modulePath.empty() || dataPath.empty() || steps < 1 || warmup < 0)
     return fail("usage: dlc-step-timer MODULE --data DATA.npz [--function F] "
-                "[--threads N] [--warmup W] [--steps S>=1]");
+                "[--threads N] [--warmup W] [--steps S>=1] [--profile FILE]");
   dlc::NamedTensors data;
   std::string error;
   if (!dlc::readNpz(dataPath, data, &error))
@@ -96,6 +101,8 @@ int main(int argc, char **argv) {
     }
     std::vector<double> times;
     for (int i = 0; i < warmup + steps; ++i) {
+      if (i == warmup && !profile.empty())
+        session.setProfiling(true);
       auto start = std::chrono::steady_clock::now();
       session.call(function, inputs, outputs);
       std::chrono::duration<double, std::milli> elapsed =
@@ -103,6 +110,8 @@ int main(int argc, char **argv) {
       if (i >= warmup)
         times.push_back(elapsed.count());
     }
+    if (!profile.empty())
+      session.writeProfile(profile);
     std::vector<double> sorted = times;
     std::sort(sorted.begin(), sorted.end());
     double mean = 0;

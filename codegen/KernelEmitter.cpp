@@ -75,8 +75,16 @@ public:
   FailureOr<std::string> emitScatterBody(FusionOp fusion,
                                          ScatterElementsOp scatter);
 
+  /// The statements of a max-pool gradient fusion for plane (i0, i1).
+  FailureOr<std::string> emitMaxPoolGradBody(FusionOp fusion,
+                                             MaxPoolGradOp op);
+
   /// Parameter declarations `const T *__restrict pK = ...;`.
   std::string parameters(FusionOp fusion) const;
+
+  /// Makes the iteration space one-dimensional when `fusion` allows it
+  /// (see linearSpace); returns whether it did.
+  bool useLinearSpace(FusionOp fusion);
 
 private:
   FailureOr<std::string> value(Value v, ArrayRef<std::string> index);
@@ -91,8 +99,6 @@ private:
                               ArrayRef<int64_t> padLow,
                               ArrayRef<int64_t> dilation,
                               ArrayRef<std::string> index);
-  FailureOr<std::string> maxPoolGrad(MaxPoolGradOp op,
-                                     ArrayRef<std::string> index);
   FailureOr<std::string> reshape(ReshapeOp op, ArrayRef<std::string> index);
   FailureOr<std::string> pad(PadOp op, ArrayRef<std::string> index);
   FailureOr<std::string> concat(ConcatOp op, ArrayRef<std::string> index);
@@ -103,11 +109,11 @@ private:
 
   /// The index of an operand of shape `from` read by a broadcasting op at
   /// `index` of its result.
-  static Index broadcastIndex(ArrayRef<int64_t> from,
-                              ArrayRef<std::string> index);
+  Index broadcastIndex(ArrayRef<int64_t> from,
+                       ArrayRef<std::string> index) const;
   /// Row-major linear offset of `index` in `shape`.
-  static std::string linear(ArrayRef<int64_t> shape,
-                            ArrayRef<std::string> index);
+  std::string linear(ArrayRef<int64_t> shape,
+                     ArrayRef<std::string> index) const;
   /// A name holding `expression` (itself when already a name or literal).
   std::string let(StringRef type, StringRef expression);
   std::string fresh(StringRef prefix) {
@@ -137,6 +143,11 @@ private:
   }
 
   Target target;
+  /// When every value of an elementwise fusion has the results' element
+  /// count or a single element, the iteration space is one dimension of
+  /// this many elements: no coordinates to compute, contiguous loops (the
+  /// optimizer updates of 4-d convolution weights, say). -1 otherwise.
+  int64_t linearSpace = -1;
   std::string body;
   unsigned depth = 0;
   unsigned counter = 0;
@@ -147,7 +158,9 @@ private:
 };
 
 std::string Emitter::linear(ArrayRef<int64_t> shape,
-                            ArrayRef<std::string> index) {
+                            ArrayRef<std::string> index) const {
+  if (linearSpace >= 0)
+    return ShapedType::getNumElements(shape) == 1 ? "0" : index.front();
   std::string result;
   int64_t stride = 1;
   for (size_t d = shape.size(); d-- > 0;) {
@@ -163,7 +176,9 @@ std::string Emitter::linear(ArrayRef<int64_t> shape,
 }
 
 Index Emitter::broadcastIndex(ArrayRef<int64_t> from,
-                              ArrayRef<std::string> index) {
+                              ArrayRef<std::string> index) const {
+  if (linearSpace >= 0)
+    return Index(index.begin(), index.end());
   Index result;
   size_t lead = index.size() - from.size();
   for (size_t d = 0; d < from.size(); ++d)
@@ -317,7 +332,6 @@ FailureOr<std::string> Emitter::compute(Operation *op, Value v,
         return pool(p, p.getWindow(), p.getStride(), p.getPadLow(),
                     p.getDilation(), index);
       })
-      .Case<MaxPoolGradOp>([&](MaxPoolGradOp m) { return maxPoolGrad(m, index); })
       .Default([&](Operation *other) -> FailureOr<std::string> {
         if (kernelRoleOf(other) == KernelRole::Elementwise)
           return elementwise(other, index);
@@ -698,108 +712,104 @@ FailureOr<std::string> Emitter::pool(Operation *op, ArrayRef<int64_t> window,
   return let(*type, "(" + *type + ")" + acc);
 }
 
-FailureOr<std::string> Emitter::maxPoolGrad(MaxPoolGradOp op,
-                                            ArrayRef<std::string> index) {
-  // dx at an input element sums dy over the windows that cover it and whose
-  // first maximum (row-major taps, a greater or NaN value replaces the
-  // choice) is this element, in the order of the windows.
+FailureOr<std::string> Emitter::emitMaxPoolGradBody(FusionOp fusion,
+                                                    MaxPoolGradOp op) {
+  // Plane (i0, i1) of dx: zero it, then route each window's dy to the
+  // window's first maximum (row-major taps; a greater or NaN value replaces
+  // the choice), windows in row-major order as the evaluator sums them.
   ArrayRef<int64_t> xShape = shapeOf(op.getInput());
   ArrayRef<int64_t> yShape = shapeOf(op.getGradOutput());
   ArrayRef<int64_t> window = op.getWindow(), stride = op.getStride(),
                     padLow = op.getPadLow(), dilation = op.getDilation();
-  Type element = op.getType().getElementType();
-  FailureOr<std::string> type = cType(op, element);
+  FailureOr<std::string> type = cType(op, op.getType().getElementType());
   if (failed(type))
     return failure();
-  std::string accType = accumulatorType(element);
-  std::string acc = fresh("a");
-  line(accType + " " + acc + " = (" + accType + ")0;");
-  size_t spatial = window.size();
-  Index outIndex{index[0], index[1]};
-  size_t opened = 0;
-  SmallVector<std::string> divisible;
-  for (size_t s = 0; s < spatial; ++s) {
-    // Windows o with o*stride - pad <= x <= o*stride - pad + (win-1)*dil.
-    std::string x = index[2 + s];
-    std::string shifted = let("int64_t", "(" + x + ") + " +
-                                             std::to_string(padLow[s]));
-    std::string lo = let(
-        "int64_t",
-        "dlc_max_index((int64_t)0, dlc_ceil_div(" + shifted + " - " +
-            std::to_string((window[s] - 1) * dilation[s]) + ", " +
-            std::to_string(stride[s]) + "))");
-    std::string hi = let("int64_t",
-                         "dlc_min_index((int64_t)" +
-                             std::to_string(yShape[2 + s] - 1) +
-                             ", dlc_floor_div(" + shifted + ", " +
-                             std::to_string(stride[s]) + "))");
+  std::string out = "p" + std::to_string(fusion.getInputs().size());
+  ArrayRef<int64_t> spatial = xShape.drop_front(2);
+  int64_t planeSize = ShapedType::getNumElements(spatial);
+  std::string plane = let("int64_t", "((i0) * " + std::to_string(xShape[1]) +
+                                         " + i1) * " +
+                                         std::to_string(planeSize));
+  open("for (int64_t e = 0; e < " + std::to_string(planeSize) + "; ++e)");
+  line(out + "[" + plane + " + e] = (" + *type + ")0;");
+  close();
+  Index outIndex{"i0", "i1"};
+  unsigned opened = 0;
+  for (size_t s = 0; s < spatial.size(); ++s) {
     std::string o = fresh("o");
-    open("for (int64_t " + o + " = " + lo + "; " + o + " <= " + hi + "; ++" +
-         o + ")");
+    open("for (int64_t " + o + " = 0; " + o + " < " +
+         std::to_string(yShape[2 + s]) + "; ++" + o + ")");
     ++opened;
     outIndex.push_back(o);
-    if (dilation[s] != 1)
-      divisible.push_back("((" + shifted + " - " + o + " * " +
-                          std::to_string(stride[s]) + ") % " +
-                          std::to_string(dilation[s]) + " == 0)");
   }
-  if (!divisible.empty()) {
-    open("if (" + llvm::join(divisible, " && ") + ")");
-    ++opened;
-  }
-  // Scan window `outIndex` for its first maximum.
   std::string best = fresh("best"), chosen = fresh("chosen");
   line(*type + " " + best + " = (" + *type + ")0;");
   line("int64_t " + chosen + " = -1;");
-  Index in{index[0], index[1]};
-  SmallVector<std::string> inside, flat;
-  size_t scanned = 0;
-  for (size_t s = 0; s < spatial; ++s) {
+  Index in{"i0", "i1"};
+  SmallVector<std::string> inside;
+  for (size_t s = 0; s < spatial.size(); ++s) {
     std::string tap = fresh("w");
     open("for (int64_t " + tap + " = 0; " + tap + " < " +
          std::to_string(window[s]) + "; ++" + tap + ")");
-    ++scanned;
+    ++opened;
     std::string position = let(
         "int64_t", outIndex[2 + s] + " * " + std::to_string(stride[s]) +
                        " - " + std::to_string(padLow[s]) + " + " + tap +
                        " * " + std::to_string(dilation[s]));
     in.push_back(position);
     inside.push_back("(" + position + " >= 0 && " + position + " < " +
-                     std::to_string(xShape[2 + s]) + ")");
+                     std::to_string(spatial[s]) + ")");
   }
   open("if (" + llvm::join(inside, " && ") + ")");
   FailureOr<std::string> v = value(op.getInput(), in);
   if (failed(v))
     return failure();
-  ArrayRef<int64_t> spatialShape = xShape.drop_front(2);
-  std::string tapPosition =
-      linear(spatialShape, ArrayRef<std::string>(in).drop_front(2));
   open("if (" + chosen + " < 0 || " + *v + " > " + best + " || " + *v +
        " != " + *v + ")");
   line(best + " = " + *v + ";");
-  line(chosen + " = " + tapPosition + ";");
+  line(chosen + " = " + linear(spatial, ArrayRef<std::string>(in).drop_front(2)) +
+       ";");
   close();
   close();
-  for (size_t i = 0; i < scanned; ++i)
+  for (size_t s = 0; s < spatial.size(); ++s, --opened)
     close();
-  std::string own =
-      linear(spatialShape, ArrayRef<std::string>(index).drop_front(2));
-  open("if (" + chosen + " == " + own + ")");
+  // A window that sees only padding routes nowhere.
+  open("if (" + chosen + " >= 0)");
   FailureOr<std::string> dy = value(op.getGradOutput(), outIndex);
   if (failed(dy))
     return failure();
-  line(acc + " = " + acc + " + (" + accType + ")" + *dy + ";");
+  std::string slot = out + "[" + plane + " + " + chosen + "]";
+  line(slot + " = " + slot + " + " + *dy + ";");
   close();
-  for (size_t i = 0; i < opened; ++i)
+  for (unsigned i = 0; i < opened; ++i)
     close();
-  return let(*type, "(" + *type + ")" + acc);
+  return body;
+}
+
+bool Emitter::useLinearSpace(FusionOp fusion) {
+  int64_t total = ShapedType::getNumElements(shapeOf(fusion.getResult(0)));
+  auto fits = [&](Value v) {
+    int64_t n = ShapedType::getNumElements(shapeOf(v));
+    return n == total || n == 1;
+  };
+  Block &block = fusion.getBody().front();
+  if (!llvm::all_of(block.getArguments(), fits))
+    return false;
+  for (Operation &op : block.without_terminator()) {
+    KernelRole role = kernelRoleOf(&op);
+    if ((role != KernelRole::Elementwise && role != KernelRole::Inlined) ||
+        !llvm::all_of(op.getResults(), fits))
+      return false;
+  }
+  linearSpace = total;
+  return true;
 }
 
 FailureOr<std::string> Emitter::emitBody(FusionOp fusion) {
   auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
   ArrayRef<int64_t> shape = shapeOf(fusion.getResult(0));
   Index index;
-  for (size_t d = 0; d < shape.size(); ++d)
+  for (size_t d = 0; d < (linearSpace >= 0 ? 1 : shape.size()); ++d)
     index.push_back("i" + std::to_string(d));
   unsigned firstOutput = fusion.getInputs().size();
   for (auto [k, yielded] : llvm::enumerate(yield.getValues())) {
@@ -930,20 +940,32 @@ FailureOr<EmittedKernel> mlir::dlc::codegen::emitKernel(FusionOp fusion,
              << ", whose element type generated kernels do not handle yet";
   Emitter emitter(target);
   Block &block = fusion.getBody().front();
-  auto scatter = llvm::find_if(
-      block, [](Operation &op) { return isa<ScatterElementsOp>(op); });
+  // Ops that write at data-dependent positions are alone in their fusion
+  // (KernelRole::Scatter) and have kernels of their own shape.
+  auto scatter = llvm::find_if(block, [](Operation &op) {
+    return kernelRoleOf(&op) == KernelRole::Scatter;
+  });
   SmallVector<int64_t> space;
   FailureOr<std::string> body;
-  if (scatter != block.end()) {
-    auto op = cast<ScatterElementsOp>(*scatter);
-    if (fusion.getNumResults() != 1 ||
-        block.getTerminator()->getOperand(0) != op.getResult())
-      return fusion.emitOpError()
-             << "holds a dlc.scatter_elements that is not its only result";
+  if (scatter != block.end() &&
+      (fusion.getNumResults() != 1 ||
+       block.getTerminator()->getOperand(0) != scatter->getResult(0)))
+    return fusion.emitOpError() << "holds a " << scatter->getName()
+                                << " that is not its only result";
+  if (auto op = dyn_cast_or_null<ScatterElementsOp>(
+          scatter != block.end() ? &*scatter : nullptr)) {
     for (auto [d, size] : llvm::enumerate(shapeOf(op.getData())))
       if (static_cast<int64_t>(d) != static_cast<int64_t>(op.getAxis()))
         space.push_back(size);
     body = emitter.emitScatterBody(fusion, op);
+  } else if (auto op = dyn_cast_or_null<MaxPoolGradOp>(
+                 scatter != block.end() ? &*scatter : nullptr)) {
+    space.assign(shapeOf(op.getInput()).begin(),
+                 shapeOf(op.getInput()).begin() + 2);
+    body = emitter.emitMaxPoolGradBody(fusion, op);
+  } else if (emitter.useLinearSpace(fusion)) {
+    space.push_back(ShapedType::getNumElements(shapeOf(fusion.getResult(0))));
+    body = emitter.emitBody(fusion);
   } else {
     space.assign(shapeOf(fusion.getResult(0)).begin(),
                  shapeOf(fusion.getResult(0)).end());
@@ -1067,13 +1089,6 @@ template <typename T> DLC_FN T dlc_sigmoid(T x) {
   return (T)1 / ((T)1 + dlc_exp(-x));
 }
 DLC_FN int64_t dlc_min_index(int64_t a, int64_t b) { return a < b ? a : b; }
-DLC_FN int64_t dlc_max_index(int64_t a, int64_t b) { return a < b ? b : a; }
-DLC_FN int64_t dlc_floor_div(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-DLC_FN int64_t dlc_ceil_div(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
 DLC_FN int64_t dlc_wrap_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
 DLC_FN int64_t dlc_clamp_index(int64_t i, int64_t n) {
   return i < 0 ? 0 : (i >= n ? n - 1 : i);

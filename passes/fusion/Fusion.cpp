@@ -52,9 +52,9 @@ KernelRole mlir::dlc::kernelRoleOf(Operation *op) {
           GatherElementsOp>(op))
     return KernelRole::Movement;
   if (isa<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp, MaxPoolOp,
-          SumPoolOp, MaxPoolGradOp>(op))
+          SumPoolOp>(op))
     return KernelRole::Reducing;
-  if (isa<ScatterElementsOp>(op))
+  if (isa<ScatterElementsOp, MaxPoolGradOp>(op))
     return KernelRole::Scatter;
   return KernelRole::Opaque;
 }
@@ -79,11 +79,6 @@ double readsPerElement(Operation *user) {
     return static_cast<double>(ShapedType::getNumElements(pool.getWindow()));
   if (auto pool = dyn_cast<SumPoolOp>(user))
     return static_cast<double>(ShapedType::getNumElements(pool.getWindow()));
-  if (auto grad = dyn_cast<MaxPoolGradOp>(user)) {
-    // Each input element scans the windows that cover it, each window whole.
-    double window = ShapedType::getNumElements(grad.getWindow());
-    return window * window;
-  }
   if (kernelRoleOf(user) == KernelRole::Reducing)
     return static_cast<double>(numElementsOf(user->getOperand(0))) /
            std::max<int64_t>(1, numElementsOf(user->getResult(0)));

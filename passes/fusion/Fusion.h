@@ -26,10 +26,10 @@ enum class KernelRole {
   /// Reads operand elements at remapped indices (transpose, slice, pad,
   /// concat, broadcast_to, gather, reshape inside a group).
   Movement,
-  /// Folds an inner loop per result element (reductions, pooling and its
-  /// gradient).
+  /// Folds an inner loop per result element (reductions, pooling).
   Reducing,
-  /// Writes at data-dependent positions (scatter_elements): always alone.
+  /// Writes at data-dependent positions (scatter_elements, the max-pool
+  /// gradient routing each window's gradient to its maximum): always alone.
   Scatter,
   /// Cloned into each group that uses it (splat constants).
   Inlined,

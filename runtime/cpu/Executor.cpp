@@ -51,6 +51,10 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
     case fb::StepKind::KernelStep: {
       const fb::KernelStep &k = *fbStep.step_as_KernelStep();
       step.kernel = kernels[k.kernel()];
+      // The kernel's name finds its source (dlc-compile --emit=kernels).
+      if (const auto *all = module.root().kernels())
+        if (const auto *name = all->Get(k.kernel())->name())
+          step.label += " " + name->str();
       if (k.buffers())
         for (const fb::BufferRef *r : *k.buffers())
           step.refs.push_back(ref(r));
