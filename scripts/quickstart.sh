@@ -18,7 +18,7 @@ echo "== dlc-compile mlp.onnx --train --loss cross_entropy --optimizer adamw --l
   --optimizer adamw --lr 1e-2 --batch-size 32 --report-memory --emit=exe \
   -o "$work/train_mlp"
 echo "== ./train_mlp --data quadrants.npz --epochs 4 --eval-data quadrants_eval.npz --export trained.onnx"
-rm -rf "$work/checkpoints"
+rm -rf "$work/checkpoints" "$work/compiled_metrics.jsonl"
 "$work/train_mlp" --data "$work/quadrants.npz" --epochs 4 --threads 2 \
   --eval-data "$work/quadrants_eval.npz" --checkpoint-dir "$work/checkpoints" \
   --checkpoint-every 256 --log "$work/compiled_metrics.jsonl" \
