@@ -212,15 +212,21 @@ FailureOr<std::string> Emitter::cType(Operation *op, Type type) {
 }
 
 std::string Emitter::parameters(FusionOp fusion) const {
+  // Bool buffers are read as bytes: compilers vectorize selects on uint8_t
+  // loads but turn selects on bool loads into branches.
+  auto bufferType = [](Value v) {
+    Type element = getElementTypeOrSelf(v.getType());
+    return element.isInteger(1) ? std::string("uint8_t") : cTypeOf(element);
+  };
   std::string text;
   unsigned k = 0;
   for (Value input : fusion.getInputs())
     text += llvm::formatv("const {0} *__restrict p{1} = (const {0} *)b[{1}];\n",
-                          cTypeOf(getElementTypeOrSelf(input.getType())), k++)
+                          bufferType(input), k++)
                 .str();
   for (Value result : fusion.getResults())
     text += llvm::formatv("{0} *__restrict p{1} = ({0} *)b[{1}];\n",
-                          cTypeOf(getElementTypeOrSelf(result.getType())), k++)
+                          bufferType(result), k++)
                 .str();
   return text;
 }
