@@ -41,9 +41,9 @@ int main(int argc, char **argv) {
   dnnl::matmul matmul(dnnl::matmul::primitive_desc(
       dnnl::matmul::desc(desc, desc, desc), engine));
   auto run = [&]() {
-    matmul.execute(stream, {{DNNL_ARG_SRC, am},
-                            {DNNL_ARG_WEIGHTS, bm},
-                            {DNNL_ARG_DST, cm}});
+    matmul.execute(
+        stream,
+        {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
     stream.wait();
   };
   run();

@@ -39,9 +39,7 @@ int main(int argc, char **argv) {
   int threads = 0, warmup = 3, steps = 10;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      return i + 1 < argc ? argv[++i] : "";
-    };
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
     if (arg == "--data")
       dataPath = value();
     else if (arg == "--function")
@@ -85,7 +83,8 @@ int main(int argc, char **argv) {
           !std::equal(t.shape().begin() + 1, t.shape().end(), info.shape + 1) ||
           t.shape()[0] < info.shape[0])
         return fail("array '" + std::string(info.name) + "' is " +
-                    t.describe() + ", which does not hold a batch of the input");
+                    t.describe() +
+                    ", which does not hold a batch of the input");
       inputs.push_back({info.dtype, info.rank, info.shape, t.bytes()});
     }
     for (const dlc_value_info_t &info : signature.outputs) {
@@ -117,10 +116,10 @@ int main(int argc, char **argv) {
     double mean = 0;
     for (double t : times)
       mean += t / times.size();
-    double median = sorted.size() % 2
-                        ? sorted[sorted.size() / 2]
-                        : (sorted[sorted.size() / 2 - 1] +
-                           sorted[sorted.size() / 2]) / 2;
+    double median =
+        sorted.size() % 2
+            ? sorted[sorted.size() / 2]
+            : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
     std::printf("{\"median_ms\": %.4f, \"min_ms\": %.4f, \"mean_ms\": %.4f, "
                 "\"steps\": %d}\n",
                 median, sorted.front(), mean, steps);

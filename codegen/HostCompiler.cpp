@@ -76,17 +76,17 @@ std::optional<std::string> mlir::dlc::codegen::compileSharedObject(
     os << source;
   }
   std::string march = "-march=" + cpu;
-  SmallVector<StringRef> args = {*program,      "-std=c++17", "-O3",
-                                 march,         "-fPIC",      "-shared",
-                                 "-fwrapv",     "-fno-math-errno",
-                                 "-o",          objectPath,   sourcePath};
+  SmallVector<StringRef> args = {
+      *program,  "-std=c++17",      "-O3", march,      "-fPIC",   "-shared",
+      "-fwrapv", "-fno-math-errno", "-o",  objectPath, sourcePath};
   std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
                                           logPath.str()};
   std::string message;
   int rc = sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0, 0,
                                &message);
   if (rc != 0) {
-    error = "the host C++ compiler (" + *program + ") failed on the "
+    error = "the host C++ compiler (" + *program +
+            ") failed on the "
             "generated CPU kernels: " +
             (message.empty() ? firstError(logPath) : message);
     return std::nullopt;

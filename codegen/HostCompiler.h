@@ -1,4 +1,5 @@
-//===- HostCompiler.h - CPU kernels through the host C++ compiler -*- C++ -*-===//
+//===- HostCompiler.h - CPU kernels through the host C++ compiler -*- C++
+//-*-===//
 //
 // CPU kernels are C++ compiled by the machine's C++ compiler (g++ or clang++)
 // into a shared object, which the module embeds and the runtime dlopens.

@@ -76,8 +76,7 @@ public:
                                          ScatterElementsOp scatter);
 
   /// The statements of a max-pool gradient fusion for plane (i0, i1).
-  FailureOr<std::string> emitMaxPoolGradBody(FusionOp fusion,
-                                             MaxPoolGradOp op);
+  FailureOr<std::string> emitMaxPoolGradBody(FusionOp fusion, MaxPoolGradOp op);
 
   /// Parameter declarations `const T *__restrict pK = ...;`.
   std::string parameters(FusionOp fusion) const;
@@ -94,6 +93,14 @@ private:
                                      ArrayRef<std::string> index);
   FailureOr<std::string> reduction(Operation *op, ArrayRef<int64_t> axes,
                                    ArrayRef<std::string> index);
+  /// Opens the loops over a window's taps for the window at `position`
+  /// (one coordinate per spatial dimension) and a condition that the tap is
+  /// inside `spatial` (not padding); appends the taps' input coordinates to
+  /// `in`. Returns how many scopes to close.
+  size_t openWindowTaps(ArrayRef<int64_t> window, ArrayRef<int64_t> stride,
+                        ArrayRef<int64_t> padLow, ArrayRef<int64_t> dilation,
+                        ArrayRef<std::string> position,
+                        ArrayRef<int64_t> spatial, Index &in);
   FailureOr<std::string> pool(Operation *op, ArrayRef<int64_t> window,
                               ArrayRef<int64_t> stride,
                               ArrayRef<int64_t> padLow,
@@ -165,9 +172,9 @@ std::string Emitter::linear(ArrayRef<int64_t> shape,
   int64_t stride = 1;
   for (size_t d = shape.size(); d-- > 0;) {
     if (shape[d] != 1) {
-      std::string term = stride == 1 ? index[d]
-                                     : "(" + index[d] + ") * " +
-                                           std::to_string(stride);
+      std::string term = stride == 1
+                             ? index[d]
+                             : "(" + index[d] + ") * " + std::to_string(stride);
       result = result.empty() ? term : term + " + " + result;
     }
     stride *= shape[d];
@@ -205,9 +212,9 @@ std::string Emitter::accumulatorType(Type element) const {
 FailureOr<std::string> Emitter::cType(Operation *op, Type type) {
   std::string c = cTypeOf(getElementTypeOrSelf(type));
   if (c.empty())
-    return op->emitOpError() << "has element type "
-                             << getElementTypeOrSelf(type)
-                             << ", which generated kernels do not handle yet";
+    return op->emitOpError()
+           << "has element type " << getElementTypeOrSelf(type)
+           << ", which generated kernels do not handle yet";
   return c;
 }
 
@@ -268,8 +275,8 @@ FailureOr<std::string> Emitter::literal(ConstantOp op) {
     if (integer.getWidth() == 64 && !integer.isUnsigned() &&
         value.isMinSignedValue())
       return std::string("(int64_t)(-9223372036854775807LL - 1)");
-    return "(" + *type + ")(" + digits + (integer.getWidth() == 64 ? "LL" : "") +
-           ")";
+    return "(" + *type + ")(" + digits +
+           (integer.getWidth() == 64 ? "LL" : "") + ")";
   }
   if (!element.isF32() && !element.isF64())
     return cType(op, element);
@@ -303,7 +310,8 @@ FailureOr<std::string> Emitter::compute(Operation *op, Value v,
         return value(t.getInput(), in);
       })
       .Case<BroadcastToOp>([&](BroadcastToOp b) {
-        return value(b.getInput(), broadcastIndex(shapeOf(b.getInput()), index));
+        return value(b.getInput(),
+                     broadcastIndex(shapeOf(b.getInput()), index));
       })
       .Case<SliceOp>([&](SliceOp s) -> FailureOr<std::string> {
         Index in;
@@ -458,9 +466,8 @@ FailureOr<std::string> Emitter::reshape(ReshapeOp op,
   Index in(from.size());
   int64_t stride = 1;
   for (size_t d = from.size(); d-- > 0;) {
-    std::string coordinate = stride == 1 ? flat
-                                         : "(" + flat + " / " +
-                                               std::to_string(stride) + ")";
+    std::string coordinate =
+        stride == 1 ? flat : "(" + flat + " / " + std::to_string(stride) + ")";
     if (d != 0)
       coordinate = "(" + coordinate + " % " + std::to_string(from[d]) + ")";
     in[d] = from[d] == 1 ? "0" : let("int64_t", coordinate);
@@ -478,8 +485,9 @@ FailureOr<std::string> Emitter::pad(PadOp op, ArrayRef<std::string> index) {
   SmallVector<std::string> inside;
   for (auto [d, low] : llvm::enumerate(op.getLow())) {
     std::string shifted =
-        low == 0 ? index[d]
-                 : let("int64_t", "(" + index[d] + ") - " + std::to_string(low));
+        low == 0
+            ? index[d]
+            : let("int64_t", "(" + index[d] + ") - " + std::to_string(low));
     std::string n = std::to_string(from[d]);
     switch (op.getMode()) {
     case PadMode::constant:
@@ -489,7 +497,8 @@ FailureOr<std::string> Emitter::pad(PadOp op, ArrayRef<std::string> index) {
                          ")");
       break;
     case PadMode::edge:
-      in.push_back(let("int64_t", "dlc_clamp_index(" + shifted + ", " + n + ")"));
+      in.push_back(
+          let("int64_t", "dlc_clamp_index(" + shifted + ", " + n + ")"));
       break;
     case PadMode::reflect:
       in.push_back(
@@ -539,8 +548,8 @@ FailureOr<std::string> Emitter::concat(ConcatOp op,
       open("else");
     Index in(index.begin(), index.end());
     if (offset != 0)
-      in[axis] = let("int64_t",
-                     "(" + index[axis] + ") - " + std::to_string(offset));
+      in[axis] =
+          let("int64_t", "(" + index[axis] + ") - " + std::to_string(offset));
     FailureOr<std::string> v = value(input, in);
     if (failed(v))
       return failure();
@@ -551,9 +560,8 @@ FailureOr<std::string> Emitter::concat(ConcatOp op,
   return name;
 }
 
-FailureOr<std::string> Emitter::gather(Operation *op, Value data,
-                                       Value indices, int64_t axis,
-                                       bool elements,
+FailureOr<std::string> Emitter::gather(Operation *op, Value data, Value indices,
+                                       int64_t axis, bool elements,
                                        ArrayRef<std::string> index) {
   ArrayRef<int64_t> dataShape = shapeOf(data);
   int64_t indexRank = static_cast<int64_t>(shapeOf(indices).size());
@@ -570,8 +578,8 @@ FailureOr<std::string> Emitter::gather(Operation *op, Value data,
   // bad label can never read outside the buffer (the runners validate
   // labels before a step).
   std::string position =
-      let("int64_t", "dlc_clamp_index(dlc_wrap_index((int64_t)" + *raw +
-                         ", " + std::to_string(dataShape[axis]) + "), " +
+      let("int64_t", "dlc_clamp_index(dlc_wrap_index((int64_t)" + *raw + ", " +
+                         std::to_string(dataShape[axis]) + "), " +
                          std::to_string(dataShape[axis]) + ")");
   if (elements) {
     in.assign(index.begin(), index.end());
@@ -584,8 +592,7 @@ FailureOr<std::string> Emitter::gather(Operation *op, Value data,
   return value(data, in);
 }
 
-FailureOr<std::string> Emitter::reduction(Operation *op,
-                                          ArrayRef<int64_t> axes,
+FailureOr<std::string> Emitter::reduction(Operation *op, ArrayRef<int64_t> axes,
                                           ArrayRef<std::string> index) {
   Value input = op->getOperand(0);
   ArrayRef<int64_t> shape = shapeOf(input);
@@ -671,6 +678,29 @@ FailureOr<std::string> Emitter::reduction(Operation *op,
   return let(*type, "(" + *type + ")" + acc);
 }
 
+size_t Emitter::openWindowTaps(ArrayRef<int64_t> window,
+                               ArrayRef<int64_t> stride,
+                               ArrayRef<int64_t> padLow,
+                               ArrayRef<int64_t> dilation,
+                               ArrayRef<std::string> position,
+                               ArrayRef<int64_t> spatial, Index &in) {
+  SmallVector<std::string> inside;
+  for (size_t s = 0; s < window.size(); ++s) {
+    std::string tap = fresh("w");
+    open("for (int64_t " + tap + " = 0; " + tap + " < " +
+         std::to_string(window[s]) + "; ++" + tap + ")");
+    std::string at =
+        let("int64_t", "(" + position[s] + ") * " + std::to_string(stride[s]) +
+                           " - " + std::to_string(padLow[s]) + " + " + tap +
+                           " * " + std::to_string(dilation[s]));
+    in.push_back(at);
+    inside.push_back("(" + at + " >= 0 && " + at + " < " +
+                     std::to_string(spatial[s]) + ")");
+  }
+  open("if (" + llvm::join(inside, " && ") + ")");
+  return window.size() + 1;
+}
+
 FailureOr<std::string> Emitter::pool(Operation *op, ArrayRef<int64_t> window,
                                      ArrayRef<int64_t> stride,
                                      ArrayRef<int64_t> padLow,
@@ -688,23 +718,10 @@ FailureOr<std::string> Emitter::pool(Operation *op, ArrayRef<int64_t> window,
   line(accType + " " + acc + " = " +
        (isMax ? "dlc_lowest<" + accType + ">()" : "(" + accType + ")0") + ";");
   Index in{index[0], index[1]};
-  SmallVector<std::string> inside;
-  size_t opened = 0;
-  for (size_t s = 0; s < window.size(); ++s) {
-    std::string tap = fresh("w");
-    open("for (int64_t " + tap + " = 0; " + tap + " < " +
-         std::to_string(window[s]) + "; ++" + tap + ")");
-    ++opened;
-    std::string position = let(
-        "int64_t", "(" + index[2 + s] + ") * " + std::to_string(stride[s]) +
-                       " - " + std::to_string(padLow[s]) + " + " + tap +
-                       " * " + std::to_string(dilation[s]));
-    in.push_back(position);
-    inside.push_back("(" + position + " >= 0 && " + position + " < " +
-                     std::to_string(shape[2 + s]) + ")");
-  }
+  size_t opened = openWindowTaps(window, stride, padLow, dilation,
+                                 ArrayRef<std::string>(index).drop_front(2),
+                                 shape.drop_front(2), in);
   // Padding never wins a maximum and adds nothing to a sum.
-  open("if (" + llvm::join(inside, " && ") + ")");
   FailureOr<std::string> v = value(input, in);
   if (failed(v))
     return failure();
@@ -712,7 +729,6 @@ FailureOr<std::string> Emitter::pool(Operation *op, ArrayRef<int64_t> window,
        (isMax ? "dlc_max(" + acc + ", (" + accType + ")" + *v + ")"
               : acc + " + (" + accType + ")" + *v) +
        ";");
-  close();
   for (size_t i = 0; i < opened; ++i)
     close();
   return let(*type, "(" + *type + ")" + acc);
@@ -733,9 +749,9 @@ FailureOr<std::string> Emitter::emitMaxPoolGradBody(FusionOp fusion,
   std::string out = "p" + std::to_string(fusion.getInputs().size());
   ArrayRef<int64_t> spatial = xShape.drop_front(2);
   int64_t planeSize = ShapedType::getNumElements(spatial);
-  std::string plane = let("int64_t", "((i0) * " + std::to_string(xShape[1]) +
-                                         " + i1) * " +
-                                         std::to_string(planeSize));
+  std::string plane =
+      let("int64_t", "((i0) * " + std::to_string(xShape[1]) + " + i1) * " +
+                         std::to_string(planeSize));
   open("for (int64_t e = 0; e < " + std::to_string(planeSize) + "; ++e)");
   line(out + "[" + plane + " + e] = (" + *type + ")0;");
   close();
@@ -752,32 +768,19 @@ FailureOr<std::string> Emitter::emitMaxPoolGradBody(FusionOp fusion,
   line(*type + " " + best + " = (" + *type + ")0;");
   line("int64_t " + chosen + " = -1;");
   Index in{"i0", "i1"};
-  SmallVector<std::string> inside;
-  for (size_t s = 0; s < spatial.size(); ++s) {
-    std::string tap = fresh("w");
-    open("for (int64_t " + tap + " = 0; " + tap + " < " +
-         std::to_string(window[s]) + "; ++" + tap + ")");
-    ++opened;
-    std::string position = let(
-        "int64_t", outIndex[2 + s] + " * " + std::to_string(stride[s]) +
-                       " - " + std::to_string(padLow[s]) + " + " + tap +
-                       " * " + std::to_string(dilation[s]));
-    in.push_back(position);
-    inside.push_back("(" + position + " >= 0 && " + position + " < " +
-                     std::to_string(spatial[s]) + ")");
-  }
-  open("if (" + llvm::join(inside, " && ") + ")");
+  size_t scanned = openWindowTaps(window, stride, padLow, dilation,
+                                  ArrayRef<std::string>(outIndex).drop_front(2),
+                                  spatial, in);
   FailureOr<std::string> v = value(op.getInput(), in);
   if (failed(v))
     return failure();
   open("if (" + chosen + " < 0 || " + *v + " > " + best + " || " + *v +
        " != " + *v + ")");
   line(best + " = " + *v + ";");
-  line(chosen + " = " + linear(spatial, ArrayRef<std::string>(in).drop_front(2)) +
-       ";");
+  line(chosen + " = " +
+       linear(spatial, ArrayRef<std::string>(in).drop_front(2)) + ";");
   close();
-  close();
-  for (size_t s = 0; s < spatial.size(); ++s, --opened)
+  for (size_t i = 0; i < scanned; ++i)
     close();
   // A window that sees only padding routes nowhere.
   open("if (" + chosen + " >= 0)");
@@ -845,9 +848,8 @@ FailureOr<std::string> Emitter::emitScatterBody(FusionOp fusion,
   // i0.. index the data shape without the axis.
   Index outer;
   for (size_t d = 0, k = 0; d < dataShape.size(); ++d)
-    outer.push_back(static_cast<int64_t>(d) == axis
-                        ? ""
-                        : "i" + std::to_string(k++));
+    outer.push_back(
+        static_cast<int64_t>(d) == axis ? "" : "i" + std::to_string(k++));
   Index at = outer;
   at[axis] = fresh("c");
   open("for (int64_t " + at[axis] + " = 0; " + at[axis] + " < " +
@@ -936,9 +938,8 @@ std::string delinearize(ArrayRef<int64_t> shape, StringRef flat,
 
 } // namespace
 
-FailureOr<EmittedKernel> mlir::dlc::codegen::emitKernel(FusionOp fusion,
-                                                        StringRef name,
-                                                        Target target) {
+FailureOr<EmittedKernel>
+mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
   for (Value v : llvm::concat<Value>(fusion.getInputs(), fusion.getResults()))
     if (cTypeOf(getElementTypeOrSelf(v.getType())).empty())
       return fusion.emitOpError()
@@ -995,8 +996,7 @@ FailureOr<EmittedKernel> mlir::dlc::codegen::emitKernel(FusionOp fusion,
        << "  for (int64_t it = (int64_t)blockIdx.x * blockDim.x + "
           "threadIdx.x; it < n;\n"
        << "       it += (int64_t)gridDim.x * blockDim.x) {\n"
-       << indent(delinearize(space, "it"), 4) << indent(*body, 4)
-       << "  }\n}\n";
+       << indent(delinearize(space, "it"), 4) << indent(*body, 4) << "  }\n}\n";
     kernel.source = os.str();
     return kernel;
   }
@@ -1040,10 +1040,9 @@ FailureOr<EmittedKernel> mlir::dlc::codegen::emitKernel(FusionOp fusion,
       os << indent(delinearize(outer, "row"), 4);
     }
     std::string last = "i" + std::to_string(space.size() - 1);
-    std::string begin =
-        chunks == 1 ? "0"
-                    : "(it % " + std::to_string(chunks) + ") * " +
-                          std::to_string(chunkSize);
+    std::string begin = chunks == 1 ? "0"
+                                    : "(it % " + std::to_string(chunks) +
+                                          ") * " + std::to_string(chunkSize);
     std::string end = chunks == 1 ? std::to_string(inner)
                                   : "dlc_min_index((int64_t)" +
                                         std::to_string(inner) + ", " + begin +
@@ -1136,7 +1135,8 @@ DLC_FN double dlc_nan_f64() { return std::numeric_limits<double>::quiet_NaN(); }
   DLC_FN double name(double x, double y) { return std::fn(x, y); }
 )";
 
-constexpr const char *kCudaPrelude = R"(// Generated by dlc-compile: CUDA kernels.
+constexpr const char *kCudaPrelude =
+    R"(// Generated by dlc-compile: CUDA kernels.
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;

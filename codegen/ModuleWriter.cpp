@@ -74,10 +74,10 @@ private:
   matmulStep(MatmulOp op, const BufferPlacement &placement);
   FailureOr<flatbuffers::Offset<fb::Step>>
   convStep(Operation *op, const BufferPlacement &placement);
-  LogicalResult compileKernels(
-      std::vector<uint8_t> &sharedObject,
-      std::vector<flatbuffers::Offset<fb::CudaBinary>> &binaries,
-      std::string &ptx);
+  LogicalResult
+  compileKernels(std::vector<uint8_t> &sharedObject,
+                 std::vector<flatbuffers::Offset<fb::CudaBinary>> &binaries,
+                 std::string &ptx);
 
   ModuleOp module;
   const ModuleWriterOptions &options;
@@ -124,7 +124,8 @@ LogicalResult Writer::addGlobals() {
                      ? splat.getSplatValue<APFloat>().isPosZero()
                      : splat.getSplatValue<APInt>().isZero());
     if (options.embedParameters && global.getInitialValue() && !zero) {
-      FailureOr<::dlc::Tensor> value = tensorFromAttr(*global.getInitialValue());
+      FailureOr<::dlc::Tensor> value =
+          tensorFromAttr(*global.getInitialValue());
       if (failed(value))
         return global.emitOpError()
                << "@" << name << " has an initial value that cannot be read";
@@ -322,10 +323,9 @@ Writer::convStep(Operation *op, const BufferPlacement &placement) {
       padLowV(padLow.begin(), padLow.end()),
       padHighV(padHigh.begin(), padHigh.end()),
       dilationV(dilation.begin(), dilation.end());
-  auto step = fb::CreateConvStepDirect(fbb, kind, *element, &*xRef, &*wRef,
-                                       &*yRef, &xShape, &wShape, &yShape,
-                                       &strideV, &padLowV, &padHighV,
-                                       &dilationV, groups);
+  auto step = fb::CreateConvStepDirect(
+      fbb, kind, *element, &*xRef, &*wRef, &*yRef, &xShape, &wShape, &yShape,
+      &strideV, &padLowV, &padHighV, &dilationV, groups);
   return fb::CreateStep(fbb, fb::StepKind::ConvStep, step.Union(),
                         fbb.CreateString(describeLocation(op->getLoc())));
 }
@@ -358,9 +358,9 @@ Writer::addFunction(func::FuncOp func) {
       return success();
     auto it = globalIndex.find(roles::nameOf(attrs));
     if (it == globalIndex.end())
-      return func.emitOpError() << "has a " << role << " '"
-                                << roles::nameOf(attrs)
-                                << "' that is no dlc.global";
+      return func.emitOpError()
+             << "has a " << role << " '" << roles::nameOf(attrs)
+             << "' that is no dlc.global";
     global = it->second;
     return success();
   };
@@ -397,8 +397,8 @@ Writer::addFunction(func::FuncOp func) {
     std::string name = roles::nameOf(attrs).str();
     if (name.empty())
       name = "output" + std::to_string(index);
-    results.push_back(fb::CreateResultDirect(fbb, name.c_str(), role.c_str(),
-                                             *type, global));
+    results.push_back(
+        fb::CreateResultDirect(fbb, name.c_str(), role.c_str(), *type, global));
   }
 
   std::vector<flatbuffers::Offset<fb::Step>> steps;
@@ -411,8 +411,8 @@ Writer::addFunction(func::FuncOp func) {
       if (failed(kernel))
         return failure();
       std::vector<fb::BufferRef> buffers;
-      for (Value v : llvm::concat<Value>(fusion.getInputs(),
-                                         fusion.getResults())) {
+      for (Value v :
+           llvm::concat<Value>(fusion.getInputs(), fusion.getResults())) {
         FailureOr<fb::BufferRef> ref = refOf(v, placement);
         if (failed(ref))
           return failure();
@@ -422,8 +422,7 @@ Writer::addFunction(func::FuncOp func) {
                                              kernel->second.iterations,
                                              kernel->second.grain);
       steps.push_back(fb::CreateStep(fbb, fb::StepKind::KernelStep,
-                                     step.Union(),
-                                     fbb.CreateString(location)));
+                                     step.Union(), fbb.CreateString(location)));
     } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
       FailureOr<flatbuffers::Offset<fb::Step>> step =
           matmulStep(matmul, placement);
@@ -484,8 +483,7 @@ LogicalResult Writer::compileKernels(
     if (!cubin)
       return module.emitError() << error;
     std::vector<uint8_t> bytes(cubin->begin(), cubin->end());
-    binaries.push_back(
-        fb::CreateCudaBinaryDirect(fbb, arch.c_str(), &bytes));
+    binaries.push_back(fb::CreateCudaBinaryDirect(fbb, arch.c_str(), &bytes));
   }
   if (!options.cudaArchitectures.empty()) {
     std::string virtualArch = options.cudaArchitectures.front();
@@ -553,9 +551,8 @@ FailureOr<std::string> Writer::run() {
   std::vector<uint8_t> onnx(options.onnxModel.begin(), options.onnxModel.end());
   auto root = fb::CreateModuleDirect(
       fbb, ::dlc::kModuleFormatVersion, options.producer.c_str(),
-      options.modelName.c_str(),
-      options.target == Target::Cpu ? "cpu" : "cuda", fingerprint, &globals,
-      &*functions, &constants, &kernels, source.c_str(),
+      options.modelName.c_str(), options.target == Target::Cpu ? "cpu" : "cuda",
+      fingerprint, &globals, &*functions, &constants, &kernels, source.c_str(),
       sharedObject.empty() ? nullptr : &sharedObject,
       binaries.empty() ? nullptr : &binaries,
       ptx.empty() ? nullptr : ptx.c_str(), options.trainingOptions.c_str(),

@@ -35,9 +35,8 @@ struct Nvrtc {
 const Nvrtc *nvrtc() {
   static const Nvrtc *loaded = []() -> const Nvrtc * {
     void *handle = nullptr;
-    for (const char *name :
-         {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
-          "/usr/local/cuda/lib64/libnvrtc.so"})
+    for (const char *name : {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                             "/usr/local/cuda/lib64/libnvrtc.so"})
       if ((handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
         break;
     if (!handle)
@@ -90,16 +89,15 @@ mlir::dlc::codegen::compileCuda(const std::string &source,
     return std::nullopt;
   }
   Program program = nullptr;
-  Result rc = api->createProgram(&program, source.c_str(), "dlc_kernels.cu",
-                                 0, nullptr, nullptr);
+  Result rc = api->createProgram(&program, source.c_str(), "dlc_kernels.cu", 0,
+                                 nullptr, nullptr);
   if (rc != 0) {
     error = std::string("NVRTC cannot create a program: ") +
             api->getErrorString(rc);
     return std::nullopt;
   }
   std::string archOption = "--gpu-architecture=" + arch;
-  const char *options[] = {archOption.c_str(), "--std=c++17",
-                           "--fmad=false"};
+  const char *options[] = {archOption.c_str(), "--std=c++17", "--fmad=false"};
   rc = api->compileProgram(program, 3, options);
   std::optional<std::string> output;
   if (rc != 0) {

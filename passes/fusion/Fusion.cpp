@@ -216,9 +216,9 @@ private:
     }
 
     OpBuilder builder(group.root);
-    auto fusion = builder.create<FusionOp>(
-        group.root->getLoc(), ValueRange(outputs).getTypes(),
-        inputs.getArrayRef());
+    auto fusion = builder.create<FusionOp>(group.root->getLoc(),
+                                           ValueRange(outputs).getTypes(),
+                                           inputs.getArrayRef());
     Block &body = fusion.getBody().front();
     IRMapping mapping;
     mapping.map(inputs.getArrayRef(), body.getArguments());
@@ -339,11 +339,10 @@ void mlir::dlc::markLibraryEpilogues(Block &block) {
         !isChannelBias(bias, resultType, channel))
       continue;
     Value sum = add.getResult();
-    bool relu = llvm::any_of(sum.getUsers(), [&](Operation *user) {
-      return isRelu(user, sum);
-    });
-    op.setAttr(kEpilogueAttr, StringAttr::get(op.getContext(),
-                                              relu ? "bias_relu" : "bias"));
+    bool relu = llvm::any_of(
+        sum.getUsers(), [&](Operation *user) { return isRelu(user, sum); });
+    op.setAttr(kEpilogueAttr,
+               StringAttr::get(op.getContext(), relu ? "bias_relu" : "bias"));
   }
 }
 

@@ -46,8 +46,8 @@ Value BufferPlacement::base(Value value) const {
 BufferPlacement::BufferPlacement(func::FuncOp func) {
   Block &block = func.getBody().front();
   for (BlockArgument argument : block.getArguments())
-    placements[argument] = {Placement::Kind::Argument, argument.getArgNumber(),
-                            {}};
+    placements[argument] = {
+        Placement::Kind::Argument, argument.getArgNumber(), {}};
   for (Operation &op : block.without_terminator()) {
     for (Value result : op.getResults()) {
       if (isa<ConstantOp>(op)) {
@@ -55,9 +55,9 @@ BufferPlacement::BufferPlacement(func::FuncOp func) {
       } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
         placements[result] = {Placement::Kind::View, 0,
                               base(reshape.getInput())};
-      } else if (Value source = isa<FusionOp>(op)
-                                    ? transposedMatmulOperand(cast<FusionOp>(op))
-                                    : Value()) {
+      } else if (Value source = isa<FusionOp>(op) ? transposedMatmulOperand(
+                                                        cast<FusionOp>(op))
+                                                  : Value()) {
         placements[result] = {Placement::Kind::View, 0, base(source)};
       } else {
         placements[result] = {Placement::Kind::Arena, 0, {}};

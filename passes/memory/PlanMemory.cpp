@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/memory/BufferPlacement.h"
 #include "ir/Dialect.h"
 #include "passes/Passes.h"
+#include "passes/memory/BufferPlacement.h"
 #include "runtime/module/Format.h"
 
 #include "mlir/IR/Builders.h"

@@ -311,9 +311,10 @@ dlc_status_t Session::writeProfile(const std::string &path) const {
   for (size_t f = 0; f < executors_.size(); ++f)
     for (auto &step : executors_[f]->profile())
       lines.push_back({module_->functions()[f].name, step});
-  std::stable_sort(lines.begin(), lines.end(), [](const Line &a, const Line &b) {
-    return a.step.seconds > b.step.seconds;
-  });
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const Line &a, const Line &b) {
+                     return a.step.seconds > b.step.seconds;
+                   });
   std::string text;
   for (const Line &l : lines) {
     char numbers[96];
@@ -327,13 +328,13 @@ dlc_status_t Session::writeProfile(const std::string &path) const {
   }
   FILE *file = std::fopen(path.c_str(), "w");
   if (!file)
-    return makeStatus(DLC_IO_ERROR, path + ": cannot be written: " +
-                                        std::strerror(errno));
+    return makeStatus(DLC_IO_ERROR,
+                      path + ": cannot be written: " + std::strerror(errno));
   bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
   ok &= std::fclose(file) == 0;
   if (!ok)
-    return makeStatus(DLC_IO_ERROR, path + ": cannot be written: " +
-                                        std::strerror(errno));
+    return makeStatus(DLC_IO_ERROR,
+                      path + ": cannot be written: " + std::strerror(errno));
   return nullptr;
 }
 

@@ -187,8 +187,8 @@ std::vector<FunctionExecutor::StepProfile> FunctionExecutor::profile() const {
     if (!profileCalls_[s])
       continue;
     const char *kind = fb::EnumNameStepKind(steps_[s].kind);
-    out.push_back({kind, steps_[s].label, profileCalls_[s],
-                   profileSeconds_[s]});
+    out.push_back(
+        {kind, steps_[s].label, profileCalls_[s], profileSeconds_[s]});
   }
   return out;
 }

@@ -18,9 +18,9 @@ dlc::tools::buildExecutable(const char *argv0, const std::string &module,
   auto bytes = llvm::MemoryBuffer::getFile(runner, /*IsText=*/false,
                                            /*RequiresNullTerminator=*/false);
   if (!bytes) {
-    error = "cannot read the runner " + runner.str().str() +
-            " that training binaries are built from: " +
-            bytes.getError().message();
+    error =
+        "cannot read the runner " + runner.str().str() +
+        " that training binaries are built from: " + bytes.getError().message();
     return std::nullopt;
   }
   return appendEmbeddedModule((*bytes)->getBuffer().str(), module);

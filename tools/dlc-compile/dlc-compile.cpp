@@ -51,8 +51,9 @@ static cl::opt<bool> train("train",
                            cl::desc("Build a training program (train_step)"));
 enum class Emit { Auto, Mlir, Fused, Kernels, Module, Exe };
 static cl::opt<Emit> emit(
-    "emit", cl::desc("What to produce (default: a module for -o *.dlcm, "
-                     "else the IR)"),
+    "emit",
+    cl::desc("What to produce (default: a module for -o *.dlcm, "
+             "else the IR)"),
     cl::values(
         clEnumValN(Emit::Mlir, "mlir", "The dlc IR after the training passes"),
         clEnumValN(Emit::Fused, "fused",
@@ -139,7 +140,8 @@ std::string mebibytes(int64_t bytes) {
 void printMemoryReport(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>()) {
     auto arena = func->getAttrOfType<IntegerAttr>(mlir::dlc::kArenaSizeAttr);
-    auto total = func->getAttrOfType<IntegerAttr>(mlir::dlc::kIntermediateBytesAttr);
+    auto total =
+        func->getAttrOfType<IntegerAttr>(mlir::dlc::kIntermediateBytesAttr);
     if (!arena || !total)
       continue;
     int64_t arguments = 0, results = 0;
