@@ -638,3 +638,57 @@ func.func @dropout_seed_rank(%x: tensor<4xf32>, %s: tensor<2xi64>) -> tensor<4xf
   %0, %1 = dlc.dropout %x, %s {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<2xi64> -> tensor<4xi1>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @fusion_argument_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'dlc.fusion' op has 1 inputs but its body takes 2 arguments}}
+  %0 = dlc.fusion %x : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    dlc.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_argument_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'dlc.fusion' op input #0 has type 'tensor<4xf32>' but body argument #0 has type 'tensor<4xf64>'}}
+  %0 = dlc.fusion %x : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf64>):
+    %c = dlc.cast %a : tensor<4xf64> to tensor<4xf32>
+    dlc.yield %c : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_yield_types(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'dlc.fusion' op yields 2 values of types ('tensor<4xf32>', 'tensor<4xf32>') but has results of types ('tensor<4xf32>')}}
+  %0 = dlc.fusion %x : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    dlc.yield %a, %a : tensor<4xf32>, tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+dlc.global @g : tensor<4xf32> = dense<1.0> : tensor<4xf32>
+func.func @fusion_global_access(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = dlc.fusion %x : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error@+1 {{'dlc.global_load' op cannot be inside a dlc.fusion}}
+    %g = dlc.global_load @g : tensor<4xf32>
+    dlc.yield %g : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_outside_fusion(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'dlc.yield' op expects parent op 'dlc.fusion'}}
+  dlc.yield %x : tensor<4xf32>
+}

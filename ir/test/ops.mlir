@@ -131,3 +131,20 @@ func.func @nn(%x: tensor<1x4x8x8xf32>, %w: tensor<8x2x3x3xf32>, %a: tensor<5x2x3
   %5, %6 = dlc.dropout %x, %seed {ratio = 0.1 : f64, stream = 3 : i64} : tensor<1x4x8x8xf32>, tensor<i64> -> tensor<1x4x8x8xi1>
   return %0 : tensor<5x2x4xf32>
 }
+
+// A fusion round-trips with its body; results may be several.
+// CHECK-LABEL: func.func @fusion
+// CHECK: %[[F:.*]]:2 = dlc.fusion %arg0, %arg1 : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>):
+// CHECK-NEXT: %[[S:.*]] = dlc.add %[[A]], %[[B]]
+// CHECK-NEXT: %[[E:.*]] = dlc.exp %[[S]]
+// CHECK-NEXT: dlc.yield %[[S]], %[[E]] : tensor<4x8xf32>, tensor<4x8xf32>
+func.func @fusion(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0:2 = dlc.fusion %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+    %s = dlc.add %a, %c : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+    %e = dlc.exp %s : tensor<4x8xf32>
+    dlc.yield %s, %e : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
