@@ -107,6 +107,10 @@ private:
                               ArrayRef<int64_t> dilation,
                               ArrayRef<std::string> index);
   FailureOr<std::string> reshape(ReshapeOp op, ArrayRef<std::string> index);
+  /// `v` (the output or the mask) of a dropout at `index`: the mask bit is
+  /// Philox's draw for the element's row-major position, as the evaluator's.
+  FailureOr<std::string> dropout(DropoutOp op, Value v,
+                                 ArrayRef<std::string> index);
   FailureOr<std::string> pad(PadOp op, ArrayRef<std::string> index);
   FailureOr<std::string> concat(ConcatOp op, ArrayRef<std::string> index);
   FailureOr<std::string> gather(Operation *op, Value data, Value indices,
@@ -342,6 +346,7 @@ FailureOr<std::string> Emitter::compute(Operation *op, Value v,
             SmallVector<int64_t> axes(r.getAxes());
             return reduction(r, axes, index);
           })
+      .Case<DropoutOp>([&](DropoutOp d) { return dropout(d, v, index); })
       .Case<MaxPoolOp, SumPoolOp>([&](auto p) {
         return pool(p, p.getWindow(), p.getStride(), p.getPadLow(),
                     p.getDilation(), index);
@@ -474,6 +479,39 @@ FailureOr<std::string> Emitter::reshape(ReshapeOp op,
     stride *= from[d];
   }
   return value(op.getInput(), in);
+}
+
+FailureOr<std::string> Emitter::dropout(DropoutOp op, Value v,
+                                        ArrayRef<std::string> index) {
+  double ratio = op.getRatio().convertToDouble();
+  if (v == op.getMask()) {
+    if (ratio == 0.0)
+      return std::string("true");
+    FailureOr<std::string> seed = value(op.getSeed(), Index());
+    if (failed(seed))
+      return failure();
+    char literal[64];
+    std::snprintf(literal, sizeof(literal), "%a", ratio);
+    return let("bool", "dlc_dropout_keeps((uint64_t)" + *seed + ", " +
+                           std::to_string(op.getStream()) + "ULL, (uint64_t)(" +
+                           linear(shapeOf(op.getInput()), index) + "), " +
+                           literal + ")");
+  }
+  FailureOr<std::string> type =
+      cType(op, op.getOutput().getType().getElementType());
+  FailureOr<std::string> keep = value(op.getMask(), index);
+  FailureOr<std::string> x = value(op.getInput(), index);
+  if (failed(type) || failed(keep) || failed(x))
+    return failure();
+  if (ratio == 0.0)
+    return *x;
+  // Scaled in double and rounded once, as the evaluator computes it.
+  char scale[64];
+  std::snprintf(scale, sizeof(scale), "%a", 1.0 / (1.0 - ratio));
+  std::string name = fresh("v");
+  line("const " + *type + " " + name + " = " + *keep + " ? (" + *type +
+       ")((double)" + *x + " * " + scale + ") : (" + *type + ")0;");
+  return name;
 }
 
 FailureOr<std::string> Emitter::pad(PadOp op, ArrayRef<std::string> index) {
@@ -1095,6 +1133,24 @@ template <typename T> DLC_FN T dlc_sigmoid(T x) {
 }
 DLC_FN int64_t dlc_min_index(int64_t a, int64_t b) { return a < b ? a : b; }
 DLC_FN int64_t dlc_wrap_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
+// Philox4x32-10, as runtime/support/Philox.h: whether dropout `stream`
+// keeps element `index` under `seed`.
+DLC_FN bool dlc_dropout_keeps(uint64_t seed, uint64_t stream, uint64_t index,
+                              double ratio) {
+  uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32);
+  uint32_t c2 = (uint32_t)stream, c3 = 0;
+  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    uint64_t p0 = (uint64_t)0xD2511F53u * c0;
+    uint64_t p1 = (uint64_t)0xCD9E8D57u * c2;
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n1 = (uint32_t)p1;
+    uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1, n3 = (uint32_t)p0;
+    c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return (double)c0 * 0x1.0p-32 >= ratio;
+}
 DLC_FN int64_t dlc_clamp_index(int64_t i, int64_t n) {
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
