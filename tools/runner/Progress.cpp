@@ -60,7 +60,9 @@ void Progress::update(int64_t stepsDone, double loss) {
       print(stepsDone, loss, now);
     return;
   }
-  if (last || (stepsDone - firstStep_) % every_ == 0)
+  // The first step too, so a log shows where the loss started.
+  bool first = stepsDone == firstStep_ + 1;
+  if (first || last || (stepsDone - firstStep_) % every_ == 0)
     print(stepsDone, loss, now);
 }
 

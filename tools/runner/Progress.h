@@ -2,8 +2,8 @@
 //
 // On a terminal, one live line rewritten in place:
 //   step 12/100  loss 2.3012  1,234 samples/s  ETA 0:42
-// Elsewhere (a log file, CI), a plain line every max(1, steps / 20) steps
-// of the run and after the last:
+// Elsewhere (a log file, CI), a plain line after the first step, every
+// max(1, steps / 20) steps of the run and after the last:
 //   step 12/100 loss 2.3012 1234.5 samples/s
 // The rate is measured over the interval since the previous line (or
 // redraw), checkpoints and evaluations left out, so it follows the current
