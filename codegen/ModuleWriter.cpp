@@ -556,7 +556,7 @@ FailureOr<std::string> Writer::run() {
       sharedObject.empty() ? nullptr : &sharedObject,
       binaries.empty() ? nullptr : &binaries,
       ptx.empty() ? nullptr : ptx.c_str(), options.trainingOptions.c_str(),
-      onnx.empty() ? nullptr : &onnx);
+      onnx.empty() ? nullptr : &onnx, options.embedParameters);
   fb::FinishModuleBuffer(fbb, root);
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                      fbb.GetSize());

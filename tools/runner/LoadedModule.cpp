@@ -25,6 +25,7 @@ void readExtras(const void *data, size_t size, LoadedModule &out) {
   if (root->training_options())
     out.trainingOptions = root->training_options()->str();
   out.keepsOnnxModel = root->onnx_model() && root->onnx_model()->size() > 0;
+  out.parametersEmbedded = root->parameters_embedded();
   if (!root->functions())
     return;
   for (const fb::Function *f : *root->functions()) {

@@ -40,6 +40,9 @@ struct LoadedModule {
   std::string trainingOptions;
   /// Whether the module keeps the ONNX model, which --export needs.
   bool keepsOnnxModel = false;
+  /// False for a module compiled with --embed-parameters=false: training
+  /// must start from a checkpoint.
+  bool parametersEmbedded = true;
 
   /// Input `index` of `function`'s label facts.
   LabelClasses classes(const std::string &function, size_t index) const;

@@ -113,6 +113,10 @@ void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
   }
   if (!options.resume.empty())
     session.loadCheckpoint(options.resume);
+  else if (!loaded.parametersEmbedded)
+    throw Error(loaded.name + " holds no parameters (it was compiled with "
+                              "--embed-parameters=false): give them with "
+                              "--resume CHECKPOINT");
   runInference(loaded, session, options.inputs, options.outputs);
 }
 

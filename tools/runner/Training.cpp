@@ -205,6 +205,10 @@ void Trainer::bindArguments() {
 }
 
 void Trainer::restoreOrStart() {
+  if (options_.resume.empty() && !module_.parametersEmbedded)
+    throw Error(module_.name + " holds no initial parameters (it was compiled "
+                               "with --embed-parameters=false): start from a "
+                               "checkpoint with --resume");
   if (options_.resume.empty()) {
     state_.seed = options_.seed.value_or(0);
     state_.shuffle = !options_.noShuffle;
