@@ -279,8 +279,10 @@ FailureOr<std::string> Emitter::literal(ConstantOp op) {
     if (integer.getWidth() == 64 && !integer.isUnsigned() &&
         value.isMinSignedValue())
       return std::string("(int64_t)(-9223372036854775807LL - 1)");
-    return "(" + *type + ")(" + digits +
-           (integer.getWidth() == 64 ? "LL" : "") + ")";
+    std::string suffix = integer.getWidth() != 64 ? ""
+                         : integer.isUnsigned()   ? "ULL"
+                                                  : "LL";
+    return "(" + *type + ")(" + digits + suffix + ")";
   }
   if (!element.isF32() && !element.isF64())
     return cType(op, element);
@@ -609,6 +611,9 @@ FailureOr<std::string> Emitter::gather(Operation *op, Value data, Value indices,
   } else {
     at.assign(index.begin() + axis, index.begin() + axis + indexRank);
   }
+  if (dataShape[axis] == 0 && ShapedType::getNumElements(shapeOf(indices)))
+    return op->emitOpError() << "gathers from an empty axis " << axis
+                             << "; no index can be in range";
   FailureOr<std::string> raw = value(indices, at);
   if (failed(raw))
     return failure();
@@ -882,6 +887,9 @@ FailureOr<std::string> Emitter::emitScatterBody(FusionOp fusion,
   Type element = scatter.getType().getElementType();
   if (failed(cType(scatter, element)))
     return failure();
+  if (dataShape[axis] == 0 && ShapedType::getNumElements(updateShape) != 0)
+    return scatter.emitOpError() << "scatters into an empty axis " << axis
+                                 << "; no index can be in range";
   std::string out = "p" + std::to_string(fusion.getInputs().size());
   // i0.. index the data shape without the axis.
   Index outer;
@@ -1020,7 +1028,6 @@ mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
     return failure();
 
   EmittedKernel kernel;
-  kernel.name = name.str();
   int64_t total = ShapedType::getNumElements(space);
   std::string params = indent(emitter.parameters(fusion), 2);
   std::string text;
@@ -1030,7 +1037,8 @@ mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
     kernel.iterations = total;
     os << "extern \"C\" __global__ void " << name
        << "(void *const *b, int64_t n) {\n"
-       << params
+       << params << "  // A corrupt plan cannot run past the compiled shapes.\n"
+       << "  if (n > " << total << "LL)\n    n = " << total << "LL;\n"
        << "  for (int64_t it = (int64_t)blockIdx.x * blockDim.x + "
           "threadIdx.x; it < n;\n"
        << "       it += (int64_t)gridDim.x * blockDim.x) {\n"
@@ -1066,7 +1074,10 @@ mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
       std::max<int64_t>(1, 2048 / std::max<int64_t>(1, perIteration));
   os << "extern \"C\" void " << name
      << "(void *const *b, int64_t begin, int64_t end) {\n"
-     << params << "  for (int64_t it = begin; it < end; ++it) {\n";
+     << params << "  // A corrupt plan cannot run past the compiled shapes.\n"
+     << "  if (end > " << kernel.iterations
+     << "LL)\n    end = " << kernel.iterations << "LL;\n"
+     << "  for (int64_t it = begin; it < end; ++it) {\n";
   if (flat) {
     os << indent(delinearize(space, "it"), 4) << indent(*body, 4);
   } else {
@@ -1115,15 +1126,22 @@ template <typename T> DLC_FN T dlc_div(T a, T b) {
   if constexpr ((T)0.5 != (T)0) {
     return a / b;
   } else {
-    // Integer division by zero is 0 and INT_MIN / -1 wraps, as the evaluator.
-    return b == 0 ? (T)0 : (b == (T)-1 ? (T)(0 - a) : a / b);
+    // Integer division by zero is 0 and signed INT_MIN / -1 wraps, as the
+    // evaluator.
+    if constexpr ((T)-1 < (T)0)
+      return b == 0 ? (T)0 : (b == (T)-1 ? (T)(0 - a) : a / b);
+    else
+      return b == 0 ? (T)0 : a / b;
   }
 }
 template <typename T> DLC_FN T dlc_rem(T a, T b) {
   if constexpr ((T)0.5 != (T)0) {
     return dlc_fmod(a, b);
   } else {
-    return b == 0 || b == (T)-1 ? (T)0 : a % b;
+    if constexpr ((T)-1 < (T)0)
+      return b == 0 || b == (T)-1 ? (T)0 : a % b;
+    else
+      return b == 0 ? (T)0 : a % b;
   }
 }
 template <typename T> DLC_FN T dlc_reciprocal(T x) { return (T)1 / x; }
@@ -1215,10 +1233,18 @@ template <> struct dlc_limits<int64_t> {
   static __device__ int64_t lowest() { return (int64_t)(-9223372036854775807LL - 1); }
   static __device__ int64_t highest() { return 9223372036854775807LL; }
 };
-template <> struct dlc_limits<int32_t> {
-  static __device__ int32_t lowest() { return (int32_t)(-2147483647 - 1); }
-  static __device__ int32_t highest() { return 2147483647; }
-};
+#define DLC_INT_LIMITS(T, LO, HI) \
+  template <> struct dlc_limits<T> { \
+    static __device__ T lowest() { return (T)(LO); } \
+    static __device__ T highest() { return (T)(HI); } \
+  };
+DLC_INT_LIMITS(int32_t, -2147483647 - 1, 2147483647)
+DLC_INT_LIMITS(int16_t, -32768, 32767)
+DLC_INT_LIMITS(int8_t, -128, 127)
+DLC_INT_LIMITS(uint8_t, 0, 255)
+DLC_INT_LIMITS(uint16_t, 0, 65535)
+DLC_INT_LIMITS(uint32_t, 0, 4294967295u)
+DLC_INT_LIMITS(uint64_t, 0, 18446744073709551615ull)
 template <typename T> DLC_FN T dlc_lowest() { return dlc_limits<T>::lowest(); }
 template <typename T> DLC_FN T dlc_highest() { return dlc_limits<T>::highest(); }
 DLC_FN float dlc_inf_f32() { return __int_as_float(0x7f800000); }

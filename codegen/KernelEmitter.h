@@ -21,7 +21,6 @@ namespace mlir::dlc::codegen {
 enum class Target { Cpu, Cuda };
 
 struct EmittedKernel {
-  std::string name;
   /// The kernel's definition (without the prelude).
   std::string source;
   /// The iteration count the runtime splits among threads (CPU) or that

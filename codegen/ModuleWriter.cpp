@@ -244,9 +244,12 @@ Writer::matmulStep(MatmulOp op, const BufferPlacement &placement) {
            << "broadcasts only some batch dimensions of an operand; compiled "
               "matmuls take full or no batch dimensions";
   };
+  if (k == 0)
+    return op.emitOpError() << "contracts over an empty dimension; compiled "
+                               "matmuls need k >= 1";
   FailureOr<int64_t> lhsStride = batchStride(lhsType, m * k);
   FailureOr<int64_t> rhsStride = batchStride(rhsType, k * n);
-  if (failed(lhsStride) || failed(rhsStride) || batch == 0)
+  if (failed(lhsStride) || failed(rhsStride))
     return failure();
   // A transpose feeding only matmuls is a view (BufferPlacement): read its
   // input with the transposed flag.
@@ -411,18 +414,24 @@ Writer::addFunction(func::FuncOp func) {
       if (failed(kernel))
         return failure();
       std::vector<fb::BufferRef> buffers;
+      std::vector<uint64_t> bytes;
       for (Value v :
            llvm::concat<Value>(fusion.getInputs(), fusion.getResults())) {
         FailureOr<fb::BufferRef> ref = refOf(v, placement);
         if (failed(ref))
           return failure();
         buffers.push_back(*ref);
+        bytes.push_back(static_cast<uint64_t>(BufferPlacement::byteSize(v)));
       }
-      auto step = fb::CreateKernelStepDirect(fbb, kernel->first, &buffers,
-                                             kernel->second.iterations,
-                                             kernel->second.grain);
+      auto step = fb::CreateKernelStepDirect(
+          fbb, kernel->first, &buffers, kernel->second.iterations,
+          kernel->second.grain, &bytes, fusion.getNumResults());
       steps.push_back(fb::CreateStep(fbb, fb::StepKind::KernelStep,
                                      step.Union(), fbb.CreateString(location)));
+    } else if (isa<MatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp>(op) &&
+               BufferPlacement::byteSize(op.getResult(0)) == 0) {
+      // An empty result has nothing to compute.
+      continue;
     } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
       FailureOr<flatbuffers::Offset<fb::Step>> step =
           matmulStep(matmul, placement);

@@ -62,9 +62,8 @@ LogicalResult checkIndicesFit(std::optional<Location> loc,
   for (int64_t d = 0; d < data.getRank(); ++d)
     if (d != axis && indices.getDimSize(d) > data.getDimSize(d))
       return emitOptionalError(loc, "indices dimension ", d, " (",
-                               indices.getDimSize(d),
-                               ") exceeds the data's (", data.getDimSize(d),
-                               ")");
+                               indices.getDimSize(d), ") exceeds the data's (",
+                               data.getDimSize(d), ")");
   return success();
 }
 
@@ -123,9 +122,9 @@ static LogicalResult verifyGlobalUse(Operation *op,
   if (!global)
     return op->emitOpError() << "refers to an unknown global " << name;
   if (global.getType() != type)
-    return op->emitOpError() << "type " << type
-                             << " does not match the global's type "
-                             << global.getType();
+    return op->emitOpError()
+           << "type " << type << " does not match the global's type "
+           << global.getType();
   return success();
 }
 
@@ -145,9 +144,9 @@ GlobalStoreOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 
 #define DLC_BROADCAST_BINARY_INFERENCE(OP)                                     \
-  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc,\
-                                     OP::Adaptor adaptor,                      \
-                                     SmallVectorImpl<Type> &inferred) {        \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, OP::Adaptor adaptor,         \
+      SmallVectorImpl<Type> &inferred) {                                       \
     return inferBroadcast(loc, {adaptor.getLhs(), adaptor.getRhs()},           \
                           tensorType(adaptor.getLhs()).getElementType(),       \
                           inferred);                                           \
@@ -247,8 +246,7 @@ LogicalResult ReshapeOp::verify() {
   int64_t in = tensorType(getInput()).getNumElements();
   int64_t out = getType().getNumElements();
   if (in != out)
-    return emitOpError() << "cannot reshape " << in << " elements into "
-                         << out;
+    return emitOpError() << "cannot reshape " << in << " elements into " << out;
   return success();
 }
 
@@ -287,7 +285,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
-  if (llvm::equal(getPermutation(), llvm::seq<int64_t>(0, getPermutation().size())))
+  if (llvm::equal(getPermutation(),
+                  llvm::seq<int64_t>(0, getPermutation().size())))
     return getInput();
   return {};
 }
@@ -326,10 +325,9 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                first.getRank(), " and ", t.getRank(), ")");
     for (int64_t d = 0; d < t.getRank(); ++d)
       if (d != axis && t.getDimSize(d) != first.getDimSize(d))
-        return emitOptionalError(loc, "input shapes ",
-                                 shapeString(first.getShape()), " and ",
-                                 shapeString(t.getShape()),
-                                 " differ outside axis ", axis);
+        return emitOptionalError(
+            loc, "input shapes ", shapeString(first.getShape()), " and ",
+            shapeString(t.getShape()), " differ outside axis ", axis);
     shape[axis] += t.getDimSize(axis);
     if (shape[axis] > kMaxTensorElements)
       return emitOptionalError(loc, "concatenated size along axis ", axis,
@@ -372,9 +370,10 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {
-  bool identity = getInput().getType() == getType() &&
-                  llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
-                  llvm::all_of(getStrides(), [](int64_t s) { return s == 1; });
+  bool identity =
+      getInput().getType() == getType() &&
+      llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+      llvm::all_of(getStrides(), [](int64_t s) { return s == 1; });
   return identity ? OpFoldResult(getInput()) : OpFoldResult();
 }
 
@@ -387,8 +386,7 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   int64_t rank = type.getRank();
   if (static_cast<int64_t>(low.size()) != rank ||
       static_cast<int64_t>(high.size()) != rank)
-    return emitOptionalError(loc, "low and high need ", rank,
-                             " entries each");
+    return emitOptionalError(loc, "low and high need ", rank, " entries each");
   if (adaptor.getValue() && adaptor.getMode() != PadMode::constant)
     return emitOptionalError(loc, "a padding value needs mode constant, not ",
                              stringifyPadMode(adaptor.getMode()));
@@ -404,8 +402,7 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   for (int64_t d = 0; d < rank; ++d) {
     int64_t dim = type.getDimSize(d);
     if (low[d] < 0 || high[d] < 0)
-      return emitOptionalError(loc, "padding of dimension ", d,
-                               " is negative");
+      return emitOptionalError(loc, "padding of dimension ", d, " is negative");
     bool pads = low[d] > 0 || high[d] > 0;
     if (mode == PadMode::reflect && pads && (low[d] >= dim || high[d] >= dim))
       return emitOptionalError(loc, "reflect padding of dimension ", d,
@@ -437,9 +434,10 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult GatherElementsOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult
+GatherElementsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                   Adaptor adaptor,
+                                   SmallVectorImpl<Type> &inferred) {
   RankedTensorType data = tensorType(adaptor.getData());
   RankedTensorType indices = tensorType(adaptor.getIndices());
   if (data.getRank() != indices.getRank())
@@ -463,9 +461,8 @@ LogicalResult ScatterElementsOp::verify() {
                          << " and updates shape " << shapeString(updates)
                          << " differ";
   if (data.getRank() != indices.getRank())
-    return emitOpError() << "data and indices ranks differ ("
-                         << data.getRank() << " vs " << indices.getRank()
-                         << ")";
+    return emitOpError() << "data and indices ranks differ (" << data.getRank()
+                         << " vs " << indices.getRank() << ")";
   int64_t axis = getAxis();
   if (failed(checkAxis(getLoc(), axis, data.getRank())))
     return failure();
@@ -504,9 +501,9 @@ LogicalResult inferReduce(std::optional<Location> loc, RankedTensorType type,
 } // namespace
 
 #define DLC_REDUCE_INFERENCE(OP)                                               \
-  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc,\
-                                     OP::Adaptor adaptor,                      \
-                                     SmallVectorImpl<Type> &inferred) {        \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, OP::Adaptor adaptor,         \
+      SmallVectorImpl<Type> &inferred) {                                       \
     return inferReduce(loc, tensorType(adaptor.getInput()), adaptor.getAxes(), \
                        adaptor.getKeepDims(), inferred);                       \
   }
@@ -517,10 +514,9 @@ DLC_REDUCE_INFERENCE(ReduceMinOp)
 #undef DLC_REDUCE_INFERENCE
 
 #define DLC_ARG_REDUCE_INFERENCE(OP)                                           \
-  LogicalResult OP::inferReturnTypes(MLIRContext *context,                     \
-                                     std::optional<Location> loc,              \
-                                     OP::Adaptor adaptor,                      \
-                                     SmallVectorImpl<Type> &inferred) {        \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *context, std::optional<Location> loc, OP::Adaptor adaptor,  \
+      SmallVectorImpl<Type> &inferred) {                                       \
     RankedTensorType type = tensorType(adaptor.getInput());                    \
     if (failed(checkAxis(loc, adaptor.getAxis(), type.getRank())))             \
       return failure();                                                        \
@@ -528,12 +524,13 @@ DLC_REDUCE_INFERENCE(ReduceMinOp)
       return emitOptionalError(loc, "axis ", adaptor.getAxis(),                \
                                " is empty: there is no index to return");      \
     SmallVector<Type> reduced;                                                 \
-    if (failed(inferReduce(loc, type, {static_cast<int64_t>(adaptor.getAxis())}, \
+    if (failed(inferReduce(loc, type,                                          \
+                           {static_cast<int64_t>(adaptor.getAxis())},          \
                            adaptor.getKeepDims(), reduced)))                   \
       return failure();                                                        \
-    inferred.push_back(RankedTensorType::get(                                  \
-        cast<RankedTensorType>(reduced[0]).getShape(),                         \
-        IntegerType::get(context, 64)));                                       \
+    inferred.push_back(                                                        \
+        RankedTensorType::get(cast<RankedTensorType>(reduced[0]).getShape(),   \
+                              IntegerType::get(context, 64)));                 \
     return success();                                                          \
   }
 DLC_ARG_REDUCE_INFERENCE(ArgMaxOp)
@@ -602,17 +599,18 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
 namespace {
 /// Checks that each per-spatial-dimension attribute has `spatial` entries,
 /// and that padding is non-negative and every other entry positive.
-LogicalResult checkSpatialAttrs(std::optional<Location> loc, int64_t spatial,
-                                ArrayRef<std::pair<StringRef, ArrayRef<int64_t>>> attrs) {
+LogicalResult
+checkSpatialAttrs(std::optional<Location> loc, int64_t spatial,
+                  ArrayRef<std::pair<StringRef, ArrayRef<int64_t>>> attrs) {
   for (auto [name, values] : attrs) {
     if (static_cast<int64_t>(values.size()) != spatial)
       return emitOptionalError(loc, name, " has ", values.size(),
-                               " entries for ", spatial,
-                               " spatial dimensions");
+                               " entries for ", spatial, " spatial dimensions");
     bool isPadding = name.starts_with("pad");
     for (int64_t v : values)
       if (isPadding ? v < 0 : v <= 0)
-        return emitOptionalError(loc, name, " ", shapeString(values), " must be ",
+        return emitOptionalError(loc, name, " ", shapeString(values),
+                                 " must be ",
                                  isPadding ? "non-negative" : "positive");
   }
   return success();
@@ -650,11 +648,11 @@ inferConvType(std::optional<Location> loc, RankedTensorType input,
   SmallVector<int64_t> shape = {input.getDimSize(0), outChannels};
   for (int64_t d = 0; d < spatial; ++d) {
     std::optional<int64_t> size = windowOutputSize(
-        input.getDimSize(d + 2), filter.getDimSize(d + 2), stride[d],
-        padLow[d], padHigh[d], dilation[d], inputDilation[d]);
+        input.getDimSize(d + 2), filter.getDimSize(d + 2), stride[d], padLow[d],
+        padHigh[d], dilation[d], inputDilation[d]);
     if (!size)
-      return emitOptionalError(loc, "filter does not fit spatial dimension ",
-                               d, " (or the padded size exceeds ",
+      return emitOptionalError(loc, "filter does not fit spatial dimension ", d,
+                               " (or the padded size exceeds ",
                                kMaxTensorElements, ")");
     shape.push_back(*size);
   }
@@ -678,7 +676,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
 /// Checks that a gradient op's `gradOutput` has the type of the forward
 /// op's result, `expected`.
 static LogicalResult checkGradOutput(Operation *op, RankedTensorType gradOutput,
-                              RankedTensorType expected) {
+                                     RankedTensorType expected) {
   if (gradOutput != expected)
     return op->emitOpError()
            << "grad_output type " << gradOutput
@@ -689,8 +687,8 @@ static LogicalResult checkGradOutput(Operation *op, RankedTensorType gradOutput,
 LogicalResult ConvGradInputOp::verify() {
   SmallVector<int64_t> ones(getStride().size(), 1);
   FailureOr<RankedTensorType> forward = inferConvType(
-      getLoc(), tensorType(getResult()), tensorType(getFilter()), getStride(), getPadLow(),
-      getPadHigh(), getDilation(), ones, getGroups());
+      getLoc(), tensorType(getResult()), tensorType(getFilter()), getStride(),
+      getPadLow(), getPadHigh(), getDilation(), ones, getGroups());
   if (failed(forward))
     return failure();
   return checkGradOutput(*this, tensorType(getGradOutput()), *forward);
@@ -699,8 +697,8 @@ LogicalResult ConvGradInputOp::verify() {
 LogicalResult ConvGradFilterOp::verify() {
   SmallVector<int64_t> ones(getStride().size(), 1);
   FailureOr<RankedTensorType> forward = inferConvType(
-      getLoc(), tensorType(getInput()), tensorType(getResult()), getStride(), getPadLow(),
-      getPadHigh(), getDilation(), ones, getGroups());
+      getLoc(), tensorType(getInput()), tensorType(getResult()), getStride(),
+      getPadLow(), getPadHigh(), getDilation(), ones, getGroups());
   if (failed(forward))
     return failure();
   return checkGradOutput(*this, tensorType(getGradOutput()), *forward);
@@ -730,8 +728,8 @@ inferPoolType(std::optional<Location> loc, RankedTensorType input,
         windowOutputSize(input.getDimSize(d + 2), window[d], stride[d],
                          padLow[d], padHigh[d], dilation[d], 1);
     if (!size)
-      return emitOptionalError(loc, "window does not fit spatial dimension ",
-                               d, " (or the padded size exceeds ",
+      return emitOptionalError(loc, "window does not fit spatial dimension ", d,
+                               " (or the padded size exceeds ",
                                kMaxTensorElements, ")");
     shape.push_back(*size);
   }
@@ -742,10 +740,10 @@ template <typename PoolOp>
 LogicalResult inferPool(std::optional<Location> loc,
                         typename PoolOp::Adaptor adaptor,
                         SmallVectorImpl<Type> &inferred) {
-  FailureOr<RankedTensorType> type = inferPoolType(
-      loc, tensorType(adaptor.getInput()), adaptor.getWindow(),
-      adaptor.getStride(), adaptor.getPadLow(), adaptor.getPadHigh(),
-      adaptor.getDilation());
+  FailureOr<RankedTensorType> type =
+      inferPoolType(loc, tensorType(adaptor.getInput()), adaptor.getWindow(),
+                    adaptor.getStride(), adaptor.getPadLow(),
+                    adaptor.getPadHigh(), adaptor.getDilation());
   if (failed(type))
     return failure();
   inferred.push_back(*type);
@@ -796,8 +794,8 @@ LogicalResult MaxPoolGradOp::verify() {
 }
 
 #define GET_OP_CLASSES
-#include "ir/DLCOps.cpp.inc"
 #include "ir/DLCEnums.cpp.inc"
+#include "ir/DLCOps.cpp.inc"
 #include "ir/GradientOpInterface.cpp.inc"
 
 //===----------------------------------------------------------------------===//
@@ -816,6 +814,9 @@ void FusionOp::build(OpBuilder &builder, OperationState &state,
 }
 
 LogicalResult FusionOp::verify() {
+  if (getNumResults() == 0)
+    return emitOpError() << "has no results; a fusion computes at least one "
+                            "value";
   Block &block = getBody().front();
   if (block.getNumArguments() != getInputs().size())
     return emitOpError() << "has " << getInputs().size()
@@ -824,9 +825,9 @@ LogicalResult FusionOp::verify() {
   for (auto [i, input, argument] :
        llvm::enumerate(getInputs(), block.getArguments()))
     if (input.getType() != argument.getType())
-      return emitOpError() << "input #" << i << " has type "
-                           << input.getType() << " but body argument #" << i
-                           << " has type " << argument.getType();
+      return emitOpError() << "input #" << i << " has type " << input.getType()
+                           << " but body argument #" << i << " has type "
+                           << argument.getType();
   auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
   if (!yield)
     return emitOpError() << "body must end with dlc.yield";

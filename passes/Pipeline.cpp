@@ -23,3 +23,16 @@ void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
+
+void mlir::dlc::buildExecutionPipeline(OpPassManager &pm, bool functionalize) {
+  // Compiled functions take their parameters and state as arguments.
+  if (functionalize)
+    pm.addPass(createDLCFunctionalize());
+  // Fold and deduplicate first, so fusion sees the fewest ops.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Group ops into kernels (passes/fusion), then place every value
+  // (passes/memory); codegen/ModuleWriter reads both.
+  pm.addPass(createDLCFuse());
+  pm.addPass(createDLCPlanMemory());
+}

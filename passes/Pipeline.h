@@ -27,6 +27,12 @@ struct TrainingPipelineOptions {
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 
+/// From a module whose functions run (@forward, @train_step) to one ready
+/// for codegen: every op in a dlc.fusion or a library op, every value
+/// placed in memory. `functionalize` first turns globals into arguments
+/// (an inference import; the training pipeline has done it already).
+void buildExecutionPipeline(OpPassManager &pm, bool functionalize);
+
 } // namespace mlir::dlc
 
 #endif // DLC_PASSES_PIPELINE_H

@@ -692,3 +692,14 @@ func.func @yield_outside_fusion(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error@+1 {{'dlc.yield' op expects parent op 'dlc.fusion'}}
   dlc.yield %x : tensor<4xf32>
 }
+
+// -----
+
+func.func @fusion_without_results(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'dlc.fusion' op has no results; a fusion computes at least one value}}
+  dlc.fusion %x : (tensor<4xf32>) -> () {
+  ^bb0(%a: tensor<4xf32>):
+    dlc.yield
+  }
+  return
+}

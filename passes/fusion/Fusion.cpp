@@ -75,10 +75,9 @@ bool isExpensive(Operation *op) {
 
 /// How many producer elements one element of `user` reads (per use).
 double readsPerElement(Operation *user) {
-  if (auto pool = dyn_cast<MaxPoolOp>(user))
-    return static_cast<double>(ShapedType::getNumElements(pool.getWindow()));
-  if (auto pool = dyn_cast<SumPoolOp>(user))
-    return static_cast<double>(ShapedType::getNumElements(pool.getWindow()));
+  if (isa<MaxPoolOp, SumPoolOp>(user))
+    return static_cast<double>(ShapedType::getNumElements(
+        user->getAttrOfType<DenseI64ArrayAttr>("window").asArrayRef()));
   if (kernelRoleOf(user) == KernelRole::Reducing)
     return static_cast<double>(numElementsOf(user->getOperand(0))) /
            std::max<int64_t>(1, numElementsOf(user->getResult(0)));

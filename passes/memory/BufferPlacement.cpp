@@ -1,4 +1,11 @@
 //===- BufferPlacement.cpp - Where each value of a function lives ---------===//
+//
+// The classification BufferPlacement.h states, computed in one walk of the
+// function's block; the returned values are placed last, since only then is
+// it known which of them are computed in the function (arena values) and
+// which are arguments, constants or returned twice (copies).
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/memory/BufferPlacement.h"
 #include "ir/Dialect.h"
@@ -70,7 +77,7 @@ BufferPlacement::BufferPlacement(func::FuncOp func) {
   for (auto [index, operand] : llvm::enumerate(terminator->getOperands())) {
     Placement &owner = placements[base(operand)];
     if (owner.kind != Placement::Kind::Arena) {
-      copiedResults[index] = true;
+      copiedResults.insert(index);
       continue;
     }
     owner = {Placement::Kind::Result, static_cast<unsigned>(index), {}};

@@ -2,14 +2,15 @@
 //
 // The one definition of a compiled function's storage, shared by the memory
 // planner (which assigns arena offsets) and the plan writer (which turns
-// placements into buffer references): arguments and constants keep their
-// own storage, reshapes are views of their operand, so is a fusion that only
-// swaps the last two dimensions for matmuls (BLAS reads either layout, so
-// the plan writer turns it into the matmul's transposed flag), a value
-// returned is
-// written straight into its result's buffer (the first time it is
-// returned; a second return, or returning an argument or a constant, is a
-// copy), and everything else lives in the function's arena.
+// placements into buffer references):
+//  - arguments and constants keep their own storage;
+//  - reshapes are views of their operand, and so is a fusion that only
+//    swaps the last two dimensions for matmuls (BLAS reads either layout,
+//    so the plan writer turns it into the matmul's transposed flag);
+//  - a returned value is written straight into its result's buffer (the
+//    first time it is returned; a second return, or returning an argument
+//    or a constant, is a copy);
+//  - everything else lives in the function's arena.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_PASSES_MEMORY_BUFFERPLACEMENT_H
@@ -19,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::dlc {
 
@@ -60,7 +62,7 @@ public:
 
 private:
   llvm::DenseMap<Value, Placement> placements;
-  llvm::DenseMap<unsigned, bool> copiedResults;
+  llvm::DenseSet<unsigned> copiedResults;
 };
 
 } // namespace mlir::dlc

@@ -1,4 +1,11 @@
 //===- Session.cpp - A module opened on a device --------------------------===//
+//
+// The session owns the globals, two buffers each for those a function
+// updates (swapped only after a call succeeds), checks callers' tensors,
+// runs the function's executor, and implements the C API's session calls
+// (profiles included; checkpoints and export are SessionCheckpoint.cpp).
+//
+//===----------------------------------------------------------------------===//
 #include "runtime/core/Session.h"
 
 #include "runtime/core/Handles.h"
@@ -188,6 +195,31 @@ dlc_status_t Session::call(const std::string &function,
   for (size_t i = 0; i < numOutputs; ++i)
     DLC_RETURN_IF_ERROR(
         checkTensor(f, f.results[f.outputs[i]], "output", i, outputs[i]));
+  // Outputs are written while the plan still reads its inputs (a returned
+  // value is computed straight into its output), so no output may share
+  // memory with an input or another output.
+  auto range = [](const dlc_tensor_t &t, const ValueInfo &info) {
+    auto *begin = static_cast<const std::byte *>(t.data);
+    return std::make_pair(begin, begin + info.type.byteSize);
+  };
+  for (size_t o = 0; o < numOutputs; ++o) {
+    auto [begin, end] = range(outputs[o], f.results[f.outputs[o]]);
+    auto overlaps =
+        [&](const std::pair<const std::byte *, const std::byte *> &r) {
+          return begin < r.second && r.first < end;
+        };
+    for (size_t i = 0; i < numInputs; ++i)
+      if (overlaps(range(inputs[i], f.arguments[f.inputs[i]])))
+        return makeStatus(DLC_INVALID_ARGUMENT,
+                          f.name + ": output " + std::to_string(o) +
+                              " shares memory with input " + std::to_string(i));
+    for (size_t p = 0; p < o; ++p)
+      if (overlaps(range(outputs[p], f.results[f.outputs[p]])))
+        return makeStatus(DLC_INVALID_ARGUMENT,
+                          f.name + ": output " + std::to_string(o) +
+                              " shares memory with output " +
+                              std::to_string(p));
+  }
 
   argumentBases_.assign(f.arguments.size(), nullptr);
   resultBases_.assign(f.results.size(), nullptr);

@@ -1,4 +1,12 @@
 //===- Executor.cpp - Runs one function's plan on the CPU -----------------===//
+//
+// Prepares each step once (kernel symbols, oneDNN primitives, buffer
+// references) and, per call, resolves the references against the call's
+// arguments and results and runs the steps in order: kernels through the
+// thread pool, matmuls and convolutions through their primitives, copies
+// with memmove. Errors name the step and its ONNX node.
+//
+//===----------------------------------------------------------------------===//
 #include "runtime/cpu/Executor.h"
 
 #include "runtime/core/Status.h"

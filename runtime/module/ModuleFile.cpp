@@ -382,23 +382,26 @@ private:
                   ", the module has " + std::to_string(count));
     if (k.iterations() < 0)
       return fail("has " + std::to_string(k.iterations()) + " iterations");
-    if (!k.buffers())
-      return true;
-    if (!elementsAligned(k.buffers()))
+    const auto *buffers = k.buffers();
+    const auto *bytes = k.buffer_bytes();
+    uint32_t n = buffers ? buffers->size() : 0;
+    if (n == 0)
+      return fail("runs a kernel on no buffers");
+    if (!elementsAligned(buffers) || !elementsAligned(bytes))
       return fail("has misaligned buffer references");
-    for (uint32_t i = 0; i < k.buffers()->size(); ++i) {
-      const fb::BufferRef *ref = k.buffers()->Get(i);
+    if (!bytes || bytes->size() != n)
+      return fail("gives " + std::to_string(bytes ? bytes->size() : 0) +
+                  " buffer sizes for " + std::to_string(n) + " buffers");
+    if (k.outputs() == 0 || k.outputs() > n)
+      return fail("writes " + std::to_string(k.outputs()) + " of its " +
+                  std::to_string(n) + " buffers");
+    for (uint32_t i = 0; i < n; ++i) {
       std::string what = "kernel buffer " + std::to_string(i);
-      uint64_t size = 0;
-      if (!capacity(f, *ref, what.c_str(), size))
+      // The kernels index their buffers by the compiled shapes, whose bytes
+      // are these; the trailing `outputs` are written.
+      if (!checkRef(f, buffers->Get(i), bytes->Get(i), what.c_str(),
+                    /*written=*/i >= n - k.outputs()))
         return false;
-      // A kernel's buffer sizes are not in the plan; its start must at
-      // least lie inside the buffer (or be the start of an empty one).
-      if (ref->offset() != 0 && ref->offset() >= size)
-        return fail(what + " starts at offset " +
-                    std::to_string(ref->offset()) + " of " +
-                    kindName(ref->kind()) + ", which has " +
-                    std::to_string(size) + " bytes");
     }
     return true;
   }

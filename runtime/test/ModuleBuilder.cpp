@@ -40,7 +40,8 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
     for (const Ref &r : s.buffers)
       refs.push_back(ref(r));
     body = fb::CreateKernelStep(b, s.kernel, b.CreateVectorOfStructs(refs),
-                                s.iterations, s.grain)
+                                s.iterations, s.grain,
+                                b.CreateVector(s.bufferBytes), s.outputs)
                .Union();
     break;
   }
@@ -102,6 +103,20 @@ void FunctionBuilder::kernel(uint32_t kernel, std::vector<Ref> buffers,
   s.location = location;
   s.kernel = kernel;
   s.buffers = std::move(buffers);
+  auto bytesOf = [](const Value &v) {
+    uint64_t n = dtypeSize(v.dtype);
+    for (int64_t d : v.shape)
+      n *= static_cast<uint64_t>(d);
+    return n;
+  };
+  for (const Ref &r : s.buffers) {
+    if (r.kind == fb::BufferKind::Argument && r.index < arguments_.size())
+      s.bufferBytes.push_back(bytesOf(arguments_[r.index]));
+    else if (r.kind == fb::BufferKind::Result && r.index < results_.size())
+      s.bufferBytes.push_back(bytesOf(results_[r.index]));
+    else
+      s.bufferBytes.push_back(4);
+  }
   s.iterations = iterations;
   s.grain = grain;
   steps_.push_back(std::move(s));

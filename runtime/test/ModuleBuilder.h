@@ -65,9 +65,13 @@ struct ConvSpec {
 struct StepSpec {
   fb::StepKind kind = fb::StepKind::NONE;
   std::string location;
-  // KernelStep
+  // KernelStep: buffer sizes default to the whole argument or result a
+  // buffer refers to (4 bytes for the arena); the last `outputs` buffers
+  // are written.
   uint32_t kernel = 0;
   std::vector<Ref> buffers;
+  std::vector<uint64_t> bufferBytes;
+  uint32_t outputs = 1;
   int64_t iterations = 0, grain = 0;
   MatmulSpec matmul;
   ConvSpec conv;

@@ -427,8 +427,22 @@ TEST(ModuleLoad, KernelReferencesAreChecked) {
 
   ModuleBuilder badOffset = m;
   badOffset.function("add").steps()[0].buffers[0] = arena(64);
-  expectInvalid(badOffset,
-                "kernel buffer 0 starts at offset 64 of arena, which has 64");
+  expectInvalid(badOffset, "kernel buffer 0 (16 bytes at offset 64 of "
+                           "arena) ends past its 64 bytes");
+
+  ModuleBuilder writesInput = m;
+  writesInput.function("add").steps()[0].buffers[2] = argument(0);
+  expectInvalid(writesInput, "kernel buffer 2 is written but lies in argument "
+                             "0 (only the arena and results are writable)");
+
+  ModuleBuilder noSizes = m;
+  noSizes.function("add").steps()[0].bufferBytes.clear();
+  expectInvalid(noSizes, "gives 0 buffer sizes for 3 buffers");
+
+  ModuleBuilder noBuffers = m;
+  noBuffers.function("add").steps()[0].buffers.clear();
+  noBuffers.function("add").steps()[0].bufferBytes.clear();
+  expectInvalid(noBuffers, "runs a kernel on no buffers");
 
   ModuleBuilder badIndex = m;
   badIndex.function("add").steps()[0].buffers[2] = result(1);

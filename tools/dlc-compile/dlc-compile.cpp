@@ -20,7 +20,7 @@
 
 #include "codegen/ModuleWriter.h"
 #include "frontend/Importer.h"
-#include "passes/Passes.h"
+#include "passes/Pipeline.h"
 #include "passes/memory/BufferPlacement.h"
 #include "tools/common/Diagnostics.h"
 #include "tools/common/ShapeOptions.h"
@@ -32,7 +32,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -116,15 +115,10 @@ std::vector<std::string> keepCompiledFunctions(ModuleOp module) {
   return kept;
 }
 
-/// Fusion and memory planning (passes/fusion, passes/memory).
+/// Fusion and memory planning (passes/Pipeline.h).
 LogicalResult lowerForExecution(ModuleOp module) {
   PassManager pm(module.getContext());
-  if (!train)
-    pm.addPass(mlir::dlc::createDLCFunctionalize());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(mlir::dlc::createDLCFuse());
-  pm.addPass(mlir::dlc::createDLCPlanMemory());
+  mlir::dlc::buildExecutionPipeline(pm, /*functionalize=*/!train);
   return pm.run(module);
 }
 

@@ -143,8 +143,9 @@ void dlc_session_release(dlc_session_t *session);
 
 /** Runs `function`: `inputs` and `outputs` are its caller-facing inputs and
  * outputs (dlc_module_function_signature), checked against their dtypes
- * and shapes (a mismatch names the input and what was expected). Globals
- * are read and updated in place. */
+ * and shapes (a mismatch names the input and what was expected). Outputs
+ * may share memory with no input and no other output. Globals are read and
+ * updated in place. */
 dlc_status_t dlc_session_call(dlc_session_t *session, const char *function,
                               const dlc_tensor_t *inputs, size_t num_inputs,
                               const dlc_tensor_t *outputs,
