@@ -7,10 +7,10 @@
 // Usage: embed MODULE.dlcm [STEPS (default 5)] [THREADS (default 0: one per
 // core)]
 //
-// Inputs are drawn by dtype: floats from N(0, 1); integer inputs whose role
-// is "label" uniformly from [0, classes), where `classes` is the last
-// dimension of forward's first output (the logits); other integers and
-// bools are 0, as are float16/bfloat16 inputs (no conversion here).
+// Inputs are drawn by dtype: floats from N(0, 1); class-index labels
+// (dlc_value_info_t's num_classes > 0) uniformly from [0, num_classes);
+// other integers and bools are 0, as are float16/bfloat16 inputs (no
+// conversion here).
 //
 //===----------------------------------------------------------------------===//
 #include <dlc/runtime.hpp>
@@ -66,7 +66,8 @@ struct Buffer {
   }
 };
 
-void fill(Buffer &b, int64_t classes, std::mt19937 &rng) {
+void fill(Buffer &b, std::mt19937 &rng) {
+  int64_t classes = b.info.num_classes;
   std::normal_distribution<float> normal(0, 1);
   int64_t n = elements(b.info);
   if (b.info.dtype == DLC_F32) {
@@ -78,7 +79,7 @@ void fill(Buffer &b, int64_t classes, std::mt19937 &rng) {
     for (int64_t i = 0; i < n; ++i)
       p[i] = normal(rng);
   } else if ((b.info.dtype == DLC_I64 || b.info.dtype == DLC_I32) &&
-             std::string(b.info.role) == "label" && classes > 0) {
+             classes > 0) {
     std::uniform_int_distribution<int64_t> label(0, classes - 1);
     for (int64_t i = 0; i < n; ++i) {
       int64_t v = label(rng);
@@ -121,13 +122,6 @@ int run(int argc, char **argv) {
     std::printf(")\n");
   }
 
-  int64_t classes = 0;
-  if (hasFunction(module, "forward")) {
-    dlc::rt::Signature forward = module.signature("forward");
-    if (!forward.outputs.empty() && forward.outputs[0].rank > 0)
-      classes = forward.outputs[0].shape[forward.outputs[0].rank - 1];
-  }
-
   dlc::rt::Session session(module, dlc::rt::Device("cpu", threads));
   std::mt19937 rng(0);
   if (hasFunction(module, "train_step")) {
@@ -137,7 +131,7 @@ int run(int argc, char **argv) {
       std::vector<dlc_tensor_t> in, out;
       for (const dlc_value_info_t &v : sig.inputs) {
         inputs.emplace_back(v);
-        fill(inputs.back(), classes, rng);
+        fill(inputs.back(), rng);
       }
       for (const dlc_value_info_t &v : sig.outputs)
         outputs.emplace_back(v);
@@ -159,7 +153,7 @@ int run(int argc, char **argv) {
     std::vector<dlc_tensor_t> in, out;
     for (const dlc_value_info_t &v : sig.inputs) {
       inputs.emplace_back(v);
-      fill(inputs.back(), classes, rng);
+      fill(inputs.back(), rng);
     }
     for (const dlc_value_info_t &v : sig.outputs)
       outputs.emplace_back(v);

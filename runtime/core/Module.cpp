@@ -20,6 +20,8 @@ void fillInfo(const ValueInfo &v, dlc_value_info_t *out) {
   out->rank = static_cast<int32_t>(v.type.shape.size());
   out->shape = v.type.shape.data();
   out->global = v.global;
+  out->num_classes = v.numClasses;
+  out->ignore_index = v.ignoreIndex;
 }
 
 dlc_status_t findFunction(const dlc_module_t *module, const char *function,

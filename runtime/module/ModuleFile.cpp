@@ -243,6 +243,15 @@ private:
       info.name = str(v->name());
       info.role = str(v->role());
       info.global = v->global();
+      if constexpr (std::is_same_v<
+                        std::remove_cv_t<std::remove_pointer_t<decltype(v)>>,
+                        fb::Argument>) {
+        info.numClasses = v->num_classes();
+        info.ignoreIndex = v->ignore_index();
+        if (info.numClasses < 0)
+          return fail(std::string(what) + " " + std::to_string(i) + " has " +
+                      std::to_string(info.numClasses) + " classes");
+      }
       std::string saved = context_;
       context_ += std::string(": ") + what + " " + std::to_string(i) + " ('" +
                   info.name + "')";

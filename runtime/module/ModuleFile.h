@@ -52,6 +52,10 @@ struct ValueInfo {
   /// The global it reads or updates (a global's own index for a global),
   /// or -1.
   int32_t global = -1;
+  /// A class-index label argument's number of classes (0 otherwise) and
+  /// ignored index.
+  int64_t numClasses = 0;
+  int64_t ignoreIndex = -100;
 };
 
 /// A function's signature and plan.

@@ -83,8 +83,10 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
 
 uint32_t FunctionBuilder::argument(const std::string &name,
                                    const std::string &role, DType dtype,
-                                   std::vector<int64_t> shape, int32_t global) {
-  arguments_.push_back({name, role, dtype, std::move(shape), global});
+                                   std::vector<int64_t> shape, int32_t global,
+                                   int64_t numClasses) {
+  arguments_.push_back(
+      {name, role, dtype, std::move(shape), global, numClasses});
   return static_cast<uint32_t>(arguments_.size() - 1);
 }
 
@@ -201,9 +203,9 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
   for (const FunctionBuilder &f : functions_) {
     std::vector<Offset<fb::Argument>> args;
     for (const Value &v : f.arguments_)
-      args.push_back(
-          fb::CreateArgument(b, b.CreateString(v.name), b.CreateString(v.role),
-                             tensorType(b, v.dtype, v.shape), v.global));
+      args.push_back(fb::CreateArgument(
+          b, b.CreateString(v.name), b.CreateString(v.role),
+          tensorType(b, v.dtype, v.shape), v.global, v.numClasses));
     std::vector<Offset<fb::Result>> results;
     for (const Value &v : f.results_)
       results.push_back(

@@ -42,6 +42,8 @@ struct Value {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   int32_t global = -1;
+  /// Arguments only: a class-index label's number of classes.
+  int64_t numClasses = 0;
 };
 
 struct MatmulSpec {
@@ -87,7 +89,7 @@ public:
   /// Adds an argument / result and returns its index.
   uint32_t argument(const std::string &name, const std::string &role,
                     DType dtype, std::vector<int64_t> shape,
-                    int32_t global = -1);
+                    int32_t global = -1, int64_t numClasses = 0);
   uint32_t result(const std::string &name, const std::string &role, DType dtype,
                   std::vector<int64_t> shape, int32_t global = -1);
   void arenaSize(uint64_t bytes) { arenaSize_ = bytes; }

@@ -168,6 +168,20 @@ TEST(Session, KernelIterationsRunExactlyOnceOnEveryThreadCount) {
   }
 }
 
+TEST(Session, LabelClassesAreDescribed) {
+  Opened s = open(linearClassifier(8, 5, 3));
+  dlc_value_info_t x, labels;
+  ASSERT_TRUE(
+      outcome(dlc_module_function_input(s.module.get(), "train_step", 0, &x))
+          .ok());
+  ASSERT_TRUE(outcome(dlc_module_function_input(s.module.get(), "train_step", 1,
+                                                &labels))
+                  .ok());
+  EXPECT_EQ(x.num_classes, 0);
+  EXPECT_EQ(labels.num_classes, 3);
+  EXPECT_EQ(labels.ignore_index, -100);
+}
+
 TEST(Session, LinearClassifierTrains) {
   const int64_t batch = 8, features = 5, classes = 3;
   Opened s = open(linearClassifier(batch, features, classes));

@@ -37,7 +37,8 @@ ModuleBuilder linearClassifier(int64_t batch, int64_t features,
 
   FunctionBuilder &train = m.function("train_step");
   uint32_t x = train.argument("x", "input", DType::F32, {batch, features});
-  uint32_t labels = train.argument("labels", "label", DType::I64, {batch});
+  uint32_t labels =
+      train.argument("labels", "label", DType::I64, {batch}, -1, classes);
   uint32_t aw =
       train.argument("w", "param", DType::F32, {features, classes}, gw);
   uint32_t alr = train.argument("lr", "hyperparameter", DType::F32, {}, glr);

@@ -26,16 +26,6 @@ void readExtras(const void *data, size_t size, LoadedModule &out) {
     out.trainingOptions = root->training_options()->str();
   out.keepsOnnxModel = root->onnx_model() && root->onnx_model()->size() > 0;
   out.parametersEmbedded = root->parameters_embedded();
-  if (!root->functions())
-    return;
-  for (const fb::Function *f : *root->functions()) {
-    if (!f->name() || !f->arguments())
-      continue;
-    std::vector<LabelClasses> &classes = out.inputClasses[f->name()->str()];
-    for (const fb::Argument *a : *f->arguments())
-      if (a->global() < 0)
-        classes.push_back({a->num_classes(), a->ignore_index()});
-  }
 }
 
 struct FreeDeleter {
@@ -46,14 +36,15 @@ struct FreeDeleter {
 
 LabelClasses LoadedModule::classes(const std::string &function,
                                    size_t index) const {
-  auto it = inputClasses.find(function);
-  if (it == inputClasses.end() || index >= it->second.size())
+  rt::Signature signature = module.signature(function);
+  if (index >= signature.inputs.size())
     return {};
-  return it->second[index];
+  const dlc_value_info_t &info = signature.inputs[index];
+  return {info.num_classes, info.ignore_index};
 }
 
 LoadedModule loadModuleFile(const std::string &path) {
-  LoadedModule loaded{rt::Module::loadFile(path), path, {}, {}, false};
+  LoadedModule loaded{rt::Module::loadFile(path), path};
   std::string error;
   std::unique_ptr<MappedFile> file = MappedFile::open(path, &error);
   if (!file)
@@ -83,8 +74,7 @@ std::optional<LoadedModule> loadEmbeddedModule(const std::string &file,
                                                 std::to_string(size) +
                                                 "-byte module");
   std::memcpy(copy.get(), mapped->data() + offset, size);
-  LoadedModule loaded{
-      rt::Module::loadMemory(copy.get(), size, name), name, {}, {}, false};
+  LoadedModule loaded{rt::Module::loadMemory(copy.get(), size, name), name};
   readExtras(copy.get(), size, loaded);
   return loaded;
 }

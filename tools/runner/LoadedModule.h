@@ -2,11 +2,11 @@
 //
 // Loads the module from its file or from the end of a training binary
 // (runtime/module/Embedded.h) through the C API, and reads what the C API
-// does not describe from the module's FlatBuffers tables: the class count
-// and ignore index of label arguments (for checking labels before a step),
-// the training options it was compiled with (for --info) and whether it
-// keeps its ONNX model (for --export). The bytes are verified again for
-// that read, so the runner never trusts bytes that no verifier checked.
+// does not describe from the module's FlatBuffers tables: the training
+// options it was compiled with (for --info), whether it keeps its ONNX
+// model (for --export) and whether it embeds its parameters. The bytes are
+// verified again for that read, so the runner never trusts bytes that no
+// verifier checked.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_TOOLS_RUNNER_LOADEDMODULE_H
@@ -33,9 +33,6 @@ struct LoadedModule {
   rt::Module module;
   /// The path, or the training binary's name.
   std::string name;
-  /// Per function, per caller-facing input (dlc_module_function_input's
-  /// order).
-  std::map<std::string, std::vector<LabelClasses>> inputClasses;
   /// The dlc-compile options of the training configuration ("" if none).
   std::string trainingOptions;
   /// Whether the module keeps the ONNX model, which --export needs.
@@ -44,7 +41,7 @@ struct LoadedModule {
   /// must start from a checkpoint.
   bool parametersEmbedded = true;
 
-  /// Input `index` of `function`'s label facts.
+  /// Input `index` of `function`'s label facts (dlc_value_info_t's).
   LabelClasses classes(const std::string &function, size_t index) const;
 };
 

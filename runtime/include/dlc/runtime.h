@@ -79,6 +79,11 @@ typedef struct dlc_value_info_s {
   int32_t rank;
   const int64_t *shape;
   int32_t global; /* the global it reads or updates, or -1 */
+  /* A class-index label: the number of classes (0 when not a class label)
+   * and the index meaning "no class"; a caller can reject bad labels before
+   * a call. */
+  int64_t num_classes;
+  int64_t ignore_index;
 } dlc_value_info_t;
 
 /*===--- Modules ----------------------------------------------------------===*/
