@@ -645,7 +645,10 @@ FailureOr<std::string> Emitter::reduction(Operation *op, ArrayRef<int64_t> axes,
     return failure();
   bool keepDims = op->hasAttr("keep_dims");
   std::string acc = fresh("a");
-  std::string accType = accumulatorType(element);
+  // A maximum or minimum is exact in the element type; sums and products
+  // accumulate wider.
+  bool extremum = isa<ReduceMaxOp, ReduceMinOp>(op);
+  std::string accType = extremum ? *type : accumulatorType(element);
   std::string init = "(" + accType + ")0";
   std::string combine;
   if (isa<ReduceSumOp>(op)) {
@@ -756,7 +759,7 @@ FailureOr<std::string> Emitter::pool(Operation *op, ArrayRef<int64_t> window,
   if (failed(type))
     return failure();
   bool isMax = isa<MaxPoolOp>(op);
-  std::string accType = accumulatorType(element);
+  std::string accType = isMax ? *type : accumulatorType(element);
   std::string acc = fresh("a");
   line(accType + " " + acc + " = " +
        (isMax ? "dlc_lowest<" + accType + ">()" : "(" + accType + ")0") + ";");
