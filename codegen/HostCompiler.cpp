@@ -49,7 +49,8 @@ std::optional<std::string> mlir::dlc::codegen::compileSharedObject(
     const std::string &source, const std::string &compiler,
     const std::string &cpu, std::string &error) {
   ErrorOr<std::string> program = sys::findProgramByName(compiler);
-  if (!program) {
+  // A name with a slash is returned as given: check it is there.
+  if (!program || !sys::fs::can_execute(*program)) {
     error = "cannot find the host C++ compiler '" + compiler +
             "' to build CPU kernels (install g++, or name one with "
             "--host-compiler)";
@@ -85,10 +86,11 @@ std::optional<std::string> mlir::dlc::codegen::compileSharedObject(
   int rc = sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0, 0,
                                &message);
   if (rc != 0) {
+    std::string cause = message.empty() ? firstError(logPath) : message;
+    if (cause.empty())
+      cause = "it exited with code " + std::to_string(rc) + " and no message";
     error = "the host C++ compiler (" + *program +
-            ") failed on the "
-            "generated CPU kernels: " +
-            (message.empty() ? firstError(logPath) : message);
+            ") failed on the generated CPU kernels: " + cause;
     return std::nullopt;
   }
   auto object = MemoryBuffer::getFile(objectPath);

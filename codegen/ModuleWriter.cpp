@@ -74,8 +74,9 @@ private:
   matmulStep(MatmulOp op, const BufferPlacement &placement);
   FailureOr<flatbuffers::Offset<fb::Step>>
   convStep(Operation *op, const BufferPlacement &placement);
+  /// Compiles `source` (kernelSource()) for the target.
   LogicalResult
-  compileKernels(std::vector<uint8_t> &sharedObject,
+  compileKernels(const std::string &source, std::vector<uint8_t> &sharedObject,
                  std::vector<flatbuffers::Offset<fb::CudaBinary>> &binaries,
                  std::string &ptx);
 
@@ -474,10 +475,9 @@ Writer::addFunction(func::FuncOp func) {
 }
 
 LogicalResult Writer::compileKernels(
-    std::vector<uint8_t> &sharedObject,
+    const std::string &source, std::vector<uint8_t> &sharedObject,
     std::vector<flatbuffers::Offset<fb::CudaBinary>> &binaries,
     std::string &ptx) {
-  std::string source = kernelSource();
   std::string error;
   if (options.target == Target::Cpu) {
     std::optional<std::string> object = compileSharedObject(
@@ -543,16 +543,16 @@ FailureOr<std::string> Writer::run() {
       addFunctions();
   if (failed(functions))
     return failure();
+  std::string source = kernelSource();
   std::vector<uint8_t> sharedObject;
   std::vector<flatbuffers::Offset<fb::CudaBinary>> binaries;
   std::string ptx;
-  if (failed(compileKernels(sharedObject, binaries, ptx)))
+  if (failed(compileKernels(source, sharedObject, binaries, ptx)))
     return failure();
 
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
   for (const std::string &name : kernelNames)
     kernels.push_back(fb::CreateKernelDirect(fbb, name.c_str()));
-  std::string source = kernelSource();
   char fingerprint[17];
   std::snprintf(fingerprint, sizeof(fingerprint), "%016llx",
                 static_cast<unsigned long long>(

@@ -99,6 +99,27 @@ bool hasFunction(const dlc::rt::Module &m, const std::string &name) {
   return false;
 }
 
+/// Calls `function` on freshly drawn inputs and returns its outputs.
+std::vector<Buffer> call(dlc::rt::Session &session,
+                         const dlc::rt::Module &module,
+                         const std::string &function, std::mt19937 &rng) {
+  dlc::rt::Signature sig = module.signature(function);
+  std::vector<Buffer> inputs, outputs;
+  std::vector<dlc_tensor_t> in, out;
+  for (const dlc_value_info_t &v : sig.inputs) {
+    inputs.emplace_back(v);
+    fill(inputs.back(), rng);
+  }
+  for (const dlc_value_info_t &v : sig.outputs)
+    outputs.emplace_back(v);
+  for (Buffer &b : inputs)
+    in.push_back(b.view());
+  for (Buffer &b : outputs)
+    out.push_back(b.view());
+  session.call(function, in, out);
+  return outputs;
+}
+
 int run(int argc, char **argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: %s MODULE.dlcm [STEPS] [THREADS]\n", argv[0]);
@@ -125,21 +146,8 @@ int run(int argc, char **argv) {
   dlc::rt::Session session(module, dlc::rt::Device("cpu", threads));
   std::mt19937 rng(0);
   if (hasFunction(module, "train_step")) {
-    dlc::rt::Signature sig = module.signature("train_step");
     for (int step = 0; step < steps; ++step) {
-      std::vector<Buffer> inputs, outputs;
-      std::vector<dlc_tensor_t> in, out;
-      for (const dlc_value_info_t &v : sig.inputs) {
-        inputs.emplace_back(v);
-        fill(inputs.back(), rng);
-      }
-      for (const dlc_value_info_t &v : sig.outputs)
-        outputs.emplace_back(v);
-      for (Buffer &b : inputs)
-        in.push_back(b.view());
-      for (Buffer &b : outputs)
-        out.push_back(b.view());
-      session.call("train_step", in, out);
+      std::vector<Buffer> outputs = call(session, module, "train_step", rng);
       std::printf("train_step %d:", step);
       for (const Buffer &b : outputs)
         if (std::string(b.info.role) == "loss")
@@ -147,25 +155,10 @@ int run(int argc, char **argv) {
       std::printf("\n");
     }
   }
-  if (hasFunction(module, "forward")) {
-    dlc::rt::Signature sig = module.signature("forward");
-    std::vector<Buffer> inputs, outputs;
-    std::vector<dlc_tensor_t> in, out;
-    for (const dlc_value_info_t &v : sig.inputs) {
-      inputs.emplace_back(v);
-      fill(inputs.back(), rng);
-    }
-    for (const dlc_value_info_t &v : sig.outputs)
-      outputs.emplace_back(v);
-    for (Buffer &b : inputs)
-      in.push_back(b.view());
-    for (Buffer &b : outputs)
-      out.push_back(b.view());
-    session.call("forward", in, out);
-    for (const Buffer &b : outputs)
+  if (hasFunction(module, "forward"))
+    for (const Buffer &b : call(session, module, "forward", rng))
       std::printf("forward: %s, first element %.6f\n", describe(b.info).c_str(),
                   b.first());
-  }
   return 0;
 }
 

@@ -153,25 +153,6 @@ std::string npyBytes(const std::string &descr, const std::string &shape,
 
 class MappedNpzFiles : public dlc::testing::TempDirTest {
 protected:
-  /// Writes an archive with libzip, deflated or stored.
-  void writeLibzip(const std::string &name,
-                   const std::vector<std::pair<std::string, std::string>> &m,
-                   zip_int32_t method) const {
-    int code = 0;
-    zip_t *archive =
-        zip_open(path(name).c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
-    ASSERT_NE(archive, nullptr);
-    for (const auto &[member, bytes] : m) {
-      zip_source_t *source =
-          zip_source_buffer(archive, bytes.data(), bytes.size(), 0);
-      zip_int64_t index = zip_file_add(archive, member.c_str(), source, 0);
-      ASSERT_GE(index, 0);
-      ASSERT_EQ(
-          zip_set_file_compression(archive, zip_uint64_t(index), method, 0), 0);
-    }
-    ASSERT_EQ(zip_close(archive), 0);
-  }
-
   /// Opens `name`, expecting failure; returns the message.
   std::string openError(const std::string &name,
                         CrcCheck crc = CrcCheck::Skip) const {
@@ -261,7 +242,7 @@ TEST_F(MappedNpzFiles, InflatesDeflatedMembers) {
   std::vector<std::pair<std::string, std::string>> members;
   for (const auto &[name, t] : arrays)
     members.emplace_back(name + ".npy", serializeNpy(t));
-  writeLibzip("deflated.npz", members, ZIP_CM_DEFLATE);
+  writeZip("deflated.npz", members, ZIP_CM_DEFLATE);
   std::string error;
   auto npz = MappedNpz::open(path("deflated.npz"), CrcCheck::Skip, &error);
   ASSERT_NE(npz, nullptr) << error;
@@ -396,7 +377,7 @@ TEST_F(MappedNpzFiles, RandomByteFlipsAreErrorsOrHarmless) {
   std::vector<std::pair<std::string, std::string>> members;
   for (const auto &[name, t] : arrays)
     members.emplace_back(name + ".npy", serializeNpy(t));
-  writeLibzip("d.npz", members, ZIP_CM_DEFLATE);
+  writeZip("d.npz", members, ZIP_CM_DEFLATE);
   writeFile("z.npz", buildZip(members, true));
   std::mt19937 rng(1234);
   for (const std::string name : {"a.npz", "d.npz", "z.npz"}) {

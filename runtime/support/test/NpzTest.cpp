@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/support/Npz.h"
+#include "runtime/support/test/TempDir.h"
 
 #include <gtest/gtest.h>
 #include <zip.h>
@@ -105,55 +106,7 @@ void PrintTo(const Tensor &t, std::ostream *os) { *os << t.describe(); }
 
 namespace {
 
-class NpzFiles : public ::testing::Test {
-protected:
-  void SetUp() override {
-    static int counter = 0;
-    dir = testing::TempDir() + "dlc_npz_test_" + std::to_string(getpid()) +
-          "_" + std::to_string(counter++);
-    fs::remove_all(dir);
-    ASSERT_TRUE(fs::create_directories(dir)) << dir;
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir, ignored);
-  }
-
-  std::string path(const std::string &name) const { return dir + "/" + name; }
-
-  void writeFile(const std::string &name, const std::string &bytes) const {
-    std::ofstream(path(name), std::ios::binary) << bytes;
-  }
-
-  std::string readFile(const std::string &name) const {
-    std::ifstream in(path(name), std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
-  }
-
-  /// Writes a zip archive with libzip directly, to build what our writer
-  /// never produces: deflated members, foreign names, bad members.
-  void writeZip(const std::string &name,
-                const std::vector<std::pair<std::string, std::string>> &members,
-                zip_int32_t method) const {
-    int code = 0;
-    zip_t *archive =
-        zip_open(path(name).c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
-    ASSERT_NE(archive, nullptr);
-    for (const auto &[member, bytes] : members) {
-      zip_source_t *source =
-          zip_source_buffer(archive, bytes.data(), bytes.size(), 0);
-      zip_int64_t index = zip_file_add(archive, member.c_str(), source, 0);
-      ASSERT_GE(index, 0);
-      ASSERT_EQ(
-          zip_set_file_compression(archive, zip_uint64_t(index), method, 0), 0);
-    }
-    ASSERT_EQ(zip_close(archive), 0);
-  }
-
-  std::string dir;
-};
+class NpzFiles : public dlc::testing::TempDirTest {};
 
 } // namespace
 

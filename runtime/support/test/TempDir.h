@@ -2,7 +2,7 @@
 //
 // The file-based tests of dlc_support each get a fresh directory under
 // gtest's TempDir, removed afterwards, and small helpers to read and write
-// files in it byte for byte.
+// files in it byte for byte, or as zip archives built with libzip.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_SUPPORT_TEST_TEMPDIR_H
@@ -20,6 +20,7 @@
 #include <string>
 #include <unistd.h>
 #include <vector>
+#include <zip.h>
 
 namespace dlc {
 /// Failure messages show "float32[2,3]" rather than raw bytes (defined in
@@ -56,6 +57,26 @@ protected:
     std::stringstream buffer;
     buffer << in.rdbuf();
     return buffer.str();
+  }
+
+  /// Writes a zip archive with libzip directly, to build what dlc's writers
+  /// never produce: deflated members, foreign names, bad members.
+  void writeZip(const std::string &name,
+                const std::vector<std::pair<std::string, std::string>> &members,
+                zip_int32_t method) const {
+    int code = 0;
+    zip_t *archive =
+        zip_open(path(name).c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
+    ASSERT_NE(archive, nullptr);
+    for (const auto &[member, bytes] : members) {
+      zip_source_t *source =
+          zip_source_buffer(archive, bytes.data(), bytes.size(), 0);
+      zip_int64_t index = zip_file_add(archive, member.c_str(), source, 0);
+      ASSERT_GE(index, 0);
+      ASSERT_EQ(
+          zip_set_file_compression(archive, zip_uint64_t(index), method, 0), 0);
+    }
+    ASSERT_EQ(zip_close(archive), 0);
   }
 
   /// The names in the directory, sorted.
