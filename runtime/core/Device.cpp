@@ -1,11 +1,12 @@
 //===- Device.cpp - dlc_device_* of the C API -----------------------------===//
 //
-// Parses a device spec: "cpu" is built in; "cuda" and "cuda:N" name a
-// device this build cannot open yet; anything else is a caller's mistake.
+// Parses a device spec: "cpu", or "cuda" / "cuda:N" (device 0 / N), which
+// cuda/ opens; anything else is a caller's mistake.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Handles.h"
 #include "runtime/core/Status.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include <cctype>
 #include <cstring>
@@ -18,15 +19,16 @@ namespace {
 /// caller's mistake, not a request to oversubscribe a thousandfold.
 constexpr int32_t kMaxThreads = 4096;
 
-bool isCudaSpec(const std::string &spec) {
+/// The device number of a "cuda" or "cuda:N" spec, or -1 for any other.
+int cudaOrdinal(const std::string &spec) {
   if (spec == "cuda")
-    return true;
-  if (spec.rfind("cuda:", 0) != 0 || spec.size() == 5)
-    return false;
+    return 0;
+  if (spec.rfind("cuda:", 0) != 0 || spec.size() == 5 || spec.size() > 9)
+    return -1;
   for (size_t i = 5; i < spec.size(); ++i)
     if (!std::isdigit(static_cast<unsigned char>(spec[i])))
-      return false;
-  return true;
+      return -1;
+  return std::stoi(spec.substr(5));
 }
 
 } // namespace
@@ -41,10 +43,12 @@ dlc_status_t dlc_device_create(const char *spec, int32_t num_threads,
                         "dlc_device_create: no device spec or output");
     *out = nullptr;
     std::string s = spec;
-    if (isCudaSpec(s))
-      return makeStatus(DLC_UNAVAILABLE,
-                        "device '" + s +
-                            "': this build has no CUDA device support");
+    if (int ordinal = cudaOrdinal(s); ordinal >= 0) {
+      std::shared_ptr<cuda::CudaDevice> device;
+      DLC_RETURN_IF_ERROR(cuda::createCudaDevice(s, ordinal, device));
+      *out = new dlc_device_s{s, nullptr, std::move(device)};
+      return nullptr;
+    }
     if (s != "cpu")
       return makeStatus(DLC_INVALID_ARGUMENT,
                         "unknown device '" + s +
@@ -57,7 +61,7 @@ dlc_status_t dlc_device_create(const char *spec, int32_t num_threads,
                             std::to_string(kMaxThreads) + ")");
     int threads = num_threads ? num_threads : cpu::CpuDevice::availableCores();
     auto device = std::make_shared<cpu::CpuDevice>(threads);
-    *out = new dlc_device_s{s, std::move(device)};
+    *out = new dlc_device_s{s, std::move(device), nullptr};
     return nullptr;
   });
 }

@@ -1,5 +1,4 @@
-//===- Handles.h - The objects behind the C API's opaque handles -*- C++
-//-*-===//
+//===- Handles.h - The objects behind the C API's handles -------*- C++ -*-===//
 //
 // Handles share what they wrap: a session holds its module and device by
 // shared_ptr, so releasing the caller's handles early is safe (runtime.h:
@@ -10,7 +9,7 @@
 #define DLC_RUNTIME_CORE_HANDLES_H
 
 #include "dlc/runtime.h"
-#include "runtime/cpu/CpuDevice.h"
+#include "runtime/core/Devices.h"
 #include "runtime/module/ModuleFile.h"
 
 #include <map>
@@ -21,10 +20,12 @@ struct dlc_module_s {
   std::shared_ptr<const dlc::ModuleFile> file;
 };
 
+/// Exactly one of `cpu` and `cuda` is set.
 struct dlc_device_s {
-  /// The spec it was created from ("cpu").
+  /// The spec it was created from ("cpu", "cuda:0").
   std::string spec;
   std::shared_ptr<dlc::cpu::CpuDevice> cpu;
+  std::shared_ptr<dlc::cuda::CudaDevice> cuda;
 };
 
 struct dlc_metadata_s {

@@ -1,13 +1,15 @@
 //===- Session.cpp - A module opened on a device --------------------------===//
 //
-// The session owns the globals, two buffers each for those a function
-// updates (swapped only after a call succeeds), checks callers' tensors,
-// runs the function's executor, and implements the C API's session calls
-// (profiles included; checkpoints and export are SessionCheckpoint.cpp).
+// What every device's session shares: the checks of a caller's tensors,
+// which buffer of each global is current (swapped only after a call
+// succeeds), the step count, profiles as JSON lines, and the C API's session
+// calls, which dispatch to the device (checkpoints and export are
+// SessionCheckpoint.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Session.h"
 
+#include "runtime/core/Devices.h"
 #include "runtime/core/Handles.h"
 #include "runtime/core/Status.h"
 
@@ -28,92 +30,15 @@ std::string describeTensor(const dlc_tensor_t &t) {
 
 } // namespace
 
-dlc_status_t Session::create(std::shared_ptr<const ModuleFile> module,
-                             std::shared_ptr<cpu::CpuDevice> device,
-                             const std::string &deviceSpec,
-                             std::unique_ptr<Session> &out) {
-  const std::string &name = module->name();
-  if (module->target() != "cpu")
-    return module->target() == "cuda"
-               ? makeStatus(DLC_INVALID_ARGUMENT,
-                            name +
-                                ": compiled for 'cuda', cannot run on "
-                                "device '" +
-                                deviceSpec + "'")
-               : makeStatus(DLC_UNIMPLEMENTED,
-                            name + ": target '" + module->target() +
-                                "' is not built into this runtime");
-  std::unique_ptr<Session> s(new Session());
-  s->module_ = module;
-  s->device_ = device;
-
-  // Globals: a second buffer for each one some function updates.
-  std::vector<bool> updated(module->globals().size(), false);
-  for (const FunctionInfo &f : module->functions())
+Session::Session(std::shared_ptr<const ModuleFile> module)
+    : module_(std::move(module)) {
+  staged_.resize(module_->functions().size());
+  updated_.assign(module_->globals().size(), false);
+  current_.assign(module_->globals().size(), 0);
+  for (const FunctionInfo &f : module_->functions())
     for (const ValueInfo &r : f.results)
       if (r.global >= 0)
-        updated[r.global] = true;
-  s->globals_.resize(module->globals().size());
-  for (size_t i = 0; i < s->globals_.size(); ++i) {
-    const ValueInfo &info = module->globals()[i];
-    Global &g = s->globals_[i];
-    const auto *init = module->root().globals()->Get(i)->initial_value();
-    size_t bytes = info.type.byteSize;
-    if (!g.buffers[0].allocate(bytes, !init) ||
-        (updated[i] && !g.buffers[1].allocate(bytes, false)))
-      return makeStatus(DLC_RESOURCE_EXHAUSTED,
-                        name + ": out of memory for global '" + info.name +
-                            "' (" + info.type.describe() + ")");
-    if (init && bytes)
-      std::memcpy(g.buffers[0].data(), init->data(), bytes);
-  }
-
-  // Kernels: the shared object once, each symbol once.
-  std::vector<cpu::KernelFunction> kernels;
-  const auto *kernelList = module->root().kernels();
-  if (kernelList && kernelList->size()) {
-    const auto *so = module->root().cpu_shared_object();
-    if (!so || !so->size())
-      return makeStatus(DLC_DATA_LOSS, name + ": has " +
-                                           std::to_string(kernelList->size()) +
-                                           " kernels but no CPU shared object");
-    DLC_RETURN_IF_ERROR(cpu::KernelLibrary::load(
-        so->data(), so->size(), name + ": cpu_shared_object", s->kernels_));
-    for (const fb::Kernel *k : *kernelList) {
-      cpu::KernelFunction fn = nullptr;
-      DLC_RETURN_IF_ERROR(s->kernels_->lookup(k->name()->str(), fn));
-      kernels.push_back(fn);
-    }
-  }
-
-  // Library calls made while preparing steps use the device's thread count:
-  // oneDNN picks its blocking for the threads it will run on.
-  cpu::LibraryThreads threads(device->numThreads());
-  size_t scratch = 0;
-  for (const FunctionInfo &f : module->functions()) {
-    std::unique_ptr<cpu::FunctionExecutor> executor;
-    DLC_RETURN_IF_ERROR(
-        cpu::FunctionExecutor::create(*module, f, *device, kernels, executor));
-    scratch = std::max(scratch, executor->scratchBytes());
-    s->executors_.push_back(std::move(executor));
-  }
-  if (!s->scratch_.allocate(scratch, false))
-    return makeStatus(DLC_RESOURCE_EXHAUSTED, name + ": out of memory for " +
-                                                  std::to_string(scratch) +
-                                                  " bytes of scratch memory");
-  s->stream_ = dnnl::stream(device->engine());
-  out = std::move(s);
-  return nullptr;
-}
-
-const std::byte *Session::globalData(size_t index) const {
-  const Global &g = globals_[index];
-  return g.buffers[g.current].data();
-}
-
-std::byte *Session::globalData(size_t index) {
-  Global &g = globals_[index];
-  return g.buffers[g.current].data();
+        updated_[r.global] = true;
 }
 
 dlc_status_t Session::findGlobal(const std::string &name, size_t &index) const {
@@ -136,7 +61,13 @@ int64_t Session::step() const {
   if (info.type.numElements != 1)
     return callCount_;
   Tensor scalar(info.type.dtype, {});
-  std::memcpy(scalar.bytes(), globalData(i), scalar.byteSize());
+  dlc_status_t status = readGlobal(static_cast<size_t>(i), scalar.bytes());
+  if (status) {
+    // Only a device failure can stop this read; the caller sees that
+    // failure on its next call.
+    dlc_status_free(status);
+    return callCount_;
+  }
   return isFloat(info.type.dtype) ? static_cast<int64_t>(scalar.getDouble(0))
                                   : scalar.getInt(0);
 }
@@ -170,25 +101,75 @@ dlc_status_t Session::checkTensor(const FunctionInfo &f, const ValueInfo &value,
   return nullptr;
 }
 
-dlc_status_t Session::call(const std::string &function,
-                           const dlc_tensor_t *inputs, size_t numInputs,
-                           const dlc_tensor_t *outputs, size_t numOutputs) {
+dlc_status_t Session::findFunction(const std::string &function,
+                                   size_t &index) const {
   const auto &functions = module_->functions();
-  size_t fi = 0;
-  while (fi < functions.size() && functions[fi].name != function)
-    ++fi;
-  if (fi == functions.size())
+  index = 0;
+  while (index < functions.size() && functions[index].name != function)
+    ++index;
+  if (index == functions.size())
     return makeStatus(DLC_NOT_FOUND, module_->name() + ": no function '" +
                                          function + "' (the module has " +
                                          module_->functionNames() + ")");
-  const FunctionInfo &f = functions[fi];
-  if (numInputs != f.inputs.size() || numOutputs != f.outputs.size() ||
-      (numInputs && !inputs) || (numOutputs && !outputs))
+  return nullptr;
+}
+
+dlc_status_t Session::stage(const std::string &function,
+                            const dlc_tensor_t *inputs, size_t numInputs) {
+  size_t fi = 0;
+  DLC_RETURN_IF_ERROR(findFunction(function, fi));
+  const FunctionInfo &f = module_->functions()[fi];
+  if (numInputs != f.inputs.size() || (numInputs && !inputs))
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      f.name + ": takes " + std::to_string(f.inputs.size()) +
+                          " inputs, " + std::to_string(numInputs) +
+                          " were staged");
+  for (size_t i = 0; i < numInputs; ++i)
+    DLC_RETURN_IF_ERROR(
+        checkTensor(f, f.arguments[f.inputs[i]], "input", i, inputs[i]));
+  int slot = freeSlot(fi);
+  if (slot < 0)
+    return makeStatus(DLC_FAILED_PRECONDITION,
+                      f.name + ": the inputs of " +
+                          std::to_string(kStagingSlots) +
+                          " calls are staged already (call it first)");
+  DLC_RETURN_IF_ERROR(stageInputs(fi, slot, inputs));
+  staged_[fi].push_back(slot);
+  return nullptr;
+}
+
+int Session::freeSlot(size_t function) const {
+  const std::deque<int> &busy = staged_[function];
+  for (int slot = 0; slot < kStagingSlots; ++slot)
+    if (std::find(busy.begin(), busy.end(), slot) == busy.end())
+      return slot;
+  return -1;
+}
+
+dlc_status_t Session::call(const std::string &function,
+                           const dlc_tensor_t *inputs, size_t numInputs,
+                           const dlc_tensor_t *outputs, size_t numOutputs) {
+  size_t fi = 0;
+  DLC_RETURN_IF_ERROR(findFunction(function, fi));
+  const FunctionInfo &f = module_->functions()[fi];
+  bool fromStaged = !inputs && !numInputs && !f.inputs.empty();
+  if ((!fromStaged && numInputs != f.inputs.size()) ||
+      numOutputs != f.outputs.size() || (numInputs && !inputs) ||
+      (numOutputs && !outputs))
     return makeStatus(DLC_INVALID_ARGUMENT,
                       f.name + ": takes " + std::to_string(f.inputs.size()) +
                           " inputs and " + std::to_string(f.outputs.size()) +
                           " outputs, got " + std::to_string(numInputs) +
                           " and " + std::to_string(numOutputs));
+  int slot = fromStaged ? (staged_[fi].empty() ? -1 : staged_[fi].front())
+                        : freeSlot(fi);
+  if (slot < 0)
+    return makeStatus(DLC_FAILED_PRECONDITION,
+                      fromStaged ? f.name + ": called without inputs, and "
+                                            "none were staged"
+                                 : f.name + ": called with inputs while " +
+                                       std::to_string(kStagingSlots) +
+                                       " calls' inputs are staged");
   for (size_t i = 0; i < numInputs; ++i)
     DLC_RETURN_IF_ERROR(
         checkTensor(f, f.arguments[f.inputs[i]], "input", i, inputs[i]));
@@ -221,31 +202,17 @@ dlc_status_t Session::call(const std::string &function,
                               std::to_string(p));
   }
 
-  argumentBases_.assign(f.arguments.size(), nullptr);
-  resultBases_.assign(f.results.size(), nullptr);
-  for (size_t i = 0; i < numInputs; ++i)
-    argumentBases_[f.inputs[i]] = static_cast<std::byte *>(inputs[i].data);
-  for (size_t i = 0; i < numOutputs; ++i)
-    resultBases_[f.outputs[i]] = static_cast<std::byte *>(outputs[i].data);
+  // Staged inputs are used up by the call, whether or not it succeeds.
+  if (fromStaged)
+    staged_[fi].pop_front();
+  DLC_RETURN_IF_ERROR(execute(fi, inputs, slot, outputs));
+
   bool updates = false;
-  for (size_t a = 0; a < f.arguments.size(); ++a)
-    if (f.arguments[a].global >= 0)
-      argumentBases_[a] = globalData(f.arguments[a].global);
-  for (size_t r = 0; r < f.results.size(); ++r) {
-    if (f.results[r].global < 0)
-      continue;
-    Global &g = globals_[f.results[r].global];
-    resultBases_[r] = g.buffers[1 - g.current].data();
-    updates = true;
-  }
-
-  cpu::LibraryThreads threads(device_->numThreads());
-  DLC_RETURN_IF_ERROR(executors_[fi]->run(
-      argumentBases_.data(), resultBases_.data(), scratch_.data(), stream_));
-
   for (const ValueInfo &r : f.results)
-    if (r.global >= 0)
-      globals_[r.global].current ^= 1;
+    if (r.global >= 0) {
+      current_[r.global] ^= 1;
+      updates = true;
+    }
   if (updates)
     ++callCount_;
   return nullptr;
@@ -266,7 +233,10 @@ dlc_status_t dlc_session_create(dlc_module_t *module, dlc_device_t *device,
     *out = nullptr;
     std::unique_ptr<Session> session;
     DLC_RETURN_IF_ERROR(
-        Session::create(module->file, device->cpu, device->spec, session));
+        device->cpu ? cpu::createCpuSession(module->file, device->cpu,
+                                            device->spec, session)
+                    : cuda::createCudaSession(module->file, device->cuda,
+                                              device->spec, session));
     *out = new dlc_session_s{std::move(session)};
     return nullptr;
   });
@@ -292,6 +262,19 @@ dlc_status_t dlc_session_write_profile(dlc_session_t *session,
       return makeStatus(DLC_INVALID_ARGUMENT,
                         "dlc_session_write_profile: no session or path");
     return session->session->writeProfile(path);
+  });
+}
+
+dlc_status_t dlc_session_stage_inputs(dlc_session_t *session,
+                                      const char *function,
+                                      const dlc_tensor_t *inputs,
+                                      size_t num_inputs) {
+  return guardStatus("dlc_session_stage_inputs", [&]() -> dlc_status_t {
+    if (!session || !function)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_session_stage_inputs: no session or function "
+                        "name");
+    return session->session->stage(function, inputs, num_inputs);
   });
 }
 
@@ -329,34 +312,24 @@ std::string jsonString(const std::string &text) {
 
 } // namespace
 
-void Session::setProfiling(bool on) {
-  for (auto &executor : executors_)
-    executor->setProfiling(on);
-}
-
 dlc_status_t Session::writeProfile(const std::string &path) const {
-  struct Line {
-    std::string function;
-    cpu::FunctionExecutor::StepProfile step;
-  };
-  std::vector<Line> lines;
-  for (size_t f = 0; f < executors_.size(); ++f)
-    for (auto &step : executors_[f]->profile())
-      lines.push_back({module_->functions()[f].name, step});
+  std::vector<ProfileLine> lines = profile();
   std::stable_sort(lines.begin(), lines.end(),
-                   [](const Line &a, const Line &b) {
-                     return a.step.seconds > b.step.seconds;
+                   [](const ProfileLine &a, const ProfileLine &b) {
+                     return a.seconds > b.seconds;
                    });
   std::string text;
-  for (const Line &l : lines) {
+  for (const ProfileLine &l : lines) {
     char numbers[96];
     std::snprintf(numbers, sizeof(numbers),
                   "\"calls\": %lld, \"ms\": %.4f, \"ms_per_call\": %.4f}\n",
-                  static_cast<long long>(l.step.calls), l.step.seconds * 1e3,
-                  l.step.seconds * 1e3 / static_cast<double>(l.step.calls));
+                  static_cast<long long>(l.calls), l.seconds * 1e3,
+                  l.seconds * 1e3 / static_cast<double>(l.calls));
     text += "{\"function\": " + jsonString(l.function) +
-            ", \"kind\": " + jsonString(l.step.kind) +
-            ", \"step\": " + jsonString(l.step.label) + ", " + numbers;
+            ", \"kind\": " + jsonString(l.kind) +
+            ", \"step\": " + jsonString(l.label) + ", " +
+            (l.bytes ? "\"bytes\": " + std::to_string(l.bytes) + ", " : "") +
+            numbers;
   }
   FILE *file = std::fopen(path.c_str(), "w");
   if (!file)
@@ -397,9 +370,7 @@ dlc_status_t dlc_session_get_global(dlc_session_t *session, const char *name,
   return guardStatus("dlc_session_get_global", [&]() -> dlc_status_t {
     size_t index = 0;
     DLC_RETURN_IF_ERROR(globalFor(session, name, bytes, data, index));
-    if (bytes)
-      std::memcpy(data, session->session->globalData(index), bytes);
-    return nullptr;
+    return bytes ? session->session->readGlobal(index, data) : nullptr;
   });
 }
 
@@ -408,9 +379,7 @@ dlc_status_t dlc_session_set_global(dlc_session_t *session, const char *name,
   return guardStatus("dlc_session_set_global", [&]() -> dlc_status_t {
     size_t index = 0;
     DLC_RETURN_IF_ERROR(globalFor(session, name, bytes, data, index));
-    if (bytes)
-      std::memcpy(session->session->globalData(index), data, bytes);
-    return nullptr;
+    return bytes ? session->session->writeGlobal(index, data) : nullptr;
   });
 }
 

@@ -1,23 +1,24 @@
 //===- Session.h - A module opened on a device ------------------*- C++ -*-===//
 //
-// A session owns the module's globals and runs its functions. Globals that
-// some function updates have two buffers (ping-pong): a call binds the
-// arguments that read global g to its current buffer and the results that
-// update g to the other one, and only once every step has succeeded are
-// the two swapped. A failed call therefore leaves every global as it was,
-// and no plan ever reads and writes one buffer in the same call.
+// A session owns the module's globals and runs its functions; each device
+// (cpu/CpuSession, cuda/CudaSession) keeps the buffers where its kernels
+// read them, and this base class holds what is the same everywhere: the
+// checks of a caller's tensors, and which buffer of each global is current.
+// Globals that some function updates have two buffers (ping-pong): a call
+// binds the arguments that read global g to its current buffer and the
+// results that update g to the other one, and only once every step has
+// succeeded are the two swapped. A failed call therefore leaves every
+// global as it was, and no plan ever reads and writes one buffer in the
+// same call.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CORE_SESSION_H
 #define DLC_RUNTIME_CORE_SESSION_H
 
 #include "dlc/runtime.h"
-#include "runtime/core/AlignedBuffer.h"
-#include "runtime/cpu/CpuDevice.h"
-#include "runtime/cpu/Executor.h"
-#include "runtime/cpu/KernelLibrary.h"
 #include "runtime/module/ModuleFile.h"
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,23 +27,27 @@ namespace dlc {
 
 class Session {
 public:
-  /// Opens `module` on a CPU device: allocates and initializes the globals,
-  /// loads the kernels and prepares every function.
-  static dlc_status_t create(std::shared_ptr<const ModuleFile> module,
-                             std::shared_ptr<cpu::CpuDevice> device,
-                             const std::string &deviceSpec,
-                             std::unique_ptr<Session> &out);
+  virtual ~Session() = default;
 
   const ModuleFile &module() const { return *module_; }
 
-  /// dlc_session_call.
+  /// dlc_session_call: checks the caller's tensors, then runs the function
+  /// and makes the globals it updated current. No `inputs` (NULL, 0) means
+  /// the oldest inputs stage() handed over.
   dlc_status_t call(const std::string &function, const dlc_tensor_t *inputs,
                     size_t numInputs, const dlc_tensor_t *outputs,
                     size_t numOutputs);
 
-  /// The current value of global `index` (its bytes, type in module()).
-  const std::byte *globalData(size_t index) const;
-  std::byte *globalData(size_t index);
+  /// dlc_session_stage_inputs: checks the inputs of a later call and hands
+  /// them to the device now, into one of kStagingSlots slots per function.
+  dlc_status_t stage(const std::string &function, const dlc_tensor_t *inputs,
+                     size_t numInputs);
+  static constexpr int kStagingSlots = 2;
+
+  /// Copies the current value of global `index` (its bytes, type in
+  /// module()) out of or into the session.
+  virtual dlc_status_t readGlobal(size_t index, void *data) const = 0;
+  virtual dlc_status_t writeGlobal(size_t index, const void *data) = 0;
 
   /// The global named `name`, or a DLC_NOT_FOUND status naming it.
   dlc_status_t findGlobal(const std::string &name, size_t &index) const;
@@ -56,31 +61,59 @@ public:
   void setCallCount(int64_t count) { callCount_ = count; }
 
   /// dlc_session_set_profiling and dlc_session_write_profile.
-  void setProfiling(bool on);
+  virtual void setProfiling(bool on) = 0;
   dlc_status_t writeProfile(const std::string &path) const;
 
+protected:
+  explicit Session(std::shared_ptr<const ModuleFile> module);
+
+  /// Copies the checked `inputs` of function `index` into staging slot
+  /// `slot` (which no pending call uses), for a later execute().
+  virtual dlc_status_t stageInputs(size_t index, int slot,
+                                   const dlc_tensor_t *inputs) = 0;
+
+  /// Runs function `index` and writes the caller's checked `outputs` (in
+  /// the function's caller-facing order). Its inputs are the caller's
+  /// `inputs`, with `slot` a free staging slot the device may copy them
+  /// through, or, when `inputs` is NULL, those stageInputs() put in
+  /// `slot`. Arguments reading global g use its buffer current(g), results
+  /// updating it buffer 1 - current(g).
+  virtual dlc_status_t execute(size_t index, const dlc_tensor_t *inputs,
+                               int slot, const dlc_tensor_t *outputs) = 0;
+
+  /// Whether global `index` is updated by some function (and so has two
+  /// buffers), and which of them is current.
+  bool hasTwoBuffers(size_t index) const { return updated_[index]; }
+  int current(size_t index) const { return current_[index]; }
+
+  /// One step's accumulated time while profiling.
+  struct ProfileLine {
+    std::string function;
+    std::string kind;
+    std::string label;
+    int64_t calls = 0;
+    double seconds = 0;
+    /// The bytes a kernel step's buffers hold, where the device reports
+    /// them (its achieved bandwidth is bytes x calls / seconds), else 0.
+    uint64_t bytes = 0;
+  };
+  virtual std::vector<ProfileLine> profile() const = 0;
+
+  std::shared_ptr<const ModuleFile> module_;
+
 private:
-  Session() = default;
+  dlc_status_t findFunction(const std::string &function, size_t &index) const;
+  /// A staging slot of `function` that holds no pending inputs, or -1.
+  int freeSlot(size_t function) const;
   dlc_status_t checkTensor(const FunctionInfo &f, const ValueInfo &value,
                            const char *what, size_t index,
                            const dlc_tensor_t &tensor) const;
 
-  struct Global {
-    AlignedBuffer buffers[2];
-    int current = 0;
-  };
-
-  std::shared_ptr<const ModuleFile> module_;
-  std::shared_ptr<cpu::CpuDevice> device_;
-  std::vector<Global> globals_;
-  std::unique_ptr<cpu::KernelLibrary> kernels_;
-  /// Parallel to module_->functions().
-  std::vector<std::unique_ptr<cpu::FunctionExecutor>> executors_;
-  AlignedBuffer scratch_;
-  dnnl::stream stream_;
+  /// Per function, the slots holding staged inputs, oldest first.
+  std::vector<std::deque<int>> staged_;
+  std::vector<bool> updated_;
+  std::vector<int> current_;
   int64_t callCount_ = 0;
-  /// Per-call base addresses, kept to avoid allocating on each call.
-  std::vector<std::byte *> argumentBases_, resultBases_;
 };
 
 } // namespace dlc

@@ -39,12 +39,10 @@ dlc_status_code_t codeOf(CheckpointErrorKind kind) {
   return DLC_IO_ERROR;
 }
 
-Tensor globalTensor(const Session &session, size_t index) {
+dlc_status_t globalTensor(const Session &session, size_t index, Tensor &t) {
   const ValueInfo &info = session.module().globals()[index];
-  Tensor t(info.type.dtype, info.type.shape);
-  if (t.byteSize())
-    std::memcpy(t.bytes(), session.globalData(index), t.byteSize());
-  return t;
+  t = Tensor(info.type.dtype, info.type.shape);
+  return t.byteSize() ? session.readGlobal(index, t.bytes()) : nullptr;
 }
 
 std::string quotedList(const std::vector<std::string> &names) {
@@ -182,8 +180,11 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
                             " checkpoints (expected 0 for all, or more)");
     const Session &s = *session->session;
     CheckpointContents c;
-    for (size_t i = 0; i < s.module().globals().size(); ++i)
-      c.tensors.emplace_back(s.module().globals()[i].name, globalTensor(s, i));
+    for (size_t i = 0; i < s.module().globals().size(); ++i) {
+      Tensor t;
+      DLC_RETURN_IF_ERROR(globalTensor(s, i, t));
+      c.tensors.emplace_back(s.module().globals()[i].name, std::move(t));
+    }
     if (metadata)
       c.metadata = metadata->values;
     c.fingerprint = s.module().fingerprint();
@@ -219,13 +220,14 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
     std::vector<const Tensor *> values;
     DLC_RETURN_IF_ERROR(matchGlobals(s, directory, c, values));
     // Everything that can fail has been checked: from here on the session
-    // changes all at once.
+    // changes all at once (only a failing device can stop the copies, and
+    // that leaves the whole session unusable anyway).
     std::unique_ptr<dlc_metadata_s> meta;
     if (metadata)
       meta = std::make_unique<dlc_metadata_s>(dlc_metadata_s{c.metadata});
     for (size_t i = 0; i < values.size(); ++i)
       if (values[i]->byteSize())
-        std::memcpy(s.globalData(i), values[i]->bytes(), values[i]->byteSize());
+        DLC_RETURN_IF_ERROR(s.writeGlobal(i, values[i]->bytes()));
     s.setCallCount(c.step);
     if (metadata)
       *metadata = meta.release();
@@ -248,8 +250,11 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
     NamedTensors initializers;
     const auto &globals = s.module().globals();
     for (size_t i = 0; i < globals.size(); ++i)
-      if (globals[i].role == "param" || globals[i].role == "state")
-        initializers.emplace_back(globals[i].name, globalTensor(s, i));
+      if (globals[i].role == "param" || globals[i].role == "state") {
+        Tensor t;
+        DLC_RETURN_IF_ERROR(globalTensor(s, i, t));
+        initializers.emplace_back(globals[i].name, std::move(t));
+      }
     std::string bytes, error;
     if (!appendOnnxInitializers(
             std::string(reinterpret_cast<const char *>(model->data()),

@@ -14,7 +14,7 @@
 namespace dlc {
 
 /// The .dlcm format version this build writes and reads.
-constexpr uint32_t kModuleFormatVersion = 1;
+constexpr uint32_t kModuleFormatVersion = 2;
 
 /// Alignment of every arena offset and of the arena itself, in bytes: wide
 /// enough for any vector load and for cache-line separation of buffers.

@@ -391,6 +391,10 @@ private:
                   ", the module has " + std::to_string(count));
     if (k.iterations() < 0)
       return fail("has " + std::to_string(k.iterations()) + " iterations");
+    // One thread per iteration, or a warp (the CUDA kernels' reductions).
+    if (k.threads_per_iteration() != 1 && k.threads_per_iteration() != 32)
+      return fail("runs " + std::to_string(k.threads_per_iteration()) +
+                  " threads per iteration (expected 1 or 32)");
     const auto *buffers = k.buffers();
     const auto *bytes = k.buffer_bytes();
     uint32_t n = buffers ? buffers->size() : 0;
@@ -437,6 +441,21 @@ private:
         !mulChecked(mm.batch(), mm.m(), result) ||
         !mulChecked(result, mm.n(), result) || !mulChecked(result, es, result))
       return fail("matmul operand sizes overflow 63 bits");
+    if (mm.epilogue() > fb::MatmulEpilogue::MAX)
+      return fail("matmul has unknown epilogue " +
+                  std::to_string(static_cast<int>(mm.epilogue())));
+    if (mm.epilogue() != fb::MatmulEpilogue::None) {
+      // Fused epilogues are cuBLASLt's; the CPU runs bias adds as kernels.
+      if (m_.target_ != "cuda")
+        return fail(std::string("matmul has a '") +
+                    fb::EnumNameMatmulEpilogue(mm.epilogue()) +
+                    "' epilogue, which only the 'cuda' target fuses");
+      uint64_t bias = 0;
+      if (!mm.bias() || !mulChecked(mm.n(), es, bias))
+        return fail("matmul epilogue has no bias");
+      if (!checkRef(f, mm.bias(), bias, "matmul bias", false))
+        return false;
+    }
     return checkRef(f, mm.lhs(), lhs, "matmul lhs", false) &&
            checkRef(f, mm.rhs(), rhs, "matmul rhs", false) &&
            checkRef(f, mm.result(), result, "matmul result", true) &&

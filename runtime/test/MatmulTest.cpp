@@ -57,16 +57,23 @@ void reference(const Case &c, const std::vector<double> &lhs,
       }
 }
 
-/// Runs case `c` in `dtype` (float32/float64/bfloat16 storage type T) and
-/// checks it with tolerance `rtol` relative to the magnitude; false (with a
-/// skip message) when the device cannot multiply this dtype.
+/// Runs case `c` in `dtype` (float32/float64/bfloat16 storage type T) on
+/// device `spec` and checks it with tolerance `rtol` relative to the
+/// magnitude; skips when the device is absent or cannot multiply this
+/// dtype.
 template <typename T, typename Convert>
 void runCase(const Case &c, DType dtype, dlc_dtype_t cDtype, double rtol,
-             Convert toDouble, int threads = 2) {
+             Convert toDouble, int threads = 2,
+             const std::string &spec = "cpu") {
   int64_t lhsSize = span(c.batch, c.lhsStride, c.m * c.k);
   int64_t rhsSize = span(c.batch, c.rhsStride, c.k * c.n);
   int64_t outSize = c.batch * c.m * c.n;
+  std::string why;
+  DevicePtr device = openDevice(spec, threads, why);
+  if (!device)
+    GTEST_SKIP() << why;
   ModuleBuilder mb;
+  mb.target(targetOf(spec));
   FunctionBuilder &f = mb.function("mm");
   f.argument("lhs", "input", dtype, {lhsSize});
   f.argument("rhs", "input", dtype, {rhsSize});
@@ -88,7 +95,6 @@ void runCase(const Case &c, DType dtype, dlc_dtype_t cDtype, double rtol,
   ModulePtr module(nullptr, &dlc_module_release);
   Outcome o = loadModule(mb.finish(), module);
   ASSERT_TRUE(o.ok()) << o.message;
-  auto device = cpuDevice(threads);
   SessionPtr session(nullptr, &dlc_session_release);
   o = openSession(module.get(), device.get(), session);
   if (o.code == DLC_UNIMPLEMENTED)
@@ -167,6 +173,31 @@ TEST(Matmul, SingleThreadAndManyThreadsAgree) {
     runCase<float>(
         kCases[1], DType::F32, DLC_F32, 4e-5, [](float v) { return double(v); },
         threads);
+}
+
+// The same cases through cuBLASLt (ctest label `gpu`; skipped without a
+// GPU). float32 runs without TF32 (a module opts in with dlc-compile
+// --tf32), so the CPU's tolerance holds.
+TEST(GpuMatmul, Float32MatchesReference) {
+  for (const Case &c : kCases)
+    runCase<float>(
+        c, DType::F32, DLC_F32, 4e-5, [](float v) { return double(v); }, 0,
+        "cuda:0");
+}
+
+TEST(GpuMatmul, BFloat16MatchesReference) {
+  // As on the CPU: float32 accumulation, results rounded to bfloat16.
+  for (const Case &c : kCases)
+    if (c.k <= 64)
+      runCase<BFloat16>(
+          c, DType::BF16, DLC_BF16, 1e-2,
+          [](BFloat16 v) { return double(float(v)); }, 0, "cuda:0");
+}
+
+TEST(GpuMatmul, Float64MatchesReference) {
+  for (const Case &c : kCases)
+    runCase<double>(
+        c, DType::F64, DLC_F64, 1e-13, [](double v) { return v; }, 0, "cuda:0");
 }
 
 TEST(Matmul, EmptyProductsAreZeros) {

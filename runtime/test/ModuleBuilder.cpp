@@ -226,7 +226,8 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
       b.CreateString(fingerprint_), b.CreateVector(globals),
       b.CreateVector(functions), b.CreateVector(constants),
       b.CreateVector(kernels), b.CreateString("test kernels"), so,
-      /*cuda_binaries=*/0, /*cuda_ptx=*/0, b.CreateString(""), onnx);
+      /*cuda_binaries=*/0, ptx_.empty() ? 0 : b.CreateString(ptx_),
+      b.CreateString(""), onnx);
   fb::FinishModuleBuffer(b, module);
   return std::vector<uint8_t>(b.GetBufferPointer(),
                               b.GetBufferPointer() + b.GetSize());

@@ -127,6 +127,8 @@ public:
   FunctionBuilder &function(const std::string &name);
 
   void sharedObject(std::vector<uint8_t> bytes) { so_ = std::move(bytes); }
+  /// CUDA kernels as PTX (the driver compiles it for any GPU).
+  void cudaPtx(std::string ptx) { ptx_ = std::move(ptx); }
   void target(std::string t) { target_ = std::move(t); }
   void fingerprint(std::string f) { fingerprint_ = std::move(f); }
   void formatVersion(uint32_t v) { version_ = v; }
@@ -151,6 +153,7 @@ private:
   std::vector<std::string> kernels_;
   std::vector<FunctionBuilder> functions_;
   std::vector<uint8_t> so_, onnx_;
+  std::string ptx_;
   std::string target_ = "cpu", fingerprint_ = "test-fingerprint",
               modelName_ = "test.onnx";
   uint32_t version_ = kModuleFormatVersion;

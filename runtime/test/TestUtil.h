@@ -43,6 +43,21 @@ inline DevicePtr cpuDevice(int32_t threads) {
   return DevicePtr(d, &dlc_device_release);
 }
 
+/// Device `spec` ("cpu" with `threads`, "cuda:0"), or null with `why`
+/// set when it cannot be opened here (no GPU): the test then skips.
+inline DevicePtr openDevice(const std::string &spec, int32_t threads,
+                            std::string &why) {
+  dlc_device_t *d = nullptr;
+  Outcome o = outcome(dlc_device_create(spec.c_str(), threads, &d));
+  why = o.message;
+  return DevicePtr(d, &dlc_device_release);
+}
+
+/// The module target a device spec needs.
+inline const char *targetOf(const std::string &spec) {
+  return spec.rfind("cuda", 0) == 0 ? "cuda" : "cpu";
+}
+
 inline Outcome openSession(dlc_module_t *module, dlc_device_t *device,
                            SessionPtr &out) {
   dlc_session_t *s = nullptr;

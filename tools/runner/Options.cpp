@@ -108,6 +108,14 @@ const std::vector<OptionSpec> &optionSpecs() {
       {"checkpoint-every", "N",
        intOption("checkpoint-every", &Options::checkpointEvery, 1)},
       {"resume", "DIR", stringOption(&Options::resume)},
+      {"init-seed", "S",
+       [](Options &o, const std::string &v, std::string &error) {
+         std::optional<int64_t> seed;
+         if (!parseInt("--init-seed", v, 0, seed, error))
+           return false;
+         o.initSeed = static_cast<uint64_t>(*seed);
+         return true;
+       }},
       {"export", "FILE", stringOption(&Options::exportPath)},
       {"profile", "FILE", stringOption(&Options::profile)},
       {"device", "SPEC", stringOption(&Options::device)},
@@ -221,6 +229,11 @@ std::string usage(const std::string &tool, bool embedded) {
          "                        or a file); without --checkpoint-dir, "
          "keep saving\n"
          "                        into that directory as the run did\n"
+         "  --init-seed S         a module compiled with "
+         "--embed-parameters=false:\n"
+         "                        seeded random parameters instead of a "
+         "checkpoint\n"
+         "                        (benchmarks, device comparisons)\n"
          "  --export FILE.onnx    write the trained model at the end\n"
          "  --profile FILE.jsonl  time every step of the plan; write one "
          "line per\n"
@@ -230,6 +243,7 @@ std::string usage(const std::string &tool, bool embedded) {
          "  --inputs FILE         one array per model input\n"
          "  --outputs FILE        where to write forward's outputs (.npz)\n"
          "  --resume CHECKPOINT   with the parameters of a checkpoint\n"
+         "  --init-seed S         or seeded random ones (see above)\n"
          "Any mode:\n"
          "  --info                describe the module and exit\n"
          "  --device SPEC         cpu (default) or cuda:N\n"

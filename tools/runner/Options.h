@@ -41,6 +41,8 @@ struct Options {
   std::string checkpointDir;
   std::optional<int64_t> checkpointEvery;
   std::string resume;
+  /// Seeded random parameters for a module that holds none.
+  std::optional<uint64_t> initSeed;
   std::string exportPath;
   /// Per-step timings of the training steps, written at the end.
   std::string profile;

@@ -13,6 +13,7 @@
 #include "tools/runner/Info.h"
 #include "tools/runner/LoadedModule.h"
 #include "tools/runner/Options.h"
+#include "tools/runner/SeededInit.h"
 #include "tools/runner/Training.h"
 
 #include <cstdio>
@@ -64,6 +65,9 @@ Mode chooseMode(const Options &o) {
                     " does not go with it");
     return Mode::Info;
   }
+  if (o.initSeed && !o.resume.empty())
+    throw Error("--init-seed and --resume both give the parameters; give "
+                "one");
   if (o.has("--inputs") || o.has("--outputs")) {
     for (const std::string &g : o.given)
       if (isIn(g, kTrainingOptions))
@@ -113,10 +117,13 @@ void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
   }
   if (!options.resume.empty())
     session.loadCheckpoint(options.resume);
+  else if (options.initSeed)
+    initializeParameters(loaded, session, *options.initSeed);
   else if (!loaded.parametersEmbedded)
     throw Error(loaded.name + " holds no parameters (it was compiled with "
                               "--embed-parameters=false): give them with "
-                              "--resume CHECKPOINT");
+                              "--resume CHECKPOINT (or --init-seed S for "
+                              "seeded random ones)");
   runInference(loaded, session, options.inputs, options.outputs);
 }
 

@@ -8,6 +8,7 @@
 #include "tools/runner/Json.h"
 #include "tools/runner/MetricsLog.h"
 #include "tools/runner/Progress.h"
+#include "tools/runner/SeededInit.h"
 #include "tools/runner/Values.h"
 
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,8 +86,11 @@ private:
   void restoreOrStart();
   void openData();
   void chooseTargetAndCheckpoints();
-  void checkLabels(const Batch &batch);
-  void step(const Batch &batch);
+  /// Checks the labels of the batch of step `step` and stages it.
+  void checkLabels(const Batch &batch, int64_t step);
+  void stage(const Batch &batch, int64_t step);
+  /// Runs train_step on the oldest staged batch and logs it.
+  void step();
   void saveCheckpoint();
   void evaluate();
   /// Prints `line` to `out`, after ending a live progress line.
@@ -145,13 +150,38 @@ void Trainer::run() {
   int64_t first = std::min(state_.stepsDone, target_);
   progress_ = std::make_unique<Progress>(stderr, ::isatty(STDERR_FILENO), first,
                                          target_, batchSize_);
-  while (state_.stepsDone < target_) {
+  // The batch of step k + 1 is staged before step k is called, so that on a
+  // GPU its copy travels while step k computes. Before a checkpoint nothing
+  // is staged ahead, so that the data position it records is exact.
+  int64_t staged = 0;
+  auto stageNext = [&] {
     const Batch *batch = loader_->next(&error);
     if (!batch)
       throw Error(error);
-    step(*batch);
-    if (checkpointEvery_ && state_.stepsDone % checkpointEvery_ == 0 &&
-        state_.stepsDone < target_) {
+    stage(*batch, state_.stepsDone + staged);
+    ++staged;
+  };
+  while (state_.stepsDone < target_) {
+    if (!staged)
+      stageNext();
+    int64_t next = state_.stepsDone + 1;
+    bool checkpointDue =
+        checkpointEvery_ && next % checkpointEvery_ == 0 && next < target_;
+    // A bad next batch is reported after the step before it has run, as
+    // without staging ahead.
+    std::optional<Error> nextFailed;
+    if (next < target_ && !checkpointDue) {
+      try {
+        stageNext();
+      } catch (const Error &e) {
+        nextFailed = e;
+      }
+    }
+    step();
+    --staged;
+    if (nextFailed)
+      throw *nextFailed;
+    if (checkpointDue) {
       Progress::Clock::time_point paused = Progress::Clock::now();
       saveCheckpoint();
       evaluate();
@@ -205,11 +235,15 @@ void Trainer::bindArguments() {
 }
 
 void Trainer::restoreOrStart() {
-  if (options_.resume.empty() && !module_.parametersEmbedded)
+  if (options_.resume.empty() && !options_.initSeed &&
+      !module_.parametersEmbedded)
     throw Error(module_.name + " holds no initial parameters (it was compiled "
                                "with --embed-parameters=false): start from a "
-                               "checkpoint with --resume");
+                               "checkpoint with --resume (or from seeded "
+                               "random ones with --init-seed S)");
   if (options_.resume.empty()) {
+    if (options_.initSeed)
+      initializeParameters(module_, session_, *options_.initSeed);
     state_.seed = options_.seed.value_or(0);
     state_.shuffle = !options_.noShuffle;
     dlc_value_info_t info;
@@ -305,7 +339,7 @@ void Trainer::chooseTargetAndCheckpoints() {
       state_.resumed && !checkpointDir_.empty() ? state_.checkpointEvery : 0);
 }
 
-void Trainer::checkLabels(const Batch &batch) {
+void Trainer::checkLabels(const Batch &batch, int64_t step) {
   for (size_t a = 0; a < data_.size(); ++a) {
     const LabelClasses &classes = data_[a].classes;
     if (classes.numClasses <= 0)
@@ -335,20 +369,29 @@ void Trainer::checkLabels(const Batch &batch) {
                          : std::string()) +
           ", outside [0, " + std::to_string(classes.numClasses) +
           ") and not the ignore index " + std::to_string(classes.ignoreIndex) +
-          " (step " + std::to_string(state_.stepsDone) + ")");
+          " (step " + std::to_string(step) + ")");
     }
   }
 }
 
-void Trainer::step(const Batch &batch) {
-  checkLabels(batch);
-  std::vector<dlc_tensor_t> inputs, outputs;
+void Trainer::stage(const Batch &batch, int64_t step) {
+  checkLabels(batch, step);
+  std::vector<dlc_tensor_t> inputs;
   for (const BatchArray &array : batch.arrays)
     inputs.push_back(view(array));
+  try {
+    session_.stage("train_step", inputs);
+  } catch (const rt::Error &e) {
+    throw Error("step " + std::to_string(step) + ": " + e.what());
+  }
+}
+
+void Trainer::step() {
+  std::vector<dlc_tensor_t> outputs;
   for (Tensor &t : outputs_)
     outputs.push_back(view(t));
   try {
-    session_.call("train_step", inputs, outputs);
+    session_.callStaged("train_step", outputs);
   } catch (const rt::Error &e) {
     throw Error("step " + std::to_string(state_.stepsDone) + ": " + e.what());
   }

@@ -150,11 +150,25 @@ void dlc_session_release(dlc_session_t *session);
  * outputs (dlc_module_function_signature), checked against their dtypes
  * and shapes (a mismatch names the input and what was expected). Outputs
  * may share memory with no input and no other output. Globals are read and
- * updated in place. */
+ * updated in place. With `inputs` NULL and `num_inputs` 0 the call takes
+ * the oldest inputs dlc_session_stage_inputs handed over for `function`
+ * (DLC_FAILED_PRECONDITION when there are none); staged inputs are used up
+ * by the call whether or not it succeeds. */
 dlc_status_t dlc_session_call(dlc_session_t *session, const char *function,
                               const dlc_tensor_t *inputs, size_t num_inputs,
                               const dlc_tensor_t *outputs,
                               size_t num_outputs);
+
+/** Hands the inputs of a later call of `function` to the session ahead of
+ * it: they are checked and copied now (the caller's buffers may be reused
+ * when this returns), to device memory on a stream of their own on a GPU,
+ * so that staging the next batch before calling the current step overlaps
+ * the copy with that step's computation. At most two calls' inputs per
+ * function wait at a time (DLC_FAILED_PRECONDITION beyond). */
+dlc_status_t dlc_session_stage_inputs(dlc_session_t *session,
+                                      const char *function,
+                                      const dlc_tensor_t *inputs,
+                                      size_t num_inputs);
 
 /** Copies a global's current value out of / into the session; `bytes` must
  * be its exact size. Unknown names are DLC_NOT_FOUND. */

@@ -164,6 +164,19 @@ public:
     check(dlc_session_call(get(), function.c_str(), inputs.data(),
                            inputs.size(), outputs.data(), outputs.size()));
   }
+  /// Runs `function` on the oldest inputs stage() handed over.
+  void callStaged(const std::string &function,
+                  const std::vector<dlc_tensor_t> &outputs) {
+    check(dlc_session_call(get(), function.c_str(), nullptr, 0, outputs.data(),
+                           outputs.size()));
+  }
+  /// Hands the inputs of a later call of `function` over now (copied to
+  /// the device beside the computation in flight).
+  void stage(const std::string &function,
+             const std::vector<dlc_tensor_t> &inputs) {
+    check(dlc_session_stage_inputs(get(), function.c_str(), inputs.data(),
+                                   inputs.size()));
+  }
 
   void getGlobal(const std::string &name, void *data, size_t bytes) {
     check(dlc_session_get_global(get(), name.c_str(), data, bytes));

@@ -1,0 +1,82 @@
+//===- CudaDevice.h - The "cuda:N" device -----------------------*- C++ -*-===//
+//
+// One GPU: the driver's primary context on it (shared with any other CUDA
+// code in the process, as the CUDA runtime API shares it), its properties,
+// the caching allocator all its sessions take memory from, and the
+// libraries (cuBLASLt, cuDNN), opened on first use so that a module without
+// matmuls never needs cuBLAS.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_CUDA_CUDADEVICE_H
+#define DLC_RUNTIME_CUDA_CUDADEVICE_H
+
+#include "runtime/cuda/Blas.h"
+#include "runtime/cuda/CachingAllocator.h"
+#include "runtime/cuda/Dnn.h"
+#include "runtime/cuda/Driver.h"
+#include "runtime/cuda/LaunchPlan.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace dlc::cuda {
+
+class CudaDevice {
+public:
+  /// Opens device `ordinal`; `spec` ("cuda:1") names it in messages.
+  static dlc_status_t open(const std::string &spec, int ordinal,
+                           std::shared_ptr<CudaDevice> &out);
+  ~CudaDevice();
+  CudaDevice(const CudaDevice &) = delete;
+  CudaDevice &operator=(const CudaDevice &) = delete;
+
+  const Driver &driver() const { return *driver_; }
+  const std::string &spec() const { return spec_; }
+  /// "NVIDIA H200".
+  const std::string &name() const { return name_; }
+  Architecture architecture() const { return architecture_; }
+  int multiprocessors() const { return multiprocessors_; }
+
+  /// Makes the device's context current on the calling thread: every
+  /// entry point that calls the driver does this first, since the thread
+  /// that calls a session need not be the one that opened it.
+  dlc_status_t makeCurrent() const;
+
+  CachingAllocator &allocator() { return allocator_; }
+
+  /// The libraries, opened on first use (DLC_UNAVAILABLE where missing).
+  dlc_status_t blas(Blas *&out);
+  dlc_status_t dnn(Dnn *&out);
+
+private:
+  /// Device memory by cuMemAlloc, for the caching allocator.
+  class DeviceMemory final : public SegmentSource {
+  public:
+    explicit DeviceMemory(const CudaDevice &device) : device_(device) {}
+    bool allocate(size_t bytes, uint64_t &address) override;
+    void release(uint64_t address, size_t bytes) override;
+
+  private:
+    const CudaDevice &device_;
+  };
+
+  CudaDevice() : memory_(*this), allocator_(memory_) {}
+
+  const Driver *driver_ = nullptr;
+  std::string spec_;
+  std::string name_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  Architecture architecture_;
+  int multiprocessors_ = 0;
+  DeviceMemory memory_;
+  CachingAllocator allocator_;
+  std::mutex librariesMutex_;
+  std::unique_ptr<Blas> blas_;
+  std::unique_ptr<Dnn> dnn_;
+};
+
+} // namespace dlc::cuda
+
+#endif // DLC_RUNTIME_CUDA_CUDADEVICE_H

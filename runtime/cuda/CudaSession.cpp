@@ -1,0 +1,503 @@
+//===- CudaSession.cpp - A module opened on a GPU -------------------------===//
+//
+// Prepares every step once (kernel functions and launch shapes, cuBLASLt
+// and cuDNN plans, resolved buffer references), then runs a call as: wait
+// for its inputs' copy, replay (or first capture) the function's graph on
+// the compute stream, copy the outputs back, synchronize. Errors name the
+// driver or library call and the step's ONNX node.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/CudaSession.h"
+
+#include "runtime/core/Devices.h"
+#include "runtime/core/Status.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dlc::cuda {
+namespace {
+
+/// Every block the session allocates starts at the caching allocator's
+/// 256-byte alignment; values packed into one block keep it too, which the
+/// generated kernels' 16-byte vector accesses and the libraries rely on.
+constexpr uint64_t kPackAlignment = 256;
+
+/// The largest workspace a single cuBLASLt or cuDNN call may take: enough
+/// for their fastest algorithms on training shapes, small beside a GPU.
+constexpr size_t kMaxWorkspaceBytes = size_t(64) << 20;
+
+/// Offsets of `values`' byte sizes packed into one block, and its size.
+uint64_t pack(const std::vector<uint64_t> &sizes,
+              std::vector<uint64_t> &offsets) {
+  uint64_t end = 0;
+  offsets.clear();
+  for (uint64_t size : sizes) {
+    offsets.push_back(end);
+    end += (size + kPackAlignment - 1) / kPackAlignment * kPackAlignment;
+  }
+  return end;
+}
+
+} // namespace
+
+dlc_status_t createCudaSession(std::shared_ptr<const ModuleFile> module,
+                               std::shared_ptr<CudaDevice> device,
+                               const std::string &deviceSpec,
+                               std::unique_ptr<Session> &out) {
+  return CudaSession::create(std::move(module), std::move(device), deviceSpec,
+                             out);
+}
+
+dlc_status_t CudaSession::create(std::shared_ptr<const ModuleFile> module,
+                                 std::shared_ptr<CudaDevice> device,
+                                 const std::string &deviceSpec,
+                                 std::unique_ptr<Session> &out) {
+  const std::string &name = module->name();
+  if (module->target() != "cuda")
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      name + ": compiled for '" + module->target() +
+                          "', cannot run on device '" + deviceSpec +
+                          "' (dlc-compile --target cuda)");
+  DLC_RETURN_IF_ERROR(device->makeCurrent());
+  std::unique_ptr<CudaSession> s(new CudaSession(module));
+  s->device_ = device;
+  const Driver &driver = device->driver();
+  DLC_RETURN_IF_ERROR(s->compute_.create(driver));
+  DLC_RETURN_IF_ERROR(s->copy_.create(driver));
+  DLC_RETURN_IF_ERROR(s->kernels_.load(*device, *module));
+
+  // Globals: initial values copied in, or zeros.
+  s->globals_.resize(module->globals().size());
+  for (size_t i = 0; i < s->globals_.size(); ++i) {
+    const ValueInfo &info = module->globals()[i];
+    std::string what =
+        name + ": global '" + info.name + "' (" + info.type.describe() + ")";
+    for (int b = 0; b < (s->hasTwoBuffers(i) ? 2 : 1); ++b)
+      DLC_RETURN_IF_ERROR(
+          s->globals_[i][b].allocate(*device, info.type.byteSize, what));
+    const auto *init = module->root().globals()->Get(i)->initial_value();
+    CUdeviceptr address = s->globals_[i][0].address();
+    size_t bytes = info.type.byteSize;
+    if (!bytes)
+      continue;
+    DLC_RETURN_IF_ERROR(
+        init ? s->check(driver.cuMemcpyHtoD(address, init->data(), bytes),
+                        what + ": cuMemcpyHtoD")
+             : s->check(
+                   driver.cuMemsetD8Async(address, 0, bytes, s->compute_.get()),
+                   what + ": cuMemsetD8Async"));
+  }
+
+  if (const auto *constants = module->root().constants())
+    for (uint32_t i = 0; i < constants->size(); ++i) {
+      const auto *data = constants->Get(i)->data();
+      size_t bytes = data ? data->size() : 0;
+      std::string what = name + ": constant " + std::to_string(i);
+      DeviceBlock block;
+      DLC_RETURN_IF_ERROR(block.allocate(*device, bytes, what));
+      if (bytes)
+        DLC_RETURN_IF_ERROR(
+            s->check(driver.cuMemcpyHtoD(block.address(), data->data(), bytes),
+                     what + ": cuMemcpyHtoD"));
+      s->constants_.push_back(std::move(block));
+    }
+
+  s->functions_.resize(module->functions().size());
+  for (size_t f = 0; f < s->functions_.size(); ++f)
+    DLC_RETURN_IF_ERROR(s->prepare(module->functions()[f], s->functions_[f]));
+  DLC_RETURN_IF_ERROR(s->workspace_.allocate(*device, s->workspaceBytes_,
+                                             name + ": library workspace"));
+  DLC_RETURN_IF_ERROR(s->check(driver.cuStreamSynchronize(s->compute_.get()),
+                               name + ": cuStreamSynchronize"));
+  out = std::move(s);
+  return nullptr;
+}
+
+CudaSession::~CudaSession() {
+  // Nothing may still run on the buffers about to return to the allocator.
+  StatusOwner current(device_ ? device_->makeCurrent() : nullptr);
+  if (device_ && !current.get()) {
+    device_->driver().cuStreamSynchronize(compute_.get());
+    device_->driver().cuStreamSynchronize(copy_.get());
+  }
+}
+
+dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
+  const ModuleFile &module = *module_;
+  const Driver &driver = device_->driver();
+  std::string where = module.name() + ": " + info.name;
+  const fb::Function &plan = *info.plan;
+  DLC_RETURN_IF_ERROR(
+      fn.arena.allocate(*device_, plan.arena_size(), where + ": arena"));
+
+  std::vector<uint64_t> sizes;
+  for (uint32_t a : info.inputs)
+    sizes.push_back(info.arguments[a].type.byteSize);
+  fn.inputBytes = pack(sizes, fn.inputOffsets);
+  for (int slot = 0; slot < kStagingSlots; ++slot) {
+    DLC_RETURN_IF_ERROR(
+        fn.inputs[slot].allocate(*device_, fn.inputBytes, where + ": inputs"));
+    DLC_RETURN_IF_ERROR(fn.pinnedInputs[slot].allocate(driver, fn.inputBytes));
+    DLC_RETURN_IF_ERROR(fn.inputsCopied[slot].create(driver, false));
+  }
+  sizes.clear();
+  for (uint32_t r : info.outputs)
+    sizes.push_back(info.results[r].type.byteSize);
+  fn.outputBytes = pack(sizes, fn.outputOffsets);
+  DLC_RETURN_IF_ERROR(
+      fn.outputs.allocate(*device_, fn.outputBytes, where + ": outputs"));
+  DLC_RETURN_IF_ERROR(fn.pinnedOutputs.allocate(driver, fn.outputBytes));
+  fn.graphs.setDestroy([&driver](GraphCache::Graph graph) {
+    driver.cuGraphExecDestroy(static_cast<CUgraphExec>(graph));
+  });
+
+  auto ref = [](const fb::BufferRef *r) {
+    return Ref{r->kind(), r->index(), r->offset()};
+  };
+  const auto *steps = plan.steps();
+  for (uint32_t i = 0; steps && i < steps->size(); ++i) {
+    const fb::Step &fbStep = *steps->Get(i);
+    Step step;
+    step.kind = fbStep.step_type();
+    step.label = "step " + std::to_string(i);
+    if (fbStep.location() && fbStep.location()->size())
+      step.label += " (" + fbStep.location()->str() + ")";
+    dlc_status_t status = nullptr;
+    switch (step.kind) {
+    case fb::StepKind::KernelStep: {
+      const fb::KernelStep &k = *fbStep.step_as_KernelStep();
+      const KernelModule::Kernel &kernel = kernels_.kernels()[k.kernel()];
+      if (const auto *name = module.root().kernels()->Get(k.kernel())->name())
+        step.label += " " + name->str();
+      if (k.buffers())
+        for (const fb::BufferRef *r : *k.buffers())
+          step.refs.push_back(ref(r));
+      if (k.buffer_bytes())
+        for (uint64_t bytes : *k.buffer_bytes())
+          step.bytes += bytes;
+      step.function = kernel.function;
+      step.iterations = k.iterations();
+      step.threads = static_cast<unsigned>(kernel.blockSize);
+      step.blocks = static_cast<unsigned>(
+          launchBlocks(k.iterations(), k.threads_per_iteration(),
+                       kernel.blockSize, kernel.residentBlocks));
+      break;
+    }
+    case fb::StepKind::MatmulStep: {
+      const fb::MatmulStep &m = *fbStep.step_as_MatmulStep();
+      step.refs = {ref(m.lhs()), ref(m.rhs()), ref(m.result())};
+      if (m.epilogue() != fb::MatmulEpilogue::None)
+        step.refs.push_back(ref(m.bias()));
+      Blas *blas = nullptr;
+      status = device_->blas(blas);
+      if (!status)
+        status = BlasMatmul::create(*blas, m, module.root().cuda_allow_tf32(),
+                                    kMaxWorkspaceBytes, step.matmul);
+      if (!status)
+        workspaceBytes_ =
+            std::max<uint64_t>(workspaceBytes_, step.matmul->workspaceBytes());
+      break;
+    }
+    case fb::StepKind::ConvStep: {
+      const fb::ConvStep &c = *fbStep.step_as_ConvStep();
+      step.refs = {ref(c.x()), ref(c.w()), ref(c.y())};
+      step.convOutput = c.kind() == fb::ConvKind::Forward        ? 2
+                        : c.kind() == fb::ConvKind::BackwardData ? 0
+                                                                 : 1;
+      Dnn *dnn = nullptr;
+      status = device_->dnn(dnn);
+      if (!status)
+        status = DnnConv::create(*dnn, c, module.root().cuda_allow_tf32(),
+                                 kMaxWorkspaceBytes, step.conv);
+      if (!status)
+        workspaceBytes_ =
+            std::max<uint64_t>(workspaceBytes_, step.conv->workspaceBytes());
+      break;
+    }
+    case fb::StepKind::CopyStep: {
+      const fb::CopyStep &c = *fbStep.step_as_CopyStep();
+      step.refs = {ref(c.source()), ref(c.destination())};
+      step.bytes = c.bytes();
+      break;
+    }
+    default:
+      // ModuleFile refuses any other step kind.
+      status = makeStatus(DLC_INTERNAL, "unknown step kind");
+    }
+    if (status)
+      return prefixStatus(status, where + ": " + step.label);
+    fn.steps.push_back(std::move(step));
+  }
+  return nullptr;
+}
+
+dlc_status_t CudaSession::readGlobal(size_t index, void *data) const {
+  DLC_RETURN_IF_ERROR(device_->makeCurrent());
+  const ValueInfo &info = module_->globals()[index];
+  // Calls synchronize before returning, so the value is final.
+  return check(
+      device_->driver().cuMemcpyDtoH(
+          data, globals_[index][current(index)].address(), info.type.byteSize),
+      module_->name() + ": global '" + info.name + "': cuMemcpyDtoH");
+}
+
+dlc_status_t CudaSession::writeGlobal(size_t index, const void *data) {
+  DLC_RETURN_IF_ERROR(device_->makeCurrent());
+  const ValueInfo &info = module_->globals()[index];
+  return check(
+      device_->driver().cuMemcpyHtoD(globals_[index][current(index)].address(),
+                                     data, info.type.byteSize),
+      module_->name() + ": global '" + info.name + "': cuMemcpyHtoD");
+}
+
+dlc_status_t CudaSession::stageInputs(size_t index, int slot,
+                                      const dlc_tensor_t *inputs) {
+  DLC_RETURN_IF_ERROR(device_->makeCurrent());
+  const Driver &driver = device_->driver();
+  const FunctionInfo &info = module_->functions()[index];
+  Function &fn = functions_[index];
+  std::string where = module_->name() + ": " + info.name + ": inputs";
+  // The pinned buffer is reused once its last copy to the device is done;
+  // the device buffer once the call that read it is, which a call's
+  // synchronization already ensured.
+  DLC_RETURN_IF_ERROR(
+      check(driver.cuEventSynchronize(fn.inputsCopied[slot].get()),
+            where + ": cuEventSynchronize"));
+  for (size_t i = 0; i < info.inputs.size(); ++i)
+    if (uint64_t bytes = info.arguments[info.inputs[i]].type.byteSize)
+      std::memcpy(fn.pinnedInputs[slot].data() + fn.inputOffsets[i],
+                  inputs[i].data, bytes);
+  if (fn.inputBytes)
+    DLC_RETURN_IF_ERROR(
+        check(driver.cuMemcpyHtoDAsync(fn.inputs[slot].address(),
+                                       fn.pinnedInputs[slot].data(),
+                                       fn.inputBytes, copy_.get()),
+              where + ": cuMemcpyHtoDAsync"));
+  return check(driver.cuEventRecord(fn.inputsCopied[slot].get(), copy_.get()),
+               where + ": cuEventRecord");
+}
+
+uint64_t CudaSession::resolve(const Ref &ref, size_t numArguments,
+                              const std::vector<uint64_t> &bases) const {
+  switch (ref.kind) {
+  case fb::BufferKind::Arena:
+    return bases.back() + ref.offset;
+  case fb::BufferKind::Argument:
+    return bases[ref.index] + ref.offset;
+  case fb::BufferKind::Result:
+    return bases[numArguments + ref.index] + ref.offset;
+  case fb::BufferKind::Constant:
+    return constants_[ref.index].address() + ref.offset;
+  }
+  return 0;
+}
+
+dlc_status_t CudaSession::enqueueStep(Step &step, size_t numArguments,
+                                      const std::vector<uint64_t> &bases) {
+  const Driver &driver = device_->driver();
+  CUstream stream = compute_.get();
+  auto at = [&](size_t i) {
+    return resolve(step.refs[i], numArguments, bases);
+  };
+  switch (step.kind) {
+  case fb::StepKind::KernelStep: {
+    if (step.iterations == 0)
+      return nullptr;
+    // The kernel ABI (dlcm.fbs): the buffer pointers by value as one
+    // parameter, then the iteration count.
+    std::vector<uint64_t> pointers(step.refs.size());
+    for (size_t i = 0; i < pointers.size(); ++i)
+      pointers[i] = at(i);
+    int64_t iterations = step.iterations;
+    void *parameters[] = {pointers.data(), &iterations};
+    return check(driver.cuLaunchKernel(step.function, step.blocks, 1, 1,
+                                       step.threads, 1, 1, 0, stream,
+                                       parameters, nullptr),
+                 "cuLaunchKernel");
+  }
+  case fb::StepKind::MatmulStep:
+    // k = 0: every element is an empty sum, which cuBLASLt does not write.
+    if (size_t bytes = step.matmul->zeroFillBytes())
+      return check(driver.cuMemsetD8Async(at(2), 0, bytes, stream),
+                   "cuMemsetD8Async");
+    return step.matmul->run(
+        reinterpret_cast<const void *>(at(0)),
+        reinterpret_cast<const void *>(at(1)),
+        step.refs.size() > 3 ? reinterpret_cast<const void *>(at(3)) : nullptr,
+        reinterpret_cast<void *>(at(2)),
+        reinterpret_cast<void *>(workspace_.address()), stream);
+  case fb::StepKind::ConvStep:
+    // A sum of nothing (an empty operand) is zeros, which cuDNN does not
+    // write: the output (x, w or y by the kind) is cleared instead.
+    if (size_t bytes = step.conv->zeroFillBytes())
+      return check(
+          driver.cuMemsetD8Async(at(step.convOutput), 0, bytes, stream),
+          "cuMemsetD8Async");
+    return step.conv->run(
+        reinterpret_cast<void *>(at(0)), reinterpret_cast<void *>(at(1)),
+        reinterpret_cast<void *>(at(2)),
+        reinterpret_cast<void *>(workspace_.address()), stream);
+  case fb::StepKind::CopyStep: {
+    uint64_t source = at(0), destination = at(1);
+    if (!step.bytes || source == destination)
+      return nullptr;
+    // Device copies must not overlap (the CPU's memmove may); the memory
+    // planner never asks for one that does.
+    if (source < destination + step.bytes && destination < source + step.bytes)
+      return makeStatus(DLC_INTERNAL, "copy between overlapping ranges");
+    return check(
+        driver.cuMemcpyDtoDAsync(destination, source, step.bytes, stream),
+        "cuMemcpyDtoDAsync");
+  }
+  default:
+    return nullptr;
+  }
+}
+
+dlc_status_t CudaSession::enqueue(size_t index,
+                                  const std::vector<uint64_t> &bases) {
+  const FunctionInfo &info = module_->functions()[index];
+  for (Step &step : functions_[index].steps)
+    DLC_RETURN_IF_ERROR(
+        prefixStatus(enqueueStep(step, info.arguments.size(), bases),
+                     module_->name() + ": " + info.name + ": " + step.label));
+  return nullptr;
+}
+
+dlc_status_t CudaSession::enqueueProfiled(size_t index,
+                                          const std::vector<uint64_t> &bases) {
+  const Driver &driver = device_->driver();
+  const FunctionInfo &info = module_->functions()[index];
+  Function &fn = functions_[index];
+  std::string where = module_->name() + ": " + info.name;
+  // One event before the first step and one after each.
+  while (profileEvents_.size() < fn.steps.size() + 1) {
+    Event event;
+    DLC_RETURN_IF_ERROR(event.create(driver, true));
+    profileEvents_.push_back(std::move(event));
+  }
+  DLC_RETURN_IF_ERROR(
+      check(driver.cuEventRecord(profileEvents_[0].get(), compute_.get()),
+            where + ": cuEventRecord"));
+  for (size_t i = 0; i < fn.steps.size(); ++i) {
+    DLC_RETURN_IF_ERROR(
+        prefixStatus(enqueueStep(fn.steps[i], info.arguments.size(), bases),
+                     where + ": " + fn.steps[i].label));
+    DLC_RETURN_IF_ERROR(
+        check(driver.cuEventRecord(profileEvents_[i + 1].get(), compute_.get()),
+              where + ": cuEventRecord"));
+  }
+  DLC_RETURN_IF_ERROR(
+      check(driver.cuEventSynchronize(profileEvents_[fn.steps.size()].get()),
+            where + ": cuEventSynchronize"));
+  for (size_t i = 0; i < fn.steps.size(); ++i) {
+    float ms = 0;
+    DLC_RETURN_IF_ERROR(
+        check(driver.cuEventElapsedTime(&ms, profileEvents_[i].get(),
+                                        profileEvents_[i + 1].get()),
+              where + ": cuEventElapsedTime"));
+    fn.steps[i].milliseconds += ms;
+    ++fn.steps[i].calls;
+  }
+  return nullptr;
+}
+
+dlc_status_t CudaSession::launch(size_t index,
+                                 const std::vector<uint64_t> &bases) {
+  const Driver &driver = device_->driver();
+  Function &fn = functions_[index];
+  std::string where = module_->name() + ": " + module_->functions()[index].name;
+  // The first call runs step by step: libraries load some kernels on first
+  // use, which a capture must not be the one to see.
+  if (!fn.warm || fn.captureFailed) {
+    fn.warm = true;
+    return enqueue(index, bases);
+  }
+  auto exec = static_cast<CUgraphExec>(fn.graphs.find(bases));
+  if (!exec) {
+    // Capture records the launches instead of running them; a step that
+    // cannot be captured (a library call that synchronizes) makes the
+    // function run step by step from then on.
+    DLC_RETURN_IF_ERROR(
+        check(driver.cuStreamBeginCapture(compute_.get(),
+                                          CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              where + ": cuStreamBeginCapture"));
+    StatusOwner enqueued(enqueue(index, bases));
+    CUgraph graph = nullptr;
+    StatusOwner ended(check(driver.cuStreamEndCapture(compute_.get(), &graph),
+                            where + ": cuStreamEndCapture"));
+    StatusOwner instantiated(
+        enqueued.get() || ended.get()
+            ? nullptr
+            : check(driver.cuGraphInstantiate(&exec, graph, 0),
+                    where + ": cuGraphInstantiate"));
+    if (graph)
+      driver.cuGraphDestroy(graph);
+    if (enqueued.get() || ended.get() || instantiated.get()) {
+      fn.captureFailed = true;
+      return enqueue(index, bases);
+    }
+    fn.graphs.insert(bases, exec);
+  }
+  return check(driver.cuGraphLaunch(exec, compute_.get()),
+               where + ": cuGraphLaunch");
+}
+
+dlc_status_t CudaSession::execute(size_t index, const dlc_tensor_t *inputs,
+                                  int slot, const dlc_tensor_t *outputs) {
+  DLC_RETURN_IF_ERROR(device_->makeCurrent());
+  const Driver &driver = device_->driver();
+  const FunctionInfo &info = module_->functions()[index];
+  Function &fn = functions_[index];
+  std::string where = module_->name() + ": " + info.name;
+  if (inputs)
+    DLC_RETURN_IF_ERROR(stageInputs(index, slot, inputs));
+
+  // Bases: the arguments, the results, then the arena.
+  std::vector<uint64_t> bases(info.arguments.size() + info.results.size() + 1);
+  for (size_t i = 0; i < info.inputs.size(); ++i)
+    bases[info.inputs[i]] = fn.inputs[slot].address() + fn.inputOffsets[i];
+  for (size_t i = 0; i < info.outputs.size(); ++i)
+    bases[info.arguments.size() + info.outputs[i]] =
+        fn.outputs.address() + fn.outputOffsets[i];
+  for (size_t a = 0; a < info.arguments.size(); ++a)
+    if (int32_t g = info.arguments[a].global; g >= 0)
+      bases[a] = globals_[g][current(g)].address();
+  for (size_t r = 0; r < info.results.size(); ++r)
+    if (int32_t g = info.results[r].global; g >= 0)
+      bases[info.arguments.size() + r] = globals_[g][1 - current(g)].address();
+  bases.back() = fn.arena.address();
+
+  DLC_RETURN_IF_ERROR(check(
+      driver.cuStreamWaitEvent(compute_.get(), fn.inputsCopied[slot].get(), 0),
+      where + ": cuStreamWaitEvent"));
+  DLC_RETURN_IF_ERROR(profiling_ ? enqueueProfiled(index, bases)
+                                 : launch(index, bases));
+  if (fn.outputBytes)
+    DLC_RETURN_IF_ERROR(check(
+        driver.cuMemcpyDtoHAsync(fn.pinnedOutputs.data(), fn.outputs.address(),
+                                 fn.outputBytes, compute_.get()),
+        where + ": outputs: cuMemcpyDtoHAsync"));
+  DLC_RETURN_IF_ERROR(check(driver.cuStreamSynchronize(compute_.get()),
+                            where + ": cuStreamSynchronize"));
+  for (size_t i = 0; i < info.outputs.size(); ++i)
+    if (uint64_t bytes = info.results[info.outputs[i]].type.byteSize)
+      std::memcpy(outputs[i].data,
+                  fn.pinnedOutputs.data() + fn.outputOffsets[i], bytes);
+  return nullptr;
+}
+
+std::vector<Session::ProfileLine> CudaSession::profile() const {
+  std::vector<ProfileLine> lines;
+  for (size_t f = 0; f < functions_.size(); ++f)
+    for (const Step &step : functions_[f].steps)
+      if (step.calls)
+        lines.push_back(
+            {module_->functions()[f].name, fb::EnumNameStepKind(step.kind),
+             step.label, step.calls, step.milliseconds / 1e3,
+             step.kind == fb::StepKind::KernelStep ? step.bytes : 0});
+  return lines;
+}
+
+} // namespace dlc::cuda

@@ -1,0 +1,125 @@
+//===- DeviceResources.h - Owners of driver objects -------------*- C++ -*-===//
+//
+// Move-only owners of what a session takes from the driver, each released
+// in its destructor: device memory from the caching allocator, pinned host
+// memory, streams, events, and the loaded kernel module.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_CUDA_DEVICERESOURCES_H
+#define DLC_RUNTIME_CUDA_DEVICERESOURCES_H
+
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/module/ModuleFile.h"
+
+#include <string>
+#include <vector>
+
+namespace dlc::cuda {
+
+/// A block of the device's caching allocator.
+class DeviceBlock {
+public:
+  DeviceBlock() = default;
+  ~DeviceBlock() { reset(); }
+  DeviceBlock(DeviceBlock &&other) noexcept { *this = std::move(other); }
+  DeviceBlock &operator=(DeviceBlock &&other) noexcept;
+
+  /// Takes `bytes` from `device`'s allocator; `what` names it in the
+  /// out-of-memory message.
+  dlc_status_t allocate(CudaDevice &device, uint64_t bytes,
+                        const std::string &what);
+  CUdeviceptr address() const { return address_; }
+  void reset();
+
+private:
+  CudaDevice *device_ = nullptr;
+  uint64_t address_ = 0;
+};
+
+/// Page-locked host memory (cuMemHostAlloc), which copies to and from the
+/// device read directly and asynchronously.
+class PinnedBuffer {
+public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() { reset(); }
+  PinnedBuffer(PinnedBuffer &&other) noexcept { *this = std::move(other); }
+  PinnedBuffer &operator=(PinnedBuffer &&other) noexcept;
+
+  dlc_status_t allocate(const Driver &driver, size_t bytes);
+  std::byte *data() const { return data_; }
+  void reset();
+
+private:
+  const Driver *driver_ = nullptr;
+  std::byte *data_ = nullptr;
+};
+
+class Stream {
+public:
+  Stream() = default;
+  ~Stream() { reset(); }
+  Stream(Stream &&other) noexcept { *this = std::move(other); }
+  Stream &operator=(Stream &&other) noexcept;
+
+  /// A stream that does not synchronize with the legacy default stream.
+  dlc_status_t create(const Driver &driver);
+  CUstream get() const { return stream_; }
+  void reset();
+
+private:
+  const Driver *driver_ = nullptr;
+  CUstream stream_ = nullptr;
+};
+
+class Event {
+public:
+  Event() = default;
+  ~Event() { reset(); }
+  Event(Event &&other) noexcept { *this = std::move(other); }
+  Event &operator=(Event &&other) noexcept;
+
+  /// `timing` events measure elapsed time (profiling); the others only
+  /// order work between streams, which is cheaper.
+  dlc_status_t create(const Driver &driver, bool timing);
+  CUevent get() const { return event_; }
+  void reset();
+
+private:
+  const Driver *driver_ = nullptr;
+  CUevent event_ = nullptr;
+};
+
+/// A module's generated kernels loaded on a device: the image chosen for
+/// its compute capability (LaunchPlan.h), each kernel's function, and the
+/// block size the occupancy calculator gives it.
+class KernelModule {
+public:
+  KernelModule() = default;
+  ~KernelModule();
+  KernelModule(const KernelModule &) = delete;
+  KernelModule &operator=(const KernelModule &) = delete;
+
+  /// Loads the kernels of `module` (by the order of its kernel table).
+  dlc_status_t load(const CudaDevice &device, const ModuleFile &module);
+
+  struct Kernel {
+    CUfunction function = nullptr;
+    /// Threads per block (a multiple of 32) and how many such blocks the
+    /// whole device keeps resident at full occupancy.
+    int blockSize = 0;
+    int residentBlocks = 0;
+  };
+  const std::vector<Kernel> &kernels() const { return kernels_; }
+  /// "sm_90a cubin" or "PTX for sm_80 (JIT)", for messages.
+  const std::string &image() const { return image_; }
+
+private:
+  const Driver *driver_ = nullptr;
+  CUmodule module_ = nullptr;
+  std::vector<Kernel> kernels_;
+  std::string image_;
+};
+
+} // namespace dlc::cuda
+
+#endif // DLC_RUNTIME_CUDA_DEVICERESOURCES_H

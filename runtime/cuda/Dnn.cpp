@@ -1,0 +1,545 @@
+//===- Dnn.cpp - ConvStep on cuDNN's graph API ----------------------------===//
+#include "runtime/cuda/Dnn.h"
+
+#include "runtime/core/Status.h"
+#include "runtime/cpu/ConvGeometry.h"
+#include "runtime/cuda/LibraryLayout.h"
+#include "runtime/support/Tensor.h"
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace dlc::cuda {
+
+// cuDNN takes the runtime API's stream type, the driver's under another
+// name.
+static_assert(std::is_same_v<CUstream, cudaStream_t>,
+              "CUstream and cudaStream_t are both CUstream_st *");
+
+namespace {
+
+/// A backend attribute and its name, for messages.
+struct Attribute {
+  cudnnBackendAttributeName_t name;
+  const char *text;
+};
+#define DLC_ATTRIBUTE(name)                                                    \
+  Attribute { name, #name }
+
+// cuDNN 9.19 deprecates the handle attributes of operation graphs and
+// execution plans in favor of a device-properties descriptor, which only
+// cuDNN 9.8 and later have; libcudnn.so.9 may be any 9.x, and every 9.x
+// takes the handle.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+const Attribute kGraphHandle = DLC_ATTRIBUTE(CUDNN_ATTR_OPERATIONGRAPH_HANDLE);
+const Attribute kPlanHandle = DLC_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
+#pragma GCC diagnostic pop
+
+/// The tensors' unique ids, one per buffer of the step.
+constexpr int64_t kXUid = 1, kWUid = 2, kYUid = 3;
+
+dlc_status_code_t codeOf(cudnnStatus_t status) {
+  switch (status) {
+  case CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED:
+  case CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED:
+    return DLC_RESOURCE_EXHAUSTED;
+  default:
+    break;
+  }
+  // cuDNN 9 groups its statuses by thousands.
+  switch (status / 1000 * 1000) {
+  case CUDNN_STATUS_NOT_INITIALIZED:
+    return DLC_UNAVAILABLE;
+  case CUDNN_STATUS_NOT_SUPPORTED:
+    return DLC_UNIMPLEMENTED;
+  default:
+    return DLC_INTERNAL;
+  }
+}
+
+/// The cuDNN types of a convolution of `dtype`.
+bool dnnTypes(DType dtype, cudnnDataType_t &data, cudnnDataType_t &compute) {
+  switch (dtype) {
+  case DType::F32:
+    data = compute = CUDNN_DATA_FLOAT;
+    return true;
+  case DType::F16:
+    data = CUDNN_DATA_HALF;
+    compute = CUDNN_DATA_FLOAT;
+    return true;
+  case DType::BF16:
+    data = CUDNN_DATA_BFLOAT16;
+    compute = CUDNN_DATA_FLOAT;
+    return true;
+  case DType::F64:
+    data = compute = CUDNN_DATA_DOUBLE;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// The operation node of a convolution kind and its attributes; the
+/// tensors are named by the buffer they bind (x, w, y).
+struct Node {
+  cudnnBackendDescriptorType_t type;
+  const char *what;
+  Attribute x, w, y, conv, alpha, beta;
+};
+
+Node nodeOf(fb::ConvKind kind) {
+  switch (kind) {
+  case fb::ConvKind::Forward:
+    return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+            "convolution forward",
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X),
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W),
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y),
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC),
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA),
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA)};
+  case fb::ConvKind::BackwardData:
+    return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+            "convolution backward data",
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX),
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W),
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY),
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC),
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA),
+            DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA)};
+  case fb::ConvKind::BackwardFilter:
+    break;
+  }
+  return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+          "convolution backward filter",
+          DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X),
+          DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW),
+          DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY),
+          DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC),
+          DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA),
+          DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA)};
+}
+
+std::string shapeString(const std::vector<int64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+bool aligned(const void *p, uint64_t alignment) {
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
+}
+
+} // namespace
+
+/// An owned backend descriptor. `what` names it in messages:
+/// "cudnnBackendSetAttribute(tensor x, CUDNN_ATTR_TENSOR_STRIDES) failed:
+/// CUDNN_STATUS_BAD_PARAM (2000): ...".
+class DnnDescriptor {
+public:
+  explicit DnnDescriptor(const Dnn &dnn) : dnn_(&dnn) {}
+  DnnDescriptor(DnnDescriptor &&other) noexcept
+      : dnn_(other.dnn_), what_(other.what_),
+        handle_(std::exchange(other.handle_, nullptr)) {}
+  DnnDescriptor &operator=(DnnDescriptor &&) = delete;
+  ~DnnDescriptor() {
+    if (handle_)
+      dnn_->destroyDescriptor_(handle_);
+  }
+
+  dlc_status_t create(cudnnBackendDescriptorType_t type, const char *what) {
+    what_ = what;
+    return dnn_->check(dnn_->createDescriptor_(type, &handle_),
+                       std::string("cudnnBackendCreateDescriptor(") + what +
+                           ")");
+  }
+
+  dlc_status_t set(Attribute attribute, cudnnBackendAttributeType_t type,
+                   int64_t count, const void *values) const {
+    return dnn_->check(
+        dnn_->setAttribute_(handle_, attribute.name, type, count, values),
+        call("cudnnBackendSetAttribute", attribute.text));
+  }
+
+  /// Sets a descriptor-valued attribute.
+  dlc_status_t set(Attribute attribute, const DnnDescriptor &value) const {
+    cudnnBackendDescriptor_t handle = value.handle_;
+    return set(attribute, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &handle);
+  }
+
+  dlc_status_t get(Attribute attribute, cudnnBackendAttributeType_t type,
+                   int64_t requested, int64_t &count, void *values) const {
+    return dnn_->check(dnn_->getAttribute_(handle_, attribute.name, type,
+                                           requested, &count, values),
+                       call("cudnnBackendGetAttribute", attribute.text));
+  }
+
+  dlc_status_t finalize() const {
+    return dnn_->check(dnn_->finalize_(handle_),
+                       call("cudnnBackendFinalize", nullptr));
+  }
+
+  cudnnBackendDescriptor_t handle() const { return handle_; }
+  cudnnBackendDescriptor_t release() { return std::exchange(handle_, nullptr); }
+
+private:
+  std::string call(const char *function, const char *attribute) const {
+    return std::string(function) + "(" + what_ +
+           (attribute ? std::string(", ") + attribute : "") + ")";
+  }
+
+  const Dnn *dnn_;
+  const char *what_ = "";
+  cudnnBackendDescriptor_t handle_ = nullptr;
+};
+
+namespace {
+
+/// A finalized tensor of packed `dims` with `strides`.
+dlc_status_t makeTensor(DnnDescriptor &tensor, const char *what, int64_t uid,
+                        cudnnDataType_t type, const std::vector<int64_t> &dims,
+                        const std::vector<int64_t> &strides,
+                        int64_t alignment) {
+  auto rank = static_cast<int64_t>(dims.size());
+  DLC_RETURN_IF_ERROR(tensor.create(CUDNN_BACKEND_TENSOR_DESCRIPTOR, what));
+  DLC_RETURN_IF_ERROR(tensor.set(DLC_ATTRIBUTE(CUDNN_ATTR_TENSOR_DATA_TYPE),
+                                 CUDNN_TYPE_DATA_TYPE, 1, &type));
+  DLC_RETURN_IF_ERROR(tensor.set(DLC_ATTRIBUTE(CUDNN_ATTR_TENSOR_DIMENSIONS),
+                                 CUDNN_TYPE_INT64, rank, dims.data()));
+  DLC_RETURN_IF_ERROR(tensor.set(DLC_ATTRIBUTE(CUDNN_ATTR_TENSOR_STRIDES),
+                                 CUDNN_TYPE_INT64, rank, strides.data()));
+  DLC_RETURN_IF_ERROR(tensor.set(DLC_ATTRIBUTE(CUDNN_ATTR_TENSOR_UNIQUE_ID),
+                                 CUDNN_TYPE_INT64, 1, &uid));
+  DLC_RETURN_IF_ERROR(
+      tensor.set(DLC_ATTRIBUTE(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT),
+                 CUDNN_TYPE_INT64, 1, &alignment));
+  return tensor.finalize();
+}
+
+/// A finalized cross-correlation descriptor.
+dlc_status_t makeConvolution(DnnDescriptor &conv, const DnnConvLayout &layout,
+                             cudnnDataType_t compute) {
+  auto spatial = static_cast<int64_t>(layout.stride.size());
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  DLC_RETURN_IF_ERROR(
+      conv.create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, "convolution"));
+  DLC_RETURN_IF_ERROR(conv.set(DLC_ATTRIBUTE(CUDNN_ATTR_CONVOLUTION_COMP_TYPE),
+                               CUDNN_TYPE_DATA_TYPE, 1, &compute));
+  DLC_RETURN_IF_ERROR(conv.set(DLC_ATTRIBUTE(CUDNN_ATTR_CONVOLUTION_CONV_MODE),
+                               CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
+  DLC_RETURN_IF_ERROR(
+      conv.set(DLC_ATTRIBUTE(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS),
+               CUDNN_TYPE_INT64, 1, &spatial));
+  DLC_RETURN_IF_ERROR(
+      conv.set(DLC_ATTRIBUTE(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS),
+               CUDNN_TYPE_INT64, spatial, layout.padLow.data()));
+  DLC_RETURN_IF_ERROR(
+      conv.set(DLC_ATTRIBUTE(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS),
+               CUDNN_TYPE_INT64, spatial, layout.padHigh.data()));
+  DLC_RETURN_IF_ERROR(conv.set(DLC_ATTRIBUTE(CUDNN_ATTR_CONVOLUTION_DILATIONS),
+                               CUDNN_TYPE_INT64, spatial,
+                               layout.dilation.data()));
+  DLC_RETURN_IF_ERROR(
+      conv.set(DLC_ATTRIBUTE(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES),
+               CUDNN_TYPE_INT64, spatial, layout.stride.data()));
+  return conv.finalize();
+}
+
+/// Sets `refusal` to why the numerics of `config`'s engine do not give
+/// what the step asks for, or leaves it empty.
+dlc_status_t checkNumerics(const Dnn &dnn, const DnnDescriptor &config,
+                           bool refuseTensorCores, std::string &refusal) {
+  DnnDescriptor engine(dnn);
+  DLC_RETURN_IF_ERROR(engine.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine"));
+  cudnnBackendDescriptor_t engineHandle = engine.handle();
+  int64_t count = 0;
+  DLC_RETURN_IF_ERROR(config.get(DLC_ATTRIBUTE(CUDNN_ATTR_ENGINECFG_ENGINE),
+                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, count,
+                                 &engineHandle));
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  DLC_RETURN_IF_ERROR(
+      engine.get(DLC_ATTRIBUTE(CUDNN_ATTR_ENGINE_NUMERICAL_NOTE),
+                 CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT,
+                 count, notes));
+  for (int64_t i = 0; i < count; ++i) {
+    switch (notes[i]) {
+    case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS:
+      refusal = "an engine converts its inputs to a narrower type";
+      return nullptr;
+    case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION:
+      refusal = "an engine reduces in less than the compute type";
+      return nullptr;
+    case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC:
+      // Atomics in a different order per run would make a resumed run
+      // differ from an uninterrupted one (DESIGN.md decision 10).
+      refusal = "an engine is nondeterministic";
+      return nullptr;
+    case CUDNN_NUMERICAL_NOTE_TENSOR_CORE:
+      if (refuseTensorCores) {
+        refusal = "an engine uses TF32 tensor cores, which were not allowed";
+        return nullptr;
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+dlc_status_t Dnn::open(std::unique_ptr<Dnn> &out) {
+  std::unique_ptr<Dnn> dnn(new Dnn());
+  DynamicLibrary &lib = dnn->library_;
+  DLC_RETURN_IF_ERROR(lib.open("cuDNN", {"libcudnn.so.9"}));
+  DLC_RETURN_IF_ERROR(lib.bind(dnn->create_, "cudnnCreate"));
+  DLC_RETURN_IF_ERROR(lib.bind(dnn->destroy_, "cudnnDestroy"));
+  DLC_RETURN_IF_ERROR(lib.bind(dnn->setStream_, "cudnnSetStream"));
+  DLC_RETURN_IF_ERROR(lib.bind(dnn->errorString_, "cudnnGetErrorString"));
+  DLC_RETURN_IF_ERROR(
+      lib.bind(dnn->lastErrorString_, "cudnnGetLastErrorString"));
+  DLC_RETURN_IF_ERROR(
+      lib.bind(dnn->createDescriptor_, "cudnnBackendCreateDescriptor"));
+  DLC_RETURN_IF_ERROR(
+      lib.bind(dnn->destroyDescriptor_, "cudnnBackendDestroyDescriptor"));
+  DLC_RETURN_IF_ERROR(lib.bind(dnn->setAttribute_, "cudnnBackendSetAttribute"));
+  DLC_RETURN_IF_ERROR(lib.bind(dnn->getAttribute_, "cudnnBackendGetAttribute"));
+  DLC_RETURN_IF_ERROR(lib.bind(dnn->finalize_, "cudnnBackendFinalize"));
+  DLC_RETURN_IF_ERROR(lib.bind(dnn->execute_, "cudnnBackendExecute"));
+  cudnnStatus_t status = dnn->create_(&dnn->handle_);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    dnn->handle_ = nullptr;
+    // Whatever cuDNN says, a handle it cannot create means no usable GPU
+    // here, which callers treat as "no CUDA device".
+    return makeStatus(DLC_UNAVAILABLE,
+                      "cudnnCreate failed: " + dnn->describe(status));
+  }
+  out = std::move(dnn);
+  return nullptr;
+}
+
+Dnn::~Dnn() {
+  if (handle_)
+    destroy_(handle_);
+}
+
+std::string Dnn::describe(cudnnStatus_t status) const {
+  std::string text = std::string(errorString_(status)) + " (" +
+                     std::to_string(static_cast<int>(status)) + ")";
+  char detail[512] = {};
+  lastErrorString_(detail, sizeof(detail));
+  if (detail[0])
+    text += std::string(": ") + detail;
+  return text;
+}
+
+dlc_status_t Dnn::check(cudnnStatus_t status, const std::string &call) const {
+  if (status == CUDNN_STATUS_SUCCESS)
+    return nullptr;
+  return makeStatus(codeOf(status), call + " failed: " + describe(status));
+}
+
+DnnConv::~DnnConv() {
+  for (auto it = descriptors_.rbegin(); it != descriptors_.rend(); ++it)
+    dnn_.destroyDescriptor_(*it);
+}
+
+dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step, bool allowTf32,
+                             size_t maxWorkspaceBytes,
+                             std::unique_ptr<DnnConv> &out) {
+  std::unique_ptr<DnnConv> conv(new DnnConv(dnn));
+  cpu::ConvGeometry g = cpu::ConvGeometry::fromStep(step);
+  DType dtype = static_cast<DType>(step.dtype());
+  fb::ConvKind kind = step.kind();
+  if (g.xElements() == 0 || g.wElements() == 0 || g.yElements() == 0) {
+    int64_t outputElements = kind == fb::ConvKind::Forward ? g.yElements()
+                             : kind == fb::ConvKind::BackwardData
+                                 ? g.xElements()
+                                 : g.wElements();
+    conv->zeroFillBytes_ = outputElements * dtypeSize(dtype);
+    out = std::move(conv);
+    return nullptr;
+  }
+  cudnnDataType_t dataType, computeType;
+  if (!dnnTypes(dtype, dataType, computeType))
+    return makeStatus(DLC_UNIMPLEMENTED, std::string("convolution of ") +
+                                             dtypeName(dtype) +
+                                             " is not supported on CUDA");
+  if (g.spatialRank() > 3)
+    return makeStatus(DLC_UNIMPLEMENTED,
+                      "a convolution of " + std::to_string(g.spatialRank()) +
+                          " spatial dimensions (cuDNN takes 1 to 3)");
+  DnnConvLayout layout = dnnConvLayout(g);
+  conv->xAlignment_ = bufferAlignment({step.x()->offset()});
+  conv->wAlignment_ = bufferAlignment({step.w()->offset()});
+  conv->yAlignment_ = bufferAlignment({step.y()->offset()});
+
+  // The graph: x, w, y and one node, the same tensors in every direction.
+  DnnDescriptor x(dnn), w(dnn), y(dnn), convolution(dnn), node(dnn), graph(dnn);
+  DLC_RETURN_IF_ERROR(makeTensor(x, "tensor x", kXUid, dataType, layout.xDims,
+                                 layout.xStrides,
+                                 static_cast<int64_t>(conv->xAlignment_)));
+  DLC_RETURN_IF_ERROR(makeTensor(w, "tensor w", kWUid, dataType, layout.wDims,
+                                 layout.wStrides,
+                                 static_cast<int64_t>(conv->wAlignment_)));
+  DLC_RETURN_IF_ERROR(makeTensor(y, "tensor y", kYUid, dataType, layout.yDims,
+                                 layout.yStrides,
+                                 static_cast<int64_t>(conv->yAlignment_)));
+  DLC_RETURN_IF_ERROR(makeConvolution(convolution, layout, computeType));
+  Node attributes = nodeOf(kind);
+  DLC_RETURN_IF_ERROR(node.create(attributes.type, attributes.what));
+  DLC_RETURN_IF_ERROR(node.set(attributes.x, x));
+  DLC_RETURN_IF_ERROR(node.set(attributes.w, w));
+  DLC_RETURN_IF_ERROR(node.set(attributes.y, y));
+  DLC_RETURN_IF_ERROR(node.set(attributes.conv, convolution));
+  // y = 1 * conv(...) + 0 * y, the scalars in the compute type's width.
+  float oneF = 1, zeroF = 0;
+  double oneD = 1, zeroD = 0;
+  bool doubleScale = computeType == CUDNN_DATA_DOUBLE;
+  cudnnBackendAttributeType_t scaleType =
+      doubleScale ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  DLC_RETURN_IF_ERROR(
+      node.set(attributes.alpha, scaleType, 1,
+               doubleScale ? static_cast<const void *>(&oneD) : &oneF));
+  DLC_RETURN_IF_ERROR(
+      node.set(attributes.beta, scaleType, 1,
+               doubleScale ? static_cast<const void *>(&zeroD) : &zeroF));
+  DLC_RETURN_IF_ERROR(node.finalize());
+  cudnnBackendDescriptor_t nodeHandle = node.handle();
+  DLC_RETURN_IF_ERROR(
+      graph.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph"));
+  DLC_RETURN_IF_ERROR(graph.set(DLC_ATTRIBUTE(CUDNN_ATTR_OPERATIONGRAPH_OPS),
+                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &nodeHandle));
+  DLC_RETURN_IF_ERROR(
+      graph.set(kGraphHandle, CUDNN_TYPE_HANDLE, 1, &dnn.handle_));
+  DLC_RETURN_IF_ERROR(graph.finalize());
+
+  // The plan: the heuristics' configurations in their order of preference,
+  // the first whose numerics are acceptable, whose plan finalizes (an
+  // engine may not support the shape or this GPU) and whose workspace fits.
+  bool refuseTensorCores = dtype == DType::F32 && !allowTf32;
+  std::string reason = "the heuristics suggested no engine";
+  for (cudnnBackendHeurMode_t mode :
+       {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    DnnDescriptor heuristics(dnn);
+    DLC_RETURN_IF_ERROR(heuristics.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+                                          "engine heuristics"));
+    DLC_RETURN_IF_ERROR(heuristics.set(
+        DLC_ATTRIBUTE(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH), graph));
+    DLC_RETURN_IF_ERROR(
+        heuristics.set(DLC_ATTRIBUTE(CUDNN_ATTR_ENGINEHEUR_MODE),
+                       CUDNN_TYPE_HEUR_MODE, 1, &mode));
+    StatusOwner heuristicsFailure(heuristics.finalize());
+    if (heuristicsFailure.get()) {
+      reason = heuristicsFailure.get()->message;
+      continue;
+    }
+    Attribute results = DLC_ATTRIBUTE(CUDNN_ATTR_ENGINEHEUR_RESULTS);
+    int64_t count = 0;
+    DLC_RETURN_IF_ERROR(heuristics.get(results, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                       0, count, nullptr));
+    std::vector<DnnDescriptor> configs;
+    std::vector<cudnnBackendDescriptor_t> configHandles;
+    configs.reserve(count);
+    for (int64_t i = 0; i < count; ++i) {
+      configs.emplace_back(dnn);
+      DLC_RETURN_IF_ERROR(configs.back().create(
+          CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, "engine configuration"));
+      configHandles.push_back(configs.back().handle());
+    }
+    if (count > 0)
+      DLC_RETURN_IF_ERROR(heuristics.get(results, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                         count, count, configHandles.data()));
+    for (int64_t i = 0; i < count; ++i) {
+      std::string refusal;
+      DLC_RETURN_IF_ERROR(
+          checkNumerics(dnn, configs[i], refuseTensorCores, refusal));
+      if (!refusal.empty()) {
+        reason = refusal;
+        continue;
+      }
+      DnnDescriptor plan(dnn);
+      DLC_RETURN_IF_ERROR(
+          plan.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, "plan"));
+      DLC_RETURN_IF_ERROR(
+          plan.set(kPlanHandle, CUDNN_TYPE_HANDLE, 1, &dnn.handle_));
+      DLC_RETURN_IF_ERROR(plan.set(
+          DLC_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG), configs[i]));
+      StatusOwner planFailure(plan.finalize());
+      if (planFailure.get()) {
+        reason = planFailure.get()->message;
+        continue;
+      }
+      int64_t workspace = 0, returned = 0;
+      DLC_RETURN_IF_ERROR(
+          plan.get(DLC_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE),
+                   CUDNN_TYPE_INT64, 1, returned, &workspace));
+      if (static_cast<uint64_t>(workspace) > maxWorkspaceBytes) {
+        reason = "an engine needs " + std::to_string(workspace) +
+                 " bytes of workspace";
+        continue;
+      }
+      conv->descriptors_.reserve(8);
+      for (DnnDescriptor *used :
+           {&x, &w, &y, &convolution, &node, &graph, &configs[i], &plan})
+        conv->descriptors_.push_back(used->release());
+      conv->plan_ = conv->descriptors_.back();
+      conv->workspaceBytes_ = static_cast<size_t>(workspace);
+      out = std::move(conv);
+      return nullptr;
+    }
+  }
+  return makeStatus(
+      DLC_UNIMPLEMENTED,
+      std::string("cuDNN has no engine for this ") + dtypeName(dtype) + " " +
+          attributes.what + " (x " + shapeString(layout.xDims) + ", w " +
+          shapeString(layout.wDims) + ", y " + shapeString(layout.yDims) +
+          ") within " + std::to_string(maxWorkspaceBytes) +
+          " bytes of workspace; last: " + reason);
+}
+
+dlc_status_t DnnConv::run(void *x, void *w, void *y, void *workspace,
+                          CUstream stream) const {
+  if (!plan_)
+    return nullptr;
+  struct Operand {
+    const char *name;
+    const void *pointer;
+    uint64_t alignment;
+  } operands[] = {
+      {"x", x, xAlignment_}, {"w", w, wAlignment_}, {"y", y, yAlignment_}};
+  for (const Operand &operand : operands)
+    if (!aligned(operand.pointer, operand.alignment))
+      return makeStatus(DLC_INTERNAL,
+                        std::string("convolution ") + operand.name +
+                            " is not " + std::to_string(operand.alignment) +
+                            "-byte aligned as its cuDNN plan assumes");
+  // A variant pack per call: a few host allocations, no device work, and
+  // nothing a captured graph keeps (cudnnBackendExecute reads the pointers
+  // while it enqueues).
+  DnnDescriptor pack(dnn_);
+  int64_t uids[] = {kXUid, kWUid, kYUid};
+  void *pointers[] = {x, w, y};
+  DLC_RETURN_IF_ERROR(
+      pack.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack"));
+  DLC_RETURN_IF_ERROR(
+      pack.set(DLC_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS),
+               CUDNN_TYPE_INT64, 3, uids));
+  DLC_RETURN_IF_ERROR(
+      pack.set(DLC_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS),
+               CUDNN_TYPE_VOID_PTR, 3, pointers));
+  DLC_RETURN_IF_ERROR(pack.set(DLC_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_WORKSPACE),
+                               CUDNN_TYPE_VOID_PTR, 1, &workspace));
+  DLC_RETURN_IF_ERROR(pack.finalize());
+  DLC_RETURN_IF_ERROR(
+      dnn_.check(dnn_.setStream_(dnn_.handle_, stream), "cudnnSetStream"));
+  return dnn_.check(dnn_.execute_(dnn_.handle_, plan_, pack.handle()),
+                    "cudnnBackendExecute");
+}
+
+} // namespace dlc::cuda

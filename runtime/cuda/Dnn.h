@@ -1,0 +1,137 @@
+//===- Dnn.h - ConvStep on cuDNN's graph API --------------------*- C++ -*-===//
+//
+// Convolutions run on cuDNN through its backend (graph) API, the one that
+// takes every convolution dlc emits (N-d, grouped, asymmetric padding,
+// dilation) in each direction and that cuDNN 9 develops; the legacy
+// cudnnConvolution* calls are deprecated. Each step becomes an operation
+// graph of one convolution node whose execution plan is chosen and
+// finalized once, when a session opens, so that running it is one
+// cudnnBackendExecute that may be captured into a CUDA graph. The library
+// is opened with dlopen (DynamicLibrary.h): a machine without it still runs
+// dlc on the CPU.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_CUDA_DNN_H
+#define DLC_RUNTIME_CUDA_DNN_H
+
+#include "dlc/runtime.h"
+#include "runtime/cuda/DynamicLibrary.h"
+#include "runtime/module/dlcm_generated.h"
+
+#include <cuda.h>
+#include <cudnn.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dlc::cuda {
+
+class DnnDescriptor;
+
+/// cuDNN, loaded, with one handle. One thread at a time may use it (and the
+/// convolutions planned on it: run() sets the handle's stream), which the
+/// device's executor guarantees.
+class Dnn {
+public:
+  /// Loads libcudnn and creates a handle. A missing library or symbol is
+  /// DLC_UNAVAILABLE, as is a failing cudnnCreate (no usable GPU).
+  static dlc_status_t open(std::unique_ptr<Dnn> &out);
+  ~Dnn();
+  Dnn(const Dnn &) = delete;
+  Dnn &operator=(const Dnn &) = delete;
+
+  /// The soname that was loaded ("libcudnn.so.9").
+  const std::string &soname() const { return library_.soname(); }
+
+private:
+  friend class DnnConv;
+  /// An owned backend descriptor whose calls report failures as statuses
+  /// (Dnn.cpp).
+  friend class DnnDescriptor;
+
+  Dnn() = default;
+
+  /// "CUDNN_STATUS_BAD_PARAM (2000)", then cuDNN's own account of the last
+  /// failure on this thread when it has one.
+  std::string describe(cudnnStatus_t status) const;
+  /// A status for `status` returned by `call`, or null on success.
+  dlc_status_t check(cudnnStatus_t status, const std::string &call) const;
+
+  DynamicLibrary library_;
+  cudnnHandle_t handle_ = nullptr;
+
+  decltype(&cudnnCreate) create_ = nullptr;
+  decltype(&cudnnDestroy) destroy_ = nullptr;
+  decltype(&cudnnSetStream) setStream_ = nullptr;
+  decltype(&cudnnGetErrorString) errorString_ = nullptr;
+  decltype(&cudnnGetLastErrorString) lastErrorString_ = nullptr;
+  decltype(&cudnnBackendCreateDescriptor) createDescriptor_ = nullptr;
+  decltype(&cudnnBackendDestroyDescriptor) destroyDescriptor_ = nullptr;
+  decltype(&cudnnBackendSetAttribute) setAttribute_ = nullptr;
+  decltype(&cudnnBackendGetAttribute) getAttribute_ = nullptr;
+  decltype(&cudnnBackendFinalize) finalize_ = nullptr;
+  decltype(&cudnnBackendExecute) execute_ = nullptr;
+};
+
+/// One ConvStep (checked by ModuleFile), planned once: an operation graph
+/// of its one CONVOLUTION_FORWARD, _BACKWARD_DATA or _BACKWARD_FILTER node
+/// and the execution plan of the first engine configuration that
+/// CUDNN_HEUR_MODE_A (then CUDNN_HEUR_MODE_FALLBACK) suggests whose plan
+/// finalizes within the workspace limit and the numerics asked for. `dnn`
+/// must outlive it.
+class DnnConv {
+public:
+  /// Plans `step`. float16 and bfloat16 compute in float32, float32 in
+  /// float32, or on TF32 tensor cores as well when `allowTf32`, float64 in
+  /// float64; no engine that converts inputs down or reduces in less than
+  /// the compute type is taken. Another dtype, a convolution of more than
+  /// 3 spatial dimensions, or a step no engine takes within
+  /// `maxWorkspaceBytes` is DLC_UNIMPLEMENTED.
+  static dlc_status_t create(Dnn &dnn, const fb::ConvStep &step, bool allowTf32,
+                             size_t maxWorkspaceBytes,
+                             std::unique_ptr<DnnConv> &out);
+  ~DnnConv();
+  DnnConv(const DnnConv &) = delete;
+  DnnConv &operator=(const DnnConv &) = delete;
+
+  /// Bytes of workspace run() needs (at most the limit create() was given).
+  size_t workspaceBytes() const { return workspaceBytes_; }
+
+  /// A step with an empty operand writes zeros (a sum of nothing), which
+  /// cuDNN does not compute: the output's bytes, for the caller to clear
+  /// (cuMemsetD8Async) instead of calling run(). 0 for every other step.
+  size_t zeroFillBytes() const { return zeroFillBytes_; }
+
+  /// Enqueues the step on `stream`. x, w and y are device pointers to the
+  /// step's buffers in its field order, as the CPU's ConvKernel::run takes
+  /// them; the kind says which one is written: Forward y from x and w,
+  /// BackwardData x (dx) from y (dy) and w, BackwardFilter w (dw) from x
+  /// and y (dy). No host synchronization and no device allocation, so it
+  /// may be captured into a CUDA graph (run a step once before capturing
+  /// it: some engines load their kernels on first use). Enqueues nothing
+  /// for a step with an empty output or a zero fill. A pointer less aligned
+  /// than the plan assumed is DLC_INTERNAL.
+  dlc_status_t run(void *x, void *w, void *y, void *workspace,
+                   CUstream stream) const;
+
+private:
+  explicit DnnConv(Dnn &dnn) : dnn_(dnn) {}
+
+  Dnn &dnn_;
+  /// The finalized execution plan, or null when there is nothing to run.
+  cudnnBackendDescriptor_t plan_ = nullptr;
+  /// Every descriptor the plan was built from (tensors, convolution, node,
+  /// graph, engine configuration), then the plan: kept as long as the plan
+  /// lives, since cuDNN does not document whether a plan refers to them,
+  /// and destroyed in reverse order.
+  std::vector<cudnnBackendDescriptor_t> descriptors_;
+  size_t workspaceBytes_ = 0;
+  size_t zeroFillBytes_ = 0;
+  /// The alignment of x, w and y the plan was chosen for.
+  uint64_t xAlignment_ = 0, wAlignment_ = 0, yAlignment_ = 0;
+};
+
+} // namespace dlc::cuda
+
+#endif // DLC_RUNTIME_CUDA_DNN_H

@@ -1,0 +1,61 @@
+//===- SeededInit.cpp - Seeded random parameters --------------------------===//
+#include "tools/runner/SeededInit.h"
+
+#include "tools/runner/Error.h"
+#include "tools/runner/Values.h"
+
+#include <cmath>
+
+namespace dlc::runner {
+namespace {
+
+/// SplitMix64: a tiny generator whose streams for different seeds are
+/// independent enough for initial weights.
+uint64_t splitMix(uint64_t &state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// FNV-1a of `name`, so a global's stream does not depend on its index.
+uint64_t hashName(const std::string &name) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (unsigned char c : name)
+    h = (h ^ c) * 0x100000001B3ull;
+  return h;
+}
+
+} // namespace
+
+void initializeParameters(const LoadedModule &module, rt::Session &session,
+                          uint64_t seed) {
+  size_t count = dlc_module_global_count(module.module.get());
+  for (size_t g = 0; g < count; ++g) {
+    dlc_value_info_t info;
+    rt::check(dlc_module_global_info(module.module.get(), g, &info));
+    if (std::string(info.role) != "param")
+      continue;
+    Tensor t = makeTensor(info);
+    if (t.dtype() != DType::F32 && t.dtype() != DType::F64)
+      throw Error(std::string("--init-seed: parameter '") + info.name +
+                  "' is " + describeType(info) +
+                  ", only float32 and float64 parameters can be drawn");
+    int64_t fanIn = t.rank() > 1 ? t.numElements() / t.shape()[0] : 1;
+    double bound =
+        1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(fanIn, 1)));
+    uint64_t state = seed ^ hashName(info.name);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      // 53 random bits -> [0, 1) -> [-bound, bound).
+      double u = static_cast<double>(splitMix(state) >> 11) * 0x1.0p-53;
+      double value = (2 * u - 1) * bound;
+      if (t.dtype() == DType::F32)
+        t.data<float>()[i] = static_cast<float>(value);
+      else
+        t.data<double>()[i] = value;
+    }
+    session.setGlobal(info.name, t.bytes(), t.byteSize());
+  }
+}
+
+} // namespace dlc::runner

@@ -1,0 +1,31 @@
+//===- SeededInit.h - Seeded random parameters ------------------*- C++ -*-===//
+//
+// A module compiled with --embed-parameters=false holds no weights: a real
+// run takes them from a checkpoint (--resume), while a benchmark or a
+// comparison of two devices only needs the same weights on both, which a
+// seed gives without shipping hundreds of megabytes (DESIGN.md decision 8's
+// "seeded initializer").
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_TOOLS_RUNNER_SEEDEDINIT_H
+#define DLC_TOOLS_RUNNER_SEEDEDINIT_H
+
+#include "tools/runner/LoadedModule.h"
+
+#include <cstdint>
+
+namespace dlc::runner {
+
+/// Sets every floating-point parameter global (role "param") of `session`
+/// to values drawn uniformly from +-1/sqrt(fan_in), fan_in being the
+/// product of all dimensions but the first (PyTorch's bound for linear and
+/// convolution layers up to its sqrt(5) factor; 1 for vectors). Each
+/// global's values depend only on `seed` and its name, so two modules of
+/// one model (cpu and cuda) get the same weights. Throws for a parameter
+/// of a type it cannot fill.
+void initializeParameters(const LoadedModule &module, rt::Session &session,
+                          uint64_t seed);
+
+} // namespace dlc::runner
+
+#endif // DLC_TOOLS_RUNNER_SEEDEDINIT_H
