@@ -1,15 +1,17 @@
 //===- StepTimer.cpp - Times one function of a compiled module ------------===//
 //
 //   dlc-step-timer MODULE.dlcm --data DATA.npz [--function train_step]
-//                  [--threads N] [--warmup W] [--steps S]
-//                  [--profile PROFILE.jsonl]
+//                  [--device cpu|cuda:N] [--threads N] [--warmup W]
+//                  [--steps S] [--profile PROFILE.jsonl]
 //
 // Calls the function S times after W warm-up calls on the first batch of
 // DATA (arrays named by the function's inputs, the batch taken from the
 // front) and prints one JSON object: the median, minimum and mean
 // milliseconds per call; --profile also writes the per-step timings of the
-// timed calls (dlc_session_write_profile). bench/bench_cpu.py drives it
-// beside PyTorch.
+// timed calls (dlc_session_write_profile). bench/bench_cpu.py and
+// bench/bench_gpu.py drive it beside PyTorch. A call returns once its
+// outputs are on the host, so a GPU call's time is its whole step. A module
+// without stored parameters runs on zeros, which take as long.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +37,8 @@ int fail(const std::string &message) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string modulePath, dataPath, function = "train_step", profile;
+  std::string modulePath, dataPath, function = "train_step", profile,
+      deviceSpec = "cpu";
   int threads = 0, warmup = 3, steps = 10;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -44,6 +47,8 @@ int main(int argc, char **argv) {
       dataPath = value();
     else if (arg == "--function")
       function = value();
+    else if (arg == "--device")
+      deviceSpec = value();
     else if (arg == "--threads")
       threads = std::atoi(value().c_str());
     else if (arg == "--warmup")
@@ -59,14 +64,15 @@ int main(int argc, char **argv) {
   }
   if (modulePath.empty() || dataPath.empty() || steps < 1 || warmup < 0)
     return fail("usage: dlc-step-timer MODULE --data DATA.npz [--function F] "
-                "[--threads N] [--warmup W] [--steps S>=1] [--profile FILE]");
+                "[--device SPEC] [--threads N] [--warmup W] [--steps S>=1] "
+                "[--profile FILE]");
   dlc::NamedTensors data;
   std::string error;
   if (!dlc::readNpz(dataPath, data, &error))
     return fail(error);
   try {
     dlc::rt::Module module = dlc::rt::Module::loadFile(modulePath);
-    dlc::rt::Device device("cpu", threads);
+    dlc::rt::Device device(deviceSpec, threads);
     dlc::rt::Session session(module, device);
     dlc::rt::Signature signature = module.signature(function);
     std::vector<dlc_tensor_t> inputs, outputs;

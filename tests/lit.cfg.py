@@ -28,3 +28,18 @@ tools = ["dlc-compile", "dlc-opt", "dlc-translate", "dlc-run"]
 llvm_config.add_tool_substitutions(tools, [config.dlc_tools_dir])
 # The reference scripts need Debian's python3 (numpy, onnx, torch).
 config.substitutions.append(("%reference_python", "/usr/bin/python3"))
+
+# NVRTC compiles CUDA kernels without a GPU; tests that need it (modules
+# compiled for --target cuda) are unsupported where it cannot be loaded.
+try:
+    import ctypes
+    for _name in ("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                  "/usr/local/cuda/lib64/libnvrtc.so"):
+        try:
+            ctypes.CDLL(_name)
+            config.available_features.add("nvrtc")
+            break
+        except OSError:
+            pass
+except ImportError:
+    pass

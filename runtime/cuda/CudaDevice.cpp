@@ -61,35 +61,14 @@ CudaDevice::~CudaDevice() {
   // Every session holds its device, so none is left: return the cached
   // memory before the context goes.
   StatusOwner current(makeCurrent());
-  if (!current.get()) {
-    blas_.reset();
-    dnn_.reset();
+  if (!current.get())
     allocator_.releaseCached();
-  }
   driver_->cuDevicePrimaryCtxRelease(device_);
 }
 
 dlc_status_t CudaDevice::makeCurrent() const {
   return driver_->check(driver_->cuCtxSetCurrent(context_),
                         "device '" + spec_ + "': cuCtxSetCurrent");
-}
-
-dlc_status_t CudaDevice::blas(Blas *&out) {
-  std::lock_guard<std::mutex> lock(librariesMutex_);
-  if (!blas_)
-    DLC_RETURN_IF_ERROR(
-        prefixStatus(Blas::open(blas_), "device '" + spec_ + "'"));
-  out = blas_.get();
-  return nullptr;
-}
-
-dlc_status_t CudaDevice::dnn(Dnn *&out) {
-  std::lock_guard<std::mutex> lock(librariesMutex_);
-  if (!dnn_)
-    DLC_RETURN_IF_ERROR(
-        prefixStatus(Dnn::open(dnn_), "device '" + spec_ + "'"));
-  out = dnn_.get();
-  return nullptr;
 }
 
 bool CudaDevice::DeviceMemory::allocate(size_t bytes, uint64_t &address) {

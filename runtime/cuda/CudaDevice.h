@@ -1,23 +1,21 @@
 //===- CudaDevice.h - The "cuda:N" device -----------------------*- C++ -*-===//
 //
 // One GPU: the driver's primary context on it (shared with any other CUDA
-// code in the process, as the CUDA runtime API shares it), its properties,
-// the caching allocator all its sessions take memory from, and the
-// libraries (cuBLASLt, cuDNN), opened on first use so that a module without
-// matmuls never needs cuBLAS.
+// code in the process, as the CUDA runtime API inside cuBLASLt and cuDNN
+// shares it), its properties, and the caching allocator all its sessions
+// take memory from. The libraries' handles belong to sessions (cuDNN's
+// carries a stream, so one handle per session keeps sessions on different
+// threads apart).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CUDA_CUDADEVICE_H
 #define DLC_RUNTIME_CUDA_CUDADEVICE_H
 
-#include "runtime/cuda/Blas.h"
 #include "runtime/cuda/CachingAllocator.h"
-#include "runtime/cuda/Dnn.h"
 #include "runtime/cuda/Driver.h"
 #include "runtime/cuda/LaunchPlan.h"
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 namespace dlc::cuda {
@@ -45,10 +43,6 @@ public:
 
   CachingAllocator &allocator() { return allocator_; }
 
-  /// The libraries, opened on first use (DLC_UNAVAILABLE where missing).
-  dlc_status_t blas(Blas *&out);
-  dlc_status_t dnn(Dnn *&out);
-
 private:
   /// Device memory by cuMemAlloc, for the caching allocator.
   class DeviceMemory final : public SegmentSource {
@@ -72,9 +66,6 @@ private:
   int multiprocessors_ = 0;
   DeviceMemory memory_;
   CachingAllocator allocator_;
-  std::mutex librariesMutex_;
-  std::unique_ptr<Blas> blas_;
-  std::unique_ptr<Dnn> dnn_;
 };
 
 } // namespace dlc::cuda

@@ -189,10 +189,10 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
       step.refs = {ref(m.lhs()), ref(m.rhs()), ref(m.result())};
       if (m.epilogue() != fb::MatmulEpilogue::None)
         step.refs.push_back(ref(m.bias()));
-      Blas *blas = nullptr;
-      status = device_->blas(blas);
+      if (!blas_)
+        status = prefixStatus(Blas::open(blas_), device_->spec());
       if (!status)
-        status = BlasMatmul::create(*blas, m, module.root().cuda_allow_tf32(),
+        status = BlasMatmul::create(*blas_, m, module.root().cuda_allow_tf32(),
                                     kMaxWorkspaceBytes, step.matmul);
       if (!status)
         workspaceBytes_ =
@@ -205,10 +205,10 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
       step.convOutput = c.kind() == fb::ConvKind::Forward        ? 2
                         : c.kind() == fb::ConvKind::BackwardData ? 0
                                                                  : 1;
-      Dnn *dnn = nullptr;
-      status = device_->dnn(dnn);
+      if (!dnn_)
+        status = prefixStatus(Dnn::open(dnn_), device_->spec());
       if (!status)
-        status = DnnConv::create(*dnn, c, module.root().cuda_allow_tf32(),
+        status = DnnConv::create(*dnn_, c, module.root().cuda_allow_tf32(),
                                  kMaxWorkspaceBytes, step.conv);
       if (!status)
         workspaceBytes_ =

@@ -21,7 +21,9 @@
 #define DLC_RUNTIME_CUDA_CUDASESSION_H
 
 #include "runtime/core/Session.h"
+#include "runtime/cuda/Blas.h"
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/Dnn.h"
 #include "runtime/cuda/DeviceResources.h"
 #include "runtime/cuda/GraphCache.h"
 
@@ -127,6 +129,11 @@ private:
   }
 
   std::shared_ptr<CudaDevice> device_;
+  /// The libraries, opened when a plan first needs them (a module without
+  /// convolutions never needs cuDNN). Declared before the plans that
+  /// reference them, so they are destroyed after.
+  std::unique_ptr<Blas> blas_;
+  std::unique_ptr<Dnn> dnn_;
   Stream compute_, copy_;
   std::vector<std::array<DeviceBlock, 2>> globals_;
   std::vector<DeviceBlock> constants_;

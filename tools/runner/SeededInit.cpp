@@ -41,14 +41,21 @@ void initializeParameters(const LoadedModule &module, rt::Session &session,
       throw Error(std::string("--init-seed: parameter '") + info.name +
                   "' is " + describeType(info) +
                   ", only float32 and float64 parameters can be drawn");
-    int64_t fanIn = t.rank() > 1 ? t.numElements() / t.shape()[0] : 1;
+    std::string name = info.name;
+    bool isScale = name.size() >= 6 && name.substr(name.size() - 6) == "weight";
+    int64_t fanIn = t.rank() >= 2
+                        ? t.numElements() / std::max<int64_t>(t.shape()[0], 1)
+                        : 1;
     double bound =
         1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(fanIn, 1)));
-    uint64_t state = seed ^ hashName(info.name);
+    uint64_t state = seed ^ hashName(name);
     for (int64_t i = 0; i < t.numElements(); ++i) {
-      // 53 random bits -> [0, 1) -> [-bound, bound).
-      double u = static_cast<double>(splitMix(state) >> 11) * 0x1.0p-53;
-      double value = (2 * u - 1) * bound;
+      double value = isScale ? 1.0 : 0.0;
+      if (t.rank() >= 2) {
+        // 53 random bits -> [0, 1) -> [-bound, bound).
+        double u = static_cast<double>(splitMix(state) >> 11) * 0x1.0p-53;
+        value = (2 * u - 1) * bound;
+      }
       if (t.dtype() == DType::F32)
         t.data<float>()[i] = static_cast<float>(value);
       else

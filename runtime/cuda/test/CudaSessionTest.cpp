@@ -8,6 +8,7 @@
 // can be opened.
 //
 //===----------------------------------------------------------------------===//
+#include "TestKernelsPtx.h"
 #include "runtime/test/ModuleBuilder.h"
 #include "runtime/test/TestUtil.h"
 
@@ -26,8 +27,7 @@ namespace {
 ModuleBuilder accumulator(int64_t n) {
   ModuleBuilder m;
   m.target("cuda");
-  std::vector<uint8_t> ptx = readFileBytes(DLC_TEST_PTX_PATH);
-  m.cudaPtx(std::string(ptx.begin(), ptx.end()));
+  m.cudaPtx(kTestKernelsPtx);
   uint32_t acc = m.global("acc", "state", DType::F32, {n});
   uint32_t add = m.kernel("test_add_f32");
   FunctionBuilder &f = m.function("accumulate");
