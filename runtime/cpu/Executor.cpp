@@ -48,24 +48,13 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
     const fb::Step &fbStep = *steps->Get(i);
     Step step;
     step.kind = fbStep.step_type();
-    step.label = "step " + std::to_string(i);
-    if (fbStep.location() && fbStep.location()->size())
-      step.label += " (" + fbStep.location()->str() + ")";
-    auto ref = [](const fb::BufferRef *r) {
-      return Ref{r->kind(), r->index(), r->offset()};
-    };
+    step.label = stepLabel(module, fbStep, i);
+    step.refs = stepRefs(fbStep);
     dlc_status_t status = nullptr;
     switch (step.kind) {
     case fb::StepKind::KernelStep: {
       const fb::KernelStep &k = *fbStep.step_as_KernelStep();
       step.kernel = kernels[k.kernel()];
-      // The kernel's name finds its source (dlc-compile --emit=kernels).
-      if (const auto *all = module.root().kernels())
-        if (const auto *name = all->Get(k.kernel())->name())
-          step.label += " " + name->str();
-      if (k.buffers())
-        for (const fb::BufferRef *r : *k.buffers())
-          step.refs.push_back(ref(r));
       step.pointers.resize(step.refs.size());
       step.iterations = k.iterations();
       step.grain = k.grain() > 0 ? k.grain() : ThreadPool::kDefaultGrain;
@@ -73,7 +62,6 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
     }
     case fb::StepKind::MatmulStep: {
       const fb::MatmulStep &m = *fbStep.step_as_MatmulStep();
-      step.refs = {ref(m.lhs()), ref(m.rhs()), ref(m.result())};
       status = MatmulKernel::create(m, device, step.matmul);
       if (!status)
         e->scratchBytes_ =
@@ -82,19 +70,15 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
     }
     case fb::StepKind::ConvStep: {
       const fb::ConvStep &c = *fbStep.step_as_ConvStep();
-      step.refs = {ref(c.x()), ref(c.w()), ref(c.y())};
       status = ConvKernel::create(c, device, step.conv);
       if (!status)
         e->scratchBytes_ =
             std::max(e->scratchBytes_, step.conv->scratchBytes());
       break;
     }
-    case fb::StepKind::CopyStep: {
-      const fb::CopyStep &c = *fbStep.step_as_CopyStep();
-      step.refs = {ref(c.source()), ref(c.destination())};
-      step.bytes = c.bytes();
+    case fb::StepKind::CopyStep:
+      step.bytes = fbStep.step_as_CopyStep()->bytes();
       break;
-    }
     default:
       // ModuleFile refuses any other step kind.
       status = makeStatus(DLC_INTERNAL, "unknown step kind");
@@ -108,7 +92,7 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
   return nullptr;
 }
 
-std::byte *FunctionExecutor::resolve(const Ref &ref,
+std::byte *FunctionExecutor::resolve(const StepRef &ref,
                                      std::byte *const *arguments,
                                      std::byte *const *results) const {
   std::byte *base = nullptr;

@@ -11,6 +11,7 @@
 
 #include "dlc/runtime.h"
 #include "runtime/core/AlignedBuffer.h"
+#include "runtime/core/PlanStep.h"
 #include "runtime/cpu/Conv.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cpu/KernelLibrary.h"
@@ -53,18 +54,11 @@ public:
   std::vector<StepProfile> profile() const;
 
 private:
-  /// A buffer reference resolved to one of the bases a call binds: the
-  /// arena, a constant, an argument or a result.
-  struct Ref {
-    fb::BufferKind kind = fb::BufferKind::Arena;
-    uint32_t index = 0;
-    uint64_t offset = 0;
-  };
   struct Step {
     fb::StepKind kind = fb::StepKind::NONE;
     /// "step 3 (node 'conv1' (Conv))", for messages.
     std::string label;
-    std::vector<Ref> refs;
+    std::vector<StepRef> refs;
     /// KernelStep: the kernel, its parameter array (refilled per call).
     KernelFunction kernel = nullptr;
     std::vector<void *> pointers;
@@ -77,7 +71,7 @@ private:
   };
 
   FunctionExecutor() = default;
-  std::byte *resolve(const Ref &ref, std::byte *const *arguments,
+  std::byte *resolve(const StepRef &ref, std::byte *const *arguments,
                      std::byte *const *results) const;
 
   std::string functionName_;

@@ -152,27 +152,18 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
     driver.cuGraphExecDestroy(static_cast<CUgraphExec>(graph));
   });
 
-  auto ref = [](const fb::BufferRef *r) {
-    return Ref{r->kind(), r->index(), r->offset()};
-  };
   const auto *steps = plan.steps();
   for (uint32_t i = 0; steps && i < steps->size(); ++i) {
     const fb::Step &fbStep = *steps->Get(i);
     Step step;
     step.kind = fbStep.step_type();
-    step.label = "step " + std::to_string(i);
-    if (fbStep.location() && fbStep.location()->size())
-      step.label += " (" + fbStep.location()->str() + ")";
+    step.label = stepLabel(module, fbStep, i);
+    step.refs = stepRefs(fbStep);
     dlc_status_t status = nullptr;
     switch (step.kind) {
     case fb::StepKind::KernelStep: {
       const fb::KernelStep &k = *fbStep.step_as_KernelStep();
       const KernelModule::Kernel &kernel = kernels_.kernels()[k.kernel()];
-      if (const auto *name = module.root().kernels()->Get(k.kernel())->name())
-        step.label += " " + name->str();
-      if (k.buffers())
-        for (const fb::BufferRef *r : *k.buffers())
-          step.refs.push_back(ref(r));
       if (k.buffer_bytes())
         for (uint64_t bytes : *k.buffer_bytes())
           step.bytes += bytes;
@@ -186,9 +177,6 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
     }
     case fb::StepKind::MatmulStep: {
       const fb::MatmulStep &m = *fbStep.step_as_MatmulStep();
-      step.refs = {ref(m.lhs()), ref(m.rhs()), ref(m.result())};
-      if (m.epilogue() != fb::MatmulEpilogue::None)
-        step.refs.push_back(ref(m.bias()));
       if (!blas_)
         status = prefixStatus(Blas::open(blas_), device_->spec());
       if (!status)
@@ -201,7 +189,6 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
     }
     case fb::StepKind::ConvStep: {
       const fb::ConvStep &c = *fbStep.step_as_ConvStep();
-      step.refs = {ref(c.x()), ref(c.w()), ref(c.y())};
       step.convOutput = c.kind() == fb::ConvKind::Forward        ? 2
                         : c.kind() == fb::ConvKind::BackwardData ? 0
                                                                  : 1;
@@ -215,12 +202,9 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
             std::max<uint64_t>(workspaceBytes_, step.conv->workspaceBytes());
       break;
     }
-    case fb::StepKind::CopyStep: {
-      const fb::CopyStep &c = *fbStep.step_as_CopyStep();
-      step.refs = {ref(c.source()), ref(c.destination())};
-      step.bytes = c.bytes();
+    case fb::StepKind::CopyStep:
+      step.bytes = fbStep.step_as_CopyStep()->bytes();
       break;
-    }
     default:
       // ModuleFile refuses any other step kind.
       status = makeStatus(DLC_INTERNAL, "unknown step kind");
@@ -278,7 +262,7 @@ dlc_status_t CudaSession::stageInputs(size_t index, int slot,
                where + ": cuEventRecord");
 }
 
-uint64_t CudaSession::resolve(const Ref &ref, size_t numArguments,
+uint64_t CudaSession::resolve(const StepRef &ref, size_t numArguments,
                               const std::vector<uint64_t> &bases) const {
   switch (ref.kind) {
   case fb::BufferKind::Arena:

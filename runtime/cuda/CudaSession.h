@@ -20,11 +20,12 @@
 #ifndef DLC_RUNTIME_CUDA_CUDASESSION_H
 #define DLC_RUNTIME_CUDA_CUDASESSION_H
 
+#include "runtime/core/PlanStep.h"
 #include "runtime/core/Session.h"
 #include "runtime/cuda/Blas.h"
 #include "runtime/cuda/CudaDevice.h"
-#include "runtime/cuda/Dnn.h"
 #include "runtime/cuda/DeviceResources.h"
+#include "runtime/cuda/Dnn.h"
 #include "runtime/cuda/GraphCache.h"
 
 #include <array>
@@ -48,17 +49,11 @@ public:
   void setProfiling(bool on) override { profiling_ = on; }
 
 private:
-  /// A plan's buffer reference, resolved against a call's bases.
-  struct Ref {
-    fb::BufferKind kind = fb::BufferKind::Arena;
-    uint32_t index = 0;
-    uint64_t offset = 0;
-  };
   struct Step {
     fb::StepKind kind = fb::StepKind::NONE;
     /// "step 3 (node 'conv1' (Conv)) fused_7", for messages and profiles.
     std::string label;
-    std::vector<Ref> refs;
+    std::vector<StepRef> refs;
     /// KernelStep.
     CUfunction function = nullptr;
     int64_t iterations = 0;
@@ -115,7 +110,7 @@ private:
   dlc_status_t enqueue(size_t index, const std::vector<uint64_t> &bases);
   dlc_status_t enqueueStep(Step &step, size_t numArguments,
                            const std::vector<uint64_t> &bases);
-  uint64_t resolve(const Ref &ref, size_t numArguments,
+  uint64_t resolve(const StepRef &ref, size_t numArguments,
                    const std::vector<uint64_t> &bases) const;
   /// Replays the function's graph for `bases`, capturing it first if it
   /// is new.
