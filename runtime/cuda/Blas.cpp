@@ -270,10 +270,14 @@ dlc_status_t BlasMatmul::create(Blas &blas, const fb::MatmulStep &step,
       "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_D_BYTES)"));
   cublasLtMatmulHeuristicResult_t result = {};
   int found = 0;
-  DLC_RETURN_IF_ERROR(blas.check(
+  // NOT_SUPPORTED means that no algorithm fits: the message below says
+  // for what, which is more use than the status's name.
+  cublasStatus_t heuristic =
       blas.algoGetHeuristic_(blas.handle_, mm->desc_, mm->a_, mm->b_, mm->d_,
-                             mm->d_, preference.handle, 1, &result, &found),
-      "cublasLtMatmulAlgoGetHeuristic"));
+                             mm->d_, preference.handle, 1, &result, &found);
+  if (heuristic != CUBLAS_STATUS_NOT_SUPPORTED)
+    DLC_RETURN_IF_ERROR(
+        blas.check(heuristic, "cublasLtMatmulAlgoGetHeuristic"));
   if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS)
     return makeStatus(
         DLC_UNIMPLEMENTED,

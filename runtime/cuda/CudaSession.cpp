@@ -63,8 +63,10 @@ dlc_status_t CudaSession::create(std::shared_ptr<const ModuleFile> module,
   std::unique_ptr<CudaSession> s(new CudaSession(module));
   s->device_ = device;
   const Driver &driver = device->driver();
-  DLC_RETURN_IF_ERROR(s->compute_.create(driver));
-  DLC_RETURN_IF_ERROR(s->copy_.create(driver));
+  DLC_RETURN_IF_ERROR(
+      prefixStatus(s->compute_.create(driver), name + ": compute stream"));
+  DLC_RETURN_IF_ERROR(
+      prefixStatus(s->copy_.create(driver), name + ": copy stream"));
   DLC_RETURN_IF_ERROR(s->kernels_.load(*device, *module));
 
   // Globals: initial values copied in, or zeros.
@@ -81,9 +83,12 @@ dlc_status_t CudaSession::create(std::shared_ptr<const ModuleFile> module,
     size_t bytes = info.type.byteSize;
     if (!bytes)
       continue;
+    // On the compute stream, which synchronizes with nothing else: the
+    // module's bytes outlive the session, and creation synchronizes last.
     DLC_RETURN_IF_ERROR(
-        init ? s->check(driver.cuMemcpyHtoD(address, init->data(), bytes),
-                        what + ": cuMemcpyHtoD")
+        init ? s->check(driver.cuMemcpyHtoDAsync(address, init->data(), bytes,
+                                                 s->compute_.get()),
+                        what + ": cuMemcpyHtoDAsync")
              : s->check(
                    driver.cuMemsetD8Async(address, 0, bytes, s->compute_.get()),
                    what + ": cuMemsetD8Async"));
@@ -98,8 +103,9 @@ dlc_status_t CudaSession::create(std::shared_ptr<const ModuleFile> module,
       DLC_RETURN_IF_ERROR(block.allocate(*device, bytes, what));
       if (bytes)
         DLC_RETURN_IF_ERROR(
-            s->check(driver.cuMemcpyHtoD(block.address(), data->data(), bytes),
-                     what + ": cuMemcpyHtoD"));
+            s->check(driver.cuMemcpyHtoDAsync(block.address(), data->data(),
+                                              bytes, s->compute_.get()),
+                     what + ": cuMemcpyHtoDAsync"));
       s->constants_.push_back(std::move(block));
     }
 
@@ -138,8 +144,11 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
   for (int slot = 0; slot < kStagingSlots; ++slot) {
     DLC_RETURN_IF_ERROR(
         fn.inputs[slot].allocate(*device_, fn.inputBytes, where + ": inputs"));
-    DLC_RETURN_IF_ERROR(fn.pinnedInputs[slot].allocate(driver, fn.inputBytes));
-    DLC_RETURN_IF_ERROR(fn.inputsCopied[slot].create(driver, false));
+    DLC_RETURN_IF_ERROR(
+        prefixStatus(fn.pinnedInputs[slot].allocate(driver, fn.inputBytes),
+                     where + ": pinned inputs"));
+    DLC_RETURN_IF_ERROR(prefixStatus(
+        fn.inputsCopied[slot].create(driver, false), where + ": inputs"));
   }
   sizes.clear();
   for (uint32_t r : info.outputs)
@@ -147,7 +156,9 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
   fn.outputBytes = pack(sizes, fn.outputOffsets);
   DLC_RETURN_IF_ERROR(
       fn.outputs.allocate(*device_, fn.outputBytes, where + ": outputs"));
-  DLC_RETURN_IF_ERROR(fn.pinnedOutputs.allocate(driver, fn.outputBytes));
+  DLC_RETURN_IF_ERROR(
+      prefixStatus(fn.pinnedOutputs.allocate(driver, fn.outputBytes),
+                   where + ": pinned outputs"));
   fn.graphs.setDestroy([&driver](GraphCache::Graph graph) {
     driver.cuGraphExecDestroy(static_cast<CUgraphExec>(graph));
   });
@@ -218,21 +229,31 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
 
 dlc_status_t CudaSession::readGlobal(size_t index, void *data) const {
   DLC_RETURN_IF_ERROR(device_->makeCurrent());
+  const Driver &driver = device_->driver();
   const ValueInfo &info = module_->globals()[index];
-  // Calls synchronize before returning, so the value is final.
-  return check(
-      device_->driver().cuMemcpyDtoH(
-          data, globals_[index][current(index)].address(), info.type.byteSize),
-      module_->name() + ": global '" + info.name + "': cuMemcpyDtoH");
+  std::string what = module_->name() + ": global '" + info.name + "'";
+  // On the compute stream, after whatever wrote the global last.
+  DLC_RETURN_IF_ERROR(check(
+      driver.cuMemcpyDtoHAsync(data, globals_[index][current(index)].address(),
+                               info.type.byteSize, compute_.get()),
+      what + ": cuMemcpyDtoHAsync"));
+  return check(driver.cuStreamSynchronize(compute_.get()),
+               what + ": cuStreamSynchronize");
 }
 
 dlc_status_t CudaSession::writeGlobal(size_t index, const void *data) {
   DLC_RETURN_IF_ERROR(device_->makeCurrent());
+  const Driver &driver = device_->driver();
   const ValueInfo &info = module_->globals()[index];
-  return check(
-      device_->driver().cuMemcpyHtoD(globals_[index][current(index)].address(),
-                                     data, info.type.byteSize),
-      module_->name() + ": global '" + info.name + "': cuMemcpyHtoD");
+  std::string what = module_->name() + ": global '" + info.name + "'";
+  // Synchronized before returning: `data` is the caller's, and the next
+  // call must see the whole value.
+  DLC_RETURN_IF_ERROR(
+      check(driver.cuMemcpyHtoDAsync(globals_[index][current(index)].address(),
+                                     data, info.type.byteSize, compute_.get()),
+            what + ": cuMemcpyHtoDAsync"));
+  return check(driver.cuStreamSynchronize(compute_.get()),
+               what + ": cuStreamSynchronize");
 }
 
 dlc_status_t CudaSession::stageInputs(size_t index, int slot,
@@ -358,7 +379,8 @@ dlc_status_t CudaSession::enqueueProfiled(size_t index,
   // One event before the first step and one after each.
   while (profileEvents_.size() < fn.steps.size() + 1) {
     Event event;
-    DLC_RETURN_IF_ERROR(event.create(driver, true));
+    DLC_RETURN_IF_ERROR(
+        prefixStatus(event.create(driver, true), where + ": profiling"));
     profileEvents_.push_back(std::move(event));
   }
   DLC_RETURN_IF_ERROR(
@@ -456,15 +478,21 @@ dlc_status_t CudaSession::execute(size_t index, const dlc_tensor_t *inputs,
   DLC_RETURN_IF_ERROR(check(
       driver.cuStreamWaitEvent(compute_.get(), fn.inputsCopied[slot].get(), 0),
       where + ": cuStreamWaitEvent"));
-  DLC_RETURN_IF_ERROR(profiling_ ? enqueueProfiled(index, bases)
-                                 : launch(index, bases));
-  if (fn.outputBytes)
-    DLC_RETURN_IF_ERROR(check(
-        driver.cuMemcpyDtoHAsync(fn.pinnedOutputs.data(), fn.outputs.address(),
-                                 fn.outputBytes, compute_.get()),
-        where + ": outputs: cuMemcpyDtoHAsync"));
-  DLC_RETURN_IF_ERROR(check(driver.cuStreamSynchronize(compute_.get()),
-                            where + ": cuStreamSynchronize"));
+  dlc_status_t status =
+      profiling_ ? enqueueProfiled(index, bases) : launch(index, bases);
+  if (!status && fn.outputBytes)
+    status = check(driver.cuMemcpyDtoHAsync(fn.pinnedOutputs.data(),
+                                            fn.outputs.address(),
+                                            fn.outputBytes, compute_.get()),
+                   where + ": outputs: cuMemcpyDtoHAsync");
+  // Also after a failure: what was enqueued must finish before the next
+  // call may reuse its buffers.
+  StatusOwner synchronized(check(driver.cuStreamSynchronize(compute_.get()),
+                                 where + ": cuStreamSynchronize"));
+  if (status)
+    return status;
+  if (synchronized.get())
+    return synchronized.release();
   for (size_t i = 0; i < info.outputs.size(); ++i)
     if (uint64_t bytes = info.results[info.outputs[i]].type.byteSize)
       std::memcpy(outputs[i].data,

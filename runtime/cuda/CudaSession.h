@@ -124,12 +124,14 @@ private:
   }
 
   std::shared_ptr<CudaDevice> device_;
+  /// Declared before the libraries' handles (cuDNN's holds the compute
+  /// stream), so destroyed after them.
+  Stream compute_, copy_;
   /// The libraries, opened when a plan first needs them (a module without
   /// convolutions never needs cuDNN). Declared before the plans that
   /// reference them, so they are destroyed after.
   std::unique_ptr<Blas> blas_;
   std::unique_ptr<Dnn> dnn_;
-  Stream compute_, copy_;
   std::vector<std::array<DeviceBlock, 2>> globals_;
   std::vector<DeviceBlock> constants_;
   DeviceBlock workspace_;

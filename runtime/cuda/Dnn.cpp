@@ -49,11 +49,12 @@ dlc_status_code_t codeOf(cudnnStatus_t status) {
   default:
     break;
   }
-  // cuDNN 9 groups its statuses by thousands.
-  switch (status / 1000 * 1000) {
-  case CUDNN_STATUS_NOT_INITIALIZED:
+  // cuDNN 9 groups its statuses by thousands (a sublibrary that cannot be
+  // loaded is in the NOT_INITIALIZED category).
+  switch (CUDNN_STATUS_CATEGORY(status)) {
+  case CUDNN_STATUS_CATEGORY(CUDNN_STATUS_NOT_INITIALIZED):
     return DLC_UNAVAILABLE;
-  case CUDNN_STATUS_NOT_SUPPORTED:
+  case CUDNN_STATUS_CATEGORY(CUDNN_STATUS_NOT_SUPPORTED):
     return DLC_UNIMPLEMENTED;
   default:
     return DLC_INTERNAL;

@@ -13,11 +13,33 @@ namespace dlc::cuda {
 
 dlc_status_t Driver::load() {
   DLC_RETURN_IF_ERROR(library_.open("the CUDA driver", {"libcuda.so.1"}));
+  // The symbols bound below are those of the headers dlc was built with
+  // (and the generated PTX is of that toolkit), so an older driver is
+  // named as such rather than by the first symbol it lacks.
+  DLC_RETURN_IF_ERROR(library_.bind(this->cuDriverGetVersion,
+                                    DLC_SYMBOL_NAME(cuDriverGetVersion)));
+  int version = 0;
+  this->cuDriverGetVersion(&version);
+  if (version < CUDA_VERSION) {
+    auto text = [](int v) {
+      return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+    };
+    return makeStatus(DLC_UNAVAILABLE,
+                      "the CUDA driver supports CUDA " + text(version) +
+                          "; dlc was built for CUDA " + text(CUDA_VERSION) +
+                          " and needs a driver for it or later");
+  }
 #define DLC_BIND_DRIVER_FUNCTION(name)                                         \
   DLC_RETURN_IF_ERROR(library_.bind(this->name, DLC_SYMBOL_NAME(name)));
   DLC_CUDA_DRIVER_FUNCTIONS(DLC_BIND_DRIVER_FUNCTION)
 #undef DLC_BIND_DRIVER_FUNCTION
-  return check(this->cuInit(0), "cuInit");
+  // No device, or none this process may use, is a machine without a GPU
+  // as far as dlc is concerned.
+  if (CUresult result = this->cuInit(0)) {
+    StatusOwner failure(check(result, "cuInit"));
+    return makeStatus(DLC_UNAVAILABLE, dlc_status_message(failure.get()));
+  }
+  return nullptr;
 }
 
 dlc_status_t Driver::get(const Driver *&out) {

@@ -45,8 +45,6 @@ namespace dlc::cuda {
   X(cuMemFree)                                                                 \
   X(cuMemHostAlloc)                                                            \
   X(cuMemFreeHost)                                                             \
-  X(cuMemcpyHtoD)                                                              \
-  X(cuMemcpyDtoH)                                                              \
   X(cuMemcpyHtoDAsync)                                                         \
   X(cuMemcpyDtoHAsync)                                                         \
   X(cuMemcpyDtoDAsync)                                                         \

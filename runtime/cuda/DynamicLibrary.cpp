@@ -18,7 +18,10 @@ dlc_status_t DynamicLibrary::open(const char *what,
   std::string tried;
   for (const char *name : names) {
     // RTLD_LOCAL: two versions of a library in one process stay apart.
-    handle_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    // RTLD_NODELETE: cuBLASLt and cuDNN carry a static CUDA runtime whose
+    // thread-local and exit hooks must not outlive its code, so a library
+    // once opened stays mapped (a later session reopens it for free).
+    handle_ = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (handle_) {
       soname_ = name;
       return nullptr;

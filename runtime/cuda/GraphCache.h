@@ -31,7 +31,16 @@ public:
   explicit GraphCache(size_t capacity = 8) : capacity_(capacity) {}
   ~GraphCache() { clear(); }
   GraphCache(GraphCache &&) = default;
-  GraphCache &operator=(GraphCache &&) = default;
+  /// Destroys the graphs it held before taking `other`'s.
+  GraphCache &operator=(GraphCache &&other) {
+    if (this != &other) {
+      clear();
+      capacity_ = other.capacity_;
+      destroy_ = std::move(other.destroy_);
+      entries_ = std::move(other.entries_);
+    }
+    return *this;
+  }
 
   /// How graphs are destroyed (on eviction and clear()).
   void setDestroy(Destroy destroy) { destroy_ = std::move(destroy); }
