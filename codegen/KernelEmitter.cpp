@@ -10,9 +10,23 @@
 // under a condition or inside a loop is reused outside it.
 //
 // Numerics follow the reference evaluator: floating reductions accumulate
-// in double on the CPU (float on CUDA, where issue 5 adds tree reductions),
-// max/min propagate NaN, max-pool gradients pick the first maximum in
-// row-major window order, integer division by zero gives 0.
+// in double on the CPU (float on CUDA), max/min propagate NaN, max-pool
+// gradients pick the first maximum in row-major window order, integer
+// division by zero gives 0.
+//
+// CUDA kernels take three shapes beyond one thread per iteration:
+//  - A warp per iteration, for reductions long enough to split: the lanes
+//    fold strided shares of the reduced elements and meet in a butterfly of
+//    warp shuffles (worthAWarp says when).
+//  - W elements per iteration (16 bytes of the widest buffer), for
+//    elementwise kernels in one linear space: a group of aligned buffers is
+//    read and written whole, which NVVM's load/store vectorizer turns into
+//    16-byte accesses (ld.global.v4, st.global.v4): a quarter of the memory
+//    instructions for the same bytes.
+//  - Several fusions' kernels in one (emitKernelGroup): the members'
+//    iterations one after the other, each running its member's code, so
+//    that many small independent kernels (an optimizer's per-parameter
+//    updates) take one launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,13 +77,37 @@ std::string joinIndex(ArrayRef<std::string> index) {
   return llvm::join(index, ",");
 }
 
+/// The C type a kernel accesses `v`'s buffer as. Bool buffers are read as
+/// bytes: compilers vectorize selects on uint8_t loads but turn selects on
+/// bool loads into branches.
+std::string bufferTypeOf(Value v) {
+  Type element = getElementTypeOrSelf(v.getType());
+  return element.isInteger(1) ? std::string("uint8_t") : cTypeOf(element);
+}
+
+/// The bytes of one element of `v`'s buffer.
+int64_t elementBytes(Value v) {
+  Type element = getElementTypeOrSelf(v.getType());
+  return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+}
+
+bool isScalar(Value v) { return ShapedType::getNumElements(shapeOf(v)) == 1; }
+
 class Emitter {
 public:
-  Emitter(Target target) : target(target) {}
+  /// `warp`: a CUDA kernel running each iteration on a warp, whose
+  /// reductions outside every loop are split over the lanes.
+  Emitter(Target target, bool warp = false) : target(target), warp(warp) {}
 
   /// The per-element statements computing every output of `fusion` at the
   /// index `i0..i{r-1}` of the first output and storing them.
   FailureOr<std::string> emitBody(FusionOp fusion);
+  /// The statements of a linear-space fusion for the group of `width`
+  /// elements starting at `it * width` (CUDA): whole and aligned groups
+  /// through aligned pointers, unrolled; others element by element.
+  FailureOr<std::string> emitVectorBody(FusionOp fusion, int64_t width);
+  /// How many reductions were split over a warp's lanes.
+  unsigned splitReductions() const { return split; }
   /// The statements of a scatter fusion at outer index `i0..` (the data
   /// shape without the scatter axis).
   FailureOr<std::string> emitScatterBody(FusionOp fusion,
@@ -78,14 +116,14 @@ public:
   /// The statements of a max-pool gradient fusion for plane (i0, i1).
   FailureOr<std::string> emitMaxPoolGradBody(FusionOp fusion, MaxPoolGradOp op);
 
-  /// Parameter declarations `const T *__restrict pK = ...;`.
-  std::string parameters(FusionOp fusion) const;
-
   /// Makes the iteration space one-dimensional when `fusion` allows it
   /// (see linearSpace); returns whether it did.
   bool useLinearSpace(FusionOp fusion);
 
 private:
+  /// Computes every result of `fusion` at `index` and stores it (lane 0
+  /// alone in a warp kernel).
+  LogicalResult storeResults(FusionOp fusion, ArrayRef<std::string> index);
   FailureOr<std::string> value(Value v, ArrayRef<std::string> index);
   FailureOr<std::string> compute(Operation *op, Value v,
                                  ArrayRef<std::string> index);
@@ -138,22 +176,32 @@ private:
     body += text.str();
     body += '\n';
   }
-  void open(const Twine &text) {
+  void open(const Twine &text, bool loop = false) {
     line(text + " {");
     ++depth;
-    scopes.push_back(memoLog.size());
+    scopes.push_back({memoLog.size(), loop});
+    loopDepth += loop;
   }
+  void openLoop(const Twine &text) { open(text, /*loop=*/true); }
   void close(StringRef suffix = "") {
-    size_t mark = scopes.pop_back_val();
+    auto [mark, loop] = scopes.pop_back_val();
     while (memoLog.size() > mark) {
       memo.erase(memoLog.back());
       memoLog.pop_back();
     }
+    loopDepth -= loop;
     --depth;
     line("}" + suffix);
   }
 
   Target target;
+  bool warp;
+  /// Reductions split over a warp's lanes so far.
+  unsigned split = 0;
+  /// In emitVectorBody's aligned path, the element of the group being
+  /// computed: operands are read through the aligned pointers qK. -1
+  /// elsewhere.
+  int64_t vectorElement = -1;
   /// When every value of an elementwise fusion has the results' element
   /// count or a single element, the iteration space is one dimension of
   /// this many elements: no coordinates to compute, contiguous loops (the
@@ -165,7 +213,10 @@ private:
   llvm::DenseMap<Value, unsigned> parameterOf;
   std::map<std::pair<void *, std::string>, std::string> memo;
   SmallVector<std::pair<void *, std::string>> memoLog;
-  SmallVector<size_t> scopes;
+  /// Open scopes: where their memo entries start, and whether each is a
+  /// loop.
+  SmallVector<std::pair<size_t, bool>> scopes;
+  unsigned loopDepth = 0;
 };
 
 std::string Emitter::linear(ArrayRef<int64_t> shape,
@@ -222,27 +273,12 @@ FailureOr<std::string> Emitter::cType(Operation *op, Type type) {
   return c;
 }
 
-std::string Emitter::parameters(FusionOp fusion) const {
-  // Bool buffers are read as bytes: compilers vectorize selects on uint8_t
-  // loads but turn selects on bool loads into branches.
-  auto bufferType = [](Value v) {
-    Type element = getElementTypeOrSelf(v.getType());
-    return element.isInteger(1) ? std::string("uint8_t") : cTypeOf(element);
-  };
-  std::string text;
-  unsigned k = 0;
-  for (Value input : fusion.getInputs())
-    text += llvm::formatv("const {0} *__restrict p{1} = (const {0} *)b[{1}];\n",
-                          bufferType(input), k++)
-                .str();
-  for (Value result : fusion.getResults())
-    text += llvm::formatv("{0} *__restrict p{1} = ({0} *)b[{1}];\n",
-                          bufferType(result), k++)
-                .str();
-  return text;
-}
-
 FailureOr<std::string> Emitter::value(Value v, ArrayRef<std::string> index) {
+  // In a linear space a single-element value is the same at every index:
+  // computed once for all the elements of a vector group.
+  Index single{"0"};
+  if (linearSpace >= 0 && isScalar(v))
+    index = single;
   auto key = std::make_pair(v.getAsOpaquePointer(), joinIndex(index));
   auto it = memo.find(key);
   if (it != memo.end())
@@ -250,8 +286,11 @@ FailureOr<std::string> Emitter::value(Value v, ArrayRef<std::string> index) {
   FailureOr<std::string> result;
   if (auto argument = dyn_cast<BlockArgument>(v)) {
     std::string type = cTypeOf(getElementTypeOrSelf(v.getType()));
-    result = let(type, "p" + std::to_string(argument.getArgNumber()) + "[" +
-                           linear(shapeOf(v), index) + "]");
+    std::string k = std::to_string(argument.getArgNumber());
+    if (vectorElement >= 0 && !isScalar(v))
+      result = let(type, "q" + k + "[" + std::to_string(vectorElement) + "]");
+    else
+      result = let(type, "p" + k + "[" + linear(shapeOf(v), index) + "]");
   } else {
     result = compute(v.getDefiningOp(), v, index);
   }
@@ -662,12 +701,19 @@ FailureOr<std::string> Emitter::reduction(Operation *op, ArrayRef<int64_t> axes,
     combine = acc + " = " + (isMax ? "dlc_max(" : "dlc_min(") + acc + ", (" +
               accType + ")%s);";
   }
+  // In a warp kernel, a reduction outside every loop of the body is split
+  // over the lanes: lane l folds the reduced elements l, l + 32, ... in
+  // row-major order over the reduced axes (neighbouring lanes read
+  // neighbouring elements when the innermost axis is reduced), then a
+  // butterfly of shuffles combines the partials so that every lane holds
+  // the result, which the rest of the body (computed by every lane) reads.
+  bool overLanes = warp && loopDepth == 0;
   // A sum whose innermost loop runs along the contiguous last dimension
   // keeps kLanes partial sums, so the loop carries no serial dependence and
   // vectorizes; the lanes are added pairwise at the end.
   constexpr int64_t kLanes = 8;
   int64_t last = static_cast<int64_t>(shape.size()) - 1;
-  bool lanes = isa<ReduceSumOp>(op) && !shape.empty() &&
+  bool lanes = !overLanes && isa<ReduceSumOp>(op) && !shape.empty() &&
                llvm::is_contained(axes, last) && shape[last] % kLanes == 0;
   if (lanes) {
     line(accType + " " + acc + "[" + std::to_string(kLanes) + "] = {};");
@@ -678,20 +724,44 @@ FailureOr<std::string> Emitter::reduction(Operation *op, ArrayRef<int64_t> axes,
   Index in;
   size_t k = 0;
   unsigned opened = 0;
+  int64_t count = 1;
+  for (int64_t axis : axes)
+    count *= shape[axis];
+  std::string flat;
+  if (overLanes) {
+    flat = fresh("r");
+    openLoop("for (int64_t " + flat + " = warp_lane; " + flat + " < " +
+             std::to_string(count) + "; " + flat + " += 32)");
+    ++opened;
+  }
   for (size_t d = 0; d < shape.size(); ++d) {
     if (llvm::is_contained(axes, static_cast<int64_t>(d))) {
-      std::string loop = fresh("r");
-      if (lanes && static_cast<int64_t>(d) == last) {
-        open("for (int64_t " + loop + " = 0; " + loop + " < " +
-             std::to_string(shape[d]) + "; " + loop +
-             " += " + std::to_string(kLanes) + ")");
-        open("for (int64_t lane = 0; lane < " + std::to_string(kLanes) +
-             "; ++lane)");
+      if (overLanes) {
+        // The coordinate along axis d of reduced element `flat`.
+        int64_t stride = 1;
+        for (int64_t axis : axes)
+          stride *= axis > static_cast<int64_t>(d) ? shape[axis] : 1;
+        std::string coordinate =
+            stride == 1 ? flat
+                        : "(" + flat + " / " + std::to_string(stride) + ")";
+        if (static_cast<int64_t>(d) != axes.front())
+          coordinate =
+              "(" + coordinate + " % " + std::to_string(shape[d]) + ")";
+        in.push_back(count == 0 || shape[d] == 1 ? std::string("0")
+                                                 : let("int64_t", coordinate));
+      } else if (lanes && static_cast<int64_t>(d) == last) {
+        std::string loop = fresh("r");
+        openLoop("for (int64_t " + loop + " = 0; " + loop + " < " +
+                 std::to_string(shape[d]) + "; " + loop +
+                 " += " + std::to_string(kLanes) + ")");
+        openLoop("for (int64_t lane = 0; lane < " + std::to_string(kLanes) +
+                 "; ++lane)");
         opened += 2;
         in.push_back(let("int64_t", loop + " + lane"));
       } else {
-        open("for (int64_t " + loop + " = 0; " + loop + " < " +
-             std::to_string(shape[d]) + "; ++" + loop + ")");
+        std::string loop = fresh("r");
+        openLoop("for (int64_t " + loop + " = 0; " + loop + " < " +
+                 std::to_string(shape[d]) + "; ++" + loop + ")");
         ++opened;
         in.push_back(loop);
       }
@@ -709,6 +779,15 @@ FailureOr<std::string> Emitter::reduction(Operation *op, ArrayRef<int64_t> axes,
   line(statement);
   for (unsigned i = 0; i < opened; ++i)
     close();
+  if (overLanes) {
+    ++split;
+    std::string exchange = combine;
+    exchange.replace(exchange.find("%s"), 2,
+                     "dlc_shfl_xor(" + acc + ", offset)");
+    open("for (int offset = 16; offset > 0; offset /= 2)");
+    line(exchange);
+    close();
+  }
   if (lanes) {
     SmallVector<std::string> terms;
     for (int64_t l = 0; l < kLanes; ++l)
@@ -733,8 +812,8 @@ size_t Emitter::openWindowTaps(ArrayRef<int64_t> window,
   SmallVector<std::string> inside;
   for (size_t s = 0; s < window.size(); ++s) {
     std::string tap = fresh("w");
-    open("for (int64_t " + tap + " = 0; " + tap + " < " +
-         std::to_string(window[s]) + "; ++" + tap + ")");
+    openLoop("for (int64_t " + tap + " = 0; " + tap + " < " +
+             std::to_string(window[s]) + "; ++" + tap + ")");
     std::string at =
         let("int64_t", "(" + position[s] + ") * " + std::to_string(stride[s]) +
                            " - " + std::to_string(padLow[s]) + " + " + tap +
@@ -798,15 +877,15 @@ FailureOr<std::string> Emitter::emitMaxPoolGradBody(FusionOp fusion,
   std::string plane =
       let("int64_t", "((i0) * " + std::to_string(xShape[1]) + " + i1) * " +
                          std::to_string(planeSize));
-  open("for (int64_t e = 0; e < " + std::to_string(planeSize) + "; ++e)");
+  openLoop("for (int64_t e = 0; e < " + std::to_string(planeSize) + "; ++e)");
   line(out + "[" + plane + " + e] = (" + *type + ")0;");
   close();
   Index outIndex{"i0", "i1"};
   unsigned opened = 0;
   for (size_t s = 0; s < spatial.size(); ++s) {
     std::string o = fresh("o");
-    open("for (int64_t " + o + " = 0; " + o + " < " +
-         std::to_string(yShape[2 + s]) + "; ++" + o + ")");
+    openLoop("for (int64_t " + o + " = 0; " + o + " < " +
+             std::to_string(yShape[2 + s]) + "; ++" + o + ")");
     ++opened;
     outIndex.push_back(o);
   }
@@ -860,25 +939,114 @@ bool Emitter::useLinearSpace(FusionOp fusion) {
   return true;
 }
 
-FailureOr<std::string> Emitter::emitBody(FusionOp fusion) {
-  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+/// Fails unless every result of `fusion` has the first one's shape.
+LogicalResult checkResultShapes(FusionOp fusion) {
   ArrayRef<int64_t> shape = shapeOf(fusion.getResult(0));
-  Index index;
-  for (size_t d = 0; d < (linearSpace >= 0 ? 1 : shape.size()); ++d)
-    index.push_back("i" + std::to_string(d));
-  unsigned firstOutput = fusion.getInputs().size();
-  for (auto [k, yielded] : llvm::enumerate(yield.getValues())) {
-    if (shapeOf(yielded) != shape)
+  for (auto [k, result] : llvm::enumerate(fusion.getResults()))
+    if (shapeOf(result) != shape)
       return fusion.emitOpError()
-             << "result #" << k << " has shape [" << shapeOf(yielded)
+             << "result #" << k << " has shape [" << shapeOf(result)
              << "] unlike result #0; a fusion's results share one "
                 "iteration space";
+  return success();
+}
+
+LogicalResult Emitter::storeResults(FusionOp fusion,
+                                    ArrayRef<std::string> index) {
+  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+  ArrayRef<int64_t> shape = shapeOf(fusion.getResult(0));
+  unsigned firstOutput = fusion.getInputs().size();
+  SmallVector<std::string> stores;
+  for (auto [k, yielded] : llvm::enumerate(yield.getValues())) {
     FailureOr<std::string> v = value(yielded, index);
     if (failed(v))
       return failure();
-    line("p" + std::to_string(firstOutput + k) + "[" + linear(shape, index) +
-         "] = " + *v + ";");
+    stores.push_back("p" + std::to_string(firstOutput + k) + "[" +
+                     linear(shape, index) + "] = " + *v + ";");
+    if (!warp)
+      line(stores.back());
   }
+  if (warp) {
+    open("if (warp_lane == 0)");
+    for (const std::string &store : stores)
+      line(store);
+    close();
+  }
+  return success();
+}
+
+FailureOr<std::string> Emitter::emitBody(FusionOp fusion) {
+  if (failed(checkResultShapes(fusion)))
+    return failure();
+  Index index;
+  for (size_t d = 0;
+       d < (linearSpace >= 0 ? 1 : shapeOf(fusion.getResult(0)).size()); ++d)
+    index.push_back("i" + std::to_string(d));
+  if (failed(storeResults(fusion, index)))
+    return failure();
+  return body;
+}
+
+FailureOr<std::string> Emitter::emitVectorBody(FusionOp fusion, int64_t width) {
+  if (failed(checkResultShapes(fusion)))
+    return failure();
+  Block &block = fusion.getBody().front();
+  auto yield = cast<YieldOp>(block.getTerminator());
+  unsigned firstOutput = fusion.getInputs().size();
+  std::string w = std::to_string(width);
+  std::string total = std::to_string(linearSpace);
+  line("const int64_t first = it * " + w + ";");
+  open("if (aligned && first + " + w + " <= " + total + ")");
+  // Aligned views of the group: the alignment they promise lets NVVM merge
+  // the group's accesses into 16-byte ones.
+  for (auto [k, v] : llvm::enumerate(
+           llvm::concat<Value>(fusion.getInputs(), fusion.getResults()))) {
+    if (isScalar(v))
+      continue;
+    std::string type = bufferTypeOf(v);
+    if (k < firstOutput)
+      type = "const " + type;
+    line(llvm::formatv("{0} *__restrict q{1} = ({0} *)__builtin_assume_"
+                       "aligned(p{1} + first, {2});",
+                       type, k, width * elementBytes(v))
+             .str());
+  }
+  // The group's element j is at `first + j` (dropout draws by position).
+  Index at;
+  for (int64_t j = 0; j < width; ++j)
+    at.push_back(j == 0 ? "first" : "(first + " + std::to_string(j) + ")");
+  // Every operand of the group is read before anything is computed and
+  // every result stored after, so that neighbouring accesses are adjacent
+  // (with no store between loads that may alias it) and merge.
+  for (BlockArgument argument : block.getArguments()) {
+    if (isScalar(argument) || argument.use_empty())
+      continue;
+    for (vectorElement = 0; vectorElement < width; ++vectorElement)
+      if (failed(value(argument, at[vectorElement])))
+        return failure();
+  }
+  SmallVector<SmallVector<std::string>> results(width);
+  for (vectorElement = 0; vectorElement < width; ++vectorElement)
+    for (Value yielded : yield.getValues()) {
+      FailureOr<std::string> v = value(yielded, at[vectorElement]);
+      if (failed(v))
+        return failure();
+      results[vectorElement].push_back(*v);
+    }
+  vectorElement = -1;
+  for (unsigned k = 0; k < yield.getNumOperands(); ++k)
+    for (int64_t j = 0; j < width; ++j)
+      line("q" + std::to_string(firstOutput + k) + "[" + std::to_string(j) +
+           "] = " + results[j][k] + ";");
+  close();
+  // A partial group (the tail), or unaligned buffers.
+  open("else");
+  line("const int64_t stop = dlc_min_index(first + " + w + ", " + total + ");");
+  openLoop("for (int64_t i0 = first; i0 < stop; ++i0)");
+  if (failed(storeResults(fusion, {"i0"})))
+    return failure();
+  close();
+  close();
   return body;
 }
 
@@ -901,8 +1069,8 @@ FailureOr<std::string> Emitter::emitScatterBody(FusionOp fusion,
         static_cast<int64_t>(d) == axis ? "" : "i" + std::to_string(k++));
   Index at = outer;
   at[axis] = fresh("c");
-  open("for (int64_t " + at[axis] + " = 0; " + at[axis] + " < " +
-       std::to_string(dataShape[axis]) + "; ++" + at[axis] + ")");
+  openLoop("for (int64_t " + at[axis] + " = 0; " + at[axis] + " < " +
+           std::to_string(dataShape[axis]) + "; ++" + at[axis] + ")");
   FailureOr<std::string> original = value(scatter.getData(), at);
   if (failed(original))
     return failure();
@@ -920,8 +1088,8 @@ FailureOr<std::string> Emitter::emitScatterBody(FusionOp fusion,
   }
   Index u = outer;
   u[axis] = fresh("j");
-  open("for (int64_t " + u[axis] + " = 0; " + u[axis] + " < " +
-       std::to_string(updateShape[axis]) + "; ++" + u[axis] + ")");
+  openLoop("for (int64_t " + u[axis] + " = 0; " + u[axis] + " < " +
+           std::to_string(updateShape[axis]) + "; ++" + u[axis] + ")");
   FailureOr<std::string> raw = value(scatter.getIndices(), u);
   FailureOr<std::string> update = value(scatter.getUpdates(), u);
   if (failed(raw) || failed(update))
@@ -985,10 +1153,146 @@ std::string delinearize(ArrayRef<int64_t> shape, StringRef flat,
   return text;
 }
 
-} // namespace
+/// Whether the CUDA kernel of `fusion`, with `outputs` iterations, should
+/// run each iteration on a warp: when it holds a reduction of at least 64
+/// elements per output (every lane then folds two or more, and the five
+/// shuffle steps cost less than the 32-fold shorter loop saves) that either
+/// runs along the contiguous innermost axis (a warp's lanes then read whole
+/// 128-byte lines, where a thread per output reads one element per line),
+/// or has so few outputs that a warp each still fits one wave of a large
+/// GPU (2^18 threads: 132 SMs x 2048), so the extra lanes come for free.
+bool worthAWarp(FusionOp fusion, int64_t outputs) {
+  constexpr int64_t kMinReduced = 64, kOneWave = int64_t(1) << 18;
+  for (Operation &op : fusion.getBody().front()) {
+    if (!isa<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp>(op))
+      continue;
+    ArrayRef<int64_t> shape = shapeOf(op.getOperand(0));
+    ArrayRef<int64_t> axes =
+        op.getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+    int64_t reduced = 1;
+    for (int64_t axis : axes)
+      reduced *= shape[axis];
+    bool contiguous = !shape.empty() && !axes.empty() &&
+                      axes.back() == static_cast<int64_t>(shape.size()) - 1;
+    if (reduced >= kMinReduced && (contiguous || outputs * 32 <= kOneWave))
+      return true;
+  }
+  return false;
+}
 
-FailureOr<EmittedKernel>
-mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
+/// The elements a CUDA iteration of linear-space `fusion` (of `total`
+/// elements) handles: as many as fill 16 bytes of its widest non-scalar
+/// buffer, or 1 when that is one or the space is smaller than a group.
+int64_t vectorWidth(FusionOp fusion, int64_t total) {
+  int64_t widest = 0;
+  for (Value v : llvm::concat<Value>(fusion.getInputs(), fusion.getResults()))
+    if (!isScalar(v))
+      widest = std::max(widest, elementBytes(v));
+  int64_t width = widest == 0 ? 1 : 16 / widest;
+  return width > 1 && total >= width ? width : 1;
+}
+
+/// The declaration of `aligned`: whether every non-scalar buffer is aligned
+/// to a group of `width` of its elements (emitVectorBody).
+std::string alignmentCheck(FusionOp fusion, int64_t width) {
+  SmallVector<std::string> terms;
+  for (auto [k, v] : llvm::enumerate(
+           llvm::concat<Value>(fusion.getInputs(), fusion.getResults())))
+    if (!isScalar(v))
+      terms.push_back(llvm::formatv("(uint64_t)p{0} % {1} == 0", k,
+                                    width * elementBytes(v)));
+  return "const bool aligned = " + llvm::join(terms, " &&\n    ") + ";\n";
+}
+
+/// Declarations `const T *__restrict pK = (const T *)b[S];` of `fusion`'s
+/// operands then results, pK being the kernel's buffer slots[K] (K itself
+/// in a kernel of its own; its place among a group's buffers).
+std::string parameters(FusionOp fusion, ArrayRef<unsigned> slots) {
+  std::string text;
+  unsigned k = 0;
+  for (Value input : fusion.getInputs()) {
+    text += llvm::formatv("const {0} *__restrict p{1} = (const {0} *)b[{2}];\n",
+                          bufferTypeOf(input), k, slots[k])
+                .str();
+    ++k;
+  }
+  for (Value result : fusion.getResults()) {
+    text += llvm::formatv("{0} *__restrict p{1} = ({0} *)b[{2}];\n",
+                          bufferTypeOf(result), k, slots[k])
+                .str();
+    ++k;
+  }
+  return text;
+}
+
+/// The buffer slots of a fusion's kernel of its own: operand or result K is
+/// the kernel's buffer K.
+SmallVector<unsigned> ownSlots(FusionOp fusion) {
+  return llvm::to_vector(
+      llvm::seq<unsigned>(0, static_cast<unsigned>(fusion.getInputs().size() +
+                                                   fusion.getNumResults())));
+}
+
+/// The statement that keeps a kernel's iteration bound `bound` within the
+/// compiled `iterations`: a corrupt plan cannot run past the compiled
+/// shapes.
+std::string clampIterations(StringRef bound, int64_t iterations) {
+  return llvm::formatv("// A corrupt plan cannot run past the compiled "
+                       "shapes.\nif ({0} > {1}LL)\n  {0} = {1}LL;\n",
+                       bound, iterations)
+      .str();
+}
+
+/// A CUDA kernel's signature (the ABI of dlcm.fbs `table Kernel`) and its
+/// buffer array `b`.
+std::string cudaSignature(StringRef name, size_t buffers) {
+  return llvm::formatv("extern \"C\" __global__ void {0}(const dlc_buffers<{1}>"
+                       " buffers, int64_t n) {{\n  void *const *b = "
+                       "buffers.p;\n",
+                       name, buffers)
+      .str();
+}
+
+/// The grid-stride loop of a CUDA kernel over iterations `var` < n, by
+/// threads or by warps. The warps' loop is uniform across each warp's lanes
+/// (blockDim.x is a multiple of 32), so full-mask shuffles are valid in it.
+std::string cudaLoop(bool warp, StringRef var) {
+  if (warp)
+    return llvm::formatv(
+               "const int warp_lane = threadIdx.x & 31;\n"
+               "for (int64_t {0} = ((int64_t)blockIdx.x * blockDim.x + "
+               "threadIdx.x) / 32;\n     {0} < n; {0} += (int64_t)gridDim.x * "
+               "blockDim.x / 32) {{\n",
+               var)
+        .str();
+  return llvm::formatv("for (int64_t {0} = (int64_t)blockIdx.x * blockDim.x + "
+                       "threadIdx.x; {0} < n;\n     {0} += (int64_t)gridDim.x "
+                       "* blockDim.x) {{\n",
+                       var)
+      .str();
+}
+
+/// A fusion's kernel before its wrapper: the statements of one iteration
+/// and how iterations map to the fusion's elements.
+struct KernelBody {
+  /// The statements of iteration `it`: for CUDA elementwise groups
+  /// (width > 1) from `it` itself, else from the coordinates i0.. of
+  /// `space` that the wrapper declares.
+  std::string statements;
+  SmallVector<int64_t> space;
+  /// CUDA: elements per iteration (emitVectorBody), and whether a warp runs
+  /// each iteration.
+  int64_t width = 1;
+  bool warp = false;
+
+  /// The iteration count of the CUDA kernel.
+  int64_t cudaIterations() const {
+    return (ShapedType::getNumElements(space) + width - 1) / width;
+  }
+};
+
+/// The body of `fusion`'s kernel for `target`, in the shape that suits it.
+FailureOr<KernelBody> emitKernelBody(FusionOp fusion, Target target) {
   for (Value v : llvm::concat<Value>(fusion.getInputs(), fusion.getResults()))
     if (cTypeOf(getElementTypeOrSelf(v.getType())).empty())
       return fusion.emitOpError()
@@ -1001,7 +1305,8 @@ mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
   auto scatter = llvm::find_if(block, [](Operation &op) {
     return kernelRoleOf(&op) == KernelRole::Scatter;
   });
-  SmallVector<int64_t> space;
+  KernelBody kernel;
+  SmallVector<int64_t> &space = kernel.space;
   FailureOr<std::string> body;
   if (scatter != block.end() &&
       (fusion.getNumResults() != 1 ||
@@ -1021,31 +1326,86 @@ mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
     body = emitter.emitMaxPoolGradBody(fusion, op);
   } else if (emitter.useLinearSpace(fusion)) {
     space.push_back(ShapedType::getNumElements(shapeOf(fusion.getResult(0))));
-    body = emitter.emitBody(fusion);
+    if (target == Target::Cuda)
+      kernel.width = vectorWidth(fusion, space.front());
+    body = kernel.width > 1 ? emitter.emitVectorBody(fusion, kernel.width)
+                            : emitter.emitBody(fusion);
   } else {
     space.assign(shapeOf(fusion.getResult(0)).begin(),
                  shapeOf(fusion.getResult(0)).end());
+    kernel.warp = target == Target::Cuda &&
+                  worthAWarp(fusion, ShapedType::getNumElements(space));
+    if (kernel.warp)
+      emitter = Emitter(target, /*warp=*/true);
     body = emitter.emitBody(fusion);
+    // Reductions nested in loops stay whole in each lane; a kernel without
+    // one to split is better off with a thread per iteration.
+    if (kernel.warp && succeeded(body) && emitter.splitReductions() == 0) {
+      kernel.warp = false;
+      emitter = Emitter(target);
+      body = emitter.emitBody(fusion);
+    }
   }
   if (failed(body))
     return failure();
+  kernel.statements = std::move(*body);
+  return kernel;
+}
 
+/// The code of one CUDA iteration `it` of `fusion`'s kernel `body` run in a
+/// group, where its buffers are the group's `slots`: everything the kernel
+/// of its own declares before its loop, then what it runs in it.
+std::string groupMemberIteration(FusionOp fusion, const KernelBody &body,
+                                 ArrayRef<unsigned> slots) {
+  std::string text = parameters(fusion, slots);
+  if (body.width > 1)
+    text += alignmentCheck(fusion, body.width);
+  else
+    text += delinearize(body.space, "it");
+  return text + body.statements;
+}
+
+/// The dispatch of a group's iteration `group_it` to members [lo, hi),
+/// whose first iterations are `starts` (`leaves`: each member's code, from
+/// its own iteration `it`): a binary search, so log2(members) branches.
+std::string dispatchIteration(ArrayRef<std::string> leaves,
+                              ArrayRef<int64_t> starts, size_t lo, size_t hi) {
+  if (hi - lo == 1)
+    return leaves[lo];
+  size_t mid = (lo + hi) / 2;
+  return llvm::formatv("if (group_it < {0}LL) {{\n{1}} else {{\n{2}}\n",
+                       starts[mid],
+                       indent(dispatchIteration(leaves, starts, lo, mid), 2),
+                       indent(dispatchIteration(leaves, starts, mid, hi), 2))
+      .str();
+}
+
+} // namespace
+
+FailureOr<EmittedKernel>
+mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
+  FailureOr<KernelBody> body = emitKernelBody(fusion, target);
+  if (failed(body))
+    return failure();
+  ArrayRef<int64_t> space = body->space;
   EmittedKernel kernel;
   int64_t total = ShapedType::getNumElements(space);
-  std::string params = indent(emitter.parameters(fusion), 2);
+  std::string params = indent(parameters(fusion, ownSlots(fusion)), 2);
   std::string text;
   llvm::raw_string_ostream os(text);
   if (target == Target::Cuda) {
-    // A grid-stride loop over every element of the iteration space.
-    kernel.iterations = total;
-    os << "extern \"C\" __global__ void " << name
-       << "(void *const *b, int64_t n) {\n"
-       << params << "  // A corrupt plan cannot run past the compiled shapes.\n"
-       << "  if (n > " << total << "LL)\n    n = " << total << "LL;\n"
-       << "  for (int64_t it = (int64_t)blockIdx.x * blockDim.x + "
-          "threadIdx.x; it < n;\n"
-       << "       it += (int64_t)gridDim.x * blockDim.x) {\n"
-       << indent(delinearize(space, "it"), 4) << indent(*body, 4) << "  }\n}\n";
+    kernel.iterations = body->cudaIterations();
+    kernel.threadsPerIteration = body->warp ? 32 : 1;
+    os << cudaSignature(name,
+                        fusion.getInputs().size() + fusion.getNumResults())
+       << params;
+    if (body->width > 1)
+      os << indent(alignmentCheck(fusion, body->width), 2);
+    os << indent(clampIterations("n", kernel.iterations), 2)
+       << indent(cudaLoop(body->warp, "it"), 2);
+    if (body->width == 1)
+      os << indent(delinearize(space, "it"), 4);
+    os << indent(body->statements, 4) << "  }\n}\n";
     kernel.source = os.str();
     return kernel;
   }
@@ -1056,7 +1416,7 @@ mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
   // dimension iterates over single elements instead, so that few heavy
   // elements still spread over the threads.
   bool flat = space.empty() || space.back() < 16 ||
-              llvm::any_of(block, [](Operation &op) {
+              llvm::any_of(fusion.getBody().front(), [](Operation &op) {
                 return kernelRoleOf(&op) == KernelRole::Reducing;
               });
   int64_t inner = flat ? 1 : space.back();
@@ -1077,14 +1437,12 @@ mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
       std::max<int64_t>(1, 2048 / std::max<int64_t>(1, perIteration));
   os << "extern \"C\" void " << name
      << "(void *const *b, int64_t begin, int64_t end) {\n"
-     << params << "  // A corrupt plan cannot run past the compiled shapes.\n"
-     << "  if (end > " << kernel.iterations
-     << "LL)\n    end = " << kernel.iterations << "LL;\n"
+     << params << indent(clampIterations("end", kernel.iterations), 2)
      << "  for (int64_t it = begin; it < end; ++it) {\n";
   if (flat) {
-    os << indent(delinearize(space, "it"), 4) << indent(*body, 4);
+    os << indent(delinearize(space, "it"), 4) << indent(body->statements, 4);
   } else {
-    ArrayRef<int64_t> outer = ArrayRef<int64_t>(space).drop_back();
+    ArrayRef<int64_t> outer = space.drop_back();
     std::string row =
         chunks == 1 ? "it" : "(it / " + std::to_string(chunks) + ")";
     if (!outer.empty()) {
@@ -1102,10 +1460,48 @@ mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
     os << "    const int64_t stop = " << end << ";\n";
     os << "    for (int64_t " << last << " = " << begin << "; " << last
        << " < stop; ++" << last << ") {\n"
-       << indent(*body, 6) << "    }\n";
+       << indent(body->statements, 6) << "    }\n";
   }
   os << "  }\n}\n";
   kernel.source = os.str();
+  return kernel;
+}
+
+FailureOr<EmittedKernel>
+mlir::dlc::codegen::emitKernelGroup(ArrayRef<GroupMember> members,
+                                    size_t numBuffers, StringRef name) {
+  assert(!members.empty() && "a group has members");
+  // Member k runs the group's iterations [starts[k], starts[k + 1]) as its
+  // own iterations from 0.
+  SmallVector<int64_t> starts{0};
+  SmallVector<std::string> leaves;
+  bool warp = false;
+  for (auto [k, member] : llvm::enumerate(members)) {
+    FailureOr<KernelBody> body = emitKernelBody(member.fusion, Target::Cuda);
+    if (failed(body))
+      return failure();
+    assert((k == 0 || body->warp == warp) &&
+           "a group's members run the same threads per iteration");
+    warp = body->warp;
+    int64_t first = starts.back();
+    starts.push_back(first + body->cudaIterations());
+    leaves.push_back(
+        llvm::formatv("// Member {0}: iterations [{1}, {2}).\nconst int64_t "
+                      "it = group_it{3};\n",
+                      k, first, starts.back(),
+                      first == 0 ? "" : " - " + std::to_string(first) + "LL")
+            .str() +
+        groupMemberIteration(member.fusion, *body, member.slots));
+  }
+  EmittedKernel kernel;
+  kernel.iterations = starts.back();
+  kernel.threadsPerIteration = warp ? 32 : 1;
+  kernel.source =
+      cudaSignature(name, numBuffers) +
+      indent(clampIterations("n", kernel.iterations), 2) +
+      indent(cudaLoop(warp, "group_it"), 2) +
+      indent(dispatchIteration(leaves, starts, 0, leaves.size()), 4) +
+      "  }\n}\n";
   return kernel;
 }
 
@@ -1260,6 +1656,16 @@ DLC_FN double dlc_nan_f64() { return __longlong_as_double(0x7ff8000000000000LL);
 #define DLC_MATH2(name, fn) \
   DLC_FN float name(float x, float y) { return fn##f(x, y); } \
   DLC_FN double name(double x, double y) { return fn(x, y); }
+// A kernel's first parameter: its buffers' addresses, passed by value.
+template <int N> struct dlc_buffers { void *p[N]; };
+// A butterfly step of a warp reduction. The intrinsic has no 8- and 16-bit
+// overloads; narrower accumulators travel as int.
+template <typename T> DLC_FN T dlc_shfl_xor(T v, int offset) {
+  if constexpr (sizeof(T) < 4)
+    return (T)__shfl_xor_sync(0xffffffffu, (int)v, offset);
+  else
+    return __shfl_xor_sync(0xffffffffu, v, offset);
+}
 )";
 
 /// The math functions, named the same way in <cmath> and CUDA's math API

@@ -6,7 +6,9 @@
 // indices it reads (broadcast, transpose, slice, gather...), opening inner
 // loops for reductions and pooling windows. The resulting per-element body
 // is the same C-like code for both targets; only the kernel wrapper (how
-// iterations map to threads) and the prelude of math helpers differ.
+// iterations map to threads) and the prelude of math helpers differ, and
+// CUDA adds warp-split reductions, 16-byte elementwise groups and kernels
+// that run several fusions' kernels in one launch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_CODEGEN_KERNELEMITTER_H
@@ -29,14 +31,38 @@ struct EmittedKernel {
   /// CPU: the fewest iterations worth a thread (dlcm.fbs KernelStep.grain):
   /// about 2048 elements' worth of the buffers the kernel touches.
   int64_t grain = 1;
+  /// CUDA: the threads that run one iteration (dlcm.fbs KernelStep.
+  /// threads_per_iteration): 32 for a kernel whose reductions are split
+  /// over a warp's lanes, else 1. Always 1 on the CPU.
+  int64_t threadsPerIteration = 1;
 };
 
 /// Emits the kernel of `fusion` as an `extern "C"` function `name` whose
-/// parameters are the fusion's operands then its results (runtime/module/
-/// dlcm.fbs states the ABI). Fails with a diagnostic at an op codegen does
-/// not handle.
+/// buffers are the fusion's operands then its results (runtime/module/
+/// dlcm.fbs states the ABI of each target). Fails with a diagnostic at an
+/// op codegen does not handle.
 FailureOr<EmittedKernel> emitKernel(FusionOp fusion, llvm::StringRef name,
                                     Target target);
+
+/// A kernel run in a horizontal group (emitKernelGroup): its fusion, and
+/// for each of the fusion's operands then results, the index of its buffer
+/// among the group's.
+struct GroupMember {
+  FusionOp fusion;
+  llvm::ArrayRef<unsigned> slots;
+};
+
+/// Emits one CUDA kernel `name` over `numBuffers` buffers that runs the
+/// kernels of `members` side by side (codegen/HorizontalFusion.h says
+/// which): member k's iterations follow member k - 1's, and an iteration
+/// runs the code of its member's own kernel, found by a binary search over
+/// the members' first iterations. A warp's iterations are consecutive, so
+/// its lanes disagree only where one member ends. The members must run the
+/// same threads per iteration and touch no memory another writes. Fails as
+/// emitKernel does.
+FailureOr<EmittedKernel> emitKernelGroup(llvm::ArrayRef<GroupMember> members,
+                                         size_t numBuffers,
+                                         llvm::StringRef name);
 
 /// What every kernel source for `target` starts with: fixed-width types and
 /// the math helpers kernels call.

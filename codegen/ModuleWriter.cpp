@@ -5,30 +5,40 @@
 //   dlc.fusion            -> a KernelStep running the fusion's kernel
 //   dlc.matmul            -> a MatmulStep (a 2-D transpose feeding it only
 //                            becomes the step's transposed flag: BLAS reads
-//                            either layout)
+//                            either layout); for CUDA, with the bias add
+//                            (and ReLU) of the fusion that consumes it when
+//                            that fusion is nothing else (cuBLASLt's
+//                            epilogue: see epilogueOf)
 //   conv / its gradients  -> a ConvStep
 //   dlc.reshape           -> nothing (a view, BufferPlacement)
 //   dlc.constant          -> a module constant
 //   func.return           -> CopySteps for results that are not computed in
 //                            place
 // Identical kernels (same body and shapes, as the repeated blocks of a
-// ResNet produce) are generated and compiled once.
+// ResNet produce) are generated and compiled once. For CUDA, independent
+// kernel steps then merge into groups that one kernel runs in one launch
+// (HorizontalFusion.h), as a training step's per-parameter updates do.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ModuleWriter.h"
+#include "codegen/HorizontalFusion.h"
 #include "codegen/HostCompiler.h"
 #include "codegen/Nvrtc.h"
 #include "ir/Locations.h"
 #include "ir/Roles.h"
 #include "ir/eval/Evaluator.h"
+#include "passes/fusion/Fusion.h"
 #include "passes/memory/BufferPlacement.h"
 #include "runtime/module/Format.h"
 #include "runtime/module/dlcm_generated.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/xxhash.h"
+
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -50,6 +60,56 @@ std::vector<int64_t> shapeVector(Value v) {
   return {shape.begin(), shape.end()};
 }
 
+/// The buffers a matmul step reads: a transpose feeding only matmuls is a
+/// view (BufferPlacement), read through the transposed flag.
+struct MatmulOperands {
+  Value lhs, rhs;
+  bool lhsTransposed = false, rhsTransposed = false;
+};
+
+MatmulOperands matmulOperands(MatmulOp op) {
+  MatmulOperands operands{op.getLhs(), op.getRhs()};
+  if (auto fusion = operands.lhs.getDefiningOp<FusionOp>())
+    if (Value source = transposedMatmulOperand(fusion)) {
+      operands.lhs = source;
+      operands.lhsTransposed = true;
+    }
+  if (auto fusion = operands.rhs.getDefiningOp<FusionOp>())
+    if (Value source = transposedMatmulOperand(fusion)) {
+      operands.rhs = source;
+      operands.rhsTransposed = true;
+    }
+  return operands;
+}
+
+/// A fusion whose whole work a CUDA matmul step takes over (epilogueOf).
+struct FoldedEpilogue {
+  /// Null when the matmul's consumer stays a kernel of its own.
+  FusionOp fusion;
+  fb::MatmulEpilogue kind = fb::MatmulEpilogue::None;
+  /// The fusion's result, which the step writes, and its bias operand.
+  Value result, bias;
+};
+
+/// The name kernels are emitted under until added (Writer::addKernel), so
+/// that identical kernels have identical sources.
+constexpr char kPlaceholder[] = "DLC_KERNEL_NAME";
+
+/// What a function's plan holds at a step before the step is written: the
+/// step as written, or (for a kernel step, which horizontal fusion may
+/// merge with others) the fusion whose kernel it runs, as emitted but not
+/// yet named.
+struct PlannedWork {
+  flatbuffers::Offset<fb::Step> written;
+  FusionOp fusion;
+  EmittedKernel kernel;
+};
+
+/// The bytes `v` occupies, as a step's buffer size.
+uint64_t bytesOf(Value v) {
+  return static_cast<uint64_t>(BufferPlacement::byteSize(v));
+}
+
 class Writer {
 public:
   Writer(ModuleOp module, const ModuleWriterOptions &options)
@@ -66,14 +126,33 @@ private:
   std::string kernelSource() const;
   FailureOr<flatbuffers::Offset<fb::Function>> addFunction(func::FuncOp func);
   FailureOr<fb::BufferRef> refOf(Value v, const BufferPlacement &placement);
-  /// The index of `fusion`'s kernel, and the kernel as emitted.
-  FailureOr<std::pair<uint32_t, EmittedKernel>> kernelFor(FusionOp fusion);
+  /// The index of the kernel whose source (emitted as kPlaceholder) is
+  /// `source`, adding it under `header` (a comment saying where it comes
+  /// from) when no kernel has that source yet.
+  uint32_t addKernel(const std::string &source, const std::string &header);
+  /// The kernel step running kernel `index` (as emitted: `kernel`) over
+  /// `buffers`.
+  flatbuffers::Offset<fb::Step> kernelStep(uint32_t index,
+                                           const EmittedKernel &kernel,
+                                           const StepBuffers &buffers,
+                                           const std::string &location);
+  /// Writes the step of `group` (horizontal fusion's) of the plan `work`.
+  FailureOr<flatbuffers::Offset<fb::Step>>
+  writeGroup(const StepGroup &group, llvm::ArrayRef<PlannedWork> work);
   FailureOr<flatbuffers::Offset<fb::TensorType>> tensorType(Operation *where,
                                                             Value v);
+  /// For CUDA, the fusion consuming `op` whose bias add (and ReLU) the
+  /// matmul step applies instead (see the definition for when).
+  FailureOr<FoldedEpilogue> epilogueOf(MatmulOp op,
+                                       const BufferPlacement &placement);
+  /// The step of `op`, writing `epilogue.fusion`'s result with its
+  /// epilogue applied when there is one, and its buffers (`buffers`).
   FailureOr<flatbuffers::Offset<fb::Step>>
-  matmulStep(MatmulOp op, const BufferPlacement &placement);
+  matmulStep(MatmulOp op, const BufferPlacement &placement,
+             const FoldedEpilogue &epilogue, StepBuffers &buffers);
   FailureOr<flatbuffers::Offset<fb::Step>>
-  convStep(Operation *op, const BufferPlacement &placement);
+  convStep(Operation *op, const BufferPlacement &placement,
+           StepBuffers &buffers);
   /// Compiles `source` (kernelSource()) for the target.
   LogicalResult
   compileKernels(const std::string &source, std::vector<uint8_t> &sharedObject,
@@ -124,7 +203,12 @@ LogicalResult Writer::addGlobals() {
                 (isa<FloatType>(splat.getElementType())
                      ? splat.getSplatValue<APFloat>().isPosZero()
                      : splat.getSplatValue<APInt>().isZero());
-    if (options.embedParameters && global.getInitialValue() && !zero) {
+    // --embed-parameters=false leaves out the parameters (the weights, most
+    // of a model's bytes) but keeps the small state a run cannot do
+    // without: hyperparameters, BatchNorm statistics, the step counter.
+    bool separable = role == roles::kParam;
+    if ((options.embedParameters || !separable) && global.getInitialValue() &&
+        !zero) {
       FailureOr<::dlc::Tensor> value =
           tensorFromAttr(*global.getInitialValue());
       if (failed(value))
@@ -205,28 +289,149 @@ FailureOr<fb::BufferRef> Writer::refOf(Value v,
   llvm_unreachable("views resolve to their base");
 }
 
-FailureOr<std::pair<uint32_t, EmittedKernel>>
-Writer::kernelFor(FusionOp fusion) {
-  static constexpr char kPlaceholder[] = "DLC_KERNEL_NAME";
-  FailureOr<EmittedKernel> kernel =
-      emitKernel(fusion, kPlaceholder, options.target);
-  if (failed(kernel))
-    return failure();
+uint32_t Writer::addKernel(const std::string &source,
+                           const std::string &header) {
   auto [it, inserted] = kernelBySource.try_emplace(
-      kernel->source, static_cast<uint32_t>(kernelNames.size()));
+      source, static_cast<uint32_t>(kernelNames.size()));
   if (!inserted)
-    return std::make_pair(it->second, *kernel);
+    return it->second;
   std::string name = "dlc_kernel_" + std::to_string(kernelNames.size());
-  std::string source = kernel->source;
-  source.replace(source.find(kPlaceholder), sizeof(kPlaceholder) - 1, name);
-  std::string header = "// " + describeLocation(fusion.getLoc()) + "\n";
+  std::string named = source;
+  named.replace(named.find(kPlaceholder), sizeof(kPlaceholder) - 1, name);
   kernelNames.push_back(name);
-  kernelSources.push_back(header + source);
-  return std::make_pair(it->second, *kernel);
+  kernelSources.push_back(header + named);
+  return it->second;
+}
+
+flatbuffers::Offset<fb::Step> Writer::kernelStep(uint32_t index,
+                                                 const EmittedKernel &kernel,
+                                                 const StepBuffers &buffers,
+                                                 const std::string &location) {
+  auto step = fb::CreateKernelStepDirect(
+      fbb, index, &buffers.refs, kernel.iterations, kernel.grain,
+      &buffers.bytes, buffers.outputs,
+      static_cast<uint32_t>(kernel.threadsPerIteration));
+  return fb::CreateStep(fbb, fb::StepKind::KernelStep, step.Union(),
+                        fbb.CreateString(location));
 }
 
 FailureOr<flatbuffers::Offset<fb::Step>>
-Writer::matmulStep(MatmulOp op, const BufferPlacement &placement) {
+Writer::writeGroup(const StepGroup &group, ArrayRef<PlannedWork> work) {
+  const PlannedWork &first = work[group.members.front()];
+  FusionOp fusion = first.fusion;
+  if (!fusion)
+    return first.written;
+  std::string location = describeLocation(fusion.getLoc());
+  if (group.members.size() == 1)
+    return kernelStep(addKernel(first.kernel.source, "// " + location + "\n"),
+                      first.kernel, group.buffers, location);
+  SmallVector<GroupMember> members;
+  std::string header = "// " + std::to_string(group.members.size()) +
+                       " kernels in one launch (HorizontalFusion.h):\n";
+  for (auto [k, member] : llvm::enumerate(group.members)) {
+    FusionOp memberFusion = work[member].fusion;
+    members.push_back({memberFusion, group.slots[k]});
+    header += "//   member " + std::to_string(k) + ": " +
+              describeLocation(memberFusion.getLoc()) + "\n";
+  }
+  FailureOr<EmittedKernel> kernel =
+      emitKernelGroup(members, group.buffers.refs.size(), kPlaceholder);
+  if (failed(kernel))
+    return failure();
+  size_t others = group.members.size() - 1;
+  return kernelStep(addKernel(kernel->source, header), *kernel, group.buffers,
+                    location + " and " + std::to_string(others) +
+                        (others == 1 ? " more kernel" : " more kernels"));
+}
+
+FailureOr<FoldedEpilogue> Writer::epilogueOf(MatmulOp op,
+                                             const BufferPlacement &placement) {
+  // cuBLASLt adds a bias vector of n elements to every row of every batch
+  // (then applies ReLU) as it stores the product: the epilogue fusion's
+  // kernel and its pass over the product disappear. markLibraryEpilogues
+  // marked the matmuls whose only user is a fusion starting with such an
+  // add (and a ReLU of it); the step takes the fusion over only when the
+  // fusion computes nothing else. The matmul's own result buffer stays in
+  // the memory plan, unwritten and unread (the fusion was its only user).
+  FoldedEpilogue none;
+  auto mark = op->getAttrOfType<StringAttr>(kEpilogueAttr);
+  Value product = op.getResult();
+  if (options.target != Target::Cuda || !mark || !product.hasOneUse() ||
+      BufferPlacement::byteSize(product) == 0)
+    return none;
+  auto fusion = dyn_cast<FusionOp>(*product.getUsers().begin());
+  if (!fusion || fusion->getBlock() != op->getBlock() ||
+      fusion.getNumResults() != 1 ||
+      fusion.getResult(0).getType() != product.getType())
+    return none;
+  Block &body = fusion.getBody().front();
+  Value x = body.getArgument(product.getUses().begin()->getOperandNumber());
+  auto add = x.hasOneUse() ? dyn_cast<AddOp>(*x.getUsers().begin()) : AddOp();
+  if (!add)
+    return none;
+  auto biasArgument =
+      dyn_cast<BlockArgument>(add.getLhs() == x ? add.getRhs() : add.getLhs());
+  auto resultType = cast<RankedTensorType>(op.getType());
+  int64_t n = resultType.getDimSize(resultType.getRank() - 1);
+  if (!biasArgument || biasArgument == x)
+    return none;
+  auto biasType = cast<RankedTensorType>(biasArgument.getType());
+  if (biasType.getElementType() != resultType.getElementType() ||
+      biasType.getNumElements() != n ||
+      (n != 1 && (biasType.getRank() == 0 ||
+                  biasType.getDimSize(biasType.getRank() - 1) != n)))
+    return none;
+  // Nothing but the epilogue: the add alone, or the add and its ReLU
+  // yielding the fusion's result. The mark says the sum has a ReLU user,
+  // max(sum, 0) or select(sum <= 0, 0, sum); with no other op but the
+  // select's compare (and splat constants), that user is the result.
+  SmallVector<Operation *> computing;
+  for (Operation &o : body.without_terminator())
+    if (!isa<ConstantOp>(o))
+      computing.push_back(&o);
+  Operation *last = body.getTerminator()->getOperand(0).getDefiningOp();
+  auto compares =
+      llvm::count_if(computing, [](Operation *o) { return isa<CompareOp>(o); });
+  fb::MatmulEpilogue kind;
+  if (mark.getValue() == "bias" && last == add && computing.size() == 1)
+    kind = fb::MatmulEpilogue::Bias;
+  else if (mark.getValue() == "bias_relu" && last &&
+           llvm::is_contained(add->getUsers(), last) &&
+           ((isa<MaxOp>(last) && computing.size() == 2) ||
+            (isa<SelectOp>(last) && computing.size() == 3 && compares == 1)))
+    kind = fb::MatmulEpilogue::BiasRelu;
+  else
+    return none;
+  // The step runs where the matmul is, writing the fusion's result early:
+  // only steps that write nothing may come between (views), and the result
+  // must not share memory with what the step reads (the planner lets it
+  // reuse the matmul's operands, which die before the fusion).
+  for (Operation *between = op->getNextNode(); between != fusion.getOperation();
+       between = between->getNextNode()) {
+    auto view = dyn_cast<FusionOp>(between);
+    if (!isa<ReshapeOp, ConstantOp>(between) &&
+        !(view && transposedMatmulOperand(view)))
+      return none;
+  }
+  Value bias = fusion.getInputs()[biasArgument.getArgNumber()];
+  MatmulOperands operands = matmulOperands(op);
+  Value result = fusion.getResult(0);
+  FailureOr<fb::BufferRef> resultRef = refOf(result, placement);
+  if (failed(resultRef))
+    return failure();
+  for (Value read : {operands.lhs, operands.rhs, bias}) {
+    FailureOr<fb::BufferRef> ref = refOf(read, placement);
+    if (failed(ref))
+      return failure();
+    if (overlaps(*ref, bytesOf(read), *resultRef, bytesOf(result)))
+      return none;
+  }
+  return FoldedEpilogue{fusion, kind, result, bias};
+}
+
+FailureOr<flatbuffers::Offset<fb::Step>>
+Writer::matmulStep(MatmulOp op, const BufferPlacement &placement,
+                   const FoldedEpilogue &epilogue, StepBuffers &buffers) {
   auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
   auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
   auto resultType = cast<RankedTensorType>(op.getType());
@@ -252,38 +457,41 @@ Writer::matmulStep(MatmulOp op, const BufferPlacement &placement) {
   FailureOr<int64_t> rhsStride = batchStride(rhsType, k * n);
   if (failed(lhsStride) || failed(rhsStride))
     return failure();
-  // A transpose feeding only matmuls is a view (BufferPlacement): read its
-  // input with the transposed flag.
-  Value lhs = op.getLhs(), rhs = op.getRhs();
-  bool lhsTransposed = false, rhsTransposed = false;
-  if (auto fusion = lhs.getDefiningOp<FusionOp>())
-    if (Value source = transposedMatmulOperand(fusion)) {
-      lhs = source;
-      lhsTransposed = true;
-    }
-  if (auto fusion = rhs.getDefiningOp<FusionOp>())
-    if (Value source = transposedMatmulOperand(fusion)) {
-      rhs = source;
-      rhsTransposed = true;
-    }
-  FailureOr<fb::BufferRef> lhsRef = refOf(lhs, placement);
-  FailureOr<fb::BufferRef> rhsRef = refOf(rhs, placement);
-  FailureOr<fb::BufferRef> resultRef = refOf(op.getResult(), placement);
+  MatmulOperands operands = matmulOperands(op);
+  FailureOr<fb::BufferRef> lhsRef = refOf(operands.lhs, placement);
+  FailureOr<fb::BufferRef> rhsRef = refOf(operands.rhs, placement);
+  Value result = epilogue.fusion ? epilogue.result : op.getResult();
+  FailureOr<fb::BufferRef> resultRef = refOf(result, placement);
   FailureOr<fb::ElementType> element = elementTypeOf(op, op.getType());
   if (failed(lhsRef) || failed(rhsRef) || failed(resultRef) || failed(element))
     return failure();
   if (*element != fb::ElementType::F32 && *element != fb::ElementType::F64)
     return op.emitOpError() << "on " << resultType.getElementType()
                             << " has no compiled kernel (float32/float64)";
-  auto step = fb::CreateMatmulStep(fbb, *element, &*lhsRef, &*rhsRef,
-                                   &*resultRef, batch, m, n, k, *lhsStride,
-                                   *rhsStride, lhsTransposed, rhsTransposed);
+  buffers = {
+      {*lhsRef, *rhsRef}, {bytesOf(operands.lhs), bytesOf(operands.rhs)}, 1};
+  std::optional<fb::BufferRef> biasRef;
+  if (epilogue.fusion) {
+    FailureOr<fb::BufferRef> ref = refOf(epilogue.bias, placement);
+    if (failed(ref))
+      return failure();
+    biasRef = *ref;
+    buffers.refs.push_back(*ref);
+    buffers.bytes.push_back(bytesOf(epilogue.bias));
+  }
+  buffers.refs.push_back(*resultRef);
+  buffers.bytes.push_back(bytesOf(result));
+  auto step = fb::CreateMatmulStep(
+      fbb, *element, &*lhsRef, &*rhsRef, &*resultRef, batch, m, n, k,
+      *lhsStride, *rhsStride, operands.lhsTransposed, operands.rhsTransposed,
+      epilogue.kind, biasRef ? &*biasRef : nullptr);
   return fb::CreateStep(fbb, fb::StepKind::MatmulStep, step.Union(),
                         fbb.CreateString(describeLocation(op.getLoc())));
 }
 
 FailureOr<flatbuffers::Offset<fb::Step>>
-Writer::convStep(Operation *op, const BufferPlacement &placement) {
+Writer::convStep(Operation *op, const BufferPlacement &placement,
+                 StepBuffers &buffers) {
   fb::ConvKind kind;
   Value x, w, y;
   ArrayRef<int64_t> stride, padLow, padHigh, dilation;
@@ -321,6 +529,17 @@ Writer::convStep(Operation *op, const BufferPlacement &placement) {
   if (*element != fb::ElementType::F32 && *element != fb::ElementType::F64)
     return op->emitOpError() << "has no compiled kernel for its element type "
                                 "(float32/float64)";
+  // The step writes one of x, w and y and reads the other two.
+  Value values[] = {x, w, y};
+  fb::BufferRef refs[] = {*xRef, *wRef, *yRef};
+  size_t written = kind == fb::ConvKind::Forward        ? 2
+                   : kind == fb::ConvKind::BackwardData ? 0
+                                                        : 1;
+  buffers = {{}, {}, 1};
+  for (size_t i : {(written + 1) % 3, (written + 2) % 3, written}) {
+    buffers.refs.push_back(refs[i]);
+    buffers.bytes.push_back(bytesOf(values[i]));
+  }
   std::vector<int64_t> xShape = shapeVector(x), wShape = shapeVector(w),
                        yShape = shapeVector(y);
   std::vector<int64_t> strideV(stride.begin(), stride.end()),
@@ -405,45 +624,66 @@ Writer::addFunction(func::FuncOp func) {
         fb::CreateResultDirect(fbb, name.c_str(), role.c_str(), *type, global));
   }
 
-  std::vector<flatbuffers::Offset<fb::Step>> steps;
+  // The plan in IR order: each step as horizontal fusion sees it (`plan`)
+  // and what it runs (`work`). For CUDA, kernels that may run in a group
+  // have the class of their threads per iteration; the CPU's kernels run
+  // alone, leaving the plan as it is.
+  std::vector<StepSummary> plan;
+  std::vector<PlannedWork> work;
+  auto addWritten = [&](flatbuffers::Offset<fb::Step> step,
+                        StepBuffers buffers) {
+    plan.push_back({std::move(buffers), 0});
+    work.push_back({step, FusionOp(), EmittedKernel()});
+  };
+  // Fusions whose work a matmul step does (epilogueOf).
+  llvm::DenseSet<Operation *> folded;
   for (Operation &op : block) {
     std::string location = describeLocation(op.getLoc());
     if (auto fusion = dyn_cast<FusionOp>(op)) {
-      if (transposedMatmulOperand(fusion))
+      if (transposedMatmulOperand(fusion) || folded.contains(fusion))
         continue;
-      FailureOr<std::pair<uint32_t, EmittedKernel>> kernel = kernelFor(fusion);
+      FailureOr<EmittedKernel> kernel =
+          emitKernel(fusion, kPlaceholder, options.target);
       if (failed(kernel))
         return failure();
-      std::vector<fb::BufferRef> buffers;
-      std::vector<uint64_t> bytes;
+      StepBuffers buffers{{}, {}, fusion.getNumResults()};
       for (Value v :
            llvm::concat<Value>(fusion.getInputs(), fusion.getResults())) {
         FailureOr<fb::BufferRef> ref = refOf(v, placement);
         if (failed(ref))
           return failure();
-        buffers.push_back(*ref);
-        bytes.push_back(static_cast<uint64_t>(BufferPlacement::byteSize(v)));
+        buffers.refs.push_back(*ref);
+        buffers.bytes.push_back(bytesOf(v));
       }
-      auto step = fb::CreateKernelStepDirect(
-          fbb, kernel->first, &buffers, kernel->second.iterations,
-          kernel->second.grain, &bytes, fusion.getNumResults());
-      steps.push_back(fb::CreateStep(fbb, fb::StepKind::KernelStep,
-                                     step.Union(), fbb.CreateString(location)));
+      unsigned groupClass =
+          options.target == Target::Cuda && kernel->iterations > 0
+              ? static_cast<unsigned>(kernel->threadsPerIteration)
+              : 0;
+      plan.push_back({std::move(buffers), groupClass});
+      work.push_back({{}, fusion, std::move(*kernel)});
     } else if (isa<MatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp>(op) &&
                BufferPlacement::byteSize(op.getResult(0)) == 0) {
       // An empty result has nothing to compute.
       continue;
     } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
+      FailureOr<FoldedEpilogue> epilogue = epilogueOf(matmul, placement);
+      if (failed(epilogue))
+        return failure();
+      StepBuffers buffers;
       FailureOr<flatbuffers::Offset<fb::Step>> step =
-          matmulStep(matmul, placement);
+          matmulStep(matmul, placement, *epilogue, buffers);
       if (failed(step))
         return failure();
-      steps.push_back(*step);
+      addWritten(*step, std::move(buffers));
+      if (epilogue->fusion)
+        folded.insert(epilogue->fusion);
     } else if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op)) {
-      FailureOr<flatbuffers::Offset<fb::Step>> step = convStep(&op, placement);
+      StepBuffers buffers;
+      FailureOr<flatbuffers::Offset<fb::Step>> step =
+          convStep(&op, placement, buffers);
       if (failed(step))
         return failure();
-      steps.push_back(*step);
+      addWritten(*step, std::move(buffers));
     } else if (isa<ReshapeOp, ConstantOp>(op)) {
       continue;
     } else if (isa<func::ReturnOp>(op)) {
@@ -455,18 +695,25 @@ Writer::addFunction(func::FuncOp func) {
           return failure();
         fb::BufferRef destination(fb::BufferKind::Result,
                                   static_cast<uint32_t>(index), 0);
-        auto step = fb::CreateCopyStep(
-            fbb, &*source, &destination,
-            static_cast<uint64_t>(BufferPlacement::byteSize(value)));
-        steps.push_back(fb::CreateStep(fbb, fb::StepKind::CopyStep,
-                                       step.Union(),
-                                       fbb.CreateString(location)));
+        auto step =
+            fb::CreateCopyStep(fbb, &*source, &destination, bytesOf(value));
+        addWritten(
+            fb::CreateStep(fbb, fb::StepKind::CopyStep, step.Union(),
+                           fbb.CreateString(location)),
+            {{*source, destination}, {bytesOf(value), bytesOf(value)}, 1});
       }
     } else {
       return op.emitOpError()
              << "has no compiled kernel yet (it is not in a dlc.fusion and "
                 "is no library op)";
     }
+  }
+  std::vector<flatbuffers::Offset<fb::Step>> steps;
+  for (const StepGroup &group : groupSteps(plan)) {
+    FailureOr<flatbuffers::Offset<fb::Step>> step = writeGroup(group, work);
+    if (failed(step))
+      return failure();
+    steps.push_back(*step);
   }
   auto arenaSize = func->getAttrOfType<IntegerAttr>(kArenaSizeAttr).getInt();
   return fb::CreateFunctionDirect(fbb, func.getSymName().str().c_str(),
@@ -491,8 +738,13 @@ LogicalResult Writer::compileKernels(
     std::optional<std::string> cubin = compileCuda(source, arch, false, error);
     if (!cubin)
       return module.emitError() << error;
-    std::vector<uint8_t> bytes(cubin->begin(), cubin->end());
-    binaries.push_back(fb::CreateCudaBinaryDirect(fbb, arch.c_str(), &bytes));
+    // The driver loads the ELF image in place: aligned like every other
+    // blob of the module (dlcm.fbs).
+    auto name = fbb.CreateString(arch);
+    fbb.ForceVectorAlignment(cubin->size(), 1, ::dlc::kBufferAlignment);
+    auto bytes = fbb.CreateVector(
+        reinterpret_cast<const uint8_t *>(cubin->data()), cubin->size());
+    binaries.push_back(fb::CreateCudaBinary(fbb, name, bytes));
   }
   if (!options.cudaArchitectures.empty()) {
     std::string virtualArch = options.cudaArchitectures.front();
@@ -565,7 +817,8 @@ FailureOr<std::string> Writer::run() {
       sharedObject.empty() ? nullptr : &sharedObject,
       binaries.empty() ? nullptr : &binaries,
       ptx.empty() ? nullptr : ptx.c_str(), options.trainingOptions.c_str(),
-      onnx.empty() ? nullptr : &onnx, options.embedParameters);
+      onnx.empty() ? nullptr : &onnx, options.embedParameters,
+      options.target == Target::Cuda && options.cudaAllowTf32);
   fb::FinishModuleBuffer(fbb, root);
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                      fbb.GetSize());

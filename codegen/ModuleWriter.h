@@ -2,10 +2,11 @@
 //
 // The last stage of dlc-compile: from a module after dlc-fuse and
 // dlc-plan-memory, builds each function's execution plan (a kernel per
-// dlc.fusion, a library call per matmul or convolution, copies where a
-// result is an argument), generates and compiles the kernels for the
-// target, and writes everything with the module's globals into the
-// FlatBuffers container of runtime/module/dlcm.fbs.
+// dlc.fusion, for CUDA with independent ones several to a launch; a
+// library call per matmul or convolution; copies where a result is an
+// argument), generates and compiles the kernels for the target, and writes
+// everything with the module's globals into the FlatBuffers container of
+// runtime/module/dlcm.fbs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_CODEGEN_MODULEWRITER_H
@@ -37,6 +38,9 @@ struct ModuleWriterOptions {
   /// CUDA: the architectures to build cubins for; PTX is for the first's
   /// virtual architecture, so newer GPUs can JIT it.
   std::vector<std::string> cudaArchitectures = {"sm_80", "sm_90a"};
+  /// CUDA: whether float32 matmuls and convolutions may run on TF32 tensor
+  /// cores (dlcm.fbs Module.cuda_allow_tf32).
+  bool cudaAllowTf32 = false;
 };
 
 /// The bytes of the .dlcm file. Errors are emitted as diagnostics at the op

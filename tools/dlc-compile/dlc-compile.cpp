@@ -88,8 +88,15 @@ static cl::list<std::string>
              cl::CommaSeparated);
 static cl::opt<bool> embedParameters(
     "embed-parameters",
-    cl::desc("Store initial parameter values in the module (default true)"),
+    cl::desc("Store the parameters' initial values in the module (default "
+             "true; false: a run takes them from a checkpoint)"),
     cl::init(true));
+static cl::opt<bool>
+    tf32("tf32",
+         cl::desc("--target cuda: float32 matmuls and convolutions may use "
+                  "TF32 tensor cores (10-bit mantissa products, float32 "
+                  "sums; default off)"),
+         cl::init(false));
 
 namespace {
 
@@ -226,12 +233,6 @@ int main(int argc, char **argv) {
     llvm::errs() << kTool << ": error: --emit=exe needs -o NAME\n";
     return 1;
   }
-  if (what == Emit::Exe && target != TargetKind::Cpu) {
-    llvm::errs() << kTool << ": error: --emit=exe builds CPU training "
-                 << "binaries only for now (--target cuda modules run on "
-                 << "the CUDA runtime of a later release)\n";
-    return 1;
-  }
   mlir::dlc::ImportOptions options;
   if (!::dlc::tools::applyShapeOptions(kTool, options))
     return 1;
@@ -272,6 +273,7 @@ int main(int argc, char **argv) {
   writerOptions.producer = "dlc-compile";
   writerOptions.trainingOptions = optionsText(argc, argv);
   writerOptions.embedParameters = embedParameters;
+  writerOptions.cudaAllowTf32 = tf32;
   writerOptions.hostCompiler = hostCompiler;
   writerOptions.hostCpu = hostCpu;
   if (!cudaArch.empty())

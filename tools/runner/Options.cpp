@@ -246,7 +246,9 @@ std::string usage(const std::string &tool, bool embedded) {
          "  --init-seed S         or seeded random ones (see above)\n"
          "Any mode:\n"
          "  --info                describe the module and exit\n"
-         "  --device SPEC         cpu (default) or cuda:N\n"
+         "  --device SPEC         cpu or cuda:N (default: cpu, or cuda:0 "
+         "for a module\n"
+         "                        compiled with --target cuda)\n"
          "  --threads N           CPU threads (default: one per core)\n";
 }
 

@@ -47,8 +47,8 @@ struct Options {
   /// Per-step timings of the training steps, written at the end.
   std::string profile;
 
-  // The device.
-  std::string device = "cpu";
+  // The device; empty: the module's target ("cpu", or "cuda:0").
+  std::string device;
   std::optional<int64_t> threads;
 
   /// The options given, as written ("--steps"), in command-line order: for

@@ -108,7 +108,12 @@ void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
                 (mode == Mode::Training
                      ? " (compile the model with dlc-compile --train)"
                      : ""));
-  rt::Device device(options.device,
+  // A module runs where it was compiled for unless --device says otherwise
+  // (a --target cuda training binary trains on the first GPU).
+  std::string spec = !options.device.empty() ? options.device
+                     : loaded.module.target() == "cuda" ? "cuda:0"
+                                                        : "cpu";
+  rt::Device device(spec,
                     static_cast<int32_t>(options.threads.value_or(0)));
   rt::Session session(loaded.module, device);
   if (mode == Mode::Training) {
