@@ -39,8 +39,7 @@ rm -rf "$stage/models/export"
 /usr/bin/python3 "$root/bench/bench_gpu.py" prepare \
   --dlc-compile "$compiler" --out "$stage/bench"
 
+# .gpu-bundle is ignored by git (.gitignore): the device tool carries it.
 mkdir -p "$out"
 tar -C "$stage" -cJf "$out/bundle.tar.xz" .
-grep -qxF '/.gpu-bundle/' "$root/.git/info/exclude" 2>/dev/null ||
-  echo '/.gpu-bundle/' >> "$root/.git/info/exclude"
 du -h "$out/bundle.tar.xz"
