@@ -39,8 +39,8 @@ step() {
 step "runtime GPU unit tests" "$bundle/bin/dlc_runtime_tests" --gtest_filter='Gpu*'
 step "CUDA session tests" "$bundle/bin/dlc_cuda_session_tests"
 step "CUDA logic tests" "$bundle/bin/dlc_cuda_logic_tests" --gtest_brief=1
-step "models on cuda:0 against the CPU" timeout 300 python3 "$root/tests/gpu/gpu_check.py" run \
+step "models on cuda:0 against the CPU" timeout 240 python3 "$root/tests/gpu/gpu_check.py" run \
   --dlc-runner "$bundle/bin/dlc-runner" --dir "$bundle/models"
-step "benchmark" timeout 300 python3 "$root/bench/bench_gpu.py" run --bundle "$bundle" \
+step "benchmark" timeout 330 python3 "$root/bench/bench_gpu.py" run --bundle "$bundle" \
   ${DLC_BENCH_ARGS:-}
 exit $status
