@@ -24,7 +24,8 @@ void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-void mlir::dlc::buildExecutionPipeline(OpPassManager &pm, bool functionalize) {
+void mlir::dlc::buildExecutionPipeline(OpPassManager &pm, bool functionalize,
+                                       bool foldsEpilogues) {
   // Compiled functions take their parameters and state as arguments.
   if (functionalize)
     pm.addPass(createDLCFunctionalize());
@@ -34,5 +35,7 @@ void mlir::dlc::buildExecutionPipeline(OpPassManager &pm, bool functionalize) {
   // Group ops into kernels (passes/fusion), then place every value
   // (passes/memory); codegen/ModuleWriter reads both.
   pm.addPass(createDLCFuse());
-  pm.addPass(createDLCPlanMemory());
+  DLCPlanMemoryOptions memory;
+  memory.keepEpilogueOperands = foldsEpilogues;
+  pm.addPass(createDLCPlanMemory(memory));
 }

@@ -31,7 +31,10 @@ void buildTrainingPipeline(OpPassManager &pm,
 /// for codegen: every op in a dlc.fusion or a library op, every value
 /// placed in memory. `functionalize` first turns globals into arguments
 /// (an inference import; the training pipeline has done it already).
-void buildExecutionPipeline(OpPassManager &pm, bool functionalize);
+/// `foldsEpilogues` says that the target folds marked epilogues into its
+/// library calls (CUDA: cuBLASLt), which the memory plan must allow for.
+void buildExecutionPipeline(OpPassManager &pm, bool functionalize,
+                            bool foldsEpilogues);
 
 } // namespace mlir::dlc
 

@@ -8,10 +8,17 @@
 // that training graphs are). An op's operands and results never share
 // memory, so every kernel may read its inputs while writing its outputs.
 //
+// With keep-epilogue-operands (the CUDA target), a matmul or convolution
+// marked with a library epilogue (passes/fusion) keeps its operands live
+// until that epilogue's fusion: a backend that folds the epilogue into the
+// library call writes the fusion's result from within the matmul, which
+// must then not be placed over the matmul's own operands.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ir/Dialect.h"
 #include "passes/Passes.h"
+#include "passes/fusion/Fusion.h"
 #include "passes/memory/BufferPlacement.h"
 #include "runtime/module/Format.h"
 
@@ -41,7 +48,7 @@ int64_t alignUp(int64_t n) {
 }
 
 /// Plans `func`'s arena and records it in attributes.
-void planFunction(func::FuncOp func) {
+void planFunction(func::FuncOp func, bool keepEpilogueOperands) {
   BufferPlacement placement(func);
   Block &block = func.getBody().front();
   llvm::DenseMap<Operation *, int64_t> position;
@@ -54,10 +61,14 @@ void planFunction(func::FuncOp func) {
       if (placement.of(result).kind == Placement::Kind::Arena)
         intervals[result] = {result, alignUp(BufferPlacement::byteSize(result)),
                              position[&op], position[&op]};
+    // The fusion pass marks only ops whose one result has one user.
+    int64_t last = position[&op];
+    if (keepEpilogueOperands && op.hasAttr(kEpilogueAttr))
+      last = position[*op.getResult(0).getUsers().begin()];
     for (Value operand : op.getOperands()) {
       auto it = intervals.find(placement.base(operand));
       if (it != intervals.end())
-        it->second.last = std::max(it->second.last, position[&op]);
+        it->second.last = std::max(it->second.last, last);
     }
   }
 
@@ -112,6 +123,8 @@ void planFunction(func::FuncOp func) {
 
 struct PlanMemoryPass
     : public mlir::dlc::impl::DLCPlanMemoryBase<PlanMemoryPass> {
+  using DLCPlanMemoryBase::DLCPlanMemoryBase;
+
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
@@ -121,7 +134,7 @@ struct PlanMemoryPass
                               "single-block functions";
         return signalPassFailure();
       }
-      planFunction(func);
+      planFunction(func, keepEpilogueOperands);
     }
   }
 };

@@ -125,7 +125,9 @@ std::vector<std::string> keepCompiledFunctions(ModuleOp module) {
 /// Fusion and memory planning (passes/Pipeline.h).
 LogicalResult lowerForExecution(ModuleOp module) {
   PassManager pm(module.getContext());
-  mlir::dlc::buildExecutionPipeline(pm, /*functionalize=*/!train);
+  mlir::dlc::buildExecutionPipeline(pm, /*functionalize=*/!train,
+                                    /*foldsEpilogues=*/target ==
+                                        TargetKind::Cuda);
   return pm.run(module);
 }
 
