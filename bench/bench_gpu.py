@@ -6,9 +6,11 @@ compiled with --tf32) and optimizer (AdamW, lr 1e-3, weight decay 0.01), in
 one run. Prints one table: median milliseconds per step, the ratios
 PyTorch / dlc (above 1: dlc is faster), and the step's floor (its matmul and
 convolution FLOPs, x3 for forward + backward, over a float32 matmul rate
-measured here by PyTorch); then the achieved bandwidth of the slowest
-generated kernels (bytes they read and write over their time, from dlc's
-per-step profile) against a device-to-device copy measured here.
+measured here by PyTorch); then where dlc's step time goes (library calls,
+generated kernels, copies, and the gaps between them); then the achieved
+bandwidth of the slowest generated kernels (bytes they read and write over
+their time, from dlc's per-step profile) against a device-to-device copy
+measured here.
 
 Two subcommands, since the GPU machine has no compiler:
   prepare  (build machine; bench/prepare_gpu_bundle.sh runs it) compiles
@@ -187,7 +189,7 @@ def main():
     print(f"{'model':<14}{'eager ms':>10}{'compile ms':>12}{'dlc ms':>9}"
           f"{'eager/dlc':>11}{'compile/dlc':>13}{'floor ms':>10}"
           f"{'dlc/floor':>11}")
-    kernels = []
+    kernels, shares = [], {}
     for name in [m for m in args.models.split(",") if m]:
         with np.load(os.path.join(args.bundle, "bench", f"{name}.npz")) as f:
             data = {k: f[k] for k in f.files}
@@ -204,11 +206,30 @@ def main():
               f"{dlc_ms:>9.3f}{eager_ms / dlc_ms:>11.2f}"
               f"{compiled_ms / dlc_ms:>13.2f}{floor_ms:>10.3f}"
               f"{dlc_ms / floor_ms:>11.1f}", flush=True)
+        shares[name] = {"step": dlc_ms}
         with open(profile) as f:
             for line in f:
                 step = json.loads(line)
+                if step["function"] != "train_step":
+                    continue
+                kind = {"KernelStep": "kernels", "MatmulStep": "library",
+                        "ConvStep": "library"}.get(step["kind"], "copies")
+                shares[name][kind] = (shares[name].get(kind, 0) +
+                                      step["ms_per_call"])
                 if step.get("bytes"):
                     kernels.append((name, step))
+    # Where a step's time goes: its profiled steps' GPU time by kind (run
+    # step by step between events), and the rest of the replayed step's
+    # time (launch gaps, the input and loss copies, host work).
+    print(f"\n{'time of a dlc step':<14}{'step ms':>9}{'library':>9}"
+          f"{'kernels':>9}{'copies':>8}{'gaps':>8}")
+    for name, share in shares.items():
+        busy = sum(share.get(k, 0) for k in ("library", "kernels", "copies"))
+        cells = "".join(f"{share.get(k, 0) / share['step']:>9.0%}"
+                        for k in ("library", "kernels"))
+        print(f"{name:<14}{share['step']:>9.3f}{cells}"
+              f"{share.get('copies', 0) / share['step']:>8.0%}"
+              f"{max(share['step'] - busy, 0) / share['step']:>8.0%}")
     kernels.sort(key=lambda k: -k[1]["ms"])
     print(f"\n{'slowest generated kernels':<60}{'ms/call':>9}{'MB':>8}"
           f"{'GB/s':>8}{'of copy':>9}")
