@@ -417,8 +417,9 @@ dlc_status_t CudaSession::launch(size_t index,
   // The first call runs step by step: libraries load some kernels on first
   // use, which a capture must not be the one to see.
   if (!fn.warm || fn.captureFailed) {
+    DLC_RETURN_IF_ERROR(enqueue(index, bases));
     fn.warm = true;
-    return enqueue(index, bases);
+    return nullptr;
   }
   auto exec = static_cast<CUgraphExec>(fn.graphs.find(bases));
   if (!exec) {

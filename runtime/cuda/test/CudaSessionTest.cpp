@@ -7,14 +7,31 @@
 // checkpoints and failed calls behave as on the CPU. Skipped where no GPU
 // can be opened.
 //
+// ctest runs these tests twice: on the GPU (label gpu), and against the
+// fake driver (fake_driver/, label runtime), which runs on the CPU. Against
+// the fake they also check what the session asked the device to do (which
+// calls ran step by step, captured or replayed a graph, in which order the
+// streams' work ran) and how it handles the driver's failures, which a
+// real GPU does not produce on demand.
+//
 //===----------------------------------------------------------------------===//
 #include "TestKernelsPtx.h"
+#include "runtime/cuda/Driver.h"
+#include "runtime/cuda/test/fake_driver/FakeDriver.h"
 #include "runtime/test/ModuleBuilder.h"
 #include "runtime/test/TestUtil.h"
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdlib>
+#include <dlfcn.h>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <thread>
 #include <unistd.h>
 
 using namespace dlc;
@@ -40,6 +57,96 @@ ModuleBuilder accumulator(int64_t n) {
   return m;
 }
 
+/// libcuda.so.1 if it is the fake driver, else null (a real driver, or
+/// none).
+void *fakeDriver() {
+  static void *fake = [] {
+    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    return library && dlsym(library, "dlc_fake_counters") ? library : nullptr;
+  }();
+  return fake;
+}
+
+/// The fake's function `name` (FakeDriver.h), of type `Fn`.
+template <typename Fn> Fn fakeFunction(const char *name) {
+  return reinterpret_cast<Fn>(dlsym(fakeDriver(), name));
+}
+
+/// What the fake driver counts, or nullopt against a real one.
+std::optional<dlc_fake_counters_t> fakeCounters() {
+  if (!fakeDriver())
+    return std::nullopt;
+  dlc_fake_counters_t counters;
+  fakeFunction<decltype(&dlc_fake_counters)>("dlc_fake_counters")(&counters);
+  return counters;
+}
+
+/// How the device ran what was asked since the last call (the fake
+/// driver's counts), or nullopt against a real driver.
+class Work {
+public:
+  Work() : last_(fakeCounters()) {}
+
+  /// "K launches, C captures, G graph launches, R kernel runs".
+  std::optional<std::string> next() {
+    std::optional<dlc_fake_counters_t> now = fakeCounters();
+    if (!now)
+      return std::nullopt;
+    auto since = [&](unsigned long long dlc_fake_counters_t::*count) {
+      return std::to_string((*now).*count - (*last_).*count);
+    };
+    std::string work =
+        since(&dlc_fake_counters_t::kernelLaunches) + " launches, " +
+        since(&dlc_fake_counters_t::captures) + " captures, " +
+        since(&dlc_fake_counters_t::graphLaunches) + " graph launches, " +
+        since(&dlc_fake_counters_t::kernelRuns) + " kernel runs";
+    last_ = now;
+    return work;
+  }
+
+private:
+  std::optional<dlc_fake_counters_t> last_;
+};
+
+/// The fake driver's trace since the last call, a line per piece of work
+/// with its streams named A, B, ... in order of appearance (their numbers
+/// depend on what ran before); nullopt against a real driver.
+std::optional<std::vector<std::string>> takeTrace() {
+  if (!fakeDriver())
+    return std::nullopt;
+  std::istringstream text(
+      fakeFunction<decltype(&dlc_fake_trace)>("dlc_fake_trace")());
+  std::map<std::string, std::string> names;
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(text, line);) {
+    std::istringstream words(line);
+    std::string renamed;
+    for (std::string word; words >> word;) {
+      if (word.size() > 1 && word[0] == 's' && std::isdigit(word[1]))
+        word = names.emplace(word, std::string(1, char('A' + names.size())))
+                   .first->second;
+      renamed += (renamed.empty() ? "" : " ") + word;
+    }
+    lines.push_back(renamed);
+  }
+  fakeFunction<decltype(&dlc_fake_clear_trace)>("dlc_fake_clear_trace")();
+  return lines;
+}
+
+/// Makes the fake driver's next call of `symbol` fail with `error`.
+void failNext(const char *symbol, CUresult error) {
+  fakeFunction<decltype(&dlc_fake_fail)>("dlc_fake_fail")(symbol, error);
+}
+
+/// cuda:0, or null with `why` (the test skips) where it cannot be opened;
+/// the fake driver always opens it.
+DevicePtr openCuda(std::string &why) {
+  DevicePtr device = openDevice("cuda:0", 0, why);
+  EXPECT_TRUE(device || !fakeDriver())
+      << "libcuda.so.1 is the fake driver, yet: " << why;
+  return device;
+}
+
 struct Opened {
   ModulePtr module{nullptr, &dlc_module_release};
   DevicePtr device{nullptr, &dlc_device_release};
@@ -48,7 +155,7 @@ struct Opened {
 
 /// Opens `m` on cuda:0; false (the test skips) without a GPU.
 bool open(const ModuleBuilder &m, Opened &o, std::string &why) {
-  o.device = openDevice("cuda:0", 0, why);
+  o.device = openCuda(why);
   if (!o.device)
     return false;
   Outcome r = loadModule(m.finish(), o.module);
@@ -75,6 +182,7 @@ TEST(GpuSession, GlobalsPingPongThroughCapturedGraphs) {
   if (!open(accumulator(kElements), s, why))
     GTEST_SKIP() << why;
   float expected = 0;
+  Work work;
   for (int call = 1; call <= 6; ++call) {
     HostTensor<float> x(DLC_F32, {kElements}, float(call)),
         old(DLC_F32, {kElements});
@@ -82,6 +190,18 @@ TEST(GpuSession, GlobalsPingPongThroughCapturedGraphs) {
     Outcome o = outcome(
         dlc_session_call(s.session.get(), "accumulate", &in, 1, &out, 1));
     ASSERT_TRUE(o.ok()) << o.message;
+    // The first call runs step by step; the next two each capture a graph
+    // (for either buffer of the global, which calls alternate), which the
+    // later calls replay.
+    const char *steps = "1 launches, 0 captures, 0 graph launches",
+               *capture = "0 launches, 1 captures, 1 graph launches",
+               *replay = "0 launches, 0 captures, 1 graph launches";
+    if (std::optional<std::string> done = work.next())
+      EXPECT_EQ(*done, std::string(call == 1   ? steps
+                                   : call <= 3 ? capture
+                                               : replay) +
+                           ", 1 kernel runs")
+          << "call " << call;
     EXPECT_EQ(old.data, std::vector<float>(kElements, expected))
         << "call " << call;
     expected += float(call);
@@ -113,9 +233,21 @@ TEST(GpuSession, StagedInputsOverlapAndKeepTheirOrder) {
                       .ok());
     // The caller's buffer is free as soon as it is staged.
     next.data.assign(kElements, -1.0f);
+    takeTrace();
     Outcome o = outcome(
         dlc_session_call(s.session.get(), "accumulate", nullptr, 0, &out, 1));
     ASSERT_TRUE(o.ok()) << o.message;
+    // The call's inputs were copied on the copy stream (A), and the compute
+    // stream (B) waited for that before running the step; the inputs
+    // staged for the next call are not copied yet.
+    std::vector<std::string> step =
+        call == 1 ? std::vector<std::string>{"B kernel test_add_f32", "B DtoD"}
+                  : std::vector<std::string>{"B graph"};
+    std::vector<std::string> order = {"A HtoD", "A record", "B wait A"};
+    order.insert(order.end(), step.begin(), step.end());
+    order.push_back("B DtoH");
+    if (std::optional<std::vector<std::string>> trace = takeTrace())
+      EXPECT_EQ(*trace, order) << "call " << call;
     expected += float(call);
     EXPECT_EQ(readAcc(s.session.get(), kElements),
               std::vector<float>(kElements, expected));
@@ -160,7 +292,7 @@ TEST(GpuSession, FailedCallsAndGlobalsAsOnTheCpu) {
 
 TEST(GpuSession, CpuModulesAreRefused) {
   std::string why;
-  DevicePtr device = openDevice("cuda:0", 0, why);
+  DevicePtr device = openCuda(why);
   if (!device)
     GTEST_SKIP() << why;
   ModuleBuilder m = accumulator(4);
@@ -172,6 +304,206 @@ TEST(GpuSession, CpuModulesAreRefused) {
   EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
   EXPECT_EQ(o.message, "test.dlcm: compiled for 'cpu', cannot run on device "
                        "'cuda:0' (dlc-compile --target cuda)");
+}
+
+TEST(GpuSession, AnyThreadMayUseIt) {
+  Opened s;
+  std::string why;
+  if (!open(accumulator(4), s, why))
+    GTEST_SKIP() << why;
+  // The driver's current context is the calling thread's: every entry
+  // point makes the device's current first.
+  HostTensor<float> x(DLC_F32, {4}, 1.0f), old(DLC_F32, {4});
+  dlc_tensor_t in = x.view(), out = old.view();
+  std::vector<float> value = {1, 2, 3, 4};
+  std::vector<std::function<dlc_status_t()>> uses = {
+      [&] {
+        return dlc_session_stage_inputs(s.session.get(), "accumulate", &in, 1);
+      },
+      [&] {
+        return dlc_session_call(s.session.get(), "accumulate", nullptr, 0, &out,
+                                1);
+      },
+      [&] {
+        return dlc_session_call(s.session.get(), "accumulate", &in, 1, &out, 1);
+      },
+      [&] {
+        return dlc_session_set_global(s.session.get(), "acc", value.data(), 16);
+      }};
+  for (auto &use : uses)
+    std::thread([&] {
+      Outcome o = outcome(use());
+      EXPECT_TRUE(o.ok()) << o.message;
+    }).join();
+  std::thread([&] { EXPECT_EQ(readAcc(s.session.get(), 4), value); }).join();
+  std::thread([&] {
+    s.session.reset();
+    s.device.reset();
+  }).join();
+}
+
+TEST(GpuSession, ProfilingTimesEveryStep) {
+  Opened s;
+  std::string why;
+  if (!open(accumulator(kElements), s, why))
+    GTEST_SKIP() << why;
+  ASSERT_TRUE(outcome(dlc_session_set_profiling(s.session.get(), 1)).ok());
+  Work work;
+  HostTensor<float> x(DLC_F32, {kElements}, 1.0f), old(DLC_F32, {kElements});
+  dlc_tensor_t in = x.view(), out = old.view();
+  for (int call = 1; call <= 2; ++call)
+    ASSERT_TRUE(outcome(dlc_session_call(s.session.get(), "accumulate", &in, 1,
+                                         &out, 1))
+                    .ok());
+  EXPECT_EQ(old.data, std::vector<float>(kElements, 1.0f));
+  // Profiled calls run step by step, never captured.
+  if (std::optional<std::string> done = work.next())
+    EXPECT_EQ(*done, "2 launches, 0 captures, 0 graph launches, 2 kernel runs");
+  std::string path =
+      ::testing::TempDir() + "dlc_gpu_profile_" + std::to_string(::getpid());
+  ASSERT_TRUE(
+      outcome(dlc_session_write_profile(s.session.get(), path.c_str())).ok());
+  std::ifstream file(path);
+  int lines = 0;
+  for (std::string line; std::getline(file, line); ++lines) {
+    EXPECT_NE(line.find("\"calls\": 2,"), std::string::npos) << line;
+    EXPECT_EQ(line.find("\"ms\": 0.0000,"), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, 2);
+  std::remove(path.c_str());
+}
+
+// The driver's failures, which only the fake produces on demand.
+
+TEST(FakeCudaDriver, FailedLaunchesNameTheStep) {
+  Opened s;
+  std::string why;
+  if (!open(accumulator(4), s, why))
+    GTEST_SKIP() << why;
+  if (!fakeDriver())
+    GTEST_SKIP() << "needs the fake CUDA driver";
+  HostTensor<float> x(DLC_F32, {4}, 1.0f), old(DLC_F32, {4});
+  dlc_tensor_t in = x.view(), out = old.view();
+  failNext("cuLaunchKernel", CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+  Outcome o =
+      outcome(dlc_session_call(s.session.get(), "accumulate", &in, 1, &out, 1));
+  EXPECT_EQ(o.code, DLC_INTERNAL);
+  EXPECT_EQ(o.message,
+            "test.dlcm: accumulate: step 0 (node 'add') test_add_f32: "
+            "cuLaunchKernel: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701): too "
+            "many resources requested for launch");
+  // The failed call updated nothing, and the next one runs.
+  EXPECT_EQ(readAcc(s.session.get(), 4), std::vector<float>(4, 0.0f));
+  ASSERT_TRUE(
+      outcome(dlc_session_call(s.session.get(), "accumulate", &in, 1, &out, 1))
+          .ok());
+  EXPECT_EQ(readAcc(s.session.get(), 4), std::vector<float>(4, 1.0f));
+}
+
+TEST(FakeCudaDriver, AGraphThatCannotBeMadeFallsBackToSteps) {
+  Opened s;
+  std::string why;
+  if (!open(accumulator(4), s, why))
+    GTEST_SKIP() << why;
+  if (!fakeDriver())
+    GTEST_SKIP() << "needs the fake CUDA driver";
+  Work work;
+  for (int call = 1; call <= 4; ++call) {
+    HostTensor<float> x(DLC_F32, {4}, float(call)), old(DLC_F32, {4});
+    dlc_tensor_t in = x.view(), out = old.view();
+    if (call == 2)
+      failNext("cuGraphInstantiateWithFlags", CUDA_ERROR_OUT_OF_MEMORY);
+    Outcome o = outcome(
+        dlc_session_call(s.session.get(), "accumulate", &in, 1, &out, 1));
+    ASSERT_TRUE(o.ok()) << o.message;
+    EXPECT_EQ(old.data, std::vector<float>(4, float(call * (call - 1) / 2)));
+    // The capture that could not be instantiated is the last one.
+    EXPECT_EQ(*work.next(), std::string("1 launches, ") +
+                                (call == 2 ? "1" : "0") +
+                                " captures, 0 graph launches, 1 kernel runs")
+        << "call " << call;
+  }
+}
+
+TEST(FakeCudaDriver, OutOfMemoryNamesTheBuffer) {
+  std::string why;
+  DevicePtr device = openCuda(why);
+  if (!device)
+    GTEST_SKIP() << why;
+  if (!fakeDriver())
+    GTEST_SKIP() << "needs the fake CUDA driver (16 GiB)";
+  ModulePtr module(nullptr, &dlc_module_release);
+  ASSERT_TRUE(loadModule(accumulator(int64_t(5) << 30).finish(), module).ok());
+  SessionPtr session(nullptr, &dlc_session_release);
+  Outcome o = openSession(module.get(), device.get(), session);
+  EXPECT_EQ(o.code, DLC_RESOURCE_EXHAUSTED);
+  EXPECT_EQ(o.message.rfind(
+                "test.dlcm: global 'acc' (float32[5368709120]): out of device "
+                "memory for a block of 21474836480 bytes",
+                0),
+            0u)
+      << o.message;
+}
+
+TEST(FakeCudaDriver, SessionsGiveBackEverythingTheyTook) {
+  if (!fakeCounters()) {
+    std::string why;
+    if (!openCuda(why))
+      GTEST_SKIP() << why;
+    GTEST_SKIP() << "needs the fake CUDA driver";
+  }
+  uint64_t before = fakeCounters()->liveObjects;
+  {
+    Opened s;
+    std::string why;
+    ASSERT_TRUE(open(accumulator(4), s, why)) << why;
+    HostTensor<float> x(DLC_F32, {4}, 1.0f), old(DLC_F32, {4});
+    dlc_tensor_t in = x.view(), out = old.view();
+    // Step by step, then two graphs captured.
+    for (int call = 1; call <= 3; ++call)
+      ASSERT_TRUE(outcome(dlc_session_call(s.session.get(), "accumulate", &in,
+                                           1, &out, 1))
+                      .ok());
+    EXPECT_GT(fakeCounters()->liveObjects, before);
+  }
+  EXPECT_EQ(fakeCounters()->liveObjects, before);
+}
+
+// The fake refuses what the driver refuses during a capture, which the
+// session relies on to fall back to running step by step.
+TEST(FakeCudaDriver, RefusesWhatTheDriverRefusesInACapture) {
+  std::string why;
+  DevicePtr device = openCuda(why);
+  if (!device)
+    GTEST_SKIP() << why;
+  if (!fakeDriver())
+    GTEST_SKIP() << "needs the fake CUDA driver";
+  const cuda::Driver *driver = nullptr;
+  ASSERT_EQ(cuda::Driver::get(driver), nullptr);
+  CUstream stream = nullptr;
+  ASSERT_EQ(driver->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+            CUDA_SUCCESS);
+  CUdeviceptr memory = 0;
+  ASSERT_EQ(driver->cuMemAlloc(&memory, 256), CUDA_SUCCESS);
+  float host[64] = {};
+  auto captureFails = [&](auto unsupported) {
+    CUgraph graph = nullptr;
+    EXPECT_EQ(driver->cuStreamBeginCapture(stream,
+                                           CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+              CUDA_SUCCESS);
+    EXPECT_EQ(unsupported(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    EXPECT_EQ(driver->cuStreamEndCapture(stream, &graph),
+              CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    EXPECT_EQ(graph, nullptr);
+  };
+  captureFails([&] { return driver->cuStreamSynchronize(stream); });
+  CUdeviceptr more = 0;
+  captureFails([&] { return driver->cuMemAlloc(&more, 256); });
+  captureFails([&] {
+    return driver->cuMemcpyHtoDAsync(memory, host, sizeof(host), stream);
+  });
+  EXPECT_EQ(driver->cuMemFree(memory), CUDA_SUCCESS);
+  EXPECT_EQ(driver->cuStreamDestroy(stream), CUDA_SUCCESS);
 }
 
 } // namespace
