@@ -37,8 +37,9 @@ int fail(const std::string &message) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // No --device: the module's target ("cpu", or cuda:0), as the runner.
   std::string modulePath, dataPath, function = "train_step", profile,
-      deviceSpec = "cpu";
+                                    deviceSpec;
   int threads = 0, warmup = 3, steps = 10;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -72,6 +73,8 @@ int main(int argc, char **argv) {
     return fail(error);
   try {
     dlc::rt::Module module = dlc::rt::Module::loadFile(modulePath);
+    if (deviceSpec.empty())
+      deviceSpec = module.target() == "cuda" ? "cuda:0" : "cpu";
     dlc::rt::Device device(deviceSpec, threads);
     dlc::rt::Session session(module, device);
     dlc::rt::Signature signature = module.signature(function);

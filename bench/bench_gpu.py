@@ -129,9 +129,15 @@ def copy_bandwidth():
 
 
 def prepare(args):
-    import train_check  # onnx: the build machine.
+    import train_check
     os.makedirs(args.out, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="dlc-bench-gpu-")
+    with tempfile.TemporaryDirectory(prefix="dlc-bench-gpu-") as work:
+        prepare_models(args, train_check, work)
+    with open(os.path.join(args.out, "batch"), "w") as f:
+        f.write(str(args.batch))
+
+
+def prepare_models(args, train_check, work):
     for name in [m for m in args.models.split(",") if m]:
         steps = -(-args.batch // train_check.BATCH[name])
         base = train_check.prepare(name, work, "float32", steps)
@@ -146,8 +152,6 @@ def prepare(args):
                         "--embed-parameters=false", "-o",
                         os.path.join(args.out, f"{name}.cuda.dlcm")],
                        check=True)
-    with open(os.path.join(args.out, "batch"), "w") as f:
-        f.write(str(args.batch))
 
 
 def main():
@@ -177,7 +181,11 @@ def main():
     with open(os.path.join(args.bundle, "bench", "batch")) as f:
         batch = int(f.read())
     rate, bandwidth = matmul_rate(), copy_bandwidth()
-    work = tempfile.mkdtemp(prefix="dlc-bench-gpu-")
+    with tempfile.TemporaryDirectory(prefix="dlc-bench-gpu-") as work:
+        run(args, batch, rate, bandwidth, work)
+
+
+def run(args, batch, rate, bandwidth, work):
     props = torch.cuda.get_device_properties(0)
     driver = subprocess.run(
         ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],

@@ -5,7 +5,7 @@
 # shared libraries they need beyond the C and C++ runtimes, the five models
 # compiled for cpu and cuda without their weights (tests/gpu/gpu_check.py
 # prepare) and the benchmark's modules and data (bench/bench_gpu.py
-# prepare), packed into .gpu-bundle/bundle.tar.xz (about 15 MB: carry
+# prepare), packed into .gpu-bundle/bundle.tar.xz (about 25 MB: carry
 # .gpu-bundle with the device tool).
 #   bash bench/prepare_gpu_bundle.sh [BUILD_DIR]
 set -euo pipefail

@@ -353,11 +353,15 @@ FailureOr<FoldedEpilogue> Writer::epilogueOf(MatmulOp op,
   // add (and a ReLU of it); the step takes the fusion over only when the
   // fusion computes nothing else. The matmul's own result buffer stays in
   // the memory plan, unwritten and unread (the fusion was its only user).
+  // float64 products keep their kernel until a GPU run shows that
+  // cuBLASLt has float64 algorithms with a bias epilogue (its heuristics
+  // failing would leave the step without one).
   FoldedEpilogue none;
   auto mark = op->getAttrOfType<StringAttr>(kEpilogueAttr);
   Value product = op.getResult();
   if (options.target != Target::Cuda || !mark || !product.hasOneUse() ||
-      BufferPlacement::byteSize(product) == 0)
+      BufferPlacement::byteSize(product) == 0 ||
+      getElementTypeOrSelf(product.getType()).isF64())
     return none;
   auto fusion = dyn_cast<FusionOp>(*product.getUsers().begin());
   if (!fusion || fusion->getBlock() != op->getBlock() ||

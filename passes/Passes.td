@@ -187,7 +187,7 @@ def DLCPlanMemory : Pass<"dlc-plan-memory", "ModuleOp"> {
     per result, -1 outside the arena) on each op, and `dlc.arena_size`
     (the peak) and `dlc.intermediate_bytes` (the sum without reuse) on the
     function. Offsets are multiples of 64 bytes. With
-    keep-epilogue-operands, an op marked with a library epilogue
+    keep-epilogue-operands, a matmul marked with a library epilogue
     (`dlc.epilogue`, dlc-fuse) keeps its operands live until the fusion
     that is its epilogue, so a backend folding the epilogue into the library
     call (cuBLASLt) can write that fusion's result from within the call.
@@ -195,8 +195,8 @@ def DLCPlanMemory : Pass<"dlc-plan-memory", "ModuleOp"> {
   let options = [
     Option<"keepEpilogueOperands", "keep-epilogue-operands", "bool",
            /*default=*/"false",
-           "keep marked matmuls' and convolutions' operands live until "
-           "their epilogue fusion">,
+           "keep marked matmuls' operands live until their epilogue "
+           "fusion">,
   ];
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }

@@ -8,9 +8,9 @@
 // that training graphs are). An op's operands and results never share
 // memory, so every kernel may read its inputs while writing its outputs.
 //
-// With keep-epilogue-operands (the CUDA target), a matmul or convolution
-// marked with a library epilogue (passes/fusion) keeps its operands live
-// until that epilogue's fusion: a backend that folds the epilogue into the
+// With keep-epilogue-operands (the CUDA target), a matmul marked with a
+// library epilogue (passes/fusion) keeps its operands live until that
+// epilogue's fusion: a backend that folds the epilogue into the
 // library call writes the fusion's result from within the matmul, which
 // must then not be placed over the matmul's own operands.
 //
@@ -63,7 +63,7 @@ void planFunction(func::FuncOp func, bool keepEpilogueOperands) {
                              position[&op], position[&op]};
     // The fusion pass marks only ops whose one result has one user.
     int64_t last = position[&op];
-    if (keepEpilogueOperands && op.hasAttr(kEpilogueAttr))
+    if (keepEpilogueOperands && isa<MatmulOp>(op) && op.hasAttr(kEpilogueAttr))
       last = position[*op.getResult(0).getUsers().begin()];
     for (Value operand : op.getOperands()) {
       auto it = intervals.find(placement.base(operand));

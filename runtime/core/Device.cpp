@@ -8,6 +8,7 @@
 #include "runtime/core/Status.h"
 #include "runtime/cpu/CpuDevice.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -19,16 +20,23 @@ namespace {
 /// caller's mistake, not a request to oversubscribe a thousandfold.
 constexpr int32_t kMaxThreads = 4096;
 
-/// The device number of a "cuda" or "cuda:N" spec, or -1 for any other.
-int cudaOrdinal(const std::string &spec) {
+/// More GPUs than any machine has; a larger number is a caller's mistake.
+constexpr int kMaxCudaOrdinal = 9999;
+
+/// The device number of a "cuda" or "cuda:N" spec (N may be out of range),
+/// or -1 for any other spec.
+int64_t cudaOrdinal(const std::string &spec) {
   if (spec == "cuda")
     return 0;
-  if (spec.rfind("cuda:", 0) != 0 || spec.size() == 5 || spec.size() > 9)
+  if (spec.rfind("cuda:", 0) != 0 || spec.size() == 5)
     return -1;
-  for (size_t i = 5; i < spec.size(); ++i)
+  int64_t n = 0;
+  for (size_t i = 5; i < spec.size(); ++i) {
     if (!std::isdigit(static_cast<unsigned char>(spec[i])))
       return -1;
-  return std::stoi(spec.substr(5));
+    n = std::min<int64_t>(n * 10 + (spec[i] - '0'), kMaxCudaOrdinal + 1);
+  }
+  return n;
 }
 
 } // namespace
@@ -43,9 +51,13 @@ dlc_status_t dlc_device_create(const char *spec, int32_t num_threads,
                         "dlc_device_create: no device spec or output");
     *out = nullptr;
     std::string s = spec;
-    if (int ordinal = cudaOrdinal(s); ordinal >= 0) {
+    if (int64_t ordinal = cudaOrdinal(s); ordinal >= 0) {
+      if (ordinal > kMaxCudaOrdinal)
+        return makeStatus(DLC_INVALID_ARGUMENT,
+                          "device '" + s + "': device number out of range");
       std::shared_ptr<cuda::CudaDevice> device;
-      DLC_RETURN_IF_ERROR(cuda::createCudaDevice(s, ordinal, device));
+      DLC_RETURN_IF_ERROR(
+          cuda::createCudaDevice(s, static_cast<int>(ordinal), device));
       *out = new dlc_device_s{s, nullptr, std::move(device)};
       return nullptr;
     }

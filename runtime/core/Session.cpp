@@ -119,6 +119,9 @@ dlc_status_t Session::stage(const std::string &function,
   size_t fi = 0;
   DLC_RETURN_IF_ERROR(findFunction(function, fi));
   const FunctionInfo &f = module_->functions()[fi];
+  if (f.inputs.empty())
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      f.name + ": takes no inputs; there is nothing to stage");
   if (numInputs != f.inputs.size() || (numInputs && !inputs))
     return makeStatus(DLC_INVALID_ARGUMENT,
                       f.name + ": takes " + std::to_string(f.inputs.size()) +
@@ -202,7 +205,8 @@ dlc_status_t Session::call(const std::string &function,
                               std::to_string(p));
   }
 
-  // Staged inputs are used up by the call, whether or not it succeeds.
+  // Staged inputs are used up by a call whose arguments passed their
+  // checks, whether or not it then succeeds.
   if (fromStaged)
     staged_[fi].pop_front();
   DLC_RETURN_IF_ERROR(execute(fi, inputs, slot, outputs));

@@ -1,4 +1,11 @@
 //===- CpuSession.cpp - A module opened on the CPU ------------------------===//
+//
+// Globals in aligned host memory, initialized from the module; the kernels
+// from its shared object, looked up once; calls bind the caller's tensors
+// in place (staged inputs from the session's copies) and run the function's
+// executor on the device's threads.
+//
+//===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuSession.h"
 
 #include "runtime/core/Devices.h"

@@ -35,9 +35,6 @@ public:
   Blas(const Blas &) = delete;
   Blas &operator=(const Blas &) = delete;
 
-  /// The soname that was loaded ("libcublasLt.so.13").
-  const std::string &soname() const { return library_.soname(); }
-
 private:
   friend class BlasMatmul;
   Blas() = default;

@@ -46,8 +46,6 @@ dlc_status_t CudaDevice::open(const std::string &spec, int ordinal,
   DLC_RETURN_IF_ERROR(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                                 d->architecture_.minor));
   DLC_RETURN_IF_ERROR(
-      attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->multiprocessors_));
-  DLC_RETURN_IF_ERROR(
       check(driver->cuDevicePrimaryCtxRetain(&d->context_, d->device_),
             "cuDevicePrimaryCtxRetain"));
   DLC_RETURN_IF_ERROR(d->makeCurrent());

@@ -34,7 +34,6 @@ public:
   /// "NVIDIA H200".
   const std::string &name() const { return name_; }
   Architecture architecture() const { return architecture_; }
-  int multiprocessors() const { return multiprocessors_; }
 
   /// Makes the device's context current on the calling thread: every
   /// entry point that calls the driver does this first, since the thread
@@ -63,7 +62,6 @@ private:
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   Architecture architecture_;
-  int multiprocessors_ = 0;
   DeviceMemory memory_;
   CachingAllocator allocator_;
 };

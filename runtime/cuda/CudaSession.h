@@ -6,9 +6,9 @@
 // staging slot) and its outputs, and one library workspace. Addresses are
 // therefore fixed for the session's life, except for which buffer of a
 // global is current, so each function's whole plan is captured once into
-// a CUDA graph per binding of its buffers (at most four: two global
-// parities x two input slots) and replayed: one launch per step instead of
-// hundreds of kernel launches.
+// a CUDA graph per binding of its buffers (a few: which buffer of each
+// global is current x which staging slot; GraphCache keeps at most eight)
+// and replayed: one launch per step instead of hundreds of kernel launches.
 //
 // Two streams: inputs are copied from pinned host memory on a copy stream,
 // and the step waits for that copy on the compute stream through an event,

@@ -110,8 +110,6 @@ public:
     int residentBlocks = 0;
   };
   const std::vector<Kernel> &kernels() const { return kernels_; }
-  /// "sm_90a cubin" or "PTX for sm_80 (JIT)", for messages.
-  const std::string &image() const { return image_; }
 
 private:
   const Driver *driver_ = nullptr;

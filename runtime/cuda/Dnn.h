@@ -41,9 +41,6 @@ public:
   Dnn(const Dnn &) = delete;
   Dnn &operator=(const Dnn &) = delete;
 
-  /// The soname that was loaded ("libcudnn.so.9").
-  const std::string &soname() const { return library_.soname(); }
-
 private:
   friend class DnnConv;
   /// An owned backend descriptor whose calls report failures as statuses

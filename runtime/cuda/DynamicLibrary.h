@@ -39,9 +39,6 @@ public:
     return status;
   }
 
-  /// The soname that was opened.
-  const std::string &soname() const { return soname_; }
-
 private:
   dlc_status_t lookup(const char *name, void *&address) const;
 

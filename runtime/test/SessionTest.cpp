@@ -180,6 +180,17 @@ TEST(Session, StagedInputsAreUsedInOrderAndCopiedWhenStaged) {
                        "float32[4]");
   o = outcome(dlc_session_stage_inputs(s.session.get(), "accumulate", &in, 2));
   EXPECT_EQ(o.message, "accumulate: takes 1 inputs, 2 were staged");
+  // A function without inputs has nothing to stage (and no slot is taken).
+  for (int i = 0; i < 3; ++i) {
+    o = outcome(dlc_session_stage_inputs(s.session.get(), "read", nullptr, 0));
+    EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+    EXPECT_EQ(o.message, "read: takes no inputs; there is nothing to stage");
+  }
+  HostTensor<float> value(DLC_F32, {4});
+  out = value.view();
+  EXPECT_TRUE(
+      outcome(dlc_session_call(s.session.get(), "read", nullptr, 0, &out, 1))
+          .ok());
 }
 
 TEST(Session, GetAndSetGlobals) {
@@ -303,6 +314,7 @@ TEST(Session, DeviceSpecs) {
   }
   o = outcome(dlc_device_create("cuda:99999", 0, &d));
   EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message, "device 'cuda:99999': device number out of range");
   o = outcome(dlc_device_create("tpu", 0, &d));
   EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
   EXPECT_EQ(o.message, "unknown device 'tpu' (expected \"cpu\" or "

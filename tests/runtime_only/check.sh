@@ -7,8 +7,10 @@
 set -euo pipefail
 source_dir="$1"
 build_dir="$2"
+# DLC_CUDA=OFF: the main build covers the CUDA device; this one also checks
+# that the runtime builds and runs without it (core/NoCuda.cpp).
 cmake -S "$source_dir" -B "$build_dir" -G Ninja -DDLC_BUILD_COMPILER=OFF \
-  -DCMAKE_BUILD_TYPE=Release > "$build_dir.configure.log" 2>&1 ||
+  -DDLC_CUDA=OFF -DCMAKE_BUILD_TYPE=Release > "$build_dir.configure.log" 2>&1 ||
   { cat "$build_dir.configure.log"; exit 1; }
 if grep -qE "^(MLIR_DIR|LLVM_DIR|ONNX_DIR):PATH=/" "$build_dir/CMakeCache.txt"; then
   echo "the runtime-only configuration found LLVM, MLIR or ONNX" >&2

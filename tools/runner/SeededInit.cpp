@@ -4,6 +4,7 @@
 #include "tools/runner/Error.h"
 #include "tools/runner/Values.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dlc::runner {

@@ -19,14 +19,14 @@ namespace dlc::runner {
 /// Sets every floating-point parameter global (role "param") of `session`:
 /// matrices and kernels (rank >= 2) to values drawn uniformly from
 /// +-1/sqrt(fan_in), fan_in being the product of all dimensions but the
-/// first (PyTorch's bound for linear and convolution weights up to its
-/// sqrt(5) factor); vectors and scalars to PyTorch's defaults for what they
-/// are in exported models, read from the name: a normalization's scale
-/// ("...weight") 1, a bias or shift 0 (random scales would make deep
-/// BatchNorm networks' gradients explode, and their runs chaotic). Each
-/// global's values depend only on `seed` and its name, so two modules of
-/// one model (cpu and cuda) get the same weights. Throws for a parameter
-/// of a type it cannot fill.
+/// first (PyTorch's bound for Linear and Conv weights, whose first dimension
+/// is the output; an initializer stored transposed gets the other bound);
+/// vectors and scalars to 0, except names ending in "weight", which are
+/// normalization scales, to 1 (random scales would make deep BatchNorm
+/// networks' gradients explode, and their runs chaotic). Each global's
+/// values depend only on `seed` and its name, so two modules of one model
+/// (cpu and cuda) get the same weights. Throws for a parameter of a type it
+/// cannot fill.
 void initializeParameters(const LoadedModule &module, rt::Session &session,
                           uint64_t seed);
 

@@ -129,8 +129,11 @@ dlc_status_t dlc_module_function_output(const dlc_module_t *module,
 
 typedef struct dlc_device_s dlc_device_t;
 
-/** "cpu" (a thread pool of `num_threads`, 0 = one per core) or
- * "cuda:N". An unknown or absent device is DLC_UNAVAILABLE. */
+/** "cpu" (a thread pool of `num_threads`, 0 = one per core), or "cuda" /
+ * "cuda:N" (GPU N, "cuda" = 0; num_threads is ignored). An unknown spec is
+ * DLC_INVALID_ARGUMENT; a GPU that cannot be opened (no driver, one older
+ * than dlc's CUDA, no such device, a build without CUDA) is
+ * DLC_UNAVAILABLE with the reason. */
 dlc_status_t dlc_device_create(const char *spec, int32_t num_threads,
                                dlc_device_t **out);
 void dlc_device_release(dlc_device_t *device);
@@ -153,18 +156,22 @@ void dlc_session_release(dlc_session_t *session);
  * updated in place. With `inputs` NULL and `num_inputs` 0 the call takes
  * the oldest inputs dlc_session_stage_inputs handed over for `function`
  * (DLC_FAILED_PRECONDITION when there are none); staged inputs are used up
- * by the call whether or not it succeeds. */
+ * once the call's outputs pass their checks, whether or not it then
+ * succeeds (a call rejected for its arguments leaves them staged). A call
+ * that brings its own inputs while two calls' inputs wait is
+ * DLC_FAILED_PRECONDITION. */
 dlc_status_t dlc_session_call(dlc_session_t *session, const char *function,
                               const dlc_tensor_t *inputs, size_t num_inputs,
                               const dlc_tensor_t *outputs,
                               size_t num_outputs);
 
-/** Hands the inputs of a later call of `function` to the session ahead of
- * it: they are checked and copied now (the caller's buffers may be reused
- * when this returns), to device memory on a stream of their own on a GPU,
- * so that staging the next batch before calling the current step overlaps
- * the copy with that step's computation. At most two calls' inputs per
- * function wait at a time (DLC_FAILED_PRECONDITION beyond). */
+/** Hands the inputs of a later call of `function` (one that takes inputs)
+ * to the session ahead of it: they are checked and copied now (the
+ * caller's buffers may be reused when this returns), to device memory on a
+ * stream of their own on a GPU, so that staging the next batch before
+ * calling the current step overlaps the copy with that step's computation.
+ * At most two calls' inputs per function wait at a time
+ * (DLC_FAILED_PRECONDITION beyond). */
 dlc_status_t dlc_session_stage_inputs(dlc_session_t *session,
                                       const char *function,
                                       const dlc_tensor_t *inputs,
