@@ -41,17 +41,20 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
       refs.push_back(ref(r));
     body = fb::CreateKernelStep(b, s.kernel, b.CreateVectorOfStructs(refs),
                                 s.iterations, s.grain,
-                                b.CreateVector(s.bufferBytes), s.outputs)
+                                b.CreateVector(s.bufferBytes), s.outputs,
+                                s.threadsPerIteration)
                .Union();
     break;
   }
   case fb::StepKind::MatmulStep: {
     const MatmulSpec &m = s.matmul;
     fb::BufferRef lhs = ref(m.lhs), rhs = ref(m.rhs), res = ref(m.result);
+    fb::BufferRef bias = m.bias ? ref(*m.bias) : fb::BufferRef();
     body = fb::CreateMatmulStep(b, static_cast<fb::ElementType>(m.dtype), &lhs,
                                 &rhs, &res, m.batch, m.m, m.n, m.k,
                                 m.lhsBatchStride, m.rhsBatchStride,
-                                m.lhsTransposed, m.rhsTransposed)
+                                m.lhsTransposed, m.rhsTransposed, m.epilogue,
+                                m.bias ? &bias : nullptr)
                .Union();
     break;
   }

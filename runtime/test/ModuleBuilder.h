@@ -15,6 +15,7 @@
 #include "runtime/support/Tensor.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,8 @@ struct MatmulSpec {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   int64_t lhsBatchStride = 0, rhsBatchStride = 0;
   bool lhsTransposed = false, rhsTransposed = false;
+  fb::MatmulEpilogue epilogue = fb::MatmulEpilogue::None;
+  std::optional<Ref> bias;
 };
 
 struct ConvSpec {
@@ -75,6 +78,7 @@ struct StepSpec {
   std::vector<uint64_t> bufferBytes;
   uint32_t outputs = 1;
   int64_t iterations = 0, grain = 0;
+  uint32_t threadsPerIteration = 1;
   MatmulSpec matmul;
   ConvSpec conv;
   // CopyStep

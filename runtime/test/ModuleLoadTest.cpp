@@ -457,6 +457,47 @@ TEST(ModuleLoad, KernelReferencesAreChecked) {
   expectInvalid(unnamed, "kernel 1: 'test_add_f32' is listed twice");
 }
 
+TEST(ModuleLoad, CudaStepFieldsAreChecked) {
+  ModuleBuilder m;
+  uint32_t k = m.kernel("test_add_f32");
+  m.sharedObject(testKernelsObject());
+  FunctionBuilder &f = m.function("add");
+  f.argument("a", "input", DType::F32, {4});
+  f.result("b", "output", DType::F32, {4});
+  f.kernel(k, {argument(0), argument(0), result(0)}, 4);
+  ModuleBuilder warps = m;
+  warps.function("add").steps()[0].threadsPerIteration = 32;
+  EXPECT_TRUE(load(warps).ok());
+  ModuleBuilder sevenThreads = m;
+  sevenThreads.function("add").steps()[0].threadsPerIteration = 7;
+  expectInvalid(sevenThreads,
+                "runs 7 threads per iteration (expected 1 or 32)");
+
+  // A bias epilogue: a vector of n = 2 elements (the global w's first row).
+  ModuleBuilder cuda = smallModule();
+  cuda.target("cuda");
+  MatmulSpec &mm = cuda.function("forward").steps()[0].matmul;
+  mm.epilogue = fb::MatmulEpilogue::BiasRelu;
+  mm.bias = argument(1);
+  EXPECT_TRUE(load(cuda).ok());
+
+  ModuleBuilder cpu = cuda;
+  cpu.target("cpu");
+  expectInvalid(cpu, "matmul has a 'BiasRelu' epilogue, which only the "
+                     "'cuda' target fuses");
+  ModuleBuilder noBias = cuda;
+  noBias.function("forward").steps()[0].matmul.bias.reset();
+  expectInvalid(noBias, "matmul epilogue has no bias");
+  ModuleBuilder biasPastEnd = cuda;
+  biasPastEnd.function("forward").steps()[0].matmul.bias = argument(1, 12);
+  expectInvalid(biasPastEnd, "matmul bias (8 bytes at offset 12 of argument "
+                             "1) ends past its 16 bytes");
+  ModuleBuilder unknown = cuda;
+  unknown.function("forward").steps()[0].matmul.epilogue =
+      static_cast<fb::MatmulEpilogue>(9);
+  expectInvalid(unknown, "matmul has unknown epilogue 9");
+}
+
 TEST(ModuleLoad, KernelLibraryProblemsFailSessionCreation) {
   auto device = cpuDevice(1);
   ModuleBuilder m;

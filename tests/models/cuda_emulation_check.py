@@ -40,7 +40,6 @@ Usage: /usr/bin/python3 tests/models/cuda_emulation_check.py
 
 import argparse
 import ctypes
-import json
 import os
 import shutil
 import subprocess
@@ -55,10 +54,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import models  # noqa: E402
 import train_check  # noqa: E402  (prepare)
+from cuda_kernels_check import read_module  # noqa: E402
 
 SKIP = 77
 NO_NVRTC = "needs NVRTC"
-SCHEMA = os.path.join(HERE, "..", "..", "runtime", "module", "dlcm.fbs")
 SHIM = os.path.join(HERE, "cuda_emulation")
 
 # The emulated grid: 2 blocks of 2 warps. Grid-stride loops take several
@@ -127,20 +126,6 @@ STEP = 3
 # Optimizer state (momentum buffers): N(0, 1) times this, about a gradient.
 STATE_SCALE = 0.01
 SEED = 7
-
-
-def read_module(flatc: str, module: str, work: str) -> dict:
-    """The module as JSON, defaults included (flatc writes BASE.json next to
-    the module)."""
-    subprocess.run([flatc, "--json", "--strict-json", "--defaults-json",
-                    "--raw-binary", "-o", work, SCHEMA, "--", module],
-                   check=True)
-    path = os.path.join(work, os.path.splitext(os.path.basename(module))[0]
-                        + ".json")
-    with open(path) as f:
-        data = json.load(f)
-    os.remove(path)
-    return data
 
 
 def build_kernels(data: dict, out: str) -> ctypes.CDLL:
@@ -451,7 +436,8 @@ def check_case(name: str, dtype: str, batch: int, functions: list, args,
         if proc.returncode != 0:
             raise RuntimeError(f"dlc-compile --target {target}: "
                                f"{proc.stderr.strip()}")
-        data[target] = read_module(args.flatc, module, args.work)
+        data[target] = read_module(args.flatc, module, args.work,
+                                   defaults=True)
     cuda_lib = build_kernels(data["cuda"], f"{base}.cuda.so")
     cuda = cuda_launcher(data["cuda"], cuda_lib)
     cpu = cpu_launcher(data["cpu"], load_cpu_kernels(data["cpu"],

@@ -75,10 +75,13 @@ VIEW_WRITTEN = re.compile(r"(?:float|u?int32_t) \*__restrict "
 UPDATE_LAUNCHES = 6
 
 
-def read_module(flatc: str, module: str, work: str) -> dict:
-    """The module as JSON (flatc writes BASE.json next to the module)."""
-    subprocess.run([flatc, "--json", "--strict-json", "--raw-binary", "-o",
-                    work, SCHEMA, "--", module], check=True)
+def read_module(flatc: str, module: str, work: str,
+                defaults: bool = False) -> dict:
+    """The module as JSON, with every field written out when `defaults`
+    (flatc writes BASE.json into `work`)."""
+    subprocess.run([flatc, "--json", "--strict-json", "--raw-binary"] +
+                   (["--defaults-json"] if defaults else []) +
+                   ["-o", work, SCHEMA, "--", module], check=True)
     stem = os.path.splitext(os.path.basename(module))[0]
     path = os.path.join(work, stem + ".json")
     with open(path) as f:
