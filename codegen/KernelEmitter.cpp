@@ -12,12 +12,16 @@
 // Numerics follow the reference evaluator: floating reductions accumulate
 // in double on the CPU (float on CUDA), max/min propagate NaN, max-pool
 // gradients pick the first maximum in row-major window order, integer
-// division by zero gives 0.
+// division by zero gives 0. Gradient routing (scatters with few updates a
+// line, max-pool gradients) is computed as a gather: each result element
+// collects what lands on it, in the order the evaluator adds it.
 //
 // CUDA kernels take three shapes beyond one thread per iteration:
-//  - A warp per iteration, for reductions long enough to split: the lanes
-//    fold strided shares of the reduced elements and meet in a butterfly of
-//    warp shuffles (worthAWarp says when).
+//  - A warp or a block per iteration, for reductions long enough to split:
+//    the threads fold strided shares of the reduced elements and meet in a
+//    butterfly of warp shuffles, then (a block) in shared memory, in an
+//    order fixed by the thread count alone (ReductionSchedule.h says how
+//    many threads).
 //  - W elements per iteration (16 bytes of the widest buffer), for
 //    elementwise kernels in one linear space: a group of aligned buffers is
 //    read and written whole, which NVVM's load/store vectorizer turns into
@@ -31,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/KernelEmitter.h"
+#include "codegen/ReductionSchedule.h"
 #include "passes/fusion/Fusion.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -93,11 +98,32 @@ int64_t elementBytes(Value v) {
 
 bool isScalar(Value v) { return ShapedType::getNumElements(shapeOf(v)) == 1; }
 
+/// The statement that combines `update` into `slot` as a scatter with
+/// `reduction` does.
+std::string scatterStatement(ScatterReduction reduction, StringRef slot,
+                             StringRef update) {
+  switch (reduction) {
+  case ScatterReduction::none:
+    return (slot + " = " + update + ";").str();
+  case ScatterReduction::add:
+    return (slot + " = " + slot + " + " + update + ";").str();
+  case ScatterReduction::mul:
+    return (slot + " = " + slot + " * " + update + ";").str();
+  case ScatterReduction::max:
+    return (slot + " = dlc_max(" + slot + ", " + update + ");").str();
+  case ScatterReduction::min:
+    return (slot + " = dlc_min(" + slot + ", " + update + ");").str();
+  }
+  llvm_unreachable("a verified scatter has one of five reductions");
+}
+
 class Emitter {
 public:
-  /// `warp`: a CUDA kernel running each iteration on a warp, whose
-  /// reductions outside every loop are split over the lanes.
-  Emitter(Target target, bool warp = false) : target(target), warp(warp) {}
+  /// `threads`: the CUDA threads running each iteration (a warp, 32, or a
+  /// block, 64 to 1024), over which reductions outside every loop are
+  /// split; 1 for a thread per iteration.
+  Emitter(Target target, int64_t threads = 1)
+      : target(target), threads(threads) {}
 
   /// The per-element statements computing every output of `fusion` at the
   /// index `i0..i{r-1}` of the first output and storing them.
@@ -106,23 +132,21 @@ public:
   /// elements starting at `it * width` (CUDA): whole and aligned groups
   /// through aligned pointers, unrolled; others element by element.
   FailureOr<std::string> emitVectorBody(FusionOp fusion, int64_t width);
-  /// How many reductions were split over a warp's lanes.
+  /// How many reductions were split over an iteration's threads.
   unsigned splitReductions() const { return split; }
   /// The statements of a scatter fusion at outer index `i0..` (the data
-  /// shape without the scatter axis).
+  /// shape without the scatter axis), for scatters too wide to gather
+  /// (gathersScatter).
   FailureOr<std::string> emitScatterBody(FusionOp fusion,
                                          ScatterElementsOp scatter);
-
-  /// The statements of a max-pool gradient fusion for plane (i0, i1).
-  FailureOr<std::string> emitMaxPoolGradBody(FusionOp fusion, MaxPoolGradOp op);
 
   /// Makes the iteration space one-dimensional when `fusion` allows it
   /// (see linearSpace); returns whether it did.
   bool useLinearSpace(FusionOp fusion);
 
 private:
-  /// Computes every result of `fusion` at `index` and stores it (lane 0
-  /// alone in a warp kernel).
+  /// Computes every result of `fusion` at `index` and stores it (thread 0
+  /// of an iteration's threads alone when there are several).
   LogicalResult storeResults(FusionOp fusion, ArrayRef<std::string> index);
   FailureOr<std::string> value(Value v, ArrayRef<std::string> index);
   FailureOr<std::string> compute(Operation *op, Value v,
@@ -155,6 +179,23 @@ private:
                                 int64_t axis, bool elements,
                                 ArrayRef<std::string> index);
   FailureOr<std::string> literal(ConstantOp op);
+  /// A scatter's result at `index`, gathered: the data element, combined in
+  /// update order with every update of the same line whose index lands on
+  /// it (gathersScatter says when this form is used).
+  FailureOr<std::string> scatterAsGather(ScatterElementsOp op,
+                                         ArrayRef<std::string> index);
+  /// A max-pool gradient at input position `index`, gathered: the sum, in
+  /// row-major window order, of the output gradients of the windows that
+  /// contain the position and chose it as their first maximum.
+  FailureOr<std::string> maxPoolGradAsGather(MaxPoolGradOp op,
+                                             ArrayRef<std::string> index);
+  /// Scans the window at output `position` of a max pool over `op`'s input
+  /// at plane (index[0], index[1]) and returns the name of the plane
+  /// position of its first maximum (row-major taps; a greater or NaN value
+  /// replaces the choice), -1 for a window that sees only padding.
+  FailureOr<std::string> windowArgmax(MaxPoolGradOp op,
+                                      ArrayRef<std::string> index,
+                                      ArrayRef<std::string> position);
 
   /// The index of an operand of shape `from` read by a broadcasting op at
   /// `index` of its result.
@@ -194,9 +235,14 @@ private:
     line("}" + suffix);
   }
 
+  /// The name of a thread's place among its iteration's threads.
+  std::string laneName() const {
+    return threads == 32 ? "warp_lane" : "block_lane";
+  }
+
   Target target;
-  bool warp;
-  /// Reductions split over a warp's lanes so far.
+  int64_t threads;
+  /// Reductions split over an iteration's threads so far.
   unsigned split = 0;
   /// In emitVectorBody's aligned path, the element of the group being
   /// computed: operands are read through the aligned pointers qK. -1
@@ -388,6 +434,10 @@ FailureOr<std::string> Emitter::compute(Operation *op, Value v,
             return reduction(r, axes, index);
           })
       .Case<DropoutOp>([&](DropoutOp d) { return dropout(d, v, index); })
+      .Case<ScatterElementsOp>(
+          [&](ScatterElementsOp s) { return scatterAsGather(s, index); })
+      .Case<MaxPoolGradOp>(
+          [&](MaxPoolGradOp m) { return maxPoolGradAsGather(m, index); })
       .Case<MaxPoolOp, SumPoolOp>([&](auto p) {
         return pool(p, p.getWindow(), p.getStride(), p.getPadLow(),
                     p.getDilation(), index);
@@ -701,13 +751,16 @@ FailureOr<std::string> Emitter::reduction(Operation *op, ArrayRef<int64_t> axes,
     combine = acc + " = " + (isMax ? "dlc_max(" : "dlc_min(") + acc + ", (" +
               accType + ")%s);";
   }
-  // In a warp kernel, a reduction outside every loop of the body is split
-  // over the lanes: lane l folds the reduced elements l, l + 32, ... in
-  // row-major order over the reduced axes (neighbouring lanes read
+  // With T threads an iteration, a reduction outside every loop of the body
+  // is split over them: thread l folds the reduced elements l, l + T, ... in
+  // row-major order over the reduced axes (neighbouring threads read
   // neighbouring elements when the innermost axis is reduced), then a
-  // butterfly of shuffles combines the partials so that every lane holds
-  // the result, which the rest of the body (computed by every lane) reads.
-  bool overLanes = warp && loopDepth == 0;
+  // butterfly of warp shuffles combines a warp's partials, and in a block
+  // the warps' totals meet in shared memory in warp order
+  // (dlc_block_allreduce), so that every thread holds the result, which the
+  // rest of the body (computed by every thread) reads. The order depends on
+  // T alone.
+  bool overLanes = threads > 1 && loopDepth == 0;
   // A sum whose innermost loop runs along the contiguous last dimension
   // keeps kLanes partial sums, so the loop carries no serial dependence and
   // vectorizes; the lanes are added pairwise at the end.
@@ -730,8 +783,9 @@ FailureOr<std::string> Emitter::reduction(Operation *op, ArrayRef<int64_t> axes,
   std::string flat;
   if (overLanes) {
     flat = fresh("r");
-    openLoop("for (int64_t " + flat + " = warp_lane; " + flat + " < " +
-             std::to_string(count) + "; " + flat + " += 32)");
+    openLoop("for (int64_t " + flat + " = " + laneName() + "; " + flat +
+             " < " + std::to_string(count) + "; " + flat +
+             " += " + std::to_string(threads) + ")");
     ++opened;
   }
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -781,12 +835,23 @@ FailureOr<std::string> Emitter::reduction(Operation *op, ArrayRef<int64_t> axes,
     close();
   if (overLanes) {
     ++split;
-    std::string exchange = combine;
-    exchange.replace(exchange.find("%s"), 2,
-                     "dlc_shfl_xor(" + acc + ", offset)");
-    open("for (int offset = 16; offset > 0; offset /= 2)");
-    line(exchange);
-    close();
+    if (threads == 32) {
+      std::string exchange = combine;
+      exchange.replace(exchange.find("%s"), 2,
+                       "dlc_shfl_xor(" + acc + ", offset)");
+      open("for (int offset = 16; offset > 0; offset /= 2)");
+      line(exchange);
+      close();
+    } else {
+      std::string pair = isa<ReduceSumOp>(op)    ? "a + b"
+                         : isa<ReduceProdOp>(op) ? "a * b"
+                         : isa<ReduceMaxOp>(op)  ? "dlc_max(a, b)"
+                                                 : "dlc_min(a, b)";
+      line(llvm::formatv("{0} = dlc_block_allreduce<{1}>({0}, []({2} a, {2} "
+                         "b) {{ return ({2})({3}); });",
+                         acc, threads / 32, accType, pair)
+               .str());
+    }
   }
   if (lanes) {
     SmallVector<std::string> terms;
@@ -859,42 +924,19 @@ FailureOr<std::string> Emitter::pool(Operation *op, ArrayRef<int64_t> window,
   return let(*type, "(" + *type + ")" + acc);
 }
 
-FailureOr<std::string> Emitter::emitMaxPoolGradBody(FusionOp fusion,
-                                                    MaxPoolGradOp op) {
-  // Plane (i0, i1) of dx: zero it, then route each window's dy to the
-  // window's first maximum (row-major taps; a greater or NaN value replaces
-  // the choice), windows in row-major order as the evaluator sums them.
-  ArrayRef<int64_t> xShape = shapeOf(op.getInput());
-  ArrayRef<int64_t> yShape = shapeOf(op.getGradOutput());
-  ArrayRef<int64_t> window = op.getWindow(), stride = op.getStride(),
-                    padLow = op.getPadLow(), dilation = op.getDilation();
+FailureOr<std::string> Emitter::windowArgmax(MaxPoolGradOp op,
+                                             ArrayRef<std::string> index,
+                                             ArrayRef<std::string> position) {
+  ArrayRef<int64_t> spatial = shapeOf(op.getInput()).drop_front(2);
   FailureOr<std::string> type = cType(op, op.getType().getElementType());
   if (failed(type))
     return failure();
-  std::string out = "p" + std::to_string(fusion.getInputs().size());
-  ArrayRef<int64_t> spatial = xShape.drop_front(2);
-  int64_t planeSize = ShapedType::getNumElements(spatial);
-  std::string plane =
-      let("int64_t", "((i0) * " + std::to_string(xShape[1]) + " + i1) * " +
-                         std::to_string(planeSize));
-  openLoop("for (int64_t e = 0; e < " + std::to_string(planeSize) + "; ++e)");
-  line(out + "[" + plane + " + e] = (" + *type + ")0;");
-  close();
-  Index outIndex{"i0", "i1"};
-  unsigned opened = 0;
-  for (size_t s = 0; s < spatial.size(); ++s) {
-    std::string o = fresh("o");
-    openLoop("for (int64_t " + o + " = 0; " + o + " < " +
-             std::to_string(yShape[2 + s]) + "; ++" + o + ")");
-    ++opened;
-    outIndex.push_back(o);
-  }
   std::string best = fresh("best"), chosen = fresh("chosen");
   line(*type + " " + best + " = (" + *type + ")0;");
   line("int64_t " + chosen + " = -1;");
-  Index in{"i0", "i1"};
-  size_t scanned = openWindowTaps(window, stride, padLow, dilation,
-                                  ArrayRef<std::string>(outIndex).drop_front(2),
+  Index in{index[0], index[1]};
+  size_t scanned = openWindowTaps(op.getWindow(), op.getStride(),
+                                  op.getPadLow(), op.getDilation(), position,
                                   spatial, in);
   FailureOr<std::string> v = value(op.getInput(), in);
   if (failed(v))
@@ -907,17 +949,120 @@ FailureOr<std::string> Emitter::emitMaxPoolGradBody(FusionOp fusion,
   close();
   for (size_t i = 0; i < scanned; ++i)
     close();
-  // A window that sees only padding routes nowhere.
-  open("if (" + chosen + " >= 0)");
+  return chosen;
+}
+
+FailureOr<std::string>
+Emitter::maxPoolGradAsGather(MaxPoolGradOp op, ArrayRef<std::string> index) {
+  // Each input position collects from the windows that contain it, so every
+  // element is one independent iteration (no thread walks a plane) and the
+  // sum runs in the windows' row-major order, as the evaluator's scatter
+  // adds them. Window o covers o * stride - pad + t * dilation for taps
+  // t < window: along each dimension the candidates o run from
+  // ceil((x + pad - (window - 1) * dilation) / stride) to
+  // floor((x + pad) / stride), clipped to the output, and a candidate holds
+  // x when the distance is a whole number of dilations.
+  ArrayRef<int64_t> xShape = shapeOf(op.getInput());
+  ArrayRef<int64_t> yShape = shapeOf(op.getGradOutput());
+  ArrayRef<int64_t> window = op.getWindow(), stride = op.getStride(),
+                    padLow = op.getPadLow(), dilation = op.getDilation();
+  Type element = op.getType().getElementType();
+  FailureOr<std::string> type = cType(op, element);
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> spatial = xShape.drop_front(2);
+  std::string accType = accumulatorType(element);
+  std::string acc = fresh("a");
+  line(accType + " " + acc + " = (" + accType + ")0;");
+  Index outIndex{index[0], index[1]};
+  SmallVector<std::string> holds;
+  unsigned opened = 0;
+  for (size_t s = 0; s < spatial.size(); ++s) {
+    std::string shifted = let(
+        "int64_t", "(int64_t)(" + index[2 + s] + ") + " +
+                       std::to_string(padLow[s]));
+    std::string first =
+        let("int64_t",
+            "dlc_max((int64_t)0, (" + shifted + " - " +
+                std::to_string((window[s] - 1) * dilation[s] - stride[s] + 1) +
+                ") / " + std::to_string(stride[s]) + ")");
+    std::string last =
+        let("int64_t", "dlc_min((int64_t)" + std::to_string(yShape[2 + s] - 1) +
+                           ", " + shifted + " / " + std::to_string(stride[s]) +
+                           ")");
+    std::string o = fresh("o");
+    openLoop("for (int64_t " + o + " = " + first + "; " + o + " <= " + last +
+             "; ++" + o + ")");
+    ++opened;
+    outIndex.push_back(o);
+    if (dilation[s] != 1)
+      holds.push_back("(" + shifted + " - " + o + " * " +
+                      std::to_string(stride[s]) + ") % " +
+                      std::to_string(dilation[s]) + " == 0");
+  }
+  if (!holds.empty()) {
+    open("if (" + llvm::join(holds, " && ") + ")");
+    ++opened;
+  }
+  FailureOr<std::string> chosen =
+      windowArgmax(op, index, ArrayRef<std::string>(outIndex).drop_front(2));
+  if (failed(chosen))
+    return failure();
+  open("if (" + *chosen + " == " +
+       linear(spatial, ArrayRef<std::string>(index).drop_front(2)) + ")");
   FailureOr<std::string> dy = value(op.getGradOutput(), outIndex);
   if (failed(dy))
     return failure();
-  std::string slot = out + "[" + plane + " + " + chosen + "]";
-  line(slot + " = " + slot + " + " + *dy + ";");
+  line(acc + " = " + acc + " + (" + accType + ")" + *dy + ";");
   close();
   for (unsigned i = 0; i < opened; ++i)
     close();
-  return body;
+  return let(*type, "(" + *type + ")" + acc);
+}
+
+FailureOr<std::string>
+Emitter::scatterAsGather(ScatterElementsOp op, ArrayRef<std::string> index) {
+  ArrayRef<int64_t> dataShape = shapeOf(op.getData());
+  ArrayRef<int64_t> updateShape = shapeOf(op.getUpdates());
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  Type element = op.getType().getElementType();
+  FailureOr<std::string> type = cType(op, element);
+  if (failed(type))
+    return failure();
+  FailureOr<std::string> original = value(op.getData(), index);
+  if (failed(original))
+    return failure();
+  std::string result = fresh("s");
+  line(*type + " " + result + " = " + *original + ";");
+  SmallVector<std::string> inside;
+  for (size_t d = 0; d < dataShape.size(); ++d)
+    if (static_cast<int64_t>(d) != axis && updateShape[d] != dataShape[d])
+      inside.push_back("(" + index[d] + " < " + std::to_string(updateShape[d]) +
+                       ")");
+  size_t opened = 0;
+  if (!inside.empty()) {
+    open("if (" + llvm::join(inside, " && ") + ")");
+    ++opened;
+  }
+  Index u(index.begin(), index.end());
+  u[axis] = fresh("j");
+  openLoop("for (int64_t " + u[axis] + " = 0; " + u[axis] + " < " +
+           std::to_string(updateShape[axis]) + "; ++" + u[axis] + ")");
+  ++opened;
+  FailureOr<std::string> raw = value(op.getIndices(), u);
+  if (failed(raw))
+    return failure();
+  std::string n = std::to_string(dataShape[axis]);
+  open("if (dlc_clamp_index(dlc_wrap_index((int64_t)" + *raw + ", " + n +
+       "), " + n + ") == " + index[axis] + ")");
+  ++opened;
+  FailureOr<std::string> update = value(op.getUpdates(), u);
+  if (failed(update))
+    return failure();
+  line(scatterStatement(op.getReduction(), result, *update));
+  for (size_t i = 0; i < opened; ++i)
+    close();
+  return result;
 }
 
 bool Emitter::useLinearSpace(FusionOp fusion) {
@@ -963,11 +1108,11 @@ LogicalResult Emitter::storeResults(FusionOp fusion,
       return failure();
     stores.push_back("p" + std::to_string(firstOutput + k) + "[" +
                      linear(shape, index) + "] = " + *v + ";");
-    if (!warp)
+    if (threads == 1)
       line(stores.back());
   }
-  if (warp) {
-    open("if (warp_lane == 0)");
+  if (threads > 1) {
+    open("if (" + laneName() + " == 0)");
     for (const std::string &store : stores)
       line(store);
     close();
@@ -1099,23 +1244,7 @@ FailureOr<std::string> Emitter::emitScatterBody(FusionOp fusion,
   target[axis] = let("int64_t", "dlc_clamp_index(dlc_wrap_index((int64_t)" +
                                     *raw + ", " + n + "), " + n + ")");
   std::string slot = out + "[" + linear(dataShape, target) + "]";
-  switch (scatter.getReduction()) {
-  case ScatterReduction::none:
-    line(slot + " = " + *update + ";");
-    break;
-  case ScatterReduction::add:
-    line(slot + " = " + slot + " + " + *update + ";");
-    break;
-  case ScatterReduction::mul:
-    line(slot + " = " + slot + " * " + *update + ";");
-    break;
-  case ScatterReduction::max:
-    line(slot + " = dlc_max(" + slot + ", " + *update + ");");
-    break;
-  case ScatterReduction::min:
-    line(slot + " = dlc_min(" + slot + ", " + *update + ");");
-    break;
-  }
+  line(scatterStatement(scatter.getReduction(), slot, *update));
   close();
   for (size_t i = 0; i < opened; ++i)
     close();
@@ -1153,31 +1282,28 @@ std::string delinearize(ArrayRef<int64_t> shape, StringRef flat,
   return text;
 }
 
-/// Whether the CUDA kernel of `fusion`, with `outputs` iterations, should
-/// run each iteration on a warp: when it holds a reduction of at least 64
-/// elements per output (every lane then folds two or more, and the five
-/// shuffle steps cost less than the 32-fold shorter loop saves) that either
-/// runs along the contiguous innermost axis (a warp's lanes then read whole
-/// 128-byte lines, where a thread per output reads one element per line),
-/// or has so few outputs that a warp each still fits one wave of a large
-/// GPU (2^18 threads: 132 SMs x 2048), so the extra lanes come for free.
-bool worthAWarp(FusionOp fusion, int64_t outputs) {
-  constexpr int64_t kMinReduced = 64, kOneWave = int64_t(1) << 18;
+/// The CUDA threads that run each of the `outputs` iterations of `fusion`
+/// (ReductionSchedule.h): as many as its longest reduction's shape asks for.
+int64_t reductionThreads(FusionOp fusion, int64_t outputs) {
+  int64_t threads = 1;
   for (Operation &op : fusion.getBody().front()) {
     if (!isa<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp>(op))
       continue;
     ArrayRef<int64_t> shape = shapeOf(op.getOperand(0));
     ArrayRef<int64_t> axes =
         op.getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
-    int64_t reduced = 1;
+    ReductionShape reduction;
+    reduction.rows = outputs;
+    reduction.rowLength = 1;
     for (int64_t axis : axes)
-      reduced *= shape[axis];
-    bool contiguous = !shape.empty() && !axes.empty() &&
-                      axes.back() == static_cast<int64_t>(shape.size()) - 1;
-    if (reduced >= kMinReduced && (contiguous || outputs * 32 <= kOneWave))
-      return true;
+      reduction.rowLength *= shape[axis];
+    reduction.elementBytes = elementBytes(op.getOperand(0));
+    reduction.contiguous =
+        !shape.empty() && !axes.empty() &&
+        axes.back() == static_cast<int64_t>(shape.size()) - 1;
+    threads = std::max(threads, chooseReductionThreads(reduction));
   }
-  return false;
+  return threads;
 }
 
 /// The elements a CUDA iteration of linear-space `fusion` (of `total`
@@ -1244,20 +1370,33 @@ std::string clampIterations(StringRef bound, int64_t iterations) {
 }
 
 /// A CUDA kernel's signature (the ABI of dlcm.fbs `table Kernel`) and its
-/// buffer array `b`.
-std::string cudaSignature(StringRef name, size_t buffers) {
-  return llvm::formatv("extern \"C\" __global__ void {0}(const dlc_buffers<{1}>"
-                       " buffers, int64_t n) {{\n  void *const *b = "
-                       "buffers.p;\n",
-                       name, buffers)
+/// buffer array `b`. A kernel of a block per iteration is launched with
+/// `threads` threads a block, and says so, so that NVRTC keeps its registers
+/// within what a block that size may have.
+std::string cudaSignature(StringRef name, size_t buffers, int64_t threads) {
+  std::string bounds =
+      threads > 32 ? llvm::formatv("__launch_bounds__({0}) ", threads).str()
+                   : "";
+  return llvm::formatv("extern \"C\" __global__ void {0}{1}(const "
+                       "dlc_buffers<{2}> buffers, int64_t n) {{\n  void "
+                       "*const *b = buffers.p;\n",
+                       bounds, name, buffers)
       .str();
 }
 
 /// The grid-stride loop of a CUDA kernel over iterations `var` < n, by
-/// threads or by warps. The warps' loop is uniform across each warp's lanes
-/// (blockDim.x is a multiple of 32), so full-mask shuffles are valid in it.
-std::string cudaLoop(bool warp, StringRef var) {
-  if (warp)
+/// threads, warps or blocks (`threads` an iteration). The warps' loop is
+/// uniform across each warp's lanes (blockDim.x is a multiple of 32), so
+/// full-mask shuffles are valid in it; the blocks' loop is uniform across
+/// the block (blockDim.x is `threads`), so __syncthreads is.
+std::string cudaLoop(int64_t threads, StringRef var) {
+  if (threads > 32)
+    return llvm::formatv("const int block_lane = threadIdx.x;\n"
+                         "for (int64_t {0} = blockIdx.x; {0} < n; {0} += "
+                         "gridDim.x) {{\n",
+                         var)
+        .str();
+  if (threads == 32)
     return llvm::formatv(
                "const int warp_lane = threadIdx.x & 31;\n"
                "for (int64_t {0} = ((int64_t)blockIdx.x * blockDim.x + "
@@ -1280,16 +1419,28 @@ struct KernelBody {
   /// `space` that the wrapper declares.
   std::string statements;
   SmallVector<int64_t> space;
-  /// CUDA: elements per iteration (emitVectorBody), and whether a warp runs
-  /// each iteration.
+  /// CUDA: elements per iteration (emitVectorBody), and the threads that
+  /// run each iteration.
   int64_t width = 1;
-  bool warp = false;
+  int64_t threads = 1;
 
   /// The iteration count of the CUDA kernel.
   int64_t cudaIterations() const {
     return (ShapedType::getNumElements(space) + width - 1) / width;
   }
 };
+
+/// Whether `scatter`'s result is computed element by element, each scanning
+/// its line's updates (Emitter::scatterAsGather): when a line has at most
+/// 16 updates, as the one-hot gradients of a class-index gather (one update
+/// a line) have. That spreads the work over every result element, writes
+/// each once and coalesced, and needs no ordering between threads; a wider
+/// scatter (an embedding gradient's thousands of tokens) would rescan every
+/// update for each element, and walks its updates instead.
+bool gathersScatter(ScatterElementsOp scatter) {
+  constexpr int64_t kMaxUpdatesPerLine = 16;
+  return shapeOf(scatter.getUpdates())[scatter.getAxis()] <= kMaxUpdatesPerLine;
+}
 
 /// The body of `fusion`'s kernel for `target`, in the shape that suits it.
 FailureOr<KernelBody> emitKernelBody(FusionOp fusion, Target target) {
@@ -1300,8 +1451,8 @@ FailureOr<KernelBody> emitKernelBody(FusionOp fusion, Target target) {
              << ", whose element type generated kernels do not handle yet";
   Emitter emitter(target);
   Block &block = fusion.getBody().front();
-  // Ops that write at data-dependent positions are alone in their fusion
-  // (KernelRole::Scatter) and have kernels of their own shape.
+  // Ops that route values to data-dependent positions are alone in their
+  // fusion (KernelRole::Scatter).
   auto scatter = llvm::find_if(block, [](Operation &op) {
     return kernelRoleOf(&op) == KernelRole::Scatter;
   });
@@ -1313,17 +1464,18 @@ FailureOr<KernelBody> emitKernelBody(FusionOp fusion, Target target) {
        block.getTerminator()->getOperand(0) != scatter->getResult(0)))
     return fusion.emitOpError() << "holds a " << scatter->getName()
                                 << " that is not its only result";
-  if (auto op = dyn_cast_or_null<ScatterElementsOp>(
-          scatter != block.end() ? &*scatter : nullptr)) {
-    for (auto [d, size] : llvm::enumerate(shapeOf(op.getData())))
-      if (static_cast<int64_t>(d) != static_cast<int64_t>(op.getAxis()))
+  // Most routing ops are gathered: every result element is an independent
+  // iteration that collects what lands on it (scatterAsGather,
+  // maxPoolGradAsGather) on the general path below. Only scatters with too
+  // many updates per line to scan for each element keep a kernel of their
+  // own that walks the updates.
+  auto wide = dyn_cast_or_null<ScatterElementsOp>(
+      scatter != block.end() ? &*scatter : nullptr);
+  if (wide && !gathersScatter(wide)) {
+    for (auto [d, size] : llvm::enumerate(shapeOf(wide.getData())))
+      if (static_cast<int64_t>(d) != static_cast<int64_t>(wide.getAxis()))
         space.push_back(size);
-    body = emitter.emitScatterBody(fusion, op);
-  } else if (auto op = dyn_cast_or_null<MaxPoolGradOp>(
-                 scatter != block.end() ? &*scatter : nullptr)) {
-    space.assign(shapeOf(op.getInput()).begin(),
-                 shapeOf(op.getInput()).begin() + 2);
-    body = emitter.emitMaxPoolGradBody(fusion, op);
+    body = emitter.emitScatterBody(fusion, wide);
   } else if (emitter.useLinearSpace(fusion)) {
     space.push_back(ShapedType::getNumElements(shapeOf(fusion.getResult(0))));
     if (target == Target::Cuda)
@@ -1333,15 +1485,17 @@ FailureOr<KernelBody> emitKernelBody(FusionOp fusion, Target target) {
   } else {
     space.assign(shapeOf(fusion.getResult(0)).begin(),
                  shapeOf(fusion.getResult(0)).end());
-    kernel.warp = target == Target::Cuda &&
-                  worthAWarp(fusion, ShapedType::getNumElements(space));
-    if (kernel.warp)
-      emitter = Emitter(target, /*warp=*/true);
+    if (target == Target::Cuda)
+      kernel.threads =
+          reductionThreads(fusion, ShapedType::getNumElements(space));
+    if (kernel.threads > 1)
+      emitter = Emitter(target, kernel.threads);
     body = emitter.emitBody(fusion);
-    // Reductions nested in loops stay whole in each lane; a kernel without
+    // Reductions nested in loops stay whole in each thread; a kernel without
     // one to split is better off with a thread per iteration.
-    if (kernel.warp && succeeded(body) && emitter.splitReductions() == 0) {
-      kernel.warp = false;
+    if (kernel.threads > 1 && succeeded(body) &&
+        emitter.splitReductions() == 0) {
+      kernel.threads = 1;
       emitter = Emitter(target);
       body = emitter.emitBody(fusion);
     }
@@ -1395,14 +1549,15 @@ mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
   llvm::raw_string_ostream os(text);
   if (target == Target::Cuda) {
     kernel.iterations = body->cudaIterations();
-    kernel.threadsPerIteration = body->warp ? 32 : 1;
+    kernel.threadsPerIteration = body->threads;
     os << cudaSignature(name,
-                        fusion.getInputs().size() + fusion.getNumResults())
+                        fusion.getInputs().size() + fusion.getNumResults(),
+                        body->threads)
        << params;
     if (body->width > 1)
       os << indent(alignmentCheck(fusion, body->width), 2);
     os << indent(clampIterations("n", kernel.iterations), 2)
-       << indent(cudaLoop(body->warp, "it"), 2);
+       << indent(cudaLoop(body->threads, "it"), 2);
     if (body->width == 1)
       os << indent(delinearize(space, "it"), 4);
     os << indent(body->statements, 4) << "  }\n}\n";
@@ -1475,14 +1630,14 @@ mlir::dlc::codegen::emitKernelGroup(ArrayRef<GroupMember> members,
   // own iterations from 0.
   SmallVector<int64_t> starts{0};
   SmallVector<std::string> leaves;
-  bool warp = false;
+  int64_t threads = 1;
   for (auto [k, member] : llvm::enumerate(members)) {
     FailureOr<KernelBody> body = emitKernelBody(member.fusion, Target::Cuda);
     if (failed(body))
       return failure();
-    assert((k == 0 || body->warp == warp) &&
+    assert((k == 0 || body->threads == threads) &&
            "a group's members run the same threads per iteration");
-    warp = body->warp;
+    threads = body->threads;
     int64_t first = starts.back();
     starts.push_back(first + body->cudaIterations());
     leaves.push_back(
@@ -1495,11 +1650,11 @@ mlir::dlc::codegen::emitKernelGroup(ArrayRef<GroupMember> members,
   }
   EmittedKernel kernel;
   kernel.iterations = starts.back();
-  kernel.threadsPerIteration = warp ? 32 : 1;
+  kernel.threadsPerIteration = threads;
   kernel.source =
-      cudaSignature(name, numBuffers) +
+      cudaSignature(name, numBuffers, threads) +
       indent(clampIterations("n", kernel.iterations), 2) +
-      indent(cudaLoop(warp, "group_it"), 2) +
+      indent(cudaLoop(threads, "group_it"), 2) +
       indent(dispatchIteration(leaves, starts, 0, leaves.size()), 4) +
       "  }\n}\n";
   return kernel;
@@ -1665,6 +1820,24 @@ template <typename T> DLC_FN T dlc_shfl_xor(T v, int offset) {
     return (T)__shfl_xor_sync(0xffffffffu, (int)v, offset);
   else
     return __shfl_xor_sync(0xffffffffu, v, offset);
+}
+// A reduction over the kWarps warps of a block (a block per iteration):
+// each warp's butterfly, then every thread folds the warps' totals in warp
+// order from shared memory. The second barrier lets the block's next
+// reduction reuse the slots. Every thread of the block must call it.
+template <int kWarps, typename T, typename Combine>
+DLC_FN T dlc_block_allreduce(T v, Combine combine) {
+  __shared__ T partial[kWarps];
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = combine(v, dlc_shfl_xor(v, offset));
+  if ((threadIdx.x & 31) == 0)
+    partial[threadIdx.x >> 5] = v;
+  __syncthreads();
+  T total = partial[0];
+  for (int w = 1; w < kWarps; ++w)
+    total = combine(total, partial[w]);
+  __syncthreads();
+  return total;
 }
 )";
 

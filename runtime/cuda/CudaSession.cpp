@@ -180,10 +180,11 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
           step.bytes += bytes;
       step.function = kernel.function;
       step.iterations = k.iterations();
-      step.threads = static_cast<unsigned>(kernel.blockSize);
-      step.blocks = static_cast<unsigned>(
-          launchBlocks(k.iterations(), k.threads_per_iteration(),
-                       kernel.blockSize, kernel.residentBlocks));
+      LaunchShape shape =
+          launchShape(k.iterations(), k.threads_per_iteration(),
+                      kernel.blockSize, kernel.residentBlocks);
+      step.threads = static_cast<unsigned>(shape.threads);
+      step.blocks = static_cast<unsigned>(shape.blocks);
       break;
     }
     case fb::StepKind::MatmulStep: {

@@ -74,11 +74,22 @@ int chooseKernelImage(const std::vector<std::string> &cubins,
   return -2;
 }
 
-int64_t launchBlocks(int64_t iterations, int64_t threadsPerIteration,
-                     int64_t blockSize, int64_t residentBlocks) {
-  int64_t threads = iterations * std::max<int64_t>(1, threadsPerIteration);
-  int64_t blocks = (threads + blockSize - 1) / std::max<int64_t>(1, blockSize);
-  return std::max<int64_t>(1, std::min(blocks, residentBlocks));
+LaunchShape launchShape(int64_t iterations, int64_t threadsPerIteration,
+                        int64_t blockSize, int64_t residentBlocks) {
+  blockSize = std::max<int64_t>(1, blockSize);
+  int64_t perIteration = std::max<int64_t>(1, threadsPerIteration);
+  LaunchShape shape;
+  if (perIteration > 32) {
+    shape.threads = perIteration;
+    residentBlocks = residentBlocks * blockSize / perIteration;
+  } else {
+    shape.threads = blockSize;
+  }
+  int64_t blocks =
+      (iterations * perIteration + shape.threads - 1) / shape.threads;
+  shape.blocks =
+      std::max<int64_t>(1, std::min(blocks, std::max<int64_t>(1, residentBlocks)));
+  return shape;
 }
 
 } // namespace dlc::cuda

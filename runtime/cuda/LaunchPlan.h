@@ -40,11 +40,22 @@ std::string ptxTarget(const std::string &ptx);
 int chooseKernelImage(const std::vector<std::string> &cubins,
                       const std::string &ptx, Architecture device);
 
-/// The blocks a grid-stride kernel of `iterations` x `threadsPerIteration`
-/// threads gets: enough to cover them, at most `residentBlocks` (what the
-/// device keeps resident at once; more would only queue), at least 1.
-int64_t launchBlocks(int64_t iterations, int64_t threadsPerIteration,
-                     int64_t blockSize, int64_t residentBlocks);
+/// A kernel launch's grid: `blocks` blocks of `threads` threads.
+struct LaunchShape {
+  int64_t blocks = 1;
+  int64_t threads = 32;
+};
+
+/// The grid of a grid-stride kernel of `iterations` x `threadsPerIteration`
+/// threads (dlcm.fbs KernelStep.threads_per_iteration), given the block
+/// size the occupancy calculator chose for it and how many such blocks the
+/// device keeps resident at once. Threads and warps per iteration run in
+/// blocks of `blockSize`; a block per iteration (more than 32 threads)
+/// runs in blocks of exactly its threads, as many as fit where the chosen
+/// blocks would. Blocks: enough to cover the iterations, at most what is
+/// resident at once (more would only queue), at least 1.
+LaunchShape launchShape(int64_t iterations, int64_t threadsPerIteration,
+                        int64_t blockSize, int64_t residentBlocks);
 
 } // namespace dlc::cuda
 

@@ -391,10 +391,14 @@ private:
                   ", the module has " + std::to_string(count));
     if (k.iterations() < 0)
       return fail("has " + std::to_string(k.iterations()) + " iterations");
-    // One thread per iteration, or a warp (the CUDA kernels' reductions).
-    if (k.threads_per_iteration() != 1 && k.threads_per_iteration() != 32)
-      return fail("runs " + std::to_string(k.threads_per_iteration()) +
-                  " threads per iteration (expected 1 or 32)");
+    // One thread per iteration, a warp, or a block of a power of two up to
+    // 1024 threads (the CUDA kernels' split reductions).
+    uint32_t threads = k.threads_per_iteration();
+    if (threads != 1 &&
+        (threads < 32 || threads > 1024 || (threads & (threads - 1)) != 0))
+      return fail("runs " + std::to_string(threads) +
+                  " threads per iteration (expected 1, or a power of two "
+                  "from 32 to 1024)");
     const auto *buffers = k.buffers();
     const auto *bytes = k.buffer_bytes();
     uint32_t n = buffers ? buffers->size() : 0;

@@ -468,10 +468,16 @@ TEST(ModuleLoad, CudaStepFieldsAreChecked) {
   ModuleBuilder warps = m;
   warps.function("add").steps()[0].threadsPerIteration = 32;
   EXPECT_TRUE(load(warps).ok());
-  ModuleBuilder sevenThreads = m;
-  sevenThreads.function("add").steps()[0].threadsPerIteration = 7;
-  expectInvalid(sevenThreads,
-                "runs 7 threads per iteration (expected 1 or 32)");
+  ModuleBuilder blocks = m;
+  blocks.function("add").steps()[0].threadsPerIteration = 256;
+  EXPECT_TRUE(load(blocks).ok());
+  for (uint32_t threads : {7u, 16u, 96u, 2048u}) {
+    ModuleBuilder odd = m;
+    odd.function("add").steps()[0].threadsPerIteration = threads;
+    expectInvalid(odd, "runs " + std::to_string(threads) +
+                           " threads per iteration (expected 1, or a power "
+                           "of two from 32 to 1024)");
+  }
 
   // A bias epilogue: a vector of n = 2 elements (the global w's first row).
   ModuleBuilder cuda = smallModule();

@@ -62,7 +62,9 @@ SHIM = os.path.join(HERE, "cuda_emulation")
 
 # The emulated grid: 2 blocks of 2 warps. Grid-stride loops take several
 # trips and a warp-per-iteration kernel runs on 4 warps (KernelStep allows
-# any grid: the kernels loop over what it does not cover).
+# any grid: the kernels loop over what it does not cover). A step of a block
+# per iteration (more than 32 threads per iteration) runs 2 blocks of its
+# own threads per iteration, as the runtime launches it.
 GRID_BLOCKS = 2
 BLOCK_THREADS = 64
 
@@ -318,10 +320,10 @@ def cuda_launcher(data: dict, lib: ctypes.CDLL):
                            ctypes.c_void_p) for k in data["kernels"]]
 
     def launch(kernel, addresses, step):
+        threads = step["threads_per_iteration"]
         error = lib.dlc_emu_launch(entries[kernel], addresses,
-                                   step["iterations"],
-                                   step["threads_per_iteration"],
-                                   GRID_BLOCKS, BLOCK_THREADS)
+                                   step["iterations"], threads, GRID_BLOCKS,
+                                   threads if threads > 32 else BLOCK_THREADS)
         return error.decode() if error else None
     return launch
 
@@ -409,6 +411,9 @@ def features(data: dict, function: str) -> dict:
         "warp steps": sum(s["step_type"] == "KernelStep" and
                           s["step"]["threads_per_iteration"] == 32
                           for s in steps),
+        "block steps": sum(s["step_type"] == "KernelStep" and
+                           s["step"]["threads_per_iteration"] > 32
+                           for s in steps),
         "epilogues": sum(s["step_type"] == "MatmulStep" and
                          s["step"]["epilogue"] != "None" for s in steps),
     }
@@ -478,7 +483,8 @@ def check_case(name: str, dtype: str, batch: int, functions: list, args,
         line = (f"{name}/{function} ({dtype}, batch {batch}): {len(expected)} "
                 f"results, max |cuda - cpu| / max |cpu| {worst:.2e} "
                 f"(tolerance {tolerance:g}); {shapes['warp steps']} warp "
-                f"steps, {shapes['epilogues']} GEMM epilogues, {views} "
+                f"steps, {shapes['block steps']} block steps, "
+                f"{shapes['epilogues']} GEMM epilogues, {views} "
                 f"aligned views{offset} ({time.monotonic() - start:.1f} s)")
         if found:
             print(f"FAIL {line}:\n  " + "\n  ".join(found), flush=True)
@@ -505,7 +511,8 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     selected = args.models.split(",")
     checks = failed = 0
-    totals = dict.fromkeys(["warp steps", "epilogues", "aligned views"], 0)
+    totals = dict.fromkeys(["warp steps", "block steps", "epilogues",
+                            "aligned views"], 0)
     for name, dtype, batch, functions in CASES:
         if name not in selected:
             continue

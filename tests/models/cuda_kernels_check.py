@@ -6,10 +6,12 @@ and @train_step and compiles them with NVRTC to sm_80 and sm_90a cubins and
 compute_80 PTX. The module is then read back with flatc (its JSON view of
 runtime/module/dlcm.fbs) and checked:
   - it holds a cubin for each architecture;
-  - a kernel step runs 32 threads per iteration exactly when its kernel's
-    PTX holds warp shuffles (shfl.sync): the warp-per-iteration reductions
-    need whole warps, and a thread-per-iteration kernel given 32 would
-    compute every iteration 32 times;
+  - a kernel step runs more than one thread per iteration exactly when its
+    kernel's PTX holds warp shuffles (shfl.sync), and more than 32 (a block
+    per iteration) exactly when it also holds barriers (bar.sync) and is
+    compiled for blocks of that size (.maxntid): the split reductions need
+    their threads, and a thread-per-iteration kernel given 32 would compute
+    every iteration 32 times;
   - every 16-byte aligned view of a kernel's 4-byte elements
     (`__builtin_assume_aligned(..., 16)` in its source, one per buffer of an
     elementwise group) became a 16-byte access in its PTX (at least as many
@@ -17,7 +19,7 @@ runtime/module/dlcm.fbs) and checked:
     that run several fusions' kernels in one launch (horizontal fusion,
     codegen/HorizontalFusion.h) as in the others;
 and across the five models:
-  - some kernel reduces with warp shuffles;
+  - some kernel reduces with warp shuffles, and some with a whole block;
   - some kernel reads and writes 16 bytes at a time (ld.global.v4 and
     st.global.v4: NVVM merged an elementwise group's accesses);
   - some matmul step applies a bias epilogue (a folded fusion);
@@ -52,12 +54,14 @@ NO_NVRTC = "needs NVRTC"
 SCHEMA = os.path.join(HERE, "..", "..", "runtime", "module", "dlcm.fbs")
 ARCHS = ["sm_80", "sm_90a"]
 SHUFFLE = re.compile(r"\bshfl\.sync\.")
+BARRIER = re.compile(r"\b(bar|barrier)\.sync\b")
 LOAD16 = re.compile(r"\bld\.global(\.nc)?\.v4\.")
 STORE16 = re.compile(r"\bst\.global\.v4\.")
 # A kernel in the module's source: its header comment (a group's says how
 # many kernels it runs) and its text.
 KERNEL = re.compile(r"(?:^// (?:(\d+) kernels in one launch)?[^\n]*\n)+"
-                    r"(extern \"C\" __global__ void (\w+)\(.*?\n}\n)",
+                    r"(extern \"C\" __global__ void "
+                    r"(?:__launch_bounds__\(\d+\) )?(\w+)\(.*?\n}\n)",
                     re.M | re.S)
 # The aligned views of an elementwise group's 4-byte elements, read and
 # written (KernelEmitter's emitVectorBody).
@@ -158,12 +162,23 @@ def check(name: str, data: dict, totals: dict, counts: dict) -> list:
             updates["steps"] += bool(written)
             updates["params"] += len(written)
             threads = body.get("threads_per_iteration", 1)
-            shuffles = bool(SHUFFLE.search(ptx.get(kernel, "")))
-            if threads != (32 if shuffles else 1):
+            text = ptx.get(kernel, "")
+            shuffles = bool(SHUFFLE.search(text))
+            barriers = bool(BARRIER.search(text))
+            bound = re.search(rf"\.entry {re.escape(kernel)}\b[^{{]*?"
+                              r"\.maxntid (\d+)", text)
+            if (threads > 1) != shuffles or (threads > 32) != barriers:
                 problems.append(
                     f"{function['name']}: {step['location']} runs {kernel} "
                     f"with {threads} threads per iteration, but its PTX "
-                    f"{'has' if shuffles else 'has no'} warp shuffles")
+                    f"{'has' if shuffles else 'has no'} warp shuffles and "
+                    f"{'has' if barriers else 'has no'} barriers")
+            if threads > 32 and (not bound or int(bound[1]) != threads):
+                problems.append(
+                    f"{function['name']}: {step['location']} runs {kernel} "
+                    f"on blocks of {threads} threads, but its PTX bounds its "
+                    f"blocks to {bound[1] if bound else 'no size'}")
+            totals["block"] += threads > 32
     return problems
 
 
@@ -181,7 +196,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     passed = failed = 0
     totals = dict.fromkeys(
-        ["kernels", "shuffle", "load16", "store16", "epilogues"], 0)
+        ["kernels", "shuffle", "block", "load16", "store16", "epilogues"], 0)
     for name in models.MODELS:
         base = train_check.prepare(name, args.work, "float32", 1)
         module = f"{base}.cuda.dlcm"
@@ -220,11 +235,13 @@ def main():
               f"launch{'' if updates['steps'] == 1 else 'es'}", flush=True)
         passed += 1
     print(f"{totals['kernels']} kernels: {totals['shuffle']} reduce with warp "
-          f"shuffles, {totals['load16']} load and {totals['store16']} store "
+          f"shuffles ({totals['block']} block-per-iteration steps), "
+          f"{totals['load16']} load and {totals['store16']} store "
           f"16 bytes at a time; {totals['epilogues']} matmul steps apply an "
           f"epilogue")
     for key, problem in [
             ("shuffle", "no kernel reduces with warp shuffles (shfl.sync)"),
+            ("block", "no kernel step reduces with a block per iteration"),
             ("load16", "no kernel loads 16 bytes at a time (ld.global.v4)"),
             ("store16", "no kernel stores 16 bytes at a time (st.global.v4)"),
             ("epilogues", "no matmul step applies a bias epilogue")]:

@@ -47,14 +47,36 @@ TEST(LaunchPlan, ChoosesTheClosestCubinThenPtx) {
   EXPECT_EQ(chooseKernelImage({"sm_90", "sm_90a"}, "", {9, 0, 0}), 1);
 }
 
+int64_t blocks(int64_t iterations, int64_t threadsPerIteration,
+               int64_t blockSize, int64_t residentBlocks) {
+  LaunchShape shape = launchShape(iterations, threadsPerIteration, blockSize,
+                                  residentBlocks);
+  EXPECT_EQ(shape.threads, threadsPerIteration > 32 ? threadsPerIteration
+                                                    : blockSize);
+  return shape.blocks;
+}
+
 TEST(LaunchPlan, BlocksCoverTheIterationsUpToResidency) {
-  EXPECT_EQ(launchBlocks(1000, 1, 256, 1000), 4);
-  EXPECT_EQ(launchBlocks(1024, 1, 256, 1000), 4);
+  EXPECT_EQ(blocks(1000, 1, 256, 1000), 4);
+  EXPECT_EQ(blocks(1024, 1, 256, 1000), 4);
   // A warp per iteration: 1000 warps of 8 per block.
-  EXPECT_EQ(launchBlocks(1000, 32, 256, 1000), 125);
+  EXPECT_EQ(blocks(1000, 32, 256, 1000), 125);
   // Grid-stride kernels loop over what does not fit at once.
-  EXPECT_EQ(launchBlocks(int64_t(1) << 30, 1, 256, 264), 264);
-  EXPECT_EQ(launchBlocks(1, 1, 256, 264), 1);
+  EXPECT_EQ(blocks(int64_t(1) << 30, 1, 256, 264), 264);
+  EXPECT_EQ(blocks(1, 1, 256, 264), 1);
+}
+
+TEST(LaunchPlan, BlockPerIterationRunsBlocksOfItsThreads) {
+  // 64 rows on blocks of 1024: one block a row.
+  EXPECT_EQ(blocks(64, 1024, 1024, 264), 64);
+  // 8192 rows of 128 threads where 264 blocks of 1024 are resident: as
+  // many blocks of 128 fit (2112), and the blocks loop over the rest.
+  EXPECT_EQ(blocks(8192, 128, 1024, 264), 2112);
+  // The occupancy calculator may pick smaller blocks than the kernel's;
+  // the resident threads are what counts.
+  EXPECT_EQ(blocks(8192, 256, 128, 2112), 1056);
+  // Never fewer than one block, even where residency rounds to none.
+  EXPECT_EQ(blocks(5, 1024, 32, 4), 1);
 }
 
 } // namespace

@@ -7,14 +7,20 @@
 // iteration, combined with warp shuffles) runs each warp's lanes as 32 real
 // threads that meet at a barrier for every shuffle, so a butterfly exchanges
 // the values the other lanes computed, in the order a GPU combines them.
-// Warps run one after another (the kernels share nothing between warps), so
-// a run is deterministic: the harness compares runs bit for bit.
+// Warps run one after another (the kernels share nothing between warps). A
+// step of more threads per iteration (a block per iteration, whose warps
+// meet in shared memory) runs a whole block's threads at once, each warp's
+// lanes shuffling among themselves and the block meeting at __syncthreads;
+// blocks run one after another, so shared memory (static storage here)
+// belongs to one block at a time. Runs are deterministic: the harness
+// compares runs bit for bit.
 //
 // A shuffle is checked as the GPU requires it: full mask, every lane of the
 // warp taking part (a lane that returned from the kernel while others wait
 // in a shuffle is an error, not a hang), and none in a step the plan runs
 // with one thread per iteration (those lanes belong to different
-// iterations). An aligned view is checked to be aligned, and counted.
+// iterations). __syncthreads is checked the same way against the block. An
+// aligned view is checked to be aligned, and counted.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +40,62 @@ namespace {
 
 constexpr unsigned kWarpSize = 32;
 
+/// A barrier of `size` threads that may each leave for good (exit): the
+/// last of the threads still running to arrive releases the others. A
+/// thread that exits while others wait is an error (`what` says which
+/// barrier), and releases them rather than hanging.
+class Barrier {
+public:
+  Barrier(unsigned size, const char *what) : size_(size), what_(what) {}
+
+  /// Waits for the others.
+  void sync() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    arrive(lock);
+  }
+
+  /// Waits for the others with `lock` (on mutex()) held.
+  void arrive(std::unique_lock<std::mutex> &lock) {
+    unsigned long long round = round_;
+    if (++arrived_ + exited_ == size_) {
+      release();
+      return;
+    }
+    released_.wait(lock, [&] { return round_ != round; });
+  }
+
+  /// Called by each thread when it returns from the kernel.
+  void exit() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++exited_;
+    if (arrived_ && arrived_ + exited_ == size_)
+      release();
+  }
+
+  /// Why the threads met wrongly, or null.
+  const char *error() const { return error_; }
+
+  std::mutex &mutex() { return mutex_; }
+
+private:
+  void release() {
+    if (exited_)
+      error_ = what_;
+    arrived_ = 0;
+    ++round_;
+    released_.notify_all();
+  }
+
+  unsigned size_;
+  const char *what_;
+  std::mutex mutex_;
+  std::condition_variable released_;
+  unsigned arrived_ = 0;
+  unsigned exited_ = 0;
+  unsigned long long round_ = 0;
+  const char *error_ = nullptr;
+};
+
 /// The 32 lanes of a running warp: the slots their shuffles exchange
 /// through and the barrier they meet at.
 class Warp {
@@ -43,60 +105,34 @@ public:
   /// waits again so that no lane overwrites its slot before all have read.
   void shuffle(unsigned lane, const void *value, void *result, unsigned size,
                int laneMask) {
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(barrier_.mutex());
     std::memcpy(slots_[lane], value, size);
-    arrive(lock);
+    barrier_.arrive(lock);
     // As __shfl_xor_sync: a source lane outside the warp reads the
     // caller's own value.
     unsigned source = lane ^ static_cast<unsigned>(laneMask);
     std::memcpy(result, slots_[source < kWarpSize ? source : lane], size);
-    arrive(lock);
+    barrier_.arrive(lock);
   }
 
   /// Called by each lane when it returns from the kernel.
-  void exit() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++exited_;
-    if (arrived_ && arrived_ + exited_ == kWarpSize)
-      release();
-  }
+  void exit() { barrier_.exit(); }
 
   /// Why the warp's shuffles were wrong, or null.
-  const char *error() const { return error_; }
+  const char *error() const { return barrier_.error(); }
 
 private:
-  /// The barrier: the last of the lanes still in the kernel to arrive
-  /// releases the others.
-  void arrive(std::unique_lock<std::mutex> &lock) {
-    unsigned long long round = round_;
-    if (++arrived_ + exited_ == kWarpSize) {
-      release();
-      return;
-    }
-    released_.wait(lock, [&] { return round_ != round; });
-  }
-
-  void release() {
-    if (exited_)
-      error_ = "a warp shuffle that not every lane reaches (some lanes "
-               "returned from the kernel first)";
-    arrived_ = 0;
-    ++round_;
-    released_.notify_all();
-  }
-
-  std::mutex mutex_;
-  std::condition_variable released_;
-  unsigned arrived_ = 0;
-  unsigned exited_ = 0;
-  unsigned long long round_ = 0;
-  const char *error_ = nullptr;
+  Barrier barrier_{kWarpSize, "a warp shuffle that not every lane reaches "
+                              "(some lanes returned from the kernel first)"};
   unsigned char slots_[kWarpSize][8];
 };
 
 /// The warp the calling thread is a lane of; null in a step of one thread
 /// per iteration.
 thread_local Warp *currentWarp = nullptr;
+/// The __syncthreads barrier of the block the calling thread belongs to in
+/// a block-per-iteration step; null in other steps.
+thread_local Barrier *currentBlock = nullptr;
 /// The first thing a launch's kernel did wrong, or null.
 std::atomic<const char *> launchError{nullptr};
 /// Aligned views taken since the library was loaded.
@@ -124,6 +160,18 @@ extern "C" void dlc_emu_shuffle_xor(unsigned mask, const void *value,
   currentWarp->shuffle(threadIdx.x % kWarpSize, value, result, size, laneMask);
 }
 
+extern "C" void dlc_emu_syncthreads() {
+  if (!currentBlock) {
+    // A step of one thread or one warp per iteration runs its blocks'
+    // threads one by one or a warp at a time: a barrier there would be
+    // emulated as nothing.
+    fail("a __syncthreads in a kernel step of fewer than 64 threads per "
+         "iteration");
+    return;
+  }
+  currentBlock->sync();
+}
+
 extern "C" void *dlc_emu_assume_aligned(const void *pointer,
                                         unsigned long alignment) {
   if (reinterpret_cast<unsigned long>(pointer) % alignment)
@@ -140,9 +188,10 @@ extern "C" unsigned long long dlc_emu_aligned_views() {
 }
 
 /// Runs `entry` (a DLC_EMU_ENTRY) over a grid of `blocks` x
-/// `threadsPerBlock` threads with `threadsPerIteration` (1 or 32) threads
-/// per iteration, as cuLaunchKernel would with kernelParams {addresses,
-/// &iterations}. Returns null, or why the launch or its shuffles were wrong.
+/// `threadsPerBlock` threads with `threadsPerIteration` (1, 32, or the
+/// block's threads) threads per iteration, as cuLaunchKernel would with
+/// kernelParams {addresses, &iterations}. Returns null, or why the launch,
+/// its shuffles or its barriers were wrong.
 extern "C" const char *
 dlc_emu_launch(void (*entry)(void *const *, long long), void *const *addresses,
                long long iterations, unsigned threadsPerIteration,
@@ -161,8 +210,41 @@ dlc_emu_launch(void (*entry)(void *const *, long long), void *const *addresses,
       }
     return launchError.load();
   }
+  if (threadsPerIteration > kWarpSize) {
+    if (threadsPerIteration != threadsPerBlock)
+      return "a block-per-iteration step must run blocks of its threads per "
+             "iteration";
+    for (unsigned block = 0; block < blocks; ++block) {
+      Barrier shared(threadsPerBlock,
+                     "a __syncthreads that not every thread of the block "
+                     "reaches (some returned from the kernel first)");
+      std::vector<Warp> warps(threadsPerBlock / kWarpSize);
+      std::vector<std::thread> threads;
+      for (unsigned thread = 0; thread < threadsPerBlock; ++thread)
+        threads.emplace_back([&, thread] {
+          Warp &warp = warps[thread / kWarpSize];
+          currentWarp = &warp;
+          currentBlock = &shared;
+          blockIdx = {block, 0, 0};
+          threadIdx = {thread, 0, 0};
+          entry(addresses, iterations);
+          warp.exit();
+          shared.exit();
+        });
+      for (std::thread &thread : threads)
+        thread.join();
+      for (const Warp &warp : warps)
+        if (warp.error())
+          return warp.error();
+      if (shared.error())
+        return shared.error();
+      if (const char *error = launchError.load())
+        return error;
+    }
+    return nullptr;
+  }
   if (threadsPerIteration != kWarpSize)
-    return "threads_per_iteration must be 1 or 32";
+    return "threads_per_iteration must be 1, 32 or the block's threads";
   for (unsigned block = 0; block < blocks; ++block)
     for (unsigned first = 0; first < threadsPerBlock; first += kWarpSize) {
       Warp warp;

@@ -11,10 +11,12 @@
 // What a kernel uses of CUDA is defined here: the launch geometry
 // (threadIdx, blockIdx per host thread; blockDim, gridDim per launch), the
 // qualifiers, the bit casts, __shfl_xor_sync, which exchanges values
-// between the 32 host threads that run a warp's lanes (cuda_shim.cpp), and
-// __builtin_assume_aligned, which is checked and counted.
-// Nothing else is: a kernel that starts to need __syncthreads, shared
-// memory or atomics fails to compile here instead of being emulated wrongly.
+// between the 32 host threads that run a warp's lanes (cuda_shim.cpp),
+// __syncthreads, a barrier of the host threads that run a block of a
+// block-per-iteration step, __shared__ as static storage (blocks run one at
+// a time), and __builtin_assume_aligned, which is checked and counted.
+// Nothing else is: a kernel that starts to need atomics fails to compile
+// here instead of being emulated wrongly.
 //
 // After the source, the harness appends DLC_EMU_ENTRY(name) per kernel: an
 // `extern "C" void dlc_emu_entry_NAME(void *const *, long long)` that copies
@@ -80,6 +82,10 @@ void dlc_emu_shuffle_xor(unsigned mask, const void *value, void *result,
 /// `pointer`, after checking that it is `alignment`-aligned as the kernel
 /// claims, and counting the view (dlc_emu_aligned_views).
 void *dlc_emu_assume_aligned(const void *pointer, unsigned long alignment);
+
+/// Waits for every thread of the calling thread's block: only in a step of
+/// a block per iteration, whose block's threads all run at once.
+void dlc_emu_syncthreads();
 }
 
 /// The elementwise groups' aligned views (their 16-byte vector path) are
@@ -100,6 +106,11 @@ extern dlc_emu_dim3 blockDim, gridDim;
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __launch_bounds__(threads)
+/// One block runs at a time (cuda_shim.cpp), so a block's shared memory can
+/// be storage shared by every host thread.
+#define __shared__ static
+#define __syncthreads() dlc_emu_syncthreads()
 
 static inline float __int_as_float(int bits) {
   float value;

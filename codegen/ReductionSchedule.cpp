@@ -1,0 +1,27 @@
+//===- ReductionSchedule.cpp - How a CUDA reduction kernel uses the chip ---===//
+#include "codegen/ReductionSchedule.h"
+
+#include <algorithm>
+
+namespace mlir::dlc::codegen {
+
+int64_t chooseReductionThreads(const ReductionShape &shape,
+                               const DeviceModel &device) {
+  constexpr int64_t kMinRowLength = 64, kWarp = 32, kMaxBlock = 1024;
+  constexpr int64_t kMinBytesPerThread = 64, kMaxWaves = 4;
+  if (shape.rows <= 0 || shape.rowLength < kMinRowLength)
+    return 1;
+  if (!shape.contiguous && shape.rows * kWarp > device.wave())
+    return 1;
+  int64_t perThread =
+      std::max<int64_t>(1, kMinBytesPerThread /
+                               std::max<int64_t>(1, shape.elementBytes));
+  int64_t threads = kWarp;
+  while (threads < kMaxBlock &&
+         shape.rowLength >= 2 * threads * perThread &&
+         shape.rows * 2 * threads <= kMaxWaves * device.wave())
+    threads *= 2;
+  return threads;
+}
+
+} // namespace mlir::dlc::codegen

@@ -1,0 +1,85 @@
+//===- ReductionScheduleTest.cpp - The reduction schedule policy ----------===//
+//
+// The shapes are the ones the H200 profiles of 2026-11-26 found slow
+// (../shared/measurements): BatchNorm statistics of ResNet-50 (few channels,
+// rows of batch x spatial), GPT-2's loss over 50304 classes, its attention
+// softmax (many rows of 1024), and the small reductions that stay as they
+// were.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/ReductionSchedule.h"
+
+#include <gtest/gtest.h>
+
+using mlir::dlc::codegen::chooseReductionThreads;
+using mlir::dlc::codegen::DeviceModel;
+using mlir::dlc::codegen::ReductionShape;
+
+namespace {
+
+ReductionShape rows(int64_t count, int64_t length, int64_t bytes = 4,
+                    bool contiguous = true) {
+  return ReductionShape{count, length, bytes, contiguous};
+}
+
+TEST(ReductionSchedule, ShortRowsStayOnOneThread) {
+  EXPECT_EQ(chooseReductionThreads(rows(1000, 63)), 1);
+  EXPECT_EQ(chooseReductionThreads(rows(1, 8)), 1);
+  EXPECT_EQ(chooseReductionThreads(rows(0, 1 << 20)), 1);
+}
+
+TEST(ReductionSchedule, StemBatchNormGetsWholeBlocks) {
+  // ResNet-50's stem: 64 channels of 64 x 112 x 112.
+  EXPECT_EQ(chooseReductionThreads(rows(64, 64 * 112 * 112)), 1024);
+  // layer1: 256 channels of 64 x 56 x 56.
+  EXPECT_EQ(chooseReductionThreads(rows(256, 64 * 56 * 56)), 1024);
+}
+
+TEST(ReductionSchedule, LossOverClassesGetsSmallBlocks) {
+  // GPT-2 at batch 8 x 1024 over 50304 classes: 8192 rows stay within four
+  // waves of 132 x 2048 threads at 128 threads a row.
+  EXPECT_EQ(chooseReductionThreads(rows(8192, 50304)), 128);
+}
+
+TEST(ReductionSchedule, ManyShortRowsStayOnWarps) {
+  // GPT-2's attention softmax: 8 x 12 x 1024 rows of 1024.
+  EXPECT_EQ(chooseReductionThreads(rows(8 * 12 * 1024, 1024)), 32);
+}
+
+TEST(ReductionSchedule, EveryThreadFoldsAtLeast64Bytes) {
+  // 4096 floats: 256 threads fold 16 floats (64 bytes) each, 512 would
+  // fold 8; doubles go to 512 threads of 8.
+  EXPECT_EQ(chooseReductionThreads(rows(8, 4096)), 256);
+  EXPECT_EQ(chooseReductionThreads(rows(8, 4095)), 128);
+  EXPECT_EQ(chooseReductionThreads(rows(8, 4096, /*bytes=*/8)), 512);
+  for (int64_t length : {64, 100, 1000, 5000, 77777, 1 << 22}) {
+    int64_t threads = chooseReductionThreads(rows(4, length));
+    EXPECT_TRUE(threads == 32 || length >= threads * 16)
+        << length << " elements on " << threads << " threads";
+  }
+}
+
+TEST(ReductionSchedule, ThreadsArePowersOfTwoWithinABlock) {
+  for (int64_t count : {1, 7, 132, 5000, 1 << 20})
+    for (int64_t length : {64, 999, 1 << 16, 1 << 24}) {
+      int64_t threads = chooseReductionThreads(rows(count, length));
+      EXPECT_TRUE(threads == 1 || (threads >= 32 && threads <= 1024 &&
+                                   (threads & (threads - 1)) == 0))
+          << count << " rows of " << length << ": " << threads;
+    }
+}
+
+TEST(ReductionSchedule, StridedRowsThatFillAWaveStayOnThreads) {
+  // Reducing axis 0 of [4096, 65536]: a thread per column reads coalesced.
+  EXPECT_EQ(chooseReductionThreads(rows(65536, 4096, 4, false)), 1);
+  // Few strided rows still share their work.
+  EXPECT_EQ(chooseReductionThreads(rows(16, 4096, 4, false)), 256);
+}
+
+TEST(ReductionSchedule, SmallerDevicesGetFewerThreadsPerRow) {
+  DeviceModel small{/*multiprocessors=*/8, /*threadsPerMultiprocessor=*/1024};
+  EXPECT_EQ(chooseReductionThreads(rows(8192, 50304), small), 32);
+  EXPECT_EQ(chooseReductionThreads(rows(64, 1 << 20), small), 512);
+}
+
+} // namespace
