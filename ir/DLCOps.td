@@ -765,6 +765,81 @@ def DLC_MaxPoolGradOp : DLC_Op<"max_pool_grad",
 }
 
 //===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def DLC_AttentionOp : DLC_Op<"attention",
+    [DeclareOpInterfaceMethods<DLC_GradientOpInterface,
+                               ["isDifferentiableOperand"]>, Pure]> {
+  let summary = "scaled dot-product attention with an optional additive bias";
+  let description = [{
+    `out = softmax(q @ k^T * scale + bias) @ v` over the last axis of the
+    scores, for `q` `[..., Tq, D]`, `k` `[..., Tk, D]`, `v` `[..., Tk, Dv]`
+    with the same leading dimensions, and `bias` (optional) broadcastable
+    to `[..., Tq, Tk]`: a causal or padding mask is a bias of 0 and -inf.
+    `lse` is each score row's log-sum-exp (`[..., Tq]`), which the
+    gradient reuses instead of storing the `Tq x Tk` probabilities. A row
+    whose scores are all -inf has NaN results, as the softmax it replaces.
+    The dlc-fuse-attention pass forms it from the matmul, scale, mask and
+    softmax that exporters emit; the bias carries no gradient (masks and
+    constant position biases).
+
+    Example:
+    ```mlir
+    %out, %lse = dlc.attention %q, %k, %v bias %mask scale 1.250000e-01
+        : tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>, tensor<2x4x16x64xf32>,
+          tensor<1x1x16x16xf32> -> tensor<2x4x16x64xf32>, tensor<2x4x16xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$q, DLC_FloatTensor:$k,
+                       DLC_FloatTensor:$v, Optional<DLC_FloatTensor>:$bias,
+                       F64Attr:$scale);
+  let results = (outs DLC_FloatTensor:$out, DLC_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`bias` $bias^)? `scale` $scale attr-dict `:`
+    type($q) `,` type($k) `,` type($v) (`,` type($bias)^)? `->` type($out)
+    `,` type($lse)
+  }];
+  let hasVerifier = 1;
+}
+
+def DLC_AttentionGradOp : DLC_Op<"attention_grad",
+    [Pure, AllTypesMatch<["q", "grad_q"]>, AllTypesMatch<["k", "grad_k"]>,
+     AllTypesMatch<["v", "grad_v"]>, AllTypesMatch<["out", "grad_out"]>]> {
+  let summary = "the gradient of dlc.attention with respect to q, k and v";
+  let description = [{
+    For `out, lse = dlc.attention(q, k, v, bias)` with the same scale,
+    recomputes the probabilities `P = exp(q @ k^T * scale + bias - lse)`
+    and returns, with `dP = grad_out @ v^T` and
+    `dS = P * (dP - rowsum(grad_out * out))`:
+    `grad_q = dS @ k * scale`, `grad_k = dS^T @ q * scale`,
+    `grad_v = P^T @ grad_out`.
+
+    Example:
+    ```mlir
+    %dq, %dk, %dv = dlc.attention_grad %q, %k, %v, %out, %lse, %dout
+        scale 1.250000e-01
+        : tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>,
+          tensor<2x16x8xf32>, tensor<2x16xf32>, tensor<2x16x8xf32>
+          -> tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x8xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$q, DLC_FloatTensor:$k,
+                       DLC_FloatTensor:$v, DLC_FloatTensor:$out,
+                       DLC_FloatTensor:$lse, DLC_FloatTensor:$grad_out,
+                       Optional<DLC_FloatTensor>:$bias, F64Attr:$scale);
+  let results = (outs DLC_FloatTensor:$grad_q, DLC_FloatTensor:$grad_k,
+                      DLC_FloatTensor:$grad_v);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $out `,` $lse `,` $grad_out (`bias` $bias^)?
+    `scale` $scale attr-dict `:` type($q) `,` type($k) `,` type($v) `,`
+    type($out) `,` type($lse) `,` type($grad_out) (`,` type($bias)^)? `->`
+    type($grad_q) `,` type($grad_k) `,` type($grad_v)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion: groups of ops that codegen turns into one kernel
 //===----------------------------------------------------------------------===//
 

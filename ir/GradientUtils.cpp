@@ -82,6 +82,13 @@ Value grad::reshape(OpBuilder &b, Location loc, Value v,
   return toShape<ReshapeOp>(b, loc, v, shape);
 }
 
+Value grad::transposeLastTwo(OpBuilder &b, Location loc, Value v) {
+  int64_t rank = typeOf(v).getRank();
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[rank - 2], perm[rank - 1]);
+  return TransposeOp::create(b, loc, v, perm);
+}
+
 Value grad::castTo(OpBuilder &b, Location loc, Value v, Type elementType) {
   RankedTensorType type = typeOf(v);
   if (type.getElementType() == elementType)

@@ -41,6 +41,9 @@ Value broadcastTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
 /// `v` reshaped to `shape` (same element count); `v` itself when already so.
 Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape);
 
+/// `v` with its last two dimensions swapped (rank 2 or more).
+Value transposeLastTwo(OpBuilder &b, Location loc, Value v);
+
 /// `v` cast to `elementType`; `v` itself when already so.
 Value castTo(OpBuilder &b, Location loc, Value v, Type elementType);
 

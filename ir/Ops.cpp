@@ -18,6 +18,8 @@
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::dlc;
 
@@ -792,6 +794,96 @@ LogicalResult MaxPoolGradOp::verify() {
     return failure();
   return checkGradOutput(*this, tensorType(getGradOutput()), *forward);
 }
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Checks the operands an attention op and its gradient share: q
+/// [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv] with equal leading
+/// dimensions and one element type, a bias broadcastable to the scores
+/// [..., Tq, Tk], a positive scale. Sets `out` and `lse` to the types of the
+/// forward's results.
+static LogicalResult checkAttention(Operation *op, Value q, Value k, Value v,
+                                    Value bias, double scale,
+                                    RankedTensorType &out,
+                                    RankedTensorType &lse) {
+  RankedTensorType qt = tensorType(q), kt = tensorType(k), vt = tensorType(v);
+  Type element = qt.getElementType();
+  if (kt.getElementType() != element || vt.getElementType() != element ||
+      (bias && tensorType(bias).getElementType() != element))
+    return op->emitOpError() << "expects q, k, v and bias of one element "
+                                "type, got "
+                             << qt << ", " << kt << ", " << vt
+                             << (bias ? ", " : "")
+                             << (bias ? tensorType(bias) : Type());
+  int64_t rank = qt.getRank();
+  if (rank < 2 || kt.getRank() != rank || vt.getRank() != rank)
+    return op->emitOpError() << "expects q, k and v of one rank of at least "
+                                "2, got "
+                             << qt << ", " << kt << ", " << vt;
+  ArrayRef<int64_t> qs = qt.getShape(), ks = kt.getShape(), vs = vt.getShape();
+  if (qs.drop_back(2) != ks.drop_back(2) || qs.drop_back(2) != vs.drop_back(2))
+    return op->emitOpError() << "expects q, k and v with the same leading "
+                                "dimensions, got "
+                             << qt << ", " << kt << ", " << vt;
+  if (qs.back() != ks.back())
+    return op->emitOpError() << "expects q and k with the same last "
+                                "dimension, got "
+                             << qs.back() << " and " << ks.back();
+  if (ks[rank - 2] != vs[rank - 2])
+    return op->emitOpError() << "expects k and v with the same number of keys, "
+                                "got "
+                             << ks[rank - 2] << " and " << vs[rank - 2];
+  SmallVector<int64_t> scores(qs.drop_back());
+  scores.push_back(ks[rank - 2]);
+  if (bias) {
+    ArrayRef<int64_t> bs = tensorType(bias).getShape();
+    bool fits = static_cast<int64_t>(bs.size()) <= rank;
+    for (size_t d = 0; fits && d < bs.size(); ++d) {
+      int64_t target = scores[rank - bs.size() + d];
+      fits = bs[d] == 1 || bs[d] == target;
+    }
+    if (!fits)
+      return op->emitOpError()
+             << "expects a bias broadcastable to the scores [" << scores
+             << "], got " << tensorType(bias);
+  }
+  if (!(scale > 0) || !std::isfinite(scale))
+    return op->emitOpError() << "expects a positive finite scale, got "
+                             << scale;
+  SmallVector<int64_t> outShape(qs.drop_back());
+  outShape.push_back(vs.back());
+  out = RankedTensorType::get(outShape, element);
+  lse = RankedTensorType::get(qs.drop_back(), element);
+  return success();
+}
+
+/// Fails unless `value`, result or operand `what` of `op`, has type `want`.
+static LogicalResult checkType(Operation *op, Value value, StringRef what,
+                               RankedTensorType want) {
+  if (value.getType() != want)
+    return op->emitOpError() << "expects " << what << " of type " << want
+                             << ", got " << value.getType();
+  return success();
+}
+
+/// An attention op's or its gradient's verifier: the shared operands, and
+/// `out` and `lse` of the forward's types (results of the forward, operands
+/// of the gradient).
+template <typename OpT> static LogicalResult verifyAttention(OpT op) {
+  RankedTensorType out, lse;
+  if (failed(checkAttention(op, op.getQ(), op.getK(), op.getV(), op.getBias(),
+                            op.getScale().convertToDouble(), out, lse)) ||
+      failed(checkType(op, op.getOut(), "out", out)) ||
+      failed(checkType(op, op.getLse(), "lse", lse)))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionOp::verify() { return verifyAttention(*this); }
+
+LogicalResult AttentionGradOp::verify() { return verifyAttention(*this); }
 
 #define GET_OP_CLASSES
 #include "ir/DLCEnums.cpp.inc"

@@ -27,6 +27,31 @@ def DLCFunctionalize : Pass<"dlc-functionalize", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCFuseAttention : Pass<"dlc-fuse-attention", "ModuleOp"> {
+  let summary = "forms dlc.attention from the ops exporters emit";
+  let description = [{
+    Replaces matmul(softmax(matmul(q, kT) * scale + bias), v) (with the
+    softmax as the importer decomposes it, the scale a scalar constant
+    multiplied or divided, and the bias a masked_fill/Where with -inf or an
+    additive term computed from constants) by one dlc.attention, so that
+    autodiff uses its gradient rule. Runs before autodiff; where the
+    softmax's probabilities have another use, nothing changes.
+  }];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
+def DLCDecomposeAttention : Pass<"dlc-decompose-attention", "ModuleOp"> {
+  let summary = "lowers dlc.attention and dlc.attention_grad to basic ops";
+  let description = [{
+    Rewrites each attention into matmuls, the softmax's reductions and
+    elementwise ops, and each attention gradient into the same
+    recomputation of the probabilities from the log-sum-exp followed by
+    the matmuls of the gradient, for backends without a fused attention
+    kernel.
+  }];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 def DLCAutodiff : Pass<"dlc-autodiff", "ModuleOp"> {
   let summary = "builds the gradient function of a loss function";
   let description = [{

@@ -9,6 +9,8 @@ using namespace mlir::dlc;
 
 void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
                                       const TrainingPipelineOptions &options) {
+  // Attention becomes one op, whose gradient rule recomputes what it needs.
+  pm.addPass(createDLCFuseAttention());
   // Parameters and state become arguments and results.
   pm.addPass(createDLCFunctionalize());
   // @forward_train -> @loss.
@@ -29,6 +31,11 @@ void mlir::dlc::buildExecutionPipeline(OpPassManager &pm, bool functionalize,
   // Compiled functions take their parameters and state as arguments.
   if (functionalize)
     pm.addPass(createDLCFunctionalize());
+  // No backend has a fused attention kernel yet: attention (formed here for
+  // inference, by the training pipeline before autodiff otherwise) and its
+  // gradient become matmuls, reductions and elementwise ops.
+  pm.addPass(createDLCFuseAttention());
+  pm.addPass(createDLCDecomposeAttention());
   // Fold and deduplicate first, so fusion sees the fewest ops.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

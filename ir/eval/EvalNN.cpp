@@ -34,15 +34,6 @@ using namespace mlir::dlc::eval;
 
 namespace {
 
-/// Widens a tensor to its accumulation domain.
-template <typename T> std::vector<AccumT<T>> widen(const Tensor &tensor) {
-  const T *src = tensor.data<T>();
-  std::vector<AccumT<T>> values(tensor.numElements());
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = toAccum(src[i]);
-  return values;
-}
-
 /// The taps of a sliding window over the spatial dimensions: output
 /// position y (flat, row-major over `outSize`) reads the pairs
 /// [begin[y], begin[y + 1]) of (window[t], input[t]), flat indices into
@@ -242,14 +233,6 @@ LogicalResult fillResult(Operation *op, Tensor &out, Results &results,
     return failure();
   results.push_back(std::move(out));
   return success();
-}
-
-/// Rounds an accumulation buffer into `out`, once per element.
-template <typename T>
-void storeAccumulated(Tensor &out, const std::vector<AccumT<T>> &values) {
-  T *dst = out.data<T>();
-  for (size_t i = 0; i < values.size(); ++i)
-    dst[i] = fromAccum<T>(values[i]);
 }
 
 } // namespace

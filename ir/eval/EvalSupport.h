@@ -336,6 +336,23 @@ void mapElements(Tensor &out, std::array<const Tensor *, sizeof...(In)> ins,
                    });
 }
 
+/// Widens a tensor to its accumulation domain.
+template <typename T> std::vector<AccumT<T>> widen(const Tensor &tensor) {
+  const T *src = tensor.data<T>();
+  std::vector<AccumT<T>> values(tensor.numElements());
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = toAccum(src[i]);
+  return values;
+}
+
+/// Rounds an accumulation buffer into `out`, once per element.
+template <typename T>
+void storeAccumulated(Tensor &out, const std::vector<AccumT<T>> &values) {
+  T *dst = out.data<T>();
+  for (size_t i = 0; i < values.size(); ++i)
+    dst[i] = fromAccum<T>(values[i]);
+}
+
 /// The indices of a gather or scatter (i32 or i64) as int64_t.
 std::vector<int64_t> readIndices(const Tensor &indices);
 
@@ -398,6 +415,12 @@ LogicalResult evalPool(Operation *op, ArrayRef<int64_t> window,
                        ArrayRef<int64_t> stride, ArrayRef<int64_t> padLow,
                        ArrayRef<int64_t> dilation, Operands operands,
                        Results &results);
+
+// EvalAttention.cpp
+LogicalResult evalAttention(AttentionOp op, Operands operands,
+                            Results &results);
+LogicalResult evalAttentionGrad(AttentionGradOp op, Operands operands,
+                                Results &results);
 
 } // namespace mlir::dlc::eval
 

@@ -297,6 +297,10 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           })
           .Case<MaxPoolGradOp>(
               [&](auto m) { return evalMaxPoolGrad(m, operands, results); })
+          .Case<AttentionOp>(
+              [&](auto a) { return evalAttention(a, operands, results); })
+          .Case<AttentionGradOp>(
+              [&](auto a) { return evalAttentionGrad(a, operands, results); })
           .Case<FusionOp>(
               [&](auto f) { return evalFusion(f, operands, results); })
           .Default([&](Operation *) {

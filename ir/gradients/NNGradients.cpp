@@ -31,14 +31,6 @@ using namespace mlir::dlc::grad;
 
 namespace {
 
-/// `v` with its last two dimensions swapped.
-Value transposeLastTwo(OpBuilder &b, Location loc, Value v) {
-  int64_t rank = typeOf(v).getRank();
-  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  std::swap(perm[rank - 2], perm[rank - 1]);
-  return TransposeOp::create(b, loc, v, perm);
-}
-
 /// `v` reshaped to `shape`, permuted by `perm`, reshaped to `result`.
 Value regroup(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape,
               ArrayRef<int64_t> perm, ArrayRef<int64_t> result) {
@@ -232,5 +224,29 @@ LogicalResult SumPoolOp::buildGradient(OpBuilder &b,
   operandGrads[0] = ConvGradInputOp::create(
       b, loc, xType, resultGrads[0], ones, getStride(), getPadLow(),
       getPadHigh(), getDilation(), static_cast<uint64_t>(channels));
+  return success();
+}
+
+// The bias (a mask or a constant position bias) carries no gradient: the
+// dlc-fuse-attention pass only forms attention over such biases.
+bool AttentionOp::isDifferentiableOperand(unsigned index) { return index < 3; }
+
+// dq, dk, dv = attention_grad(...): the probabilities are recomputed from
+// the log-sum-exp, so nothing of size Tq x Tk lives from forward to backward
+LogicalResult AttentionOp::buildGradient(OpBuilder &b,
+                                         ArrayRef<Value> resultGrads,
+                                         MutableArrayRef<Value> operandGrads) {
+  if (resultGrads[1])
+    return emitOpError() << "has a gradient flowing into its log-sum-exp "
+                            "result, which has no gradient rule";
+  if (!resultGrads[0])
+    return success();
+  auto grad = AttentionGradOp::create(
+      b, getLoc(), typeOf(getQ()), typeOf(getK()), typeOf(getV()), getQ(),
+      getK(), getV(), getOut(), getLse(), resultGrads[0], getBias(),
+      getScaleAttr());
+  operandGrads[0] = grad.getGradQ();
+  operandGrads[1] = grad.getGradK();
+  operandGrads[2] = grad.getGradV();
   return success();
 }

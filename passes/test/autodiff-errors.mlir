@@ -108,3 +108,13 @@ func.func @loss(%w: tensor<3xf32> {dlc.name = "w", dlc.role = "param"}) -> tenso
 ^bb1(%1: tensor<f32>):
   return %1 : tensor<f32>
 }
+
+// -----
+
+// Attention's log-sum-exp result is for its gradient only.
+func.func @loss(%q: tensor<4x2xf32> {dlc.name = "q", dlc.role = "param"}, %k: tensor<4x2xf32>, %v: tensor<4x2xf32>) -> tensor<f32> {
+  // expected-error@+1 {{'dlc.attention' op has a gradient flowing into its log-sum-exp result, which has no gradient rule}}
+  %out, %lse = dlc.attention %q, %k, %v scale 1.0 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32> -> tensor<4x2xf32>, tensor<4xf32>
+  %l = dlc.reduce_sum %lse axes [0] : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

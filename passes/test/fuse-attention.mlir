@@ -1,0 +1,107 @@
+// RUN: dlc-opt %s -split-input-file -dlc-fuse-attention | FileCheck %s
+// dlc-fuse-attention forms dlc.attention from what exporters emit, and
+// leaves everything else alone.
+
+// nanoGPT: scores scaled by a multiplication, a causal masked_fill
+// (select(mask, -inf, scores)), the importer's softmax. The mask becomes a
+// bias of 0 and -inf (folded into a constant here); k arrives transposed.
+// CHECK-LABEL: func.func @masked_fill
+// CHECK-DAG: %[[BIAS:.*]] = dlc.constant dense<{{\[\[\[}}0.000000e+00, 0xFF800000
+// CHECK-DAG: %[[K:.*]] = dlc.transpose %arg1 [0, 2, 1]
+// CHECK: %[[OUT:.*]], %{{.*}} = dlc.attention %arg0, %[[K]], %arg2 bias %[[BIAS]] scale 5.000000e-01 : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x5xf32>, tensor<1x3x3xf32>
+// CHECK-NOT: dlc.exp
+// CHECK: return %[[OUT]]
+func.func @masked_fill(%q: tensor<2x3x4xf32>, %kt: tensor<2x4x3xf32>, %v: tensor<2x3x5xf32>) -> tensor<2x3x5xf32> {
+  %s = dlc.matmul %q, %kt : tensor<2x3x4xf32>, tensor<2x4x3xf32> -> tensor<2x3x3xf32>
+  %c = dlc.constant dense<5.000000e-01> : tensor<f32>
+  %y = dlc.mul %s, %c : tensor<2x3x3xf32>, tensor<f32> -> tensor<2x3x3xf32>
+  %mask = dlc.constant dense<[[[false, true, true], [false, false, true], [false, false, false]]]> : tensor<1x3x3xi1>
+  %inf = dlc.constant dense<0xFF800000> : tensor<f32>
+  %x = dlc.select %mask, %inf, %y : tensor<1x3x3xi1>, tensor<f32>, tensor<2x3x3xf32> -> tensor<2x3x3xf32>
+  %m = dlc.reduce_max %x axes [2] keep_dims : tensor<2x3x3xf32> -> tensor<2x3x1xf32>
+  %d = dlc.sub %x, %m : tensor<2x3x3xf32>, tensor<2x3x1xf32> -> tensor<2x3x3xf32>
+  %e = dlc.exp %d : tensor<2x3x3xf32>
+  %z = dlc.reduce_sum %e axes [2] keep_dims : tensor<2x3x3xf32> -> tensor<2x3x1xf32>
+  %p = dlc.div %e, %z : tensor<2x3x3xf32>, tensor<2x3x1xf32> -> tensor<2x3x3xf32>
+  %o = dlc.matmul %p, %v : tensor<2x3x3xf32>, tensor<2x3x5xf32> -> tensor<2x3x5xf32>
+  return %o : tensor<2x3x5xf32>
+}
+
+// -----
+
+// ViT: a division by sqrt(d), no mask; a constant additive bias elsewhere.
+// CHECK-LABEL: func.func @divided
+// CHECK: dlc.attention %arg0, %{{.*}}, %arg2 scale 2.500000e-01 : tensor<3x8xf64>, tensor<6x8xf64>, tensor<6x2xf64> -> tensor<3x2xf64>, tensor<3xf64>
+// CHECK-LABEL: func.func @additive_bias
+// CHECK: %[[B:.*]] = dlc.constant dense<[0.000000e+00, -1.000000e+00, -2.000000e+00]>
+// CHECK: dlc.attention %arg0, %{{.*}}, %arg2 bias %[[B]] scale 1.000000e+00
+func.func @divided(%q: tensor<3x8xf64>, %kt: tensor<8x6xf64>, %v: tensor<6x2xf64>) -> tensor<3x2xf64> {
+  %s = dlc.matmul %q, %kt : tensor<3x8xf64>, tensor<8x6xf64> -> tensor<3x6xf64>
+  %c = dlc.constant dense<4.000000e+00> : tensor<f64>
+  %x = dlc.div %s, %c : tensor<3x6xf64>, tensor<f64> -> tensor<3x6xf64>
+  %m = dlc.reduce_max %x axes [1] keep_dims : tensor<3x6xf64> -> tensor<3x1xf64>
+  %d = dlc.sub %x, %m : tensor<3x6xf64>, tensor<3x1xf64> -> tensor<3x6xf64>
+  %e = dlc.exp %d : tensor<3x6xf64>
+  %z = dlc.reduce_sum %e axes [1] keep_dims : tensor<3x6xf64> -> tensor<3x1xf64>
+  %p = dlc.div %e, %z : tensor<3x6xf64>, tensor<3x1xf64> -> tensor<3x6xf64>
+  %o = dlc.matmul %p, %v : tensor<3x6xf64>, tensor<6x2xf64> -> tensor<3x2xf64>
+  return %o : tensor<3x2xf64>
+}
+func.func @additive_bias(%q: tensor<2x4xf64>, %kt: tensor<4x3xf64>, %v: tensor<3x2xf64>) -> tensor<2x2xf64> {
+  %s = dlc.matmul %q, %kt : tensor<2x4xf64>, tensor<4x3xf64> -> tensor<2x3xf64>
+  %b = dlc.constant dense<[0.0, -1.0, -2.0]> : tensor<3xf64>
+  %x = dlc.add %b, %s : tensor<3xf64>, tensor<2x3xf64> -> tensor<2x3xf64>
+  %m = dlc.reduce_max %x axes [1] keep_dims : tensor<2x3xf64> -> tensor<2x1xf64>
+  %d = dlc.sub %x, %m : tensor<2x3xf64>, tensor<2x1xf64> -> tensor<2x3xf64>
+  %e = dlc.exp %d : tensor<2x3xf64>
+  %z = dlc.reduce_sum %e axes [1] keep_dims : tensor<2x3xf64> -> tensor<2x1xf64>
+  %p = dlc.div %e, %z : tensor<2x3xf64>, tensor<2x1xf64> -> tensor<2x3xf64>
+  %o = dlc.matmul %p, %v : tensor<2x3xf64>, tensor<3x2xf64> -> tensor<2x2xf64>
+  return %o : tensor<2x2xf64>
+}
+
+// -----
+
+// Not formed: the probabilities are also returned; the mask depends on an
+// argument (a bias with a gradient); the softmax runs over another axis.
+// CHECK-LABEL: func.func @probabilities_used
+// CHECK-NOT: dlc.attention
+// CHECK: dlc.exp
+// CHECK-LABEL: func.func @argument_mask
+// CHECK-NOT: dlc.attention
+// CHECK: dlc.exp
+// CHECK-LABEL: func.func @other_axis
+// CHECK-NOT: dlc.attention
+// CHECK: dlc.exp
+func.func @probabilities_used(%q: tensor<3x4xf32>, %kt: tensor<4x3xf32>, %v: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<3x3xf32>) {
+  %x = dlc.matmul %q, %kt : tensor<3x4xf32>, tensor<4x3xf32> -> tensor<3x3xf32>
+  %m = dlc.reduce_max %x axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
+  %d = dlc.sub %x, %m : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
+  %e = dlc.exp %d : tensor<3x3xf32>
+  %z = dlc.reduce_sum %e axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
+  %p = dlc.div %e, %z : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
+  %o = dlc.matmul %p, %v : tensor<3x3xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+  return %o, %p : tensor<3x2xf32>, tensor<3x3xf32>
+}
+func.func @argument_mask(%q: tensor<3x4xf32>, %kt: tensor<4x3xf32>, %v: tensor<3x2xf32>, %mask: tensor<3x3xi1>) -> tensor<3x2xf32> {
+  %s = dlc.matmul %q, %kt : tensor<3x4xf32>, tensor<4x3xf32> -> tensor<3x3xf32>
+  %inf = dlc.constant dense<0xFF800000> : tensor<f32>
+  %x = dlc.select %mask, %inf, %s : tensor<3x3xi1>, tensor<f32>, tensor<3x3xf32> -> tensor<3x3xf32>
+  %m = dlc.reduce_max %x axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
+  %d = dlc.sub %x, %m : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
+  %e = dlc.exp %d : tensor<3x3xf32>
+  %z = dlc.reduce_sum %e axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
+  %p = dlc.div %e, %z : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
+  %o = dlc.matmul %p, %v : tensor<3x3xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+  return %o : tensor<3x2xf32>
+}
+func.func @other_axis(%q: tensor<3x4xf32>, %kt: tensor<4x3xf32>, %v: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %x = dlc.matmul %q, %kt : tensor<3x4xf32>, tensor<4x3xf32> -> tensor<3x3xf32>
+  %m = dlc.reduce_max %x axes [0] keep_dims : tensor<3x3xf32> -> tensor<1x3xf32>
+  %d = dlc.sub %x, %m : tensor<3x3xf32>, tensor<1x3xf32> -> tensor<3x3xf32>
+  %e = dlc.exp %d : tensor<3x3xf32>
+  %z = dlc.reduce_sum %e axes [0] keep_dims : tensor<3x3xf32> -> tensor<1x3xf32>
+  %p = dlc.div %e, %z : tensor<3x3xf32>, tensor<1x3xf32> -> tensor<3x3xf32>
+  %o = dlc.matmul %p, %v : tensor<3x3xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+  return %o : tensor<3x2xf32>
+}
