@@ -20,7 +20,7 @@
 //  - A warp or a block per iteration, for reductions long enough to split:
 //    the threads fold strided shares of the reduced elements and meet in a
 //    butterfly of warp shuffles, then (a block) in shared memory, in an
-//    order fixed by the thread count alone (ReductionSchedule.h says how
+//    order fixed by the thread count alone (Schedule.h says how
 //    many threads).
 //  - W elements per iteration (16 bytes of the widest buffer), for
 //    elementwise kernels in one linear space: a group of aligned buffers is
@@ -35,7 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/KernelEmitter.h"
-#include "codegen/ReductionSchedule.h"
+#include "codegen/Schedule.h"
 #include "passes/fusion/Fusion.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -134,11 +134,13 @@ public:
   FailureOr<std::string> emitVectorBody(FusionOp fusion, int64_t width);
   /// How many reductions were split over an iteration's threads.
   unsigned splitReductions() const { return split; }
-  /// The statements of a scatter fusion at outer index `i0..` (the data
-  /// shape without the scatter axis), for scatters too wide to gather
-  /// (gathersScatter).
+  /// The statements of a scatter fusion too wide to gather
+  /// (gathersScatter) at index `i0..`: the chunk of the axis's targets
+  /// (when `chunks` > 1, chooseScatterChunks), then the data shape without
+  /// the scatter axis.
   FailureOr<std::string> emitScatterBody(FusionOp fusion,
-                                         ScatterElementsOp scatter);
+                                         ScatterElementsOp scatter,
+                                         int64_t chunks);
 
   /// Makes the iteration space one-dimensional when `fusion` allows it
   /// (see linearSpace); returns whether it did.
@@ -1196,7 +1198,8 @@ FailureOr<std::string> Emitter::emitVectorBody(FusionOp fusion, int64_t width) {
 }
 
 FailureOr<std::string> Emitter::emitScatterBody(FusionOp fusion,
-                                                ScatterElementsOp scatter) {
+                                                ScatterElementsOp scatter,
+                                                int64_t chunks) {
   ArrayRef<int64_t> dataShape = shapeOf(scatter.getData());
   ArrayRef<int64_t> updateShape = shapeOf(scatter.getUpdates());
   int64_t axis = static_cast<int64_t>(scatter.getAxis());
@@ -1207,15 +1210,26 @@ FailureOr<std::string> Emitter::emitScatterBody(FusionOp fusion,
     return scatter.emitOpError() << "scatters into an empty axis " << axis
                                  << "; no index can be in range";
   std::string out = "p" + std::to_string(fusion.getInputs().size());
-  // i0.. index the data shape without the axis.
+  // With several chunks, i0 is the chunk; the next coordinates index the
+  // data shape without the axis.
+  unsigned first = chunks > 1 ? 1 : 0;
   Index outer;
-  for (size_t d = 0, k = 0; d < dataShape.size(); ++d)
+  for (size_t d = 0, k = first; d < dataShape.size(); ++d)
     outer.push_back(
         static_cast<int64_t>(d) == axis ? "" : "i" + std::to_string(k++));
+  int64_t length = dataShape[axis];
+  int64_t chunkSize = (length + chunks - 1) / std::max<int64_t>(1, chunks);
+  std::string lo = "0", hi = std::to_string(length);
+  if (chunks > 1) {
+    lo = let("int64_t", "i0 * " + std::to_string(chunkSize));
+    hi = let("int64_t", "dlc_min_index(" + lo + " + " +
+                            std::to_string(chunkSize) + ", (int64_t)" + hi +
+                            ")");
+  }
   Index at = outer;
   at[axis] = fresh("c");
-  openLoop("for (int64_t " + at[axis] + " = 0; " + at[axis] + " < " +
-           std::to_string(dataShape[axis]) + "; ++" + at[axis] + ")");
+  openLoop("for (int64_t " + at[axis] + " = " + lo + "; " + at[axis] + " < " +
+           hi + "; ++" + at[axis] + ")");
   FailureOr<std::string> original = value(scatter.getData(), at);
   if (failed(original))
     return failure();
@@ -1235,17 +1249,25 @@ FailureOr<std::string> Emitter::emitScatterBody(FusionOp fusion,
   u[axis] = fresh("j");
   openLoop("for (int64_t " + u[axis] + " = 0; " + u[axis] + " < " +
            std::to_string(updateShape[axis]) + "; ++" + u[axis] + ")");
+  ++opened;
   FailureOr<std::string> raw = value(scatter.getIndices(), u);
-  FailureOr<std::string> update = value(scatter.getUpdates(), u);
-  if (failed(raw) || failed(update))
+  if (failed(raw))
     return failure();
   Index target = outer;
-  std::string n = std::to_string(dataShape[axis]);
+  std::string n = std::to_string(length);
   target[axis] = let("int64_t", "dlc_clamp_index(dlc_wrap_index((int64_t)" +
                                     *raw + ", " + n + "), " + n + ")");
+  // A chunk applies only the updates that land in it, and reads no other.
+  if (chunks > 1) {
+    open("if (" + target[axis] + " >= " + lo + " && " + target[axis] + " < " +
+         hi + ")");
+    ++opened;
+  }
+  FailureOr<std::string> update = value(scatter.getUpdates(), u);
+  if (failed(update))
+    return failure();
   std::string slot = out + "[" + linear(dataShape, target) + "]";
   line(scatterStatement(scatter.getReduction(), slot, *update));
-  close();
   for (size_t i = 0; i < opened; ++i)
     close();
   return body;
@@ -1283,7 +1305,7 @@ std::string delinearize(ArrayRef<int64_t> shape, StringRef flat,
 }
 
 /// The CUDA threads that run each of the `outputs` iterations of `fusion`
-/// (ReductionSchedule.h): as many as its longest reduction's shape asks for.
+/// (Schedule.h): as many as its longest reduction's shape asks for.
 int64_t reductionThreads(FusionOp fusion, int64_t outputs) {
   int64_t threads = 1;
   for (Operation &op : fusion.getBody().front()) {
@@ -1472,10 +1494,22 @@ FailureOr<KernelBody> emitKernelBody(FusionOp fusion, Target target) {
   auto wide = dyn_cast_or_null<ScatterElementsOp>(
       scatter != block.end() ? &*scatter : nullptr);
   if (wide && !gathersScatter(wide)) {
-    for (auto [d, size] : llvm::enumerate(shapeOf(wide.getData())))
-      if (static_cast<int64_t>(d) != static_cast<int64_t>(wide.getAxis()))
+    int64_t axis = static_cast<int64_t>(wide.getAxis());
+    ArrayRef<int64_t> data = shapeOf(wide.getData());
+    for (auto [d, size] : llvm::enumerate(data))
+      if (static_cast<int64_t>(d) != axis)
         space.push_back(size);
-    body = emitter.emitScatterBody(fusion, wide);
+    // A GPU needs more iterations than a scatter has lines; the CPU's few
+    // threads do not, and would only walk the updates more often.
+    int64_t chunks =
+        target == Target::Cuda
+            ? chooseScatterChunks(ShapedType::getNumElements(space),
+                                  data[axis],
+                                  shapeOf(wide.getUpdates())[axis])
+            : 1;
+    if (chunks > 1)
+      space.insert(space.begin(), chunks);
+    body = emitter.emitScatterBody(fusion, wide, chunks);
   } else if (emitter.useLinearSpace(fusion)) {
     space.push_back(ShapedType::getNumElements(shapeOf(fusion.getResult(0))));
     if (target == Target::Cuda)

@@ -1,17 +1,18 @@
-//===- ReductionScheduleTest.cpp - The reduction schedule policy ----------===//
+//===- ScheduleTest.cpp - The CUDA kernels' schedule policies -------------===//
 //
 // The shapes are the ones the H200 profiles of 2026-11-26 found slow
 // (../shared/measurements): BatchNorm statistics of ResNet-50 (few channels,
 // rows of batch x spatial), GPT-2's loss over 50304 classes, its attention
-// softmax (many rows of 1024), and the small reductions that stay as they
-// were.
+// softmax (many rows of 1024), its embedding gradients (8192 tokens into
+// 50304 or 1024 rows of 768), and the small ones that stay as they were.
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/ReductionSchedule.h"
+#include "codegen/Schedule.h"
 
 #include <gtest/gtest.h>
 
 using mlir::dlc::codegen::chooseReductionThreads;
+using mlir::dlc::codegen::chooseScatterChunks;
 using mlir::dlc::codegen::DeviceModel;
 using mlir::dlc::codegen::ReductionShape;
 
@@ -80,6 +81,27 @@ TEST(ReductionSchedule, SmallerDevicesGetFewerThreadsPerRow) {
   DeviceModel small{/*multiprocessors=*/8, /*threadsPerMultiprocessor=*/1024};
   EXPECT_EQ(chooseReductionThreads(rows(8192, 50304), small), 32);
   EXPECT_EQ(chooseReductionThreads(rows(64, 1 << 20), small), 512);
+}
+
+TEST(ScatterSchedule, EmbeddingGradientsFillAWave) {
+  // GPT-2's token embedding: 768 columns of 50304 rows, 8192 tokens. One
+  // wave (270336 threads) over 768 columns is 352 chunks of 143 rows.
+  EXPECT_EQ(chooseScatterChunks(768, 50304, 8192), 352);
+  // Its position embedding: 1024 rows; 8 chunks keep the walks at 64
+  // index reads per result element.
+  EXPECT_EQ(chooseScatterChunks(768, 1024, 8192), 8);
+}
+
+TEST(ScatterSchedule, NeverMoreChunksThanTargets) {
+  EXPECT_EQ(chooseScatterChunks(32, 64, 32), 64);
+  EXPECT_EQ(chooseScatterChunks(1, 5, 100), 3);
+  EXPECT_EQ(chooseScatterChunks(4, 1, 1000), 1);
+  EXPECT_EQ(chooseScatterChunks(0, 100, 10), 1);
+}
+
+TEST(ScatterSchedule, ManyLinesNeedNoChunks) {
+  EXPECT_EQ(chooseScatterChunks(1 << 20, 1000, 100), 1);
+  EXPECT_EQ(chooseScatterChunks(270336, 1000, 100), 1);
 }
 
 } // namespace

@@ -1,5 +1,5 @@
-//===- ReductionSchedule.cpp - How a CUDA reduction kernel uses the chip ---===//
-#include "codegen/ReductionSchedule.h"
+//===- Schedule.cpp - How generated CUDA kernels spread their work --------===//
+#include "codegen/Schedule.h"
 
 #include <algorithm>
 
@@ -22,6 +22,19 @@ int64_t chooseReductionThreads(const ReductionShape &shape,
          shape.rows * 2 * threads <= kMaxWaves * device.wave())
     threads *= 2;
   return threads;
+}
+
+int64_t chooseScatterChunks(int64_t lines, int64_t targets, int64_t updates,
+                            const DeviceModel &device) {
+  constexpr int64_t kMaxIndexReadsPerElement = 64;
+  if (lines <= 0 || targets <= 1)
+    return 1;
+  int64_t chunks = (device.wave() + lines - 1) / lines;
+  chunks = std::min(chunks, targets);
+  chunks = std::min(chunks, std::max<int64_t>(1, kMaxIndexReadsPerElement *
+                                                     targets /
+                                                     std::max<int64_t>(1, updates)));
+  return std::max<int64_t>(1, chunks);
 }
 
 } // namespace mlir::dlc::codegen

@@ -1,17 +1,23 @@
-//===- ReductionSchedule.h - How a CUDA reduction kernel uses the chip -*- C++ -*-===//
+//===- Schedule.h - How generated CUDA kernels spread their work -*- C++ -*-===//
 //
-// The policy behind a reducing kernel's shape, kept apart from the code that
-// emits it so unit tests drive it directly (codegen/test/unit). A kernel
-// whose iterations are reductions runs each iteration on T cooperating
-// threads: 1 (a thread per row), 32 (a warp per row, combined with shuffles)
-// or 64..1024 (a block per row: shuffles within each warp, then the warps'
-// partials through shared memory in a fixed order). Every combination order
-// is fixed by T alone, so results do not depend on the grid: no atomics, and
-// the same inputs give the same bits.
+// The policies behind a kernel's shape, kept apart from the code that emits
+// it so unit tests drive them directly (codegen/test/unit).
+//  - A kernel whose iterations are reductions runs each iteration on T
+//    cooperating threads: 1 (a thread per row), 32 (a warp per row,
+//    combined with shuffles) or 64..1024 (a block per row: shuffles within
+//    each warp, then the warps' partials through shared memory in a fixed
+//    order). Every combination order is fixed by T alone, so results do not
+//    depend on the grid: no atomics, and the same inputs give the same bits.
+//  - A scatter with many updates per line (an embedding gradient: every
+//    token lands in one of the vocabulary's rows) splits each line's
+//    targets into chunks, one iteration each: every iteration walks all of
+//    its line's updates in order and applies those that land in its chunk,
+//    so each result element is still written by one thread, in the
+//    evaluator's order.
 //
 //===----------------------------------------------------------------------===//
-#ifndef DLC_CODEGEN_REDUCTIONSCHEDULE_H
-#define DLC_CODEGEN_REDUCTIONSCHEDULE_H
+#ifndef DLC_CODEGEN_SCHEDULE_H
+#define DLC_CODEGEN_SCHEDULE_H
 
 #include <cstdint>
 
@@ -57,6 +63,14 @@ struct DeviceModel {
 int64_t chooseReductionThreads(const ReductionShape &shape,
                                const DeviceModel &device = DeviceModel());
 
+/// The chunks each of `lines` lines of a scatter splits its `targets`
+/// target positions into, for `updates` updates a line: as many as make
+/// lines x chunks fill one wave of `device`, at most one a target, and at
+/// most 64 x targets / updates, so that the walks over the updates (chunks
+/// x updates a line) read no more than 64 indices per result element.
+int64_t chooseScatterChunks(int64_t lines, int64_t targets, int64_t updates,
+                            const DeviceModel &device = DeviceModel());
+
 } // namespace mlir::dlc::codegen
 
-#endif // DLC_CODEGEN_REDUCTIONSCHEDULE_H
+#endif // DLC_CODEGEN_SCHEDULE_H
