@@ -10,25 +10,32 @@ measured here by PyTorch); then where dlc's step time goes (library calls,
 generated kernels, copies, and the gaps between them); then the achieved
 bandwidth of the slowest generated kernels (bytes they read and write over
 their time, from dlc's per-step profile) against a device-to-device copy
-measured here.
+measured here. Then the two large models, GPT-2 124M and ResNet-50, in
+float32 and TF32 (bench/large_models.py), their results in files under
+--out.
 
 Two subcommands, since the GPU machine has no compiler:
   prepare  (build machine; bench/prepare_gpu_bundle.sh runs it) compiles
            each model for cuda without its weights (the timer runs on
-           zeros, which take as long) and writes one batch of its data.
+           zeros, which take as long) and writes one batch of its data;
+           exports and compiles the large models (DIR/bench/large).
   run      (GPU machine; bench/gpu_round.sh runs it) the table; the PyTorch
-           models are built there from tests/models.
+           models are built there from tests/models and large_models.py.
+           Exits with 77 where no CUDA device can be opened.
 
 Usage: python3 bench/bench_gpu.py prepare --dlc-compile build/bin/dlc-compile
-           --out DIR/bench [--batch 128]
+           --out DIR/bench [--batch 128] [--models mlp,gpt]
+           [--large gpt2,resnet50]
        python3 bench/bench_gpu.py run --bundle DIR [--models mlp,gpt]
-           [--steps 20] [--warmup 5] [--no-compile]
+           [--steps 20] [--warmup 5] [--no-compile] [--large gpt2,resnet50]
+           [--out RESULTS] [--budget SECONDS]
 """
 
 import argparse
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -43,6 +50,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "models"))
 sys.path.insert(0, HERE)
 import models  # noqa: E402
 import bench_cpu  # noqa: E402  (forward_flops, median, LR, WEIGHT_DECAY)
+import large_models  # noqa: E402
+
+SKIP = 77
 
 MODELS = ["mlp", "cnn_bn", "resnet18", "mobilenet_v2", "gpt"]
 
@@ -98,8 +108,10 @@ def dlc_step_ms(name, bundle, steps, warmup, profile=None):
     return json.loads(out.stdout)["median_ms"]
 
 
-def matmul_rate():
-    """float32 FLOP/s of a 8192^3 matmul without TF32 (best of 5)."""
+def matmul_rate(tf32=False):
+    """float32 FLOP/s of a 8192^3 matmul, without TF32 unless `tf32`
+    (best of 5)."""
+    torch.backends.cuda.matmul.allow_tf32 = tf32
     a = torch.randn(8192, 8192, device="cuda")
     b = torch.randn(8192, 8192, device="cuda")
     torch.mm(a, b)
@@ -110,6 +122,7 @@ def matmul_rate():
         torch.mm(a, b)
         torch.cuda.synchronize()
         best = min(best, time.perf_counter() - start)
+    torch.backends.cuda.matmul.allow_tf32 = False
     return 2 * 8192 ** 3 / best
 
 
@@ -135,6 +148,10 @@ def prepare(args):
         prepare_models(args, train_check, work)
     with open(os.path.join(args.out, "batch"), "w") as f:
         f.write(str(args.batch))
+    large = [m for m in args.large.split(",") if m]
+    if large:
+        large_models.prepare(args.dlc_compile,
+                             os.path.join(args.out, "large"), large)
 
 
 def prepare_models(args, train_check, work):
@@ -159,14 +176,21 @@ def main():
                                 formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("command", choices=["prepare", "run"])
     p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--large", default=",".join(large_models.MODELS),
+                   help="the large models (bench/large_models.py)")
     p.add_argument("--dlc-compile", help="prepare: the compiler")
-    p.add_argument("--out", help="prepare: where the modules go")
+    p.add_argument("--out", help="prepare: where the modules go; run: "
+                   "where the large models' results go (default .)")
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--bundle", help="run: the unpacked bundle")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--no-compile", action="store_true",
                    help="skip torch.compile (it compiles for ~1 min a model)")
+    p.add_argument("--budget", type=float,
+                   help="run: seconds the run may take; the large models' "
+                   "torch.compile runs get what is left and are stopped "
+                   "at it (default: no limit)")
     p.add_argument("--top-kernels", type=int, default=8)
     args = p.parse_args()
     if args.command == "prepare":
@@ -176,16 +200,33 @@ def main():
         return
     if not args.bundle:
         p.error("run needs --bundle")
+    if not torch.cuda.is_available():
+        print("bench_gpu: no CUDA device: skipped")
+        sys.exit(SKIP)
+    deadline = None if args.budget is None else time.time() + args.budget
+    # A timeout's SIGTERM ends the run as an exit: the large models' results
+    # so far are written and their PyTorch child (a session of its own) is
+    # ended.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    with open(os.path.join(args.bundle, "bench", "batch")) as f:
-        batch = int(f.read())
     rate, bandwidth = matmul_rate(), copy_bandwidth()
+    rates = {"fp32": rate, "tf32": matmul_rate(tf32=True)}
+    torch.cuda.empty_cache()
+    small = [m for m in args.models.split(",") if m]
+    large = [m for m in args.large.split(",") if m]
     with tempfile.TemporaryDirectory(prefix="dlc-bench-gpu-") as work:
-        run(args, batch, rate, bandwidth, work)
+        if small:
+            with open(os.path.join(args.bundle, "bench", "batch")) as f:
+                batch = int(f.read())
+            run(args, small, batch, rate, bandwidth, work)
+        if large:
+            large_models.run(large, args.bundle, args.out or ".", work,
+                             rates, bandwidth, deadline,
+                             compile=not args.no_compile)
 
 
-def run(args, batch, rate, bandwidth, work):
+def run(args, names, batch, rate, bandwidth, work):
     props = torch.cuda.get_device_properties(0)
     driver = subprocess.run(
         ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
@@ -198,7 +239,7 @@ def run(args, batch, rate, bandwidth, work):
           f"{'eager/dlc':>11}{'compile/dlc':>13}{'floor ms':>10}"
           f"{'dlc/floor':>11}")
     kernels, shares = [], {}
-    for name in [m for m in args.models.split(",") if m]:
+    for name in names:
         with np.load(os.path.join(args.bundle, "bench", f"{name}.npz")) as f:
             data = {k: f[k] for k in f.files}
         eager_ms, flops = torch_step_ms(name, data, batch, args.steps,
