@@ -840,6 +840,74 @@ def DLC_AttentionGradOp : DLC_Op<"attention_grad",
 }
 
 //===----------------------------------------------------------------------===//
+// Cross-entropy
+//===----------------------------------------------------------------------===//
+
+def DLC_CrossEntropyOp : DLC_Op<"cross_entropy",
+    [DeclareOpInterfaceMethods<DLC_GradientOpInterface,
+                               ["isDifferentiableOperand"]>, Pure]> {
+  let summary = "per-position softmax cross-entropy over the last axis";
+  let description = [{
+    For `logits` `[..., C]` and class indices `labels` `[...]`: `loss` is
+    `lse - (1 - label_smoothing) * logits[label] - label_smoothing *
+    mean(logits)` at each position whose label is not `ignore_index`, and
+    0 where it is (torch.nn.functional.cross_entropy with
+    reduction='none'); `lse` is each row's log-sum-exp. The gradient
+    recomputes the probabilities from the logits and `lse`, so nothing but
+    the logits and one value a row lives from the loss to its gradient.
+    Labels outside the classes are clamped, as dlc.gather_elements does
+    (the runners refuse such labels before a step).
+
+    Example:
+    ```mlir
+    %loss, %lse = dlc.cross_entropy %logits, %labels ignore_index -100
+        label_smoothing 0.000000e+00
+        : tensor<8x1024x50304xf32>, tensor<8x1024xi64>
+          -> tensor<8x1024xf32>, tensor<8x1024xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$logits, DLC_IndexTensor:$labels,
+                       I64Attr:$ignore_index, F64Attr:$label_smoothing);
+  let results = (outs DLC_FloatTensor:$loss, DLC_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $logits `,` $labels `ignore_index` $ignore_index `label_smoothing`
+    $label_smoothing attr-dict `:` type($logits) `,` type($labels) `->`
+    type($loss) `,` type($lse)
+  }];
+  let hasVerifier = 1;
+}
+
+def DLC_CrossEntropyGradOp : DLC_Op<"cross_entropy_grad",
+    [Pure, AllTypesMatch<["logits", "grad_logits"]>,
+     AllTypesMatch<["lse", "grad_loss"]>]> {
+  let summary = "the gradient of dlc.cross_entropy with respect to its logits";
+  let description = [{
+    `grad_loss * (exp(logits - lse) - (1 - label_smoothing) *
+    onehot(label) - label_smoothing / C)` at positions whose label is not
+    `ignore_index`, 0 elsewhere, for `loss, lse = dlc.cross_entropy(logits,
+    labels)` with the same attributes.
+
+    Example:
+    ```mlir
+    %d = dlc.cross_entropy_grad %logits, %labels, %lse, %g ignore_index -100
+        label_smoothing 0.000000e+00
+        : tensor<4x10xf32>, tensor<4xi64>, tensor<4xf32>, tensor<4xf32>
+          -> tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$logits, DLC_IndexTensor:$labels,
+                       DLC_FloatTensor:$lse, DLC_FloatTensor:$grad_loss,
+                       I64Attr:$ignore_index, F64Attr:$label_smoothing);
+  let results = (outs DLC_FloatTensor:$grad_logits);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $lse `,` $grad_loss `ignore_index` $ignore_index
+    `label_smoothing` $label_smoothing attr-dict `:` type($logits) `,`
+    type($labels) `,` type($lse) `,` type($grad_loss) `->` type($grad_logits)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion: groups of ops that codegen turns into one kernel
 //===----------------------------------------------------------------------===//
 

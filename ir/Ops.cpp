@@ -885,6 +885,39 @@ LogicalResult AttentionOp::verify() { return verifyAttention(*this); }
 
 LogicalResult AttentionGradOp::verify() { return verifyAttention(*this); }
 
+//===----------------------------------------------------------------------===//
+// Cross-entropy
+//===----------------------------------------------------------------------===//
+
+/// The checks dlc.cross_entropy and its gradient share: logits [..., C]
+/// with C > 0, labels [...], a label smoothing in [0, 1], and `rows` (the
+/// type of the loss, the log-sum-exp and the loss's gradient) [...] of the
+/// logits' element type.
+template <typename OpT> static LogicalResult verifyCrossEntropy(OpT op) {
+  RankedTensorType logits = tensorType(op.getLogits());
+  RankedTensorType labels = tensorType(op.getLabels());
+  if (logits.getRank() < 1 || logits.getShape().back() == 0 ||
+      logits.getShape().drop_back() != labels.getShape())
+    return op.emitOpError() << "expects logits [..., C] with C > 0 and labels "
+                               "[...], got "
+                            << logits << " and " << labels;
+  double smoothing = op.getLabelSmoothing().convertToDouble();
+  if (!(smoothing >= 0 && smoothing <= 1))
+    return op.emitOpError() << "expects a label smoothing in [0, 1], got "
+                            << smoothing;
+  auto rows = RankedTensorType::get(labels.getShape(),
+                                    logits.getElementType());
+  return checkType(op, op.getLse(), "lse", rows);
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  if (failed(verifyCrossEntropy(*this)))
+    return failure();
+  return checkType(*this, getLoss(), "loss", tensorType(getLse()));
+}
+
+LogicalResult CrossEntropyGradOp::verify() { return verifyCrossEntropy(*this); }
+
 #define GET_OP_CLASSES
 #include "ir/DLCEnums.cpp.inc"
 #include "ir/DLCOps.cpp.inc"

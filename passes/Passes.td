@@ -40,14 +40,14 @@ def DLCFuseAttention : Pass<"dlc-fuse-attention", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
-def DLCDecomposeAttention : Pass<"dlc-decompose-attention", "ModuleOp"> {
-  let summary = "lowers dlc.attention and dlc.attention_grad to basic ops";
+def DLCDecompose : Pass<"dlc-decompose", "ModuleOp"> {
+  let summary = "lowers composite ops and their gradients to basic ops";
   let description = [{
-    Rewrites each attention into matmuls, the softmax's reductions and
-    elementwise ops, and each attention gradient into the same
-    recomputation of the probabilities from the log-sum-exp followed by
-    the matmuls of the gradient, for backends without a fused attention
-    kernel.
+    Rewrites dlc.attention and dlc.cross_entropy, and their gradient ops,
+    into matmuls, reductions and elementwise ops, for backends without a
+    fused kernel for them. Runs after autodiff: the gradients recompute
+    what they need from the forward's log-sum-exp (the probabilities of an
+    attention, the softmax of a loss) instead of keeping it.
   }];
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }

@@ -31,11 +31,12 @@ void mlir::dlc::buildExecutionPipeline(OpPassManager &pm, bool functionalize,
   // Compiled functions take their parameters and state as arguments.
   if (functionalize)
     pm.addPass(createDLCFunctionalize());
-  // No backend has a fused attention kernel yet: attention (formed here for
-  // inference, by the training pipeline before autodiff otherwise) and its
-  // gradient become matmuls, reductions and elementwise ops.
+  // No backend has a fused attention or cross-entropy kernel yet: both ops
+  // (attention formed here for inference, by the training pipeline before
+  // autodiff otherwise) and their gradients become matmuls, reductions and
+  // elementwise ops.
   pm.addPass(createDLCFuseAttention());
-  pm.addPass(createDLCDecomposeAttention());
+  pm.addPass(createDLCDecompose());
   // Fold and deduplicate first, so fusion sees the fewest ops.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -63,20 +63,6 @@ void scoreRow(const AttentionShape &g, const std::vector<A> &q,
   }
 }
 
-/// Runs `body(TypeTag<T>)` for a float element type, else reports it.
-template <typename Body>
-LogicalResult forFloat(Operation *op, DType dtype, Body &&body) {
-  return visitDType(dtype, [&](auto tag) -> LogicalResult {
-    using A = AccumT<typename decltype(tag)::type>;
-    if constexpr (!kFloatDomain<A>) {
-      return unsupportedType(op, dtype);
-    } else {
-      body(tag);
-      return success();
-    }
-  });
-}
-
 } // namespace
 
 LogicalResult eval::evalAttention(AttentionOp op, Operands operands,

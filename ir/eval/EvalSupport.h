@@ -353,15 +353,31 @@ void storeAccumulated(Tensor &out, const std::vector<AccumT<T>> &values) {
     dst[i] = fromAccum<T>(values[i]);
 }
 
+/// Reports an element type a rule has no definition for (the verifier
+/// normally rules it out).
+LogicalResult unsupportedType(Operation *op, DType dtype);
+
+/// Runs `body(TypeTag<T>)` for a float element type `dtype`, else reports
+/// it as unsupported by `op`.
+template <typename Body>
+LogicalResult forFloat(Operation *op, DType dtype, Body &&body) {
+  return visitDType(dtype, [&](auto tag) -> LogicalResult {
+    using A = AccumT<typename decltype(tag)::type>;
+    if constexpr (!kFloatDomain<A>) {
+      return unsupportedType(op, dtype);
+    } else {
+      body(tag);
+      return success();
+    }
+  });
+}
+
 /// The indices of a gather or scatter (i32 or i64) as int64_t.
 std::vector<int64_t> readIndices(const Tensor &indices);
 
 /// A zero-filled tensor of result `i`'s type (checked by evaluateOp).
 Tensor resultTensor(Operation *op, unsigned i = 0);
 
-/// Reports an element type a rule has no definition for (the verifier
-/// normally rules it out).
-LogicalResult unsupportedType(Operation *op, DType dtype);
 
 //===----------------------------------------------------------------------===//
 // Rules, by family. Each appends one tensor per result to `results`;
@@ -421,6 +437,12 @@ LogicalResult evalAttention(AttentionOp op, Operands operands,
                             Results &results);
 LogicalResult evalAttentionGrad(AttentionGradOp op, Operands operands,
                                 Results &results);
+
+// EvalCrossEntropy.cpp
+LogicalResult evalCrossEntropy(CrossEntropyOp op, Operands operands,
+                               Results &results);
+LogicalResult evalCrossEntropyGrad(CrossEntropyGradOp op, Operands operands,
+                                   Results &results);
 
 } // namespace mlir::dlc::eval
 

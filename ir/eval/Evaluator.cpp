@@ -301,6 +301,11 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
               [&](auto a) { return evalAttention(a, operands, results); })
           .Case<AttentionGradOp>(
               [&](auto a) { return evalAttentionGrad(a, operands, results); })
+          .Case<CrossEntropyOp>(
+              [&](auto c) { return evalCrossEntropy(c, operands, results); })
+          .Case<CrossEntropyGradOp>([&](auto c) {
+            return evalCrossEntropyGrad(c, operands, results);
+          })
           .Case<FusionOp>(
               [&](auto f) { return evalFusion(f, operands, results); })
           .Default([&](Operation *) {

@@ -250,3 +250,24 @@ LogicalResult AttentionOp::buildGradient(OpBuilder &b,
   operandGrads[2] = grad.getGradV();
   return success();
 }
+
+// Only the logits: labels are integers, and lse is an output.
+bool CrossEntropyOp::isDifferentiableOperand(unsigned index) {
+  return index == 0;
+}
+
+// d logits = cross_entropy_grad(...): the probabilities are recomputed from
+// the logits and the log-sum-exp
+LogicalResult CrossEntropyOp::buildGradient(
+    OpBuilder &b, ArrayRef<Value> resultGrads,
+    MutableArrayRef<Value> operandGrads) {
+  if (resultGrads[1])
+    return emitOpError() << "has a gradient flowing into its log-sum-exp "
+                            "result, which has no gradient rule";
+  if (!resultGrads[0])
+    return success();
+  operandGrads[0] = CrossEntropyGradOp::create(
+      b, getLoc(), typeOf(getLogits()), getLogits(), getLabels(), getLse(),
+      resultGrads[0], getIgnoreIndexAttr(), getLabelSmoothingAttr());
+  return success();
+}

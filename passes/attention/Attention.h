@@ -1,4 +1,4 @@
-//===- Attention.h - Forming and lowering dlc.attention -------*- C++ -*-===//
+//===- Attention.h - Forming dlc.attention --------------------*- C++ -*-===//
 //
 // dlc-fuse-attention recognizes the attention exporters emit (a matmul of q
 // and k^T, a scale, a mask by masked_fill/Where or an additive bias, the
@@ -6,8 +6,8 @@
 // dlc.attention, before autodiff, so that the gradient is the op's own
 // (dlc.attention_grad, which recomputes the probabilities from the row's
 // log-sum-exp instead of keeping them from forward to backward).
-// dlc-decompose-attention lowers both ops back to matmuls, reductions and
-// elementwise ops, for the backends that have no fused attention kernel.
+// dlc-decompose (passes/decompose) lowers both ops for the backends that
+// have no fused attention kernel.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_PASSES_ATTENTION_ATTENTION_H
@@ -23,9 +23,6 @@ namespace mlir::dlc {
 /// softmax's probabilities have no other use than the matmul with v and the
 /// bias depends on constants alone (it has no gradient).
 void populateFuseAttentionPatterns(RewritePatternSet &patterns);
-
-/// Adds the patterns that lower dlc.attention and dlc.attention_grad.
-void populateDecomposeAttentionPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::dlc
 

@@ -15,51 +15,27 @@ func.func @forward_train(%w: tensor<5xf32> {dlc.name = "w", dlc.role = "param"},
 // CE-LABEL: func.func @forward_train
 // CE: return %{{.*}}, %{{.*}} : tensor<4x5xf32>, tensor<f32>
 
-// Log-softmax over the last axis, shifted by the maximum; the picked
-// log-probabilities of valid labels, summed and divided by their count.
+// dlc.cross_entropy's per-position losses (0 where the label is ignored),
+// summed and divided by the count of valid labels.
 // CE-LABEL: func.func @loss
 // CE-SAME: (%[[W:[a-z0-9_]+]]: tensor<5xf32> {dlc.name = "w", dlc.role = "param"}, %[[S:[a-z0-9_]+]]: tensor<f32> {dlc.name = "s", dlc.role = "state"}, %[[X:[a-z0-9_]+]]: tensor<4x5xf32> {dlc.name = "x", dlc.role = "input"}, %[[L:[a-z0-9_]+]]: tensor<4xi64> {dlc.ignore_index = -100 : i64, dlc.name = "labels", dlc.num_classes = 5 : i64, dlc.role = "label"})
 // CE-SAME: -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<f32> {dlc.name = "s", dlc.role = "state"})
 // CE: %[[Y:[a-z0-9_]+]] = dlc.mul %[[X]], %[[W]]
-// CE: %[[MAX:[a-z0-9_]+]] = dlc.reduce_max %[[Y]] axes [1] keep_dims
-// CE: %[[SH:[a-z0-9_]+]] = dlc.sub %[[Y]], %[[MAX]]
-// CE: %[[E:[a-z0-9_]+]] = dlc.exp %[[SH]]
-// CE: %[[SE:[a-z0-9_]+]] = dlc.reduce_sum %[[E]] axes [1] keep_dims
-// CE: %[[LSE:[a-z0-9_]+]] = dlc.log %[[SE]]
-// CE: %[[LP:[a-z0-9_]+]] = dlc.sub %[[SH]], %[[LSE]]
+// CE: %[[NLL:[a-z0-9_]+]], %{{.*}} = dlc.cross_entropy %[[Y]], %[[L]] ignore_index -100 label_smoothing 0.000000e+00 : tensor<4x5xf32>, tensor<4xi64> -> tensor<4xf32>, tensor<4xf32>
 // CE: %[[IGN:[a-z0-9_]+]] = dlc.constant dense<-100> : tensor<4xi64>
 // CE: %[[VALID:[a-z0-9_]+]] = dlc.compare ne, %[[L]], %[[IGN]]
-// CE: %[[SAFE:[a-z0-9_]+]] = dlc.select %[[VALID]], %[[L]], %{{.*}}
-// CE: %[[IDX:[a-z0-9_]+]] = dlc.reshape %[[SAFE]] : tensor<4xi64> to tensor<4x1xi64>
-// CE: %[[PICK:[a-z0-9_]+]] = dlc.gather_elements %[[LP]][%[[IDX]]] {axis = 1 : i64}
-// CE: %[[PICK1:[a-z0-9_]+]] = dlc.reshape %[[PICK]] : tensor<4x1xf32> to tensor<4xf32>
-// CE: %[[NLL:[a-z0-9_]+]] = dlc.neg %[[PICK1]]
-// CE-NOT: dlc.constant dense<0.899999976>
-// CE: %[[MASKED:[a-z0-9_]+]] = dlc.select %[[VALID]], %[[NLL]], %{{.*}}
 // CE: %[[CNT:[a-z0-9_]+]] = dlc.cast %[[VALID]] : tensor<4xi1> to tensor<4xf32>
 // CE: %[[N:[a-z0-9_]+]] = dlc.reduce_sum %[[CNT]] axes [0]
-// CE: %[[SUM:[a-z0-9_]+]] = dlc.reduce_sum %[[MASKED]] axes [0]
+// CE: %[[SUM:[a-z0-9_]+]] = dlc.reduce_sum %[[NLL]] axes [0]
 // CE: %[[LOSS:[a-z0-9_]+]] = dlc.div %[[SUM]], %[[N]] : tensor<f32>, tensor<f32> -> tensor<f32>
 // CE: return %[[LOSS]], %[[S]] : tensor<f32>, tensor<f32>
 
-// Label smoothing: (1 - e) nll + e * (mean over classes of -log p).
+// The ignore index and label smoothing go to the op.
 // CES-LABEL: func.func @loss
 // CES-SAME: %{{.*}}: tensor<4xi64> {dlc.ignore_index = 1 : i64, dlc.name = "targets", dlc.num_classes = 5 : i64, dlc.role = "label"}
-// CES: %[[LSE:[a-z0-9_]+]] = dlc.log
-// CES: %[[LP:[a-z0-9_]+]] = dlc.sub %{{.*}}, %[[LSE]] : tensor<4x5xf32>, tensor<4x1xf32>
+// CES: dlc.cross_entropy %{{.*}}, %{{.*}} ignore_index 1 label_smoothing 1.000000e-01
 // CES: %[[IGN:[a-z0-9_]+]] = dlc.constant dense<1> : tensor<4xi64>
-// CES: %[[VALID:[a-z0-9_]+]] = dlc.compare ne, %{{.*}}, %[[IGN]]
-// CES: %[[NLL:[a-z0-9_]+]] = dlc.neg %{{.*}} : tensor<4xf32>
-// CES: %[[C:[a-z0-9_]+]] = dlc.constant dense<5.000000e+00> : tensor<f32>
-// CES: %[[ALL:[a-z0-9_]+]] = dlc.reduce_sum %[[LP]] axes [1] : tensor<4x5xf32> -> tensor<4xf32>
-// CES: %[[NALL:[a-z0-9_]+]] = dlc.neg %[[ALL]]
-// CES: %[[UNI:[a-z0-9_]+]] = dlc.div %[[NALL]], %[[C]]
-// CES: %[[E:[a-z0-9_]+]] = dlc.constant dense<1.000000e-01> : tensor<f32>
-// CES: %[[UNIE:[a-z0-9_]+]] = dlc.mul %[[UNI]], %[[E]]
-// CES: %[[KEEP:[a-z0-9_]+]] = dlc.constant dense<0.899999976> : tensor<f32>
-// CES: %[[NLLK:[a-z0-9_]+]] = dlc.mul %[[NLL]], %[[KEEP]]
-// CES: %[[MIX:[a-z0-9_]+]] = dlc.add %[[NLLK]], %[[UNIE]]
-// CES: dlc.select %[[VALID]], %[[MIX]], %{{.*}}
+// CES: dlc.compare ne, %{{.*}}, %[[IGN]]
 
 // MSE-LABEL: func.func @loss
 // MSE-SAME: %[[L:[a-z0-9_]+]]: tensor<4x5xf32> {dlc.name = "labels", dlc.role = "label"})
@@ -107,18 +83,13 @@ func.func @forward_train(%x: tensor<2x3x4xf64> {dlc.name = "x", dlc.role = "inpu
 // CE-LABEL: func.func @loss
 // CE-SAME: %[[L:[a-z0-9_]+]]: tensor<2x3xi64> {dlc.ignore_index = -100 : i64, dlc.name = "labels", dlc.num_classes = 4 : i64, dlc.role = "label"})
 // CE-SAME: -> (tensor<f64> {dlc.name = "loss", dlc.role = "loss"})
-// CE: dlc.reduce_max %{{.*}} axes [2] keep_dims : tensor<2x3x4xf64> -> tensor<2x3x1xf64>
-// CE: dlc.reshape %{{.*}} : tensor<2x3xi64> to tensor<2x3x1xi64>
-// CE: dlc.gather_elements %{{.*}} {axis = 2 : i64}
+// CE: dlc.cross_entropy %{{.*}}, %[[L]] ignore_index -100 label_smoothing 0.000000e+00 : tensor<2x3x4xf64>, tensor<2x3xi64> -> tensor<2x3xf64>, tensor<2x3xf64>
 // CE: dlc.reduce_sum %{{.*}} axes [0, 1] : tensor<2x3xf64> -> tensor<f64>
 // CE: return %{{.*}} : tensor<f64>
 
 // CES-LABEL: func.func @loss
 // CES-SAME: %{{.*}}: tensor<2x3xi64> {dlc.ignore_index = 1 : i64, dlc.name = "targets", dlc.num_classes = 4 : i64, dlc.role = "label"})
-// CES: dlc.constant dense<4.000000e+00> : tensor<f64>
-// CES: dlc.reduce_sum %{{.*}} axes [2] : tensor<2x3x4xf64> -> tensor<2x3xf64>
-// CES: dlc.constant dense<1.000000e-01> : tensor<f64>
-// CES: dlc.constant dense<9.000000e-01> : tensor<f64>
+// CES: dlc.cross_entropy %{{.*}}, %{{.*}} ignore_index 1 label_smoothing 1.000000e-01 : tensor<2x3x4xf64>, tensor<2x3xi64>
 
 // MSE-LABEL: func.func @loss
 // MSE-SAME: %{{.*}}: tensor<2x3x4xf64> {dlc.name = "labels", dlc.role = "label"})

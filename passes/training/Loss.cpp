@@ -46,45 +46,22 @@ Value mean(OpBuilder &b, Location loc, Value v) {
                          static_cast<double>(type.getNumElements())));
 }
 
-/// torch.nn.CrossEntropyLoss over the last axis of `logits`.
+/// torch.nn.CrossEntropyLoss over the last axis of `logits`: the mean of
+/// dlc.cross_entropy's per-position losses over the positions whose label
+/// is not ignored (whose gradient then recomputes the softmax from the
+/// logits and one log-sum-exp a row).
 Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
                    int64_t ignoreIndex, double smoothing) {
-  RankedTensorType type = typeOf(logits);
-  Type element = type.getElementType();
-  int64_t axis = type.getRank() - 1, classes = type.getDimSize(axis);
-  // log_softmax, shifted by the maximum for range.
-  Value max = ReduceMaxOp::create(b, loc, logits, {axis}, true);
-  Value shifted = sub(b, loc, logits, max);
-  Value sumExp =
-      ReduceSumOp::create(b, loc, ExpOp::create(b, loc, shifted), {axis}, true);
-  Value logProbs = sub(b, loc, shifted, LogOp::create(b, loc, sumExp));
-
+  Type element = typeOf(logits).getElementType();
+  auto rows = RankedTensorType::get(typeOf(labels).getShape(), element);
+  auto perPosition = CrossEntropyOp::create(
+      b, loc, rows, rows, logits, labels, b.getI64IntegerAttr(ignoreIndex),
+      b.getF64FloatAttr(smoothing));
   Value ignore =
       splat(b, loc, typeOf(labels), static_cast<double>(ignoreIndex));
   Value valid = CompareOp::create(b, loc, ComparePredicate::ne, labels, ignore);
-  Value safeLabels =
-      SelectOp::create(b, loc, valid, labels,
-                       scalar(b, loc, typeOf(labels).getElementType(), 0));
-  SmallVector<int64_t> indexShape(type.getShape());
-  indexShape[axis] = 1;
-  Value picked = GatherElementsOp::create(
-      b, loc, logProbs, reshape(b, loc, safeLabels, indexShape), axis);
-  Value perPosition =
-      neg(b, loc, reshape(b, loc, picked, typeOf(labels).getShape()));
-  if (smoothing > 0) {
-    // (1 - e) * nll + e * mean over classes of -log p.
-    Value uniform =
-        div(b, loc,
-            neg(b, loc, ReduceSumOp::create(b, loc, logProbs, {axis}, false)),
-            scalar(b, loc, element, static_cast<double>(classes)));
-    perPosition =
-        add(b, loc,
-            mul(b, loc, perPosition, scalar(b, loc, element, 1 - smoothing)),
-            mul(b, loc, uniform, scalar(b, loc, element, smoothing)));
-  }
-  perPosition = selectOrZero(b, loc, valid, perPosition);
   Value count = sumAll(b, loc, castTo(b, loc, valid, element));
-  return meanOver(b, loc, perPosition, count);
+  return meanOver(b, loc, perPosition.getLoss(), count);
 }
 
 /// torch.nn.BCEWithLogitsLoss: max(x, 0) - x * t + log(1 + exp(-|x|)).

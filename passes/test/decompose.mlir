@@ -1,5 +1,5 @@
-// RUN: dlc-opt %s -split-input-file -dlc-decompose-attention | FileCheck %s
-// dlc-decompose-attention: the forward as the importer's softmax (the
+// RUN: dlc-opt %s -split-input-file -dlc-decompose | FileCheck %s
+// dlc-decompose on attention: the forward as the importer's softmax (the
 // log-sum-exp only where it is read), the gradient recomputing the
 // probabilities from it.
 
@@ -57,4 +57,39 @@ func.func @with_lse(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32
 func.func @grad(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %out: tensor<3x2xf32>, %lse: tensor<3xf32>, %dout: tensor<3x2xf32>) -> (tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>) {
   %dq, %dk, %dv = dlc.attention_grad %q, %k, %v, %out, %lse, %dout scale 0.5 : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>, tensor<3x2xf32>, tensor<3xf32>, tensor<3x2xf32> -> tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>
   return %dq, %dk, %dv : tensor<3x4xf32>, tensor<5x4xf32>, tensor<5x2xf32>
+}
+
+// -----
+
+// Cross-entropy: the row's log-sum-exp, the picked logit, the smoothing's
+// mean, zero where the label is ignored; the gradient one elementwise
+// expression against the classes 0..C-1.
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK-DAG: %[[KEEP:.*]] = dlc.constant dense<0.899999976> : tensor<f32>
+// CHECK-DAG: %[[IDS:.*]] = dlc.constant dense<[0, 1, 2, 3, 4]> : tensor<5xi64>
+// CHECK-DAG: %[[IGN:.*]] = dlc.constant dense<-100> : tensor<3xi64>
+// CHECK: %[[M:.*]] = dlc.reduce_max %arg0 axes [1] keep_dims
+// CHECK: %[[SH:.*]] = dlc.sub %arg0, %[[M]]
+// CHECK: %[[E:.*]] = dlc.exp %[[SH]]
+// CHECK: %[[Z:.*]] = dlc.reduce_sum %[[E]] axes [1] keep_dims
+// CHECK: %[[LOGZ:.*]] = dlc.log %[[Z]]
+// CHECK: %[[LSE:.*]] = dlc.add %[[M]], %[[LOGZ]]
+// CHECK: %[[VALID:.*]] = dlc.compare ne, %arg1, %[[IGN]]
+// CHECK: %[[PICK:.*]] = dlc.gather_elements %arg0[%{{.*}}] {axis = 1 : i64}
+// CHECK: %[[KEPT:.*]] = dlc.mul %[[PICK]], %[[KEEP]]
+// CHECK: dlc.sub %[[LSE]], %[[KEPT]]
+// CHECK: dlc.reduce_sum %arg0 axes [1] keep_dims
+// CHECK: %[[P:.*]] = dlc.exp
+// CHECK: %[[HIT:.*]] = dlc.compare eq, %[[IDS]], %{{.*}} : tensor<5xi64>, tensor<3x1xi64> -> tensor<3x5xi1>
+// CHECK: %[[T:.*]] = dlc.select %[[HIT]], %[[KEEP]], %{{.*}}
+// CHECK: %[[D:.*]] = dlc.sub %[[P]], %[[T]]
+// CHECK: %[[DU:.*]] = dlc.sub %[[D]], %{{.*}}
+// CHECK: %[[G:.*]] = dlc.reshape %{{.*}} : tensor<3xf32> to tensor<3x1xf32>
+// CHECK: %[[DX:.*]] = dlc.mul %[[DU]], %[[G]]
+// CHECK: return %{{.*}}, %[[DX]]
+// CHECK-NOT: dlc.cross_entropy
+func.func @cross_entropy(%x: tensor<3x5xf32>, %l: tensor<3xi64>, %g: tensor<3xf32>) -> (tensor<3xf32>, tensor<3x5xf32>) {
+  %loss, %lse = dlc.cross_entropy %x, %l ignore_index -100 label_smoothing 0.1 : tensor<3x5xf32>, tensor<3xi64> -> tensor<3xf32>, tensor<3xf32>
+  %d = dlc.cross_entropy_grad %x, %l, %lse, %g ignore_index -100 label_smoothing 0.1 : tensor<3x5xf32>, tensor<3xi64>, tensor<3xf32>, tensor<3xf32> -> tensor<3x5xf32>
+  return %loss, %d : tensor<3xf32>, tensor<3x5xf32>
 }

@@ -1,7 +1,9 @@
-// Attention for the numeric tests of dlc-fuse-attention and
-// dlc-decompose-attention (attention-numerics.test): @forward is what the
-// importer makes of nanoGPT's causal attention (two heads), @grad an
-// attention and its gradient with a causal, position-dependent bias.
+// Composite ops for the numeric tests of dlc-fuse-attention and
+// dlc-decompose (decompose-numerics.test): @forward is what the importer
+// makes of nanoGPT's causal attention (two heads), @grad an attention and
+// its gradient with a causal, position-dependent bias, @cross_entropy the
+// loss and its gradient with an ignored label, a negative one and label
+// smoothing.
 func.func @forward(%q: tensor<2x2x5x4xf32>, %kt: tensor<2x2x4x5xf32>, %v: tensor<2x2x5x3xf32>) -> tensor<2x2x5x3xf32> {
   %s = dlc.matmul %q, %kt : tensor<2x2x5x4xf32>, tensor<2x2x4x5xf32> -> tensor<2x2x5x5xf32>
   %c = dlc.constant dense<5.000000e-01> : tensor<f32>
@@ -23,4 +25,11 @@ func.func @grad(%q: tensor<3x4x6xf32>, %k: tensor<3x4x6xf32>, %v: tensor<3x4x2xf
   %out, %lse = dlc.attention %q, %k, %v bias %b scale 0.40824829046386307 : tensor<3x4x6xf32>, tensor<3x4x6xf32>, tensor<3x4x2xf32>, tensor<4x4xf32> -> tensor<3x4x2xf32>, tensor<3x4xf32>
   %dq, %dk, %dv = dlc.attention_grad %q, %k, %v, %out, %lse, %dout bias %b scale 0.40824829046386307 : tensor<3x4x6xf32>, tensor<3x4x6xf32>, tensor<3x4x2xf32>, tensor<3x4x2xf32>, tensor<3x4xf32>, tensor<3x4x2xf32>, tensor<4x4xf32> -> tensor<3x4x6xf32>, tensor<3x4x6xf32>, tensor<3x4x2xf32>
   return %out, %lse, %dq, %dk, %dv : tensor<3x4x2xf32>, tensor<3x4xf32>, tensor<3x4x6xf32>, tensor<3x4x6xf32>, tensor<3x4x2xf32>
+}
+
+func.func @cross_entropy(%x: tensor<2x3x6xf32>, %g: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3x6xf32>) {
+  %l = dlc.constant dense<[[0, 5, -100], [2, -1, 3]]> : tensor<2x3xi64>
+  %loss, %lse = dlc.cross_entropy %x, %l ignore_index -100 label_smoothing 0.2 : tensor<2x3x6xf32>, tensor<2x3xi64> -> tensor<2x3xf32>, tensor<2x3xf32>
+  %d = dlc.cross_entropy_grad %x, %l, %lse, %g ignore_index -100 label_smoothing 0.2 : tensor<2x3x6xf32>, tensor<2x3xi64>, tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3x6xf32>
+  return %loss, %lse, %d : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3x6xf32>
 }

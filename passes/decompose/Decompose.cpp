@@ -1,0 +1,229 @@
+//===- Decompose.cpp - Lowering composite ops to basic ones ---------------===//
+//
+// Attention: the forward as the importer's softmax would have computed it
+// (maximum, shifted exponentials, their sum, the quotient), plus the
+// log-sum-exp m + log(z) when something reads it. The gradient recomputes
+// the scores and the probabilities P = exp(scores - lse), then
+//   dS = P * (dout @ v^T - rowsum(dout * out)) * scale
+//   dq = dS @ k, dk = dS^T @ q, dv = P^T @ dout.
+// Cross-entropy: the row's log-sum-exp (two reductions over the row), the
+// picked logit (one gathered element a row) and, with label smoothing, the
+// row's mean; the gradient is one elementwise expression of the logits,
+// the log-sum-exp and the label: g * (exp(x - lse) - (1 - e) * [c ==
+// label] - e / C), which fusion makes a single kernel.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/decompose/Decompose.h"
+#include "passes/Passes.h"
+
+#include "ir/GradientUtils.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCDECOMPOSE
+#include "passes/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::grad;
+
+namespace {
+
+/// q @ k^T * scale + bias.
+Value scores(OpBuilder &b, Location loc, Value q, Value k, Value bias,
+             double scale) {
+  Value s = MatmulOp::create(b, loc, q, transposeLastTwo(b, loc, k));
+  if (scale != 1.0)
+    s = mul(b, loc, s, scalarLike(b, loc, s, scale));
+  return bias ? add(b, loc, s, bias) : s;
+}
+
+struct LowerAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value s = scores(rewriter, loc, op.getQ(), op.getK(), op.getBias(),
+                     op.getScale().convertToDouble());
+    int64_t last = typeOf(s).getRank() - 1;
+    Value m = ReduceMaxOp::create(rewriter, loc, s, {last}, true);
+    Value e = ExpOp::create(rewriter, loc, sub(rewriter, loc, s, m));
+    Value z = ReduceSumOp::create(rewriter, loc, e, {last}, true);
+    Value out = MatmulOp::create(rewriter, loc, div(rewriter, loc, e, z),
+                                 op.getV());
+    Value lse;
+    if (!op.getLse().use_empty())
+      lse = reshape(rewriter, loc,
+                    add(rewriter, loc, m, LogOp::create(rewriter, loc, z)),
+                    typeOf(op.getLse()).getShape());
+    rewriter.replaceOp(op, {out, lse});
+    return success();
+  }
+};
+
+struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    double scale = op.getScale().convertToDouble();
+    Value q = op.getQ(), k = op.getK(), v = op.getV(), dout = op.getGradOut();
+    Value s = scores(rewriter, loc, q, k, op.getBias(), scale);
+    SmallVector<int64_t> rowShape(typeOf(op.getLse()).getShape());
+    rowShape.push_back(1);
+    Value p = ExpOp::create(
+        rewriter, loc,
+        sub(rewriter, loc, s, reshape(rewriter, loc, op.getLse(), rowShape)));
+    int64_t last = typeOf(s).getRank() - 1;
+    Value dp = MatmulOp::create(rewriter, loc, dout,
+                                transposeLastTwo(rewriter, loc, v));
+    Value rows = ReduceSumOp::create(
+        rewriter, loc, mul(rewriter, loc, dout, op.getOut()), {last}, true);
+    Value ds = mul(rewriter, loc, p, sub(rewriter, loc, dp, rows));
+    if (scale != 1.0)
+      ds = mul(rewriter, loc, ds, scalarLike(rewriter, loc, ds, scale));
+    Value dq = MatmulOp::create(rewriter, loc, ds, k);
+    Value dk =
+        MatmulOp::create(rewriter, loc, transposeLastTwo(rewriter, loc, ds), q);
+    Value dv = MatmulOp::create(rewriter, loc,
+                                transposeLastTwo(rewriter, loc, p), dout);
+    rewriter.replaceOp(op, {dq, dk, dv});
+    return success();
+  }
+};
+
+/// The shape of `labels` with a trailing 1, for reading against a row.
+SmallVector<int64_t> rowShape(Value labels) {
+  SmallVector<int64_t> shape(typeOf(labels).getShape());
+  shape.push_back(1);
+  return shape;
+}
+
+/// Whether each label is counted (not the ignore index).
+Value validLabels(OpBuilder &b, Location loc, Value labels, int64_t ignore) {
+  return CompareOp::create(b, loc, ComparePredicate::ne, labels,
+                           splat(b, loc, typeOf(labels),
+                                 static_cast<double>(ignore)));
+}
+
+/// The class each label picks among `classes`, as `[..., 1]`: an ignored
+/// label picks class 0, a negative one counts from the end, and one out of
+/// range is clamped, as dlc.gather_elements reads indices.
+Value pickedClasses(OpBuilder &b, Location loc, Value labels, Value valid,
+                    int64_t classes) {
+  Type type = typeOf(labels).getElementType();
+  Value zero = scalar(b, loc, type, 0);
+  Value safe = SelectOp::create(b, loc, valid, labels, zero);
+  Value negative = CompareOp::create(b, loc, ComparePredicate::lt, safe, zero);
+  Value wrapped = SelectOp::create(
+      b, loc, negative,
+      add(b, loc, safe, scalar(b, loc, type, static_cast<double>(classes))),
+      safe);
+  Value clamped = MinOp::create(
+      b, loc, MaxOp::create(b, loc, wrapped, zero),
+      scalar(b, loc, type, static_cast<double>(classes - 1)));
+  return reshape(b, loc, clamped, rowShape(labels));
+}
+
+struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getLogits(), labels = op.getLabels();
+    RankedTensorType type = typeOf(x);
+    int64_t last = type.getRank() - 1;
+    double smoothing = op.getLabelSmoothing().convertToDouble();
+    Value m = ReduceMaxOp::create(rewriter, loc, x, {last}, true);
+    Value z = ReduceSumOp::create(
+        rewriter, loc, ExpOp::create(rewriter, loc, sub(rewriter, loc, x, m)),
+        {last}, true);
+    Value lse = add(rewriter, loc, m, LogOp::create(rewriter, loc, z));
+    Value valid = validLabels(rewriter, loc, labels, op.getIgnoreIndex());
+    Value picked = GatherElementsOp::create(
+        rewriter, loc, x,
+        pickedClasses(rewriter, loc, labels, valid, type.getShape().back()),
+        last);
+    Value loss = sub(rewriter, loc, lse,
+                     smoothing == 0
+                         ? picked
+                         : mul(rewriter, loc, picked,
+                               scalarLike(rewriter, loc, x, 1 - smoothing)));
+    if (smoothing > 0) {
+      Value mean = div(
+          rewriter, loc, ReduceSumOp::create(rewriter, loc, x, {last}, true),
+          scalarLike(rewriter, loc, x,
+                     static_cast<double>(type.getShape().back())));
+      loss = sub(rewriter, loc, loss,
+                 mul(rewriter, loc, mean,
+                     scalarLike(rewriter, loc, x, smoothing)));
+    }
+    ArrayRef<int64_t> rows = typeOf(labels).getShape();
+    loss = selectOrZero(rewriter, loc, valid, reshape(rewriter, loc, loss, rows));
+    rewriter.replaceOp(op, {loss, reshape(rewriter, loc, lse, rows)});
+    return success();
+  }
+};
+
+struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CrossEntropyGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getLogits(), labels = op.getLabels();
+    RankedTensorType type = typeOf(x);
+    int64_t classes = type.getShape().back();
+    double smoothing = op.getLabelSmoothing().convertToDouble();
+    SmallVector<int64_t> rows = rowShape(labels);
+    Value p = ExpOp::create(
+        rewriter, loc,
+        sub(rewriter, loc, x, reshape(rewriter, loc, op.getLse(), rows)));
+    Value valid = validLabels(rewriter, loc, labels, op.getIgnoreIndex());
+    // [c == label] against the classes 0..C-1 along the last axis.
+    Type labelType = typeOf(labels).getElementType();
+    auto classType = RankedTensorType::get({classes}, labelType);
+    SmallVector<APInt> ids;
+    for (int64_t c = 0; c < classes; ++c)
+      ids.push_back(APInt(labelType.getIntOrFloatBitWidth(), c));
+    Value classIds = ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(classType, ids));
+    Value hit =
+        CompareOp::create(rewriter, loc, ComparePredicate::eq, classIds,
+                          pickedClasses(rewriter, loc, labels, valid, classes));
+    Value target = SelectOp::create(
+        rewriter, loc, hit, scalarLike(rewriter, loc, x, 1 - smoothing),
+        scalarLike(rewriter, loc, x, 0.0));
+    Value d = sub(rewriter, loc, p, target);
+    if (smoothing > 0)
+      d = sub(rewriter, loc, d,
+              scalarLike(rewriter, loc, x,
+                         smoothing / static_cast<double>(classes)));
+    Value g = reshape(rewriter, loc,
+                      selectOrZero(rewriter, loc, valid, op.getGradLoss()),
+                      rows);
+    rewriter.replaceOp(op, mul(rewriter, loc, d, g));
+    return success();
+  }
+};
+
+struct DLCDecomposePass : mlir::dlc::impl::DLCDecomposeBase<DLCDecomposePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateDecomposePatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::dlc::populateDecomposePatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerAttention, LowerAttentionGrad, LowerCrossEntropy,
+               LowerCrossEntropyGrad>(patterns.getContext());
+}
