@@ -31,15 +31,16 @@ void mlir::dlc::buildExecutionPipeline(OpPassManager &pm, bool functionalize,
   // Compiled functions take their parameters and state as arguments.
   if (functionalize)
     pm.addPass(createDLCFunctionalize());
-  // No backend has a fused attention or cross-entropy kernel yet: both ops
-  // (attention formed here for inference, by the training pipeline before
-  // autodiff otherwise) and their gradients become matmuls, reductions and
-  // elementwise ops.
-  pm.addPass(createDLCFuseAttention());
-  pm.addPass(createDLCDecompose());
   // Fold and deduplicate first, so fusion sees the fewest ops.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // No backend has a fused attention or cross-entropy kernel yet: both ops
+  // (attention formed here for inference, by the training pipeline before
+  // autodiff otherwise) and their gradients become matmuls, reductions and
+  // elementwise ops. After CSE, which would merge a gradient's recomputed
+  // scores with the forward's and keep those alive from one to the other.
+  pm.addPass(createDLCFuseAttention());
+  pm.addPass(createDLCDecompose());
   // Group ops into kernels (passes/fusion), then place every value
   // (passes/memory); codegen/ModuleWriter reads both.
   pm.addPass(createDLCFuse());
