@@ -201,6 +201,28 @@ def DLCFuse : Pass<"dlc-fuse", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCRematerialize : Pass<"dlc-rematerialize", "ModuleOp"> {
+  let summary = "recomputes cheap values at distant uses instead of keeping them";
+  let description = [{
+    For each value of at least `min-bytes` computed by an elementwise op or
+    a view, and each use at least `min-distance` ops after its definition:
+    clones the chain of elementwise ops and views that computes it from
+    values alive at that use anyway (function arguments, constants, values
+    read there or later), at most `max-chain` ops, right before the use.
+    The original then dies at its last near use, and fusion folds the clone
+    into the distant consumer's kernel. Runs before dlc-fuse.
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"1 << 20",
+           "the smallest value worth recomputing, in bytes">,
+    Option<"minDistance", "min-distance", "int64_t", /*default=*/"32",
+           "how many ops after its definition a use is distant">,
+    Option<"maxChain", "max-chain", "unsigned", /*default=*/"8",
+           "the most ops cloned for one use">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 def DLCPlanMemory : Pass<"dlc-plan-memory", "ModuleOp"> {
   let summary = "assigns each intermediate value an offset in a static arena";
   let description = [{

@@ -41,6 +41,9 @@ void mlir::dlc::buildExecutionPipeline(OpPassManager &pm, bool functionalize,
   // scores with the forward's and keep those alive from one to the other.
   pm.addPass(createDLCFuseAttention());
   pm.addPass(createDLCDecompose());
+  // Elementwise intermediates a gradient reads far from where the forward
+  // computed them are recomputed there instead of kept.
+  pm.addPass(createDLCRematerialize());
   // Group ops into kernels (passes/fusion), then place every value
   // (passes/memory); codegen/ModuleWriter reads both.
   pm.addPass(createDLCFuse());

@@ -1,0 +1,181 @@
+//===- Rematerialize.cpp - Recomputing cheap values instead of keeping them ===//
+//
+// A training step computes many elementwise intermediates in the forward
+// pass (a tanh-GELU's cube, its tanh, LayerNorm's centred input) that its
+// gradient reads hundreds of ops later: kept, each is a buffer alive across
+// the whole backward pass. Most are a few elementwise ops away from values
+// that stay alive there anyway (the GELU's input, which its gradient reads
+// too). This pass clones such a chain right before each distant use, so the
+// original dies early and the clone is fused into the distant consumer's
+// kernel (passes/fusion): no buffer, no extra pass over memory, a little
+// recomputed arithmetic. PyTorch's autograd makes the same trade by hand in
+// its GELU and LayerNorm backward kernels.
+//
+// A use is distant when it comes at least `min-distance` ops after the
+// value's definition. A chain is cloned only where every value it starts
+// from is alive at the distant use already (a function argument, a
+// constant, or a value with a use at or after it), so rematerializing never
+// lengthens another value's life, and only through elementwise ops and
+// views, at most `max-chain` of them per use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Dialect.h"
+#include "passes/Passes.h"
+#include "passes/fusion/Fusion.h"
+#include "passes/memory/BufferPlacement.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCREMATERIALIZE
+#include "passes/Passes.h.inc"
+} // namespace mlir::dlc
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+namespace {
+
+bool isRecomputable(Operation *op) {
+  KernelRole role = kernelRoleOf(op);
+  return op->getNumResults() == 1 && op->getNumRegions() == 0 &&
+         (role == KernelRole::Elementwise || role == KernelRole::View ||
+          role == KernelRole::Inlined);
+}
+
+class Rematerializer {
+public:
+  Rematerializer(Block &block, int64_t minBytes, int64_t minDistance,
+                 unsigned maxChain)
+      : block(block), minBytes(minBytes), minDistance(minDistance),
+        maxChain(maxChain) {}
+
+  /// Returns how many uses were given a clone.
+  unsigned run() {
+    unsigned rewritten = 0;
+    SmallVector<Operation *> ops;
+    for (Operation &op : block.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      // Only elementwise results take arena memory (constants and views
+      // have storage of their own); a returned value lives in its result
+      // buffer, outside the arena.
+      if (kernelRoleOf(op) != KernelRole::Elementwise || !isRecomputable(op) ||
+          BufferPlacement::byteSize(op->getResult(0)) < minBytes ||
+          llvm::any_of(op->getUsers(), [](Operation *user) {
+            return user->hasTrait<OpTrait::IsTerminator>();
+          }))
+        continue;
+      // Distant uses, latest first: each clone may end the original's life
+      // earlier, which the next one's liveness check then sees.
+      number();
+      SmallVector<OpOperand *> distant;
+      for (OpOperand &use : op->getResult(0).getUses())
+        if (position[use.getOwner()] - position[op] >= minDistance)
+          distant.push_back(&use);
+      llvm::sort(distant, [&](OpOperand *a, OpOperand *b) {
+        return position[a->getOwner()] > position[b->getOwner()];
+      });
+      for (OpOperand *use : distant)
+        if (rematerializeAt(*use)) {
+          ++rewritten;
+          number();
+        }
+      eraseIfDead(op);
+    }
+    return rewritten;
+  }
+
+private:
+  /// Erases `op` if every use went to clones, and then the producers that
+  /// only it read.
+  void eraseIfDead(Operation *op) {
+    if (!op->use_empty() || !isRecomputable(op))
+      return;
+    llvm::SetVector<Operation *> producers;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        producers.insert(def);
+    op->erase();
+    for (Operation *def : producers)
+      eraseIfDead(def);
+  }
+
+  void number() {
+    position.clear();
+    int64_t i = 0;
+    for (Operation &op : block)
+      position[&op] = i++;
+  }
+
+  /// Whether `v` is alive at `at` without help: an argument, or a value
+  /// that `at` or a later op reads.
+  bool aliveAt(Value v, Operation *at) {
+    if (isa<BlockArgument>(v))
+      return true;
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      return position[user] >= position[at];
+    });
+  }
+
+  /// Collects into `chain` the ops that recompute `v` at `user` from values
+  /// alive there (`v` itself counts as such unless it is the `root` being
+  /// recomputed); fails past `maxChain` ops or at a value that is neither
+  /// alive nor recomputable.
+  bool plan(Value v, Operation *user, bool root,
+            llvm::SetVector<Operation *> &chain) {
+    Operation *def = v.getDefiningOp();
+    if (def && isa<ConstantOp>(def))
+      return true;
+    if (!root && aliveAt(v, user))
+      return true;
+    if (!def || !isRecomputable(def) || chain.size() >= maxChain)
+      return false;
+    if (chain.contains(def))
+      return true;
+    for (Value operand : def->getOperands())
+      if (!plan(operand, user, /*root=*/false, chain))
+        return false;
+    chain.insert(def);
+    return true;
+  }
+
+  bool rematerializeAt(OpOperand &use) {
+    Operation *user = use.getOwner();
+    llvm::SetVector<Operation *> chain;
+    if (!plan(use.get(), user, /*root=*/true, chain))
+      return false;
+    SmallVector<Operation *> ordered(chain.begin(), chain.end());
+    llvm::sort(ordered, [&](Operation *a, Operation *b) {
+      return position[a] < position[b];
+    });
+    OpBuilder builder(user);
+    IRMapping mapping;
+    for (Operation *op : ordered)
+      builder.clone(*op, mapping);
+    use.set(mapping.lookup(use.get()));
+    return true;
+  }
+
+  Block &block;
+  int64_t minBytes, minDistance;
+  unsigned maxChain;
+  llvm::DenseMap<Operation *, int64_t> position;
+};
+
+struct RematerializePass
+    : public mlir::dlc::impl::DLCRematerializeBase<RematerializePass> {
+  using DLCRematerializeBase::DLCRematerializeBase;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() && func.getBody().hasOneBlock())
+        Rematerializer(func.getBody().front(), minBytes, minDistance, maxChain)
+            .run();
+  }
+};
+
+} // namespace
