@@ -287,9 +287,23 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
-  if (llvm::equal(getPermutation(),
-                  llvm::seq<int64_t>(0, getPermutation().size())))
+  auto isIdentity = [](ArrayRef<int64_t> perm) {
+    return llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()));
+  };
+  if (isIdentity(getPermutation()))
     return getInput();
+  // A transpose of a transpose is one transpose: result dimension d is the
+  // inner input's dimension inner[outer[d]].
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    SmallVector<int64_t> composed;
+    for (int64_t d : getPermutation())
+      composed.push_back(inner.getPermutation()[d]);
+    if (isIdentity(composed))
+      return inner.getInput();
+    setPermutation(composed);
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
   return {};
 }
 

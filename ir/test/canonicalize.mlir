@@ -29,6 +29,20 @@ func.func @fold_float_math() -> tensor<2xf32> {
 
 // -----
 
+// A transpose of a transpose is one transpose, or none when they cancel.
+// CHECK-LABEL: func.func @transposes
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: %[[T:.*]] = dlc.transpose %[[X]] [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+// CHECK-NEXT: return %[[T]], %[[X]]
+func.func @transposes(%x: tensor<2x3x4xf32>) -> (tensor<4x2x3xf32>, tensor<2x3x4xf32>) {
+  %0 = dlc.transpose %x [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %1 = dlc.transpose %0 [2, 1, 0] : tensor<3x2x4xf32> -> tensor<4x2x3xf32>
+  %2 = dlc.transpose %0 [1, 0, 2] : tensor<3x2x4xf32> -> tensor<2x3x4xf32>
+  return %1, %2 : tensor<4x2x3xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @identities
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
 func.func @identities(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {

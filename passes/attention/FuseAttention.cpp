@@ -4,7 +4,8 @@
 //   out = matmul(p, v)
 //   p   = div(e, z), e = exp(sub(x, m)), m = reduce_max(x) and
 //         z = reduce_sum(e) over the last axis with kept dimensions
-//   x   = select(mask, -inf, y) | select(mask, y, -inf) | add(y, bias) | y
+//   x   = select(mask, -inf, y) | select(mask, y, -inf) | add(y, bias) | y,
+//         for any boolean mask and a bias no gradient reaches
 //   y   = mul(s, c) | mul(c, s) | div(s, c) | s, for a scalar constant c
 //   s   = matmul(q, kT)
 // A masked fill becomes the additive bias select(mask, -inf, 0) (or its
@@ -48,13 +49,20 @@ bool isNegativeInfinity(Value v) {
   return value && std::isinf(*value) && *value < 0;
 }
 
-/// Whether `v` is computed from constants alone (no function argument).
-bool isConstantDerived(Value v) {
+/// Whether no gradient can reach `v`: every float value it is computed
+/// from leads back to dlc.constant values or to integer or boolean values
+/// (a mask, a compare, indices), never to a float function argument or
+/// global (a trainable parameter before dlc-functionalize).
+bool carriesNoGradient(Value v) {
   SmallVector<Value> work{v};
   llvm::SmallPtrSet<Operation *, 8> seen;
   while (!work.empty()) {
-    Operation *op = work.pop_back_val().getDefiningOp();
-    if (!op || op->getNumRegions() != 0)
+    Value value = work.pop_back_val();
+    if (!isa<FloatType>(getElementTypeOrSelf(value.getType())))
+      continue;
+    Operation *op = value.getDefiningOp();
+    if (!op || op->getNumRegions() != 0 ||
+        (op->getNumOperands() == 0 && !isa<ConstantOp>(op)))
       return false;
     if (!seen.insert(op).second)
       continue;
@@ -108,8 +116,7 @@ struct FormAttention : OpRewritePattern<MatmulOp> {
     // the match is certain.
     Value y = x, bias, mask;
     bool fillOnTrue = false;
-    if (auto select = x.getDefiningOp<SelectOp>();
-        select && isConstantDerived(select.getCondition())) {
+    if (auto select = x.getDefiningOp<SelectOp>()) {
       fillOnTrue = isNegativeInfinity(select.getOnTrue());
       if (fillOnTrue != isNegativeInfinity(select.getOnFalse())) {
         y = fillOnTrue ? select.getOnFalse() : select.getOnTrue();
@@ -118,7 +125,7 @@ struct FormAttention : OpRewritePattern<MatmulOp> {
     } else if (auto sum = x.getDefiningOp<AddOp>()) {
       for (auto [term, other] : {std::pair(sum.getLhs(), sum.getRhs()),
                                  std::pair(sum.getRhs(), sum.getLhs())})
-        if (!bias && isConstantDerived(term) &&
+        if (!bias && carriesNoGradient(term) &&
             typeOf(other).getShape() == scoresType.getShape()) {
           bias = term;
           y = other;

@@ -204,10 +204,12 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
       d = sub(rewriter, loc, d,
               scalarLike(rewriter, loc, x,
                          smoothing / static_cast<double>(classes)));
-    Value g = reshape(rewriter, loc,
-                      selectOrZero(rewriter, loc, valid, op.getGradLoss()),
-                      rows);
-    rewriter.replaceOp(op, mul(rewriter, loc, d, g));
+    // Ignored rows are 0 even where their logits make d NaN.
+    Value product =
+        mul(rewriter, loc, d, reshape(rewriter, loc, op.getGradLoss(), rows));
+    rewriter.replaceOp(op, selectOrZero(rewriter, loc,
+                                        reshape(rewriter, loc, valid, rows),
+                                        product));
     return success();
   }
 };

@@ -53,12 +53,13 @@ public:
       : block(block), minBytes(minBytes), minDistance(minDistance),
         maxChain(maxChain) {}
 
-  /// Returns how many uses were given a clone.
+  /// Returns how many ops were given a clone.
   unsigned run() {
     unsigned rewritten = 0;
     SmallVector<Operation *> ops;
     for (Operation &op : block.without_terminator())
       ops.push_back(&op);
+    number();
     for (Operation *op : ops) {
       // Only elementwise results take arena memory (constants and views
       // have storage of their own); a returned value lives in its result
@@ -69,39 +70,34 @@ public:
             return user->hasTrait<OpTrait::IsTerminator>();
           }))
         continue;
-      // Distant uses, latest first: each clone may end the original's life
-      // earlier, which the next one's liveness check then sees.
-      number();
-      SmallVector<OpOperand *> distant;
-      for (OpOperand &use : op->getResult(0).getUses())
-        if (position[use.getOwner()] - position[op] >= minDistance)
-          distant.push_back(&use);
-      llvm::sort(distant, [&](OpOperand *a, OpOperand *b) {
-        return position[a->getOwner()] > position[b->getOwner()];
+      // Distant users, latest first: each clone may end the original's
+      // life earlier, which the next one's liveness check then sees.
+      Value value = op->getResult(0);
+      llvm::SetVector<Operation *> distant;
+      for (Operation *user : value.getUsers())
+        if (position[user] - position[op] >= minDistance)
+          distant.insert(user);
+      SmallVector<Operation *> users = distant.takeVector();
+      llvm::sort(users, [&](Operation *a, Operation *b) {
+        return position[a] > position[b];
       });
-      for (OpOperand *use : distant)
-        if (rematerializeAt(*use)) {
+      for (Operation *user : users)
+        if (rematerializeAt(value, user)) {
           ++rewritten;
           number();
         }
-      eraseIfDead(op);
     }
+    eraseDead();
     return rewritten;
   }
 
 private:
-  /// Erases `op` if every use went to clones, and then the producers that
-  /// only it read.
-  void eraseIfDead(Operation *op) {
-    if (!op->use_empty() || !isRecomputable(op))
-      return;
-    llvm::SetVector<Operation *> producers;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        producers.insert(def);
-    op->erase();
-    for (Operation *def : producers)
-      eraseIfDead(def);
+  /// Erases the recomputable ops whose every use went to clones, last
+  /// first, so that a chain goes with its end.
+  void eraseDead() {
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+      if (op.use_empty() && isRecomputable(&op))
+        op.erase();
   }
 
   void number() {
@@ -132,10 +128,10 @@ private:
       return true;
     if (!root && aliveAt(v, user))
       return true;
+    if (def && chain.contains(def))
+      return true;
     if (!def || !isRecomputable(def) || chain.size() >= maxChain)
       return false;
-    if (chain.contains(def))
-      return true;
     for (Value operand : def->getOperands())
       if (!plan(operand, user, /*root=*/false, chain))
         return false;
@@ -143,10 +139,11 @@ private:
     return true;
   }
 
-  bool rematerializeAt(OpOperand &use) {
-    Operation *user = use.getOwner();
+  /// Clones the chain computing `value` before `user` and makes every
+  /// operand of `user` that reads `value` read the clone.
+  bool rematerializeAt(Value value, Operation *user) {
     llvm::SetVector<Operation *> chain;
-    if (!plan(use.get(), user, /*root=*/true, chain))
+    if (!plan(value, user, /*root=*/true, chain))
       return false;
     SmallVector<Operation *> ordered(chain.begin(), chain.end());
     llvm::sort(ordered, [&](Operation *a, Operation *b) {
@@ -156,7 +153,7 @@ private:
     IRMapping mapping;
     for (Operation *op : ordered)
       builder.clone(*op, mapping);
-    use.set(mapping.lookup(use.get()));
+    user->replaceUsesOfWith(value, mapping.lookup(value));
     return true;
   }
 

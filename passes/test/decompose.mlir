@@ -63,7 +63,8 @@ func.func @grad(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %
 
 // Cross-entropy: the row's log-sum-exp, the picked logit, the smoothing's
 // mean, zero where the label is ignored; the gradient one elementwise
-// expression against the classes 0..C-1.
+// expression against the classes 0..C-1, selected to 0 on ignored rows
+// (even where their logits make it NaN).
 // CHECK-LABEL: func.func @cross_entropy
 // CHECK-DAG: %[[KEEP:.*]] = dlc.constant dense<0.899999976> : tensor<f32>
 // CHECK-DAG: %[[IDS:.*]] = dlc.constant dense<[0, 1, 2, 3, 4]> : tensor<5xi64>
@@ -85,7 +86,9 @@ func.func @grad(%q: tensor<3x4xf32>, %k: tensor<5x4xf32>, %v: tensor<5x2xf32>, %
 // CHECK: %[[D:.*]] = dlc.sub %[[P]], %[[T]]
 // CHECK: %[[DU:.*]] = dlc.sub %[[D]], %{{.*}}
 // CHECK: %[[G:.*]] = dlc.reshape %{{.*}} : tensor<3xf32> to tensor<3x1xf32>
-// CHECK: %[[DX:.*]] = dlc.mul %[[DU]], %[[G]]
+// CHECK: %[[PROD:.*]] = dlc.mul %[[DU]], %[[G]]
+// CHECK: %[[V:.*]] = dlc.reshape %{{.*}} : tensor<3xi1> to tensor<3x1xi1>
+// CHECK: %[[DX:.*]] = dlc.select %[[V]], %[[PROD]], %{{.*}}
 // CHECK: return %{{.*}}, %[[DX]]
 // CHECK-NOT: dlc.cross_entropy
 func.func @cross_entropy(%x: tensor<3x5xf32>, %l: tensor<3xi64>, %g: tensor<3xf32>) -> (tensor<3xf32>, tensor<3x5xf32>) {

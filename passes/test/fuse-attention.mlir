@@ -62,12 +62,13 @@ func.func @additive_bias(%q: tensor<2x4xf64>, %kt: tensor<4x3xf64>, %v: tensor<3
 
 // -----
 
-// Not formed: the probabilities are also returned; the mask depends on an
-// argument (a bias with a gradient); the softmax runs over another axis.
+// Not formed: the probabilities are also returned; the bias depends on a
+// float argument (it would need a gradient); the softmax runs over another
+// axis.
 // CHECK-LABEL: func.func @probabilities_used
 // CHECK-NOT: dlc.attention
 // CHECK: dlc.exp
-// CHECK-LABEL: func.func @argument_mask
+// CHECK-LABEL: func.func @argument_bias
 // CHECK-NOT: dlc.attention
 // CHECK: dlc.exp
 // CHECK-LABEL: func.func @other_axis
@@ -83,10 +84,9 @@ func.func @probabilities_used(%q: tensor<3x4xf32>, %kt: tensor<4x3xf32>, %v: ten
   %o = dlc.matmul %p, %v : tensor<3x3xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
   return %o, %p : tensor<3x2xf32>, tensor<3x3xf32>
 }
-func.func @argument_mask(%q: tensor<3x4xf32>, %kt: tensor<4x3xf32>, %v: tensor<3x2xf32>, %mask: tensor<3x3xi1>) -> tensor<3x2xf32> {
+func.func @argument_bias(%q: tensor<3x4xf32>, %kt: tensor<4x3xf32>, %v: tensor<3x2xf32>, %b: tensor<3x3xf32>) -> tensor<3x2xf32> {
   %s = dlc.matmul %q, %kt : tensor<3x4xf32>, tensor<4x3xf32> -> tensor<3x3xf32>
-  %inf = dlc.constant dense<0xFF800000> : tensor<f32>
-  %x = dlc.select %mask, %inf, %s : tensor<3x3xi1>, tensor<f32>, tensor<3x3xf32> -> tensor<3x3xf32>
+  %x = dlc.add %s, %b : tensor<3x3xf32>, tensor<3x3xf32> -> tensor<3x3xf32>
   %m = dlc.reduce_max %x axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
   %d = dlc.sub %x, %m : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
   %e = dlc.exp %d : tensor<3x3xf32>
@@ -104,4 +104,58 @@ func.func @other_axis(%q: tensor<3x4xf32>, %kt: tensor<4x3xf32>, %v: tensor<3x2x
   %p = dlc.div %e, %z : tensor<3x3xf32>, tensor<1x3xf32> -> tensor<3x3xf32>
   %o = dlc.matmul %p, %v : tensor<3x3xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
   return %o : tensor<3x2xf32>
+}
+
+// -----
+
+// Not formed: a bias read from a global is a parameter before
+// dlc-functionalize (a learned position bias), which must get a gradient.
+dlc.global @pos_bias : tensor<3x3xf32> = dense<0.0> : tensor<3x3xf32>
+// CHECK-LABEL: func.func @global_bias
+// CHECK-NOT: dlc.attention
+// CHECK: dlc.exp
+func.func @global_bias(%q: tensor<3x4xf32>, %kt: tensor<4x3xf32>, %v: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %b = dlc.global_load @pos_bias : tensor<3x3xf32>
+  %s = dlc.matmul %q, %kt : tensor<3x4xf32>, tensor<4x3xf32> -> tensor<3x3xf32>
+  %x = dlc.add %s, %b : tensor<3x3xf32>, tensor<3x3xf32> -> tensor<3x3xf32>
+  %m = dlc.reduce_max %x axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
+  %d = dlc.sub %x, %m : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
+  %e = dlc.exp %d : tensor<3x3xf32>
+  %z = dlc.reduce_sum %e axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
+  %p = dlc.div %e, %z : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
+  %o = dlc.matmul %p, %v : tensor<3x3xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+  return %o : tensor<3x2xf32>
+}
+
+// -----
+
+// Formed: a padding mask from an input and a mask compared from a float
+// global (nanoGPT's registered tril buffer): booleans carry no gradient.
+dlc.global @tril : tensor<3x3xf32> = dense<1.0> : tensor<3x3xf32>
+// CHECK-LABEL: func.func @masks
+// CHECK: dlc.attention
+// CHECK: dlc.attention
+// CHECK-NOT: dlc.exp
+func.func @masks(%q: tensor<3x4xf32>, %kt: tensor<4x3xf32>, %v: tensor<3x2xf32>, %pad: tensor<3x3xi1>) -> (tensor<3x2xf32>, tensor<3x2xf32>) {
+  %inf = dlc.constant dense<0xFF800000> : tensor<f32>
+  %s = dlc.matmul %q, %kt : tensor<3x4xf32>, tensor<4x3xf32> -> tensor<3x3xf32>
+  %x = dlc.select %pad, %inf, %s : tensor<3x3xi1>, tensor<f32>, tensor<3x3xf32> -> tensor<3x3xf32>
+  %m = dlc.reduce_max %x axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
+  %d = dlc.sub %x, %m : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
+  %e = dlc.exp %d : tensor<3x3xf32>
+  %z = dlc.reduce_sum %e axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
+  %p = dlc.div %e, %z : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
+  %o = dlc.matmul %p, %v : tensor<3x3xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+  %t = dlc.global_load @tril : tensor<3x3xf32>
+  %zero = dlc.constant dense<0.0> : tensor<f32>
+  %keep = dlc.compare ne, %t, %zero : tensor<3x3xf32>, tensor<f32> -> tensor<3x3xi1>
+  %s2 = dlc.matmul %q, %kt : tensor<3x4xf32>, tensor<4x3xf32> -> tensor<3x3xf32>
+  %x2 = dlc.select %keep, %s2, %inf : tensor<3x3xi1>, tensor<3x3xf32>, tensor<f32> -> tensor<3x3xf32>
+  %m2 = dlc.reduce_max %x2 axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
+  %d2 = dlc.sub %x2, %m2 : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
+  %e2 = dlc.exp %d2 : tensor<3x3xf32>
+  %z2 = dlc.reduce_sum %e2 axes [1] keep_dims : tensor<3x3xf32> -> tensor<3x1xf32>
+  %p2 = dlc.div %e2, %z2 : tensor<3x3xf32>, tensor<3x1xf32> -> tensor<3x3xf32>
+  %o2 = dlc.matmul %p2, %v : tensor<3x3xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+  return %o, %o2 : tensor<3x2xf32>, tensor<3x2xf32>
 }

@@ -82,3 +82,27 @@ func.func @kept(%x: tensor<4x4xf32>, %y: tensor<2xf32>, %s: tensor<2xf32>) -> (t
   %far2 = dlc.add %small, %c : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
   return %far, %far2 : tensor<4x4xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A diamond (%r reads %t and %a, %t reads %a) read twice by one distant
+// op: one clone of the chain serves both operands, and the whole original
+// chain goes.
+// CHECK-LABEL: func.func @diamond
+// CHECK-COUNT-4: dlc.exp
+// CHECK-NEXT: %[[A:.*]] = dlc.mul %arg0, %arg0
+// CHECK-NEXT: %[[T:.*]] = dlc.tanh %[[A]]
+// CHECK-NEXT: %[[R:.*]] = dlc.mul %[[T]], %[[A]]
+// CHECK-NEXT: %[[FAR:.*]] = dlc.add %[[R]], %[[R]]
+// CHECK-NOT: dlc.tanh
+func.func @diamond(%x: tensor<16xf32>, %y: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %a = dlc.mul %x, %x : tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
+  %t = dlc.tanh %a : tensor<16xf32>
+  %r = dlc.mul %t, %a : tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
+  %e1 = dlc.exp %y : tensor<16xf32>
+  %e2 = dlc.exp %e1 : tensor<16xf32>
+  %e3 = dlc.exp %e2 : tensor<16xf32>
+  %e4 = dlc.exp %e3 : tensor<16xf32>
+  %far = dlc.add %r, %r : tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
+  return %far, %e4 : tensor<16xf32>, tensor<16xf32>
+}
