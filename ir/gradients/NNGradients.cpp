@@ -227,8 +227,19 @@ LogicalResult SumPoolOp::buildGradient(OpBuilder &b,
   return success();
 }
 
+/// Fails when a gradient flows into result 1 of `op`, a log-sum-exp that
+/// attention and cross-entropy return for their own gradients only.
+static LogicalResult checkNoLseGradient(Operation *op,
+                                        ArrayRef<Value> resultGrads) {
+  if (resultGrads[1])
+    return op->emitOpError() << "has a gradient flowing into its log-sum-exp "
+                                "result, which has no gradient rule";
+  return success();
+}
+
 // The bias (a mask or a constant position bias) carries no gradient: the
-// dlc-fuse-attention pass only forms attention over such biases.
+// dlc-fuse-attention pass only forms attention over biases no gradient can
+// reach.
 bool AttentionOp::isDifferentiableOperand(unsigned index) { return index < 3; }
 
 // dq, dk, dv = attention_grad(...): the probabilities are recomputed from
@@ -236,9 +247,8 @@ bool AttentionOp::isDifferentiableOperand(unsigned index) { return index < 3; }
 LogicalResult AttentionOp::buildGradient(OpBuilder &b,
                                          ArrayRef<Value> resultGrads,
                                          MutableArrayRef<Value> operandGrads) {
-  if (resultGrads[1])
-    return emitOpError() << "has a gradient flowing into its log-sum-exp "
-                            "result, which has no gradient rule";
+  if (failed(checkNoLseGradient(*this, resultGrads)))
+    return failure();
   if (!resultGrads[0])
     return success();
   auto grad = AttentionGradOp::create(
@@ -261,9 +271,8 @@ bool CrossEntropyOp::isDifferentiableOperand(unsigned index) {
 LogicalResult CrossEntropyOp::buildGradient(
     OpBuilder &b, ArrayRef<Value> resultGrads,
     MutableArrayRef<Value> operandGrads) {
-  if (resultGrads[1])
-    return emitOpError() << "has a gradient flowing into its log-sum-exp "
-                            "result, which has no gradient rule";
+  if (failed(checkNoLseGradient(*this, resultGrads)))
+    return failure();
   if (!resultGrads[0])
     return success();
   operandGrads[0] = CrossEntropyGradOp::create(
