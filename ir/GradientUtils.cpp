@@ -82,6 +82,11 @@ Value grad::reshape(OpBuilder &b, Location loc, Value v,
   return toShape<ReshapeOp>(b, loc, v, shape);
 }
 
+Value grad::differsFrom(OpBuilder &b, Location loc, Value v, double value) {
+  return CompareOp::create(b, loc, ComparePredicate::ne, v,
+                           splat(b, loc, typeOf(v), value));
+}
+
 Value grad::transposeLastTwo(OpBuilder &b, Location loc, Value v) {
   int64_t rank = typeOf(v).getRank();
   SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));

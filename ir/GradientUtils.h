@@ -53,6 +53,9 @@ Value sub(OpBuilder &b, Location loc, Value lhs, Value rhs);
 Value mul(OpBuilder &b, Location loc, Value lhs, Value rhs);
 Value div(OpBuilder &b, Location loc, Value lhs, Value rhs);
 Value neg(OpBuilder &b, Location loc, Value v);
+/// Whether each element of `v` differs from `value` (a boolean tensor):
+/// the labels a loss counts, for an ignore index.
+Value differsFrom(OpBuilder &b, Location loc, Value v, double value);
 /// `select(condition, onTrue, 0)` in the type of `onTrue`, broadcast.
 Value selectOrZero(OpBuilder &b, Location loc, Value condition, Value onTrue);
 

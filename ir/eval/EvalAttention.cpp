@@ -71,7 +71,7 @@ LogicalResult eval::evalAttention(AttentionOp op, Operands operands,
   const Tensor *bias = operands.size() > 3 ? &operands[3] : nullptr;
   AttentionShape g(q, k, v, bias);
   Tensor out = resultTensor(op, 0), lse = resultTensor(op, 1);
-  LogicalResult status = forFloat(op, out.dtype(), [&](auto tag) {
+  LogicalResult status = visitDomain<Domain::Float>(op, out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = AccumT<T>;
     std::vector<A> qa = widen<T>(q), ka = widen<T>(k), va = widen<T>(v);
@@ -115,7 +115,7 @@ LogicalResult eval::evalAttentionGrad(AttentionGradOp op, Operands operands,
   AttentionShape g(q, k, v, bias);
   Tensor dq = resultTensor(op, 0), dk = resultTensor(op, 1),
          dv = resultTensor(op, 2);
-  LogicalResult status = forFloat(op, dq.dtype(), [&](auto tag) {
+  LogicalResult status = visitDomain<Domain::Float>(op, dq.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = AccumT<T>;
     std::vector<A> qa = widen<T>(q), ka = widen<T>(k), va = widen<T>(v);

@@ -46,7 +46,7 @@ LogicalResult eval::evalCrossEntropy(CrossEntropyOp op, Operands operands,
   int64_t ignore = op.getIgnoreIndex();
   double smoothing = op.getLabelSmoothing().convertToDouble();
   Tensor loss = resultTensor(op, 0), lse = resultTensor(op, 1);
-  LogicalResult status = forFloat(op, loss.dtype(), [&](auto tag) {
+  LogicalResult status = visitDomain<Domain::Float>(op, loss.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = AccumT<T>;
     std::vector<A> x = widen<T>(logits);
@@ -84,7 +84,7 @@ LogicalResult eval::evalCrossEntropyGrad(CrossEntropyGradOp op,
   int64_t ignore = op.getIgnoreIndex();
   double smoothing = op.getLabelSmoothing().convertToDouble();
   Tensor grad = resultTensor(op);
-  LogicalResult status = forFloat(op, grad.dtype(), [&](auto tag) {
+  LogicalResult status = visitDomain<Domain::Float>(op, grad.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = AccumT<T>;
     std::vector<A> x = widen<T>(logits), lse = widen<T>(operands[2]),

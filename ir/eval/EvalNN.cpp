@@ -209,27 +209,12 @@ PoolGeometry poolGeometry(ArrayRef<int64_t> xShape, ArrayRef<int64_t> yShape,
                            stride, padLow, dilation, noInputDilation})};
 }
 
-/// The element types a rule accepts: every number, or floats only (the
-/// gradient ops' verifiers admit no other).
-enum class Domain { Numeric, Float };
-
 /// Fills `out` by `body(TypeTag<T>{})`, T its storage type, and appends it
 /// to `results`; reports a type outside `D` instead.
 template <Domain D, typename Body>
 LogicalResult fillResult(Operation *op, Tensor &out, Results &results,
                          Body &&body) {
-  LogicalResult status =
-      visitDType(out.dtype(), [&](auto tag) -> LogicalResult {
-        using A = AccumT<typename decltype(tag)::type>;
-        if constexpr (D == Domain::Float ? !kFloatDomain<A>
-                                         : !kNumericDomain<A>) {
-          return unsupportedType(op, out.dtype());
-        } else {
-          body(tag);
-          return success();
-        }
-      });
-  if (failed(status))
+  if (failed(visitDomain<D>(op, out.dtype(), std::forward<Body>(body))))
     return failure();
   results.push_back(std::move(out));
   return success();

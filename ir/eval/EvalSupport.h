@@ -357,13 +357,18 @@ void storeAccumulated(Tensor &out, const std::vector<AccumT<T>> &values) {
 /// normally rules it out).
 LogicalResult unsupportedType(Operation *op, DType dtype);
 
-/// Runs `body(TypeTag<T>)` for a float element type `dtype`, else reports
-/// it as unsupported by `op`.
-template <typename Body>
-LogicalResult forFloat(Operation *op, DType dtype, Body &&body) {
+/// The element types a rule accepts: every number, or floats only (the
+/// gradient and composite ops' verifiers admit no other).
+enum class Domain { Numeric, Float };
+
+/// Runs `body(TypeTag<T>)`, T the storage type of `dtype`, when `dtype` is
+/// in `D`; else reports it as unsupported by `op`.
+template <Domain D, typename Body>
+LogicalResult visitDomain(Operation *op, DType dtype, Body &&body) {
   return visitDType(dtype, [&](auto tag) -> LogicalResult {
     using A = AccumT<typename decltype(tag)::type>;
-    if constexpr (!kFloatDomain<A>) {
+    if constexpr (D == Domain::Float ? !kFloatDomain<A>
+                                     : !kNumericDomain<A>) {
       return unsupportedType(op, dtype);
     } else {
       body(tag);

@@ -31,6 +31,22 @@ using namespace mlir::dlc::grad;
 
 namespace {
 
+/// The shape of `rows` (one value a row) with a trailing 1, for reading
+/// against the rows' elements.
+SmallVector<int64_t> rowShape(Value rows) {
+  SmallVector<int64_t> shape(typeOf(rows).getShape());
+  shape.push_back(1);
+  return shape;
+}
+
+/// Whether each label of a cross-entropy op `op` is counted (not its
+/// ignore index, an I64Attr whose getter returns it as unsigned).
+template <typename OpT>
+Value countedLabels(OpBuilder &b, Location loc, OpT op) {
+  int64_t ignore = static_cast<int64_t>(op.getIgnoreIndex());
+  return differsFrom(b, loc, op.getLabels(), static_cast<double>(ignore));
+}
+
 /// q @ k^T * scale + bias.
 Value scores(OpBuilder &b, Location loc, Value q, Value k, Value bias,
              double scale) {
@@ -73,11 +89,10 @@ struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
     double scale = op.getScale().convertToDouble();
     Value q = op.getQ(), k = op.getK(), v = op.getV(), dout = op.getGradOut();
     Value s = scores(rewriter, loc, q, k, op.getBias(), scale);
-    SmallVector<int64_t> rowShape(typeOf(op.getLse()).getShape());
-    rowShape.push_back(1);
     Value p = ExpOp::create(
         rewriter, loc,
-        sub(rewriter, loc, s, reshape(rewriter, loc, op.getLse(), rowShape)));
+        sub(rewriter, loc, s,
+            reshape(rewriter, loc, op.getLse(), rowShape(op.getLse()))));
     int64_t last = typeOf(s).getRank() - 1;
     Value dp = MatmulOp::create(rewriter, loc, dout,
                                 transposeLastTwo(rewriter, loc, v));
@@ -95,20 +110,6 @@ struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
     return success();
   }
 };
-
-/// The shape of `labels` with a trailing 1, for reading against a row.
-SmallVector<int64_t> rowShape(Value labels) {
-  SmallVector<int64_t> shape(typeOf(labels).getShape());
-  shape.push_back(1);
-  return shape;
-}
-
-/// Whether each label is counted (not the ignore index).
-Value validLabels(OpBuilder &b, Location loc, Value labels, int64_t ignore) {
-  return CompareOp::create(b, loc, ComparePredicate::ne, labels,
-                           splat(b, loc, typeOf(labels),
-                                 static_cast<double>(ignore)));
-}
 
 /// The class each label picks among `classes`, as `[..., 1]`: an ignored
 /// label picks class 0, a negative one counts from the end, and one out of
@@ -144,7 +145,7 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
         rewriter, loc, ExpOp::create(rewriter, loc, sub(rewriter, loc, x, m)),
         {last}, true);
     Value lse = add(rewriter, loc, m, LogOp::create(rewriter, loc, z));
-    Value valid = validLabels(rewriter, loc, labels, op.getIgnoreIndex());
+    Value valid = countedLabels(rewriter, loc, op);
     Value picked = GatherElementsOp::create(
         rewriter, loc, x,
         pickedClasses(rewriter, loc, labels, valid, type.getShape().back()),
@@ -184,7 +185,7 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
     Value p = ExpOp::create(
         rewriter, loc,
         sub(rewriter, loc, x, reshape(rewriter, loc, op.getLse(), rows)));
-    Value valid = validLabels(rewriter, loc, labels, op.getIgnoreIndex());
+    Value valid = countedLabels(rewriter, loc, op);
     // [c == label] against the classes 0..C-1 along the last axis.
     Type labelType = typeOf(labels).getElementType();
     auto classType = RankedTensorType::get({classes}, labelType);

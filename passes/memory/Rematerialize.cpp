@@ -117,8 +117,8 @@ private:
     });
   }
 
-  /// Collects into `chain` the ops that recompute `v` at `user` from values
-  /// alive there (`v` itself counts as such unless it is the `root` being
+  /// Collects into `chain`, operands before users, the ops that recompute
+  /// `v` at `user` from values alive there (`v` itself counts as such unless it is the `root` being
   /// recomputed); fails past `maxChain` ops or at a value that is neither
   /// alive nor recomputable.
   bool plan(Value v, Operation *user, bool root,
@@ -145,13 +145,9 @@ private:
     llvm::SetVector<Operation *> chain;
     if (!plan(value, user, /*root=*/true, chain))
       return false;
-    SmallVector<Operation *> ordered(chain.begin(), chain.end());
-    llvm::sort(ordered, [&](Operation *a, Operation *b) {
-      return position[a] < position[b];
-    });
     OpBuilder builder(user);
     IRMapping mapping;
-    for (Operation *op : ordered)
+    for (Operation *op : chain)
       builder.clone(*op, mapping);
     user->replaceUsesOfWith(value, mapping.lookup(value));
     return true;

@@ -57,9 +57,7 @@ Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
   auto perPosition = CrossEntropyOp::create(
       b, loc, rows, rows, logits, labels, b.getI64IntegerAttr(ignoreIndex),
       b.getF64FloatAttr(smoothing));
-  Value ignore =
-      splat(b, loc, typeOf(labels), static_cast<double>(ignoreIndex));
-  Value valid = CompareOp::create(b, loc, ComparePredicate::ne, labels, ignore);
+  Value valid = differsFrom(b, loc, labels, static_cast<double>(ignoreIndex));
   Value count = sumAll(b, loc, castTo(b, loc, valid, element));
   return meanOver(b, loc, perPosition.getLoss(), count);
 }
