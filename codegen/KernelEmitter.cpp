@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/KernelEmitter.h"
+#include "codegen/AttentionKernels.h"
 #include "codegen/Schedule.h"
 #include "passes/fusion/Fusion.h"
 
@@ -1322,16 +1323,6 @@ FailureOr<std::string> Emitter::emitScatterBody(FusionOp fusion,
   return body;
 }
 
-/// Indents every line of `text` by `spaces`.
-std::string indent(StringRef text, unsigned spaces) {
-  std::string result;
-  SmallVector<StringRef> lines;
-  text.split(lines, '\n', -1, /*KeepEmpty=*/false);
-  for (StringRef l : lines)
-    result += std::string(spaces, ' ') + l.str() + "\n";
-  return result;
-}
-
 /// Declarations of i0..i{rank-1} from a linear position `flat` in `shape`.
 std::string delinearize(ArrayRef<int64_t> shape, StringRef flat,
                         unsigned first = 0) {
@@ -1428,31 +1419,6 @@ SmallVector<unsigned> ownSlots(FusionOp fusion) {
   return llvm::to_vector(
       llvm::seq<unsigned>(0, static_cast<unsigned>(fusion.getInputs().size() +
                                                    fusion.getNumResults())));
-}
-
-/// The statement that keeps a kernel's iteration bound `bound` within the
-/// compiled `iterations`: a corrupt plan cannot run past the compiled
-/// shapes.
-std::string clampIterations(StringRef bound, int64_t iterations) {
-  return llvm::formatv("// A corrupt plan cannot run past the compiled "
-                       "shapes.\nif ({0} > {1}LL)\n  {0} = {1}LL;\n",
-                       bound, iterations)
-      .str();
-}
-
-/// A CUDA kernel's signature (the ABI of dlcm.fbs `table Kernel`) and its
-/// buffer array `b`. A kernel of a block per iteration is launched with
-/// `threads` threads a block, and says so, so that NVRTC keeps its registers
-/// within what a block that size may have.
-std::string cudaSignature(StringRef name, size_t buffers, int64_t threads) {
-  std::string bounds =
-      threads > 32 ? llvm::formatv("__launch_bounds__({0}) ", threads).str()
-                   : "";
-  return llvm::formatv("extern \"C\" __global__ void {0}{1}(const "
-                       "dlc_buffers<{2}> buffers, int64_t n) {{\n  void "
-                       "*const *b = buffers.p;\n",
-                       bounds, name, buffers)
-      .str();
 }
 
 /// The grid-stride loop of a CUDA kernel over iterations `var` < n, by
@@ -1626,6 +1592,33 @@ std::string dispatchIteration(ArrayRef<std::string> leaves,
 }
 
 } // namespace
+
+std::string mlir::dlc::codegen::indent(StringRef text, unsigned spaces) {
+  std::string result;
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef l : lines)
+    result += std::string(spaces, ' ') + l.str() + "\n";
+  return result;
+}
+
+std::string mlir::dlc::codegen::clampIterations(StringRef bound, int64_t iterations) {
+  return llvm::formatv("// A corrupt plan cannot run past the compiled "
+                       "shapes.\nif ({0} > {1}LL)\n  {0} = {1}LL;\n",
+                       bound, iterations)
+      .str();
+}
+
+std::string mlir::dlc::codegen::cudaSignature(StringRef name, size_t buffers, int64_t threads) {
+  std::string bounds =
+      threads > 32 ? llvm::formatv("__launch_bounds__({0}) ", threads).str()
+                   : "";
+  return llvm::formatv("extern \"C\" __global__ void {0}{1}(const "
+                       "dlc_buffers<{2}> buffers, int64_t n) {{\n  void "
+                       "*const *b = buffers.p;\n",
+                       bounds, name, buffers)
+      .str();
+}
 
 FailureOr<EmittedKernel>
 mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
@@ -1964,7 +1957,7 @@ DLC_MATH2(dlc_fmod, fmod)
 StringRef mlir::dlc::codegen::kernelPrelude(Target target) {
   static const std::string cpu =
       std::string(kCpuPrelude) + kMath + kCommonHelpers;
-  static const std::string cuda =
-      std::string(kCudaPrelude) + kMath + kCommonHelpers;
+  static const std::string cuda = std::string(kCudaPrelude) + kMath +
+                                  kCommonHelpers + attentionDeviceCode().str();
   return target == Target::Cpu ? cpu : cuda;
 }

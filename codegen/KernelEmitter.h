@@ -64,6 +64,21 @@ FailureOr<EmittedKernel> emitKernelGroup(llvm::ArrayRef<GroupMember> members,
                                          size_t numBuffers,
                                          llvm::StringRef name);
 
+/// Every line of `text`, indented by `spaces`.
+std::string indent(llvm::StringRef text, unsigned spaces);
+
+/// The statement that keeps a kernel's iteration bound `bound` within the
+/// compiled `iterations`: a corrupt plan cannot run past the compiled
+/// shapes.
+std::string clampIterations(llvm::StringRef bound, int64_t iterations);
+
+/// A CUDA kernel's signature (the ABI of dlcm.fbs `table Kernel`) and its
+/// buffer array `b`. A kernel of a block per iteration is launched with
+/// `threads` threads a block, and says so, so that NVRTC keeps its registers
+/// within what a block that size may have.
+std::string cudaSignature(llvm::StringRef name, size_t buffers,
+                          int64_t threads);
+
 /// What every kernel source for `target` starts with: fixed-width types and
 /// the math helpers kernels call.
 llvm::StringRef kernelPrelude(Target target);

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ModuleWriter.h"
+#include "codegen/AttentionKernels.h"
 #include "codegen/HorizontalFusion.h"
 #include "codegen/HostCompiler.h"
 #include "codegen/Nvrtc.h"
@@ -639,6 +640,19 @@ Writer::addFunction(func::FuncOp func) {
     plan.push_back({std::move(buffers), 0});
     work.push_back({step, FusionOp(), EmittedKernel()});
   };
+  // A kernel's buffers: its operands then its results.
+  auto kernelBuffers = [&](ValueRange operands,
+                           ValueRange results) -> FailureOr<StepBuffers> {
+    StepBuffers buffers{{}, {}, static_cast<unsigned>(results.size())};
+    for (Value v : llvm::concat<Value>(operands, results)) {
+      FailureOr<fb::BufferRef> ref = refOf(v, placement);
+      if (failed(ref))
+        return failure();
+      buffers.refs.push_back(*ref);
+      buffers.bytes.push_back(bytesOf(v));
+    }
+    return buffers;
+  };
   // Fusions whose work a matmul step does (epilogueOf).
   llvm::DenseSet<Operation *> folded;
   for (Operation &op : block) {
@@ -650,20 +664,15 @@ Writer::addFunction(func::FuncOp func) {
           emitKernel(fusion, kPlaceholder, options.target);
       if (failed(kernel))
         return failure();
-      StepBuffers buffers{{}, {}, fusion.getNumResults()};
-      for (Value v :
-           llvm::concat<Value>(fusion.getInputs(), fusion.getResults())) {
-        FailureOr<fb::BufferRef> ref = refOf(v, placement);
-        if (failed(ref))
-          return failure();
-        buffers.refs.push_back(*ref);
-        buffers.bytes.push_back(bytesOf(v));
-      }
+      FailureOr<StepBuffers> buffers =
+          kernelBuffers(fusion.getInputs(), fusion.getResults());
+      if (failed(buffers))
+        return failure();
       unsigned groupClass =
           options.target == Target::Cuda && kernel->iterations > 0
               ? static_cast<unsigned>(kernel->threadsPerIteration)
               : 0;
-      plan.push_back({std::move(buffers), groupClass});
+      plan.push_back({std::move(*buffers), groupClass});
       work.push_back({{}, fusion, std::move(*kernel)});
     } else if (isa<MatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp>(op) &&
                BufferPlacement::byteSize(op.getResult(0)) == 0) {
@@ -688,6 +697,19 @@ Writer::addFunction(func::FuncOp func) {
       if (failed(step))
         return failure();
       addWritten(*step, std::move(buffers));
+    } else if (isa<AttentionOp, AttentionGradOp>(op)) {
+      // Hand-tiled kernels of their own (codegen/AttentionKernels.h), over
+      // the op's operands then results; never in a horizontal group.
+      FailureOr<EmittedKernel> kernel = emitAttentionKernel(&op, kPlaceholder);
+      if (failed(kernel))
+        return failure();
+      FailureOr<StepBuffers> buffers =
+          kernelBuffers(op.getOperands(), op.getResults());
+      if (failed(buffers))
+        return failure();
+      auto step = kernelStep(addKernel(kernel->source, "// " + location + "\n"),
+                             *kernel, *buffers, location);
+      addWritten(step, std::move(*buffers));
     } else if (isa<ReshapeOp, ConstantOp>(op)) {
       continue;
     } else if (isa<func::ReturnOp>(op)) {

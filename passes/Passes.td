@@ -49,6 +49,12 @@ def DLCDecompose : Pass<"dlc-decompose", "ModuleOp"> {
     what they need from the forward's log-sum-exp (the probabilities of an
     attention, the softmax of a loss) instead of keeping it.
   }];
+  let options = [
+    Option<"keepAttention", "keep-attention", "bool", "false",
+           "leave the dlc.attention and dlc.attention_grad ops that a fused "
+           "kernel takes (float32, head sizes up to 128) whole: the CUDA "
+           "backend runs them as tiled kernels that never store the scores">,
+  ];
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 

@@ -26,21 +26,24 @@ void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-void mlir::dlc::buildExecutionPipeline(OpPassManager &pm, bool functionalize,
-                                       bool foldsEpilogues) {
+void mlir::dlc::buildExecutionPipeline(
+    OpPassManager &pm, const ExecutionPipelineOptions &options) {
   // Compiled functions take their parameters and state as arguments.
-  if (functionalize)
+  if (options.functionalize)
     pm.addPass(createDLCFunctionalize());
   // Fold and deduplicate first, so fusion sees the fewest ops.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // No backend has a fused attention or cross-entropy kernel yet: both ops
-  // (attention formed here for inference, by the training pipeline before
-  // autodiff otherwise) and their gradients become matmuls, reductions and
-  // elementwise ops. After CSE, which would merge a gradient's recomputed
-  // scores with the forward's and keep those alive from one to the other.
+  // Attention (formed here for inference, by the training pipeline before
+  // autodiff otherwise) stays one op where the target has a fused kernel
+  // for it; elsewhere it and cross-entropy, and their gradients, become
+  // matmuls, reductions and elementwise ops. After CSE, which would merge a
+  // gradient's recomputed scores with the forward's and keep those alive
+  // from one to the other.
   pm.addPass(createDLCFuseAttention());
-  pm.addPass(createDLCDecompose());
+  DLCDecomposeOptions decompose;
+  decompose.keepAttention = options.fusedAttention;
+  pm.addPass(createDLCDecompose(decompose));
   // Elementwise intermediates a gradient reads far from where the forward
   // computed them are recomputed there instead of kept.
   pm.addPass(createDLCRematerialize());
@@ -48,6 +51,6 @@ void mlir::dlc::buildExecutionPipeline(OpPassManager &pm, bool functionalize,
   // (passes/memory); codegen/ModuleWriter reads both.
   pm.addPass(createDLCFuse());
   DLCPlanMemoryOptions memory;
-  memory.keepEpilogueOperands = foldsEpilogues;
+  memory.keepEpilogueOperands = options.foldsEpilogues;
   pm.addPass(createDLCPlanMemory(memory));
 }

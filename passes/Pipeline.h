@@ -27,14 +27,24 @@ struct TrainingPipelineOptions {
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 
+/// How a target runs what the execution pipeline leaves.
+struct ExecutionPipelineOptions {
+  /// Turn globals into arguments first (an inference import; the training
+  /// pipeline has done it already).
+  bool functionalize = false;
+  /// The target folds marked epilogues into its library calls (CUDA:
+  /// cuBLASLt), which the memory plan must allow for.
+  bool foldsEpilogues = false;
+  /// The target runs dlc.attention and its gradient as fused kernels
+  /// (CUDA), so the ops those kernels take are not decomposed.
+  bool fusedAttention = false;
+};
+
 /// From a module whose functions run (@forward, @train_step) to one ready
-/// for codegen: every op in a dlc.fusion or a library op, every value
-/// placed in memory. `functionalize` first turns globals into arguments
-/// (an inference import; the training pipeline has done it already).
-/// `foldsEpilogues` says that the target folds marked epilogues into its
-/// library calls (CUDA: cuBLASLt), which the memory plan must allow for.
-void buildExecutionPipeline(OpPassManager &pm, bool functionalize,
-                            bool foldsEpilogues);
+/// for codegen: every op in a dlc.fusion, a library op or a fused kernel's
+/// op, every value placed in memory.
+void buildExecutionPipeline(OpPassManager &pm,
+                            const ExecutionPipelineOptions &options);
 
 } // namespace mlir::dlc
 

@@ -4,12 +4,13 @@
 //   out = matmul(p, v)
 //   p   = div(e, z), e = exp(sub(x, m)), m = reduce_max(x) and
 //         z = reduce_sum(e) over the last axis with kept dimensions
-//   x   = select(mask, -inf, y) | select(mask, y, -inf) | add(y, bias) | y,
-//         for any boolean mask and a bias no gradient reaches
+//   x   = select(mask, -inf, b) | select(mask, b, -inf) | b,
+//         for any boolean mask
+//   b   = add(y, bias) | y, for a bias no gradient reaches
 //   y   = mul(s, c) | mul(c, s) | div(s, c) | s, for a scalar constant c
 //   s   = matmul(q, kT)
-// A masked fill becomes the additive bias select(mask, -inf, 0) (or its
-// mirror): the same scores wherever they are finite.
+// A masked fill becomes the additive bias select(mask, -inf, bias or 0)
+// (or its mirror): the same scores wherever they are finite.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/attention/Attention.h"
@@ -122,7 +123,9 @@ struct FormAttention : OpRewritePattern<MatmulOp> {
         y = fillOnTrue ? select.getOnFalse() : select.getOnTrue();
         mask = select.getCondition();
       }
-    } else if (auto sum = x.getDefiningOp<AddOp>()) {
+    }
+    // An additive bias, alone or under the mask (ALiBi, relative positions).
+    if (auto sum = y.getDefiningOp<AddOp>(); sum && (y == x || y.hasOneUse()))
       for (auto [term, other] : {std::pair(sum.getLhs(), sum.getRhs()),
                                  std::pair(sum.getRhs(), sum.getLhs())})
         if (!bias && carriesNoGradient(term) &&
@@ -130,7 +133,6 @@ struct FormAttention : OpRewritePattern<MatmulOp> {
           bias = term;
           y = other;
         }
-    }
     // Each value between the scores matmul and the softmax is read by the
     // next op alone (the softmax's input by its maximum and subtraction).
     auto onlyInPattern = [&](Value value) {
@@ -175,9 +177,9 @@ struct FormAttention : OpRewritePattern<MatmulOp> {
       Type element = scoresType.getElementType();
       Value inf = scalar(rewriter, loc, element,
                          -std::numeric_limits<double>::infinity());
-      Value zero = scalar(rewriter, loc, element, 0.0);
-      bias = SelectOp::create(rewriter, loc, mask, fillOnTrue ? inf : zero,
-                              fillOnTrue ? zero : inf);
+      Value kept = bias ? bias : scalar(rewriter, loc, element, 0.0);
+      bias = SelectOp::create(rewriter, loc, mask, fillOnTrue ? inf : kept,
+                              fillOnTrue ? kept : inf);
     }
     Value k = transposeLastTwo(rewriter, loc, kT);
     SmallVector<int64_t> lseShape(qt.getShape().drop_back());

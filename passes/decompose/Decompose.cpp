@@ -11,6 +11,8 @@
 // row's mean; the gradient is one elementwise expression of the logits,
 // the log-sum-exp and the label: g * (exp(x - lse) - (1 - e) * [c ==
 // label] - e / C), which fusion makes a single kernel.
+// With keep-attention, the attention ops that the CUDA backend's fused
+// kernels take stay whole (the scores never reach memory there).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/decompose/Decompose.h"
@@ -56,11 +58,28 @@ Value scores(OpBuilder &b, Location loc, Value q, Value k, Value bias,
   return bias ? add(b, loc, s, bias) : s;
 }
 
-struct LowerAttention : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// A pattern for an attention op, which leaves the ops a fused kernel takes
+/// alone when asked to keep them.
+template <typename OpT> struct LowerAttentionBase : OpRewritePattern<OpT> {
+  LowerAttentionBase(MLIRContext *context, bool keepFused)
+      : OpRewritePattern<OpT>(context), keepFused(keepFused) {}
 
-  LogicalResult matchAndRewrite(AttentionOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const final {
+    if (keepFused && hasFusedAttentionKernel(op))
+      return rewriter.notifyMatchFailure(op, "a fused kernel runs it");
+    return lower(op, rewriter);
+  }
+  virtual LogicalResult lower(OpT op, PatternRewriter &rewriter) const = 0;
+
+  bool keepFused;
+};
+
+struct LowerAttention : LowerAttentionBase<AttentionOp> {
+  using LowerAttentionBase::LowerAttentionBase;
+
+  LogicalResult lower(AttentionOp op,
+                      PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value s = scores(rewriter, loc, op.getQ(), op.getK(), op.getBias(),
                      op.getScale().convertToDouble());
@@ -80,11 +99,11 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
   }
 };
 
-struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct LowerAttentionGrad : LowerAttentionBase<AttentionGradOp> {
+  using LowerAttentionBase::LowerAttentionBase;
 
-  LogicalResult matchAndRewrite(AttentionGradOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult lower(AttentionGradOp op,
+                      PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     double scale = op.getScale().convertToDouble();
     Value q = op.getQ(), k = op.getK(), v = op.getV(), dout = op.getGradOut();
@@ -216,9 +235,11 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
 };
 
 struct DLCDecomposePass : mlir::dlc::impl::DLCDecomposeBase<DLCDecomposePass> {
+  using DLCDecomposeBase::DLCDecomposeBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateDecomposePatterns(patterns);
+    populateDecomposePatterns(patterns, keepAttention);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
@@ -226,7 +247,25 @@ struct DLCDecomposePass : mlir::dlc::impl::DLCDecomposeBase<DLCDecomposePass> {
 
 } // namespace
 
-void mlir::dlc::populateDecomposePatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerAttention, LowerAttentionGrad, LowerCrossEntropy,
-               LowerCrossEntropyGrad>(patterns.getContext());
+bool mlir::dlc::hasFusedAttentionKernel(Operation *op) {
+  assert((isa<AttentionOp, AttentionGradOp>(op)) && "an attention op");
+  if (!llvm::all_of(op->getOperandTypes(), [](Type type) {
+        return cast<RankedTensorType>(type).getElementType().isF32();
+      }))
+    return false;
+  // q [..., Tq, D], k [..., Tk, D], v [..., Tk, Dv].
+  auto headSize = [&](unsigned operand) {
+    return cast<RankedTensorType>(op->getOperand(operand).getType())
+        .getShape()
+        .back();
+  };
+  return headSize(0) <= kFusedAttentionMaxHeadSize &&
+         headSize(2) <= kFusedAttentionMaxHeadSize;
+}
+
+void mlir::dlc::populateDecomposePatterns(RewritePatternSet &patterns,
+                                          bool keepAttention) {
+  patterns.add<LowerAttention, LowerAttentionGrad>(patterns.getContext(),
+                                                   keepAttention);
+  patterns.add<LowerCrossEntropy, LowerCrossEntropyGrad>(patterns.getContext());
 }

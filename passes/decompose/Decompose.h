@@ -15,9 +15,21 @@
 
 namespace mlir::dlc {
 
+/// The largest head size (q and k's last dimension, and v's) of the fused
+/// attention kernels (codegen/AttentionKernels.h): their tiles of q, k and
+/// v rows live in a block's 48 KiB of static shared memory.
+constexpr int64_t kFusedAttentionMaxHeadSize = 128;
+
+/// Whether the fused attention kernels take `op` (a dlc.attention or
+/// dlc.attention_grad): float32 operands and head sizes up to
+/// kFusedAttentionMaxHeadSize.
+bool hasFusedAttentionKernel(Operation *op);
+
 /// Adds the patterns that lower dlc.attention, dlc.attention_grad,
-/// dlc.cross_entropy and dlc.cross_entropy_grad.
-void populateDecomposePatterns(RewritePatternSet &patterns);
+/// dlc.cross_entropy and dlc.cross_entropy_grad; with `keepAttention`, the
+/// attention ops a fused kernel takes stay whole.
+void populateDecomposePatterns(RewritePatternSet &patterns,
+                               bool keepAttention = false);
 
 } // namespace mlir::dlc
 

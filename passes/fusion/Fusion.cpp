@@ -36,7 +36,8 @@ using namespace mlir;
 using namespace mlir::dlc;
 
 KernelRole mlir::dlc::kernelRoleOf(Operation *op) {
-  if (isa<MatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
+  if (isa<MatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp, AttentionOp,
+          AttentionGradOp>(op))
     return KernelRole::Library;
   if (isa<ReshapeOp>(op))
     return KernelRole::View;

@@ -16,7 +16,8 @@ namespace mlir::dlc {
 
 /// How an op takes part in kernel generation.
 enum class KernelRole {
-  /// Runs as a library call (matmul, convolutions): never in a fusion.
+  /// Runs as a library call (matmul, convolutions) or a hand-tiled kernel
+  /// of its own (attention kept whole for CUDA): never in a fusion.
   Library,
   /// A reinterpretation of its operand's buffer (reshape) when alone.
   View,

@@ -29,6 +29,31 @@ func.func @masked_fill(%q: tensor<2x3x4xf32>, %kt: tensor<2x4x3xf32>, %v: tensor
 
 // -----
 
+// A position bias under a mask (ALiBi with a band): the bias keeps its
+// values where the mask keeps the scores, -inf elsewhere.
+// CHECK-LABEL: func.func @biased_mask
+// CHECK-DAG: %[[ALIBI:.*]] = dlc.constant dense<{{\[\[}}0.000000e+00, -5.000000e-01], [-5.000000e-01, 0.000000e+00]]>
+// CHECK-DAG: %[[INF:.*]] = dlc.constant dense<0xFF800000>
+// CHECK: %[[BIAS:.*]] = dlc.select %{{.*}}, %[[ALIBI]], %[[INF]]
+// CHECK: dlc.attention %arg0, %{{.*}}, %arg2 bias %[[BIAS]] scale 1.000000e+00
+// CHECK-NOT: dlc.exp
+func.func @biased_mask(%q: tensor<2x4xf32>, %kt: tensor<4x2xf32>, %v: tensor<2x3xf32>, %keep: tensor<2x2xi1>) -> tensor<2x3xf32> {
+  %s = dlc.matmul %q, %kt : tensor<2x4xf32>, tensor<4x2xf32> -> tensor<2x2xf32>
+  %alibi = dlc.constant dense<[[0.0, -0.5], [-0.5, 0.0]]> : tensor<2x2xf32>
+  %y = dlc.add %s, %alibi : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+  %inf = dlc.constant dense<0xFF800000> : tensor<f32>
+  %x = dlc.select %keep, %y, %inf : tensor<2x2xi1>, tensor<2x2xf32>, tensor<f32> -> tensor<2x2xf32>
+  %m = dlc.reduce_max %x axes [1] keep_dims : tensor<2x2xf32> -> tensor<2x1xf32>
+  %d = dlc.sub %x, %m : tensor<2x2xf32>, tensor<2x1xf32> -> tensor<2x2xf32>
+  %e = dlc.exp %d : tensor<2x2xf32>
+  %z = dlc.reduce_sum %e axes [1] keep_dims : tensor<2x2xf32> -> tensor<2x1xf32>
+  %p = dlc.div %e, %z : tensor<2x2xf32>, tensor<2x1xf32> -> tensor<2x2xf32>
+  %o = dlc.matmul %p, %v : tensor<2x2xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return %o : tensor<2x3xf32>
+}
+
+// -----
+
 // ViT: a division by sqrt(d), no mask; a constant additive bias elsewhere.
 // CHECK-LABEL: func.func @divided
 // CHECK: dlc.attention %arg0, %{{.*}}, %arg2 scale 2.500000e-01 : tensor<3x8xf64>, tensor<6x8xf64>, tensor<6x2xf64> -> tensor<3x2xf64>, tensor<3xf64>

@@ -1,4 +1,4 @@
-"""The CUDA backend against the CPU on the five exported models
+"""The CUDA backend against the CPU on the six exported models
 (tests/models/models.py), as issue 5 asks; ctest `gpu.models` (label gpu).
 
   train    the model compiled for each target (`dlc-compile --train
@@ -56,7 +56,7 @@ STEPS = 10
 RTOL = 1e-3
 RTOL64 = 1e-6
 SKIP = 77
-MODELS = ["mlp", "cnn_bn", "resnet18", "mobilenet_v2", "gpt"]
+MODELS = ["mlp", "cnn_bn", "resnet18", "mobilenet_v2", "gpt", "encoder"]
 TRAIN_DTYPE = {"resnet18": "float64", "mobilenet_v2": "float64"}
 # SGD at lr 0.1, but mobilenet_v2 at 1e-4: at higher rates even float64
 # rounding decides which side of a ReLU6 kink values fall on

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Runs dlc's evaluator on the exported PyTorch models and compares with PyTorch.
 
-For every case export.py wrote (5 models x opsets 13, 14, 17 x train/eval):
+For every case export.py wrote (6 models x opsets 13, 14, 17 x train/eval):
   dlc-run --interpret M.onnx --inputs M.inputs.npz --outputs OUT.npz --batch-size B
 (B, the model's test batch, from M.json), then each output listed in M.json is
 checked against the same model run by PyTorch in float64 (M.expected64.npz,

@@ -90,6 +90,7 @@ CASES = [
     ("mobilenet_v2", "float32", 4, ["forward"]),
     ("mobilenet_v2", "float64", 8, ["forward", "train_step"]),
     ("gpt", "float32", 2, ["forward", "train_step"]),
+    ("encoder", "float32", 3, ["forward", "train_step"]),
 ]
 
 # Largest |cuda - cpu| allowed, relative to the largest |cpu| of the array.
@@ -502,7 +503,7 @@ def main():
     p.add_argument("--flatc", default=shutil.which("flatc"),
                    help="flatc, which builds dlc (default: from PATH)")
     p.add_argument("--models", default=",".join(models.MODELS),
-                   help="comma-separated (default: all five)")
+                   help="comma-separated (default: all six)")
     args = p.parse_args()
     for tool, what in [(args.flatc, "flatc"), (shutil.which("g++"), "g++")]:
         if not tool:

@@ -1,10 +1,11 @@
-"""The five PyTorch models behind the exported-model checks (tests/models/).
+"""The six PyTorch models behind the exported-model checks (tests/models/).
 
 Each model is small enough that a forward pass at its test batch takes seconds in
 dlc's naive C++ evaluator, yet together they cover what real exporters emit:
 Gemm/MatMul chains, convolutions with BatchNorm in both modes, residual blocks,
-depthwise convolutions, and a GPT-style decoder (embeddings, LayerNorm, causal
-attention with a masked softmax, GELU).
+depthwise convolutions, a GPT-style decoder (embeddings, LayerNorm, causal
+attention with a masked softmax, GELU) and a ViT-style encoder (banded and
+biased attention, attention pooling).
 
 Everything is deterministic: `build(name)` seeds torch before constructing a
 model, and `make_inputs(name, batch)` draws inputs from a seeded numpy
@@ -136,6 +137,49 @@ class GPT(nn.Module):
         return self.head(self.ln_f(x))
 
 
+class Encoder(nn.Module):
+    """Features float [B, 13, 20] -> logits [B, 10]: ViT-style attention.
+
+    Attention in the shapes a fused kernel must get right beyond GPT's:
+    a self-attention of 2 heads of 10 (a head size no tile divides) whose
+    scores get a per-head ALiBi-style position bias and a banded mask
+    (|i - j| <= 3, by masked_fill), then attention pooling: 5 learned
+    queries of 128 against the 13 positions' keys of 128 and values of 96
+    (Tq != Tk, v narrower than k, no mask, the scale a division).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.heads, self.head_dim = 2, 10
+        self.qkv = nn.Linear(20, 60)
+        self.proj = nn.Linear(20, 20)
+        pos = torch.arange(13)
+        distance = (pos.view(13, 1) - pos.view(1, 13)).abs()
+        self.register_buffer("band", (distance <= 3).view(1, 1, 13, 13))
+        # A plain attribute, not a buffer: the export makes it a Constant,
+        # where a buffer would be an initializer, which dlc trains.
+        slopes = torch.tensor([0.5, 0.25]).view(1, 2, 1, 1)
+        self.alibi = -slopes * distance.float()
+        self.queries = nn.Parameter(0.5 * torch.randn(5, 128))
+        self.key = nn.Linear(20, 128)
+        self.value = nn.Linear(20, 96)
+        self.head = nn.Linear(96, 10)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q, k, v = (y.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+                   for y in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+        att = (att + self.alibi).masked_fill(~self.band, float("-inf"))
+        y = torch.softmax(att, dim=-1) @ v
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, c))
+        queries = self.queries.expand(b, -1, -1)
+        att = (queries @ self.key(x).transpose(-2, -1)) / math.sqrt(128)
+        pooled = torch.softmax(att, dim=-1) @ self.value(x)
+        return self.head(pooled.mean(dim=1))
+
+
 # ---------------------------------------------------------------------------
 # torchvision models.
 
@@ -211,6 +255,8 @@ MODELS: Dict[str, ModelSpec] = {
                               batch=8),
     "gpt": ModelSpec("gpt", GPT, ["tokens"], ["logits"],
                      [[GPTConfig.context]], ["int64"], 5),
+    "encoder": ModelSpec("encoder", Encoder, ["input"], ["logits"],
+                         [[13, 20]], ["float32"], 6),
 }
 
 

@@ -127,7 +127,8 @@ def f32(x: float) -> float:
 # features.15.conv.0.2, 5.2e-6 in float64; flipping that mask in the
 # float64 reference brings dlc to 6.2e-5). At batch 16 neither crosses a
 # kink (PyTorch float32 4.1e-5, dlc 2.0e-5 from float64).
-BATCH = {"mlp": 8, "cnn_bn": 4, "resnet18": 8, "mobilenet_v2": 16, "gpt": 4}
+BATCH = {"mlp": 8, "cnn_bn": 4, "resnet18": 8, "mobilenet_v2": 16, "gpt": 4,
+         "encoder": 4}
 
 # The optimizers: dlc-run's flags and the same torch.optim, given `r`, the
 # rounding to the model's type. dlc keeps the learning rate and weight
@@ -166,8 +167,10 @@ ALL_CHECKS = ["grad"] + list(OPTIMIZERS)
 #   at step 6 and 16% at step 9, as is dlc.
 CTEST_CHECKS = {
     "float32": {"mlp": ALL_CHECKS, "cnn_bn": ALL_CHECKS, "gpt": ALL_CHECKS,
-                "resnet18": ["grad"], "mobilenet_v2": ["grad"]},
+                "encoder": ALL_CHECKS, "resnet18": ["grad"],
+                "mobilenet_v2": ["grad"]},
     "float64": {"mlp": ALL_CHECKS, "cnn_bn": ALL_CHECKS, "gpt": ALL_CHECKS,
+                "encoder": ALL_CHECKS,
                 "resnet18": ALL_CHECKS,
                 "mobilenet_v2": ["grad", "adamw"]},
 }

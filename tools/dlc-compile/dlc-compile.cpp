@@ -125,9 +125,11 @@ std::vector<std::string> keepCompiledFunctions(ModuleOp module) {
 /// Fusion and memory planning (passes/Pipeline.h).
 LogicalResult lowerForExecution(ModuleOp module) {
   PassManager pm(module.getContext());
-  mlir::dlc::buildExecutionPipeline(pm, /*functionalize=*/!train,
-                                    /*foldsEpilogues=*/target ==
-                                        TargetKind::Cuda);
+  mlir::dlc::ExecutionPipelineOptions options;
+  options.functionalize = !train;
+  options.foldsEpilogues = target == TargetKind::Cuda;
+  options.fusedAttention = target == TargetKind::Cuda;
+  mlir::dlc::buildExecutionPipeline(pm, options);
   return pm.run(module);
 }
 

@@ -1,0 +1,542 @@
+//===- AttentionKernels.cpp - Fused attention kernels for CUDA ------------===//
+//
+// The kernels are two device templates (attentionDeviceCode, in every CUDA
+// module's prelude) over the head sizes, the tiles and a mask; an emitted
+// kernel is the call that instantiates them with an op's shapes and the
+// mask its bias is. Thread layout (both templates): thread t is column
+// t % 8 of thread row t / 8, which owns the block's rows 4 * (t / 8) to
+// 4 * (t / 8) + 3; it accumulates those rows at the columns t % 8 + 8 * c
+// of a streamed tile (scores) or of the head (outputs and gradients). A
+// thread row's 8 threads are consecutive lanes of one warp, so a row's
+// maximum and sum are three shuffles.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/AttentionKernels.h"
+
+#include "passes/decompose/Decompose.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::codegen;
+
+namespace {
+
+/// Static shared memory a block may have without opting in to more.
+constexpr int64_t kSharedBytes = 48 * 1024;
+
+constexpr const char *kDeviceCode = R"(
+// Fused attention (codegen/AttentionKernels.h). Tiles are row-major with
+// each row padded by one float, so that threads reading the same column of
+// different rows hit different banks.
+struct dlc_attention_no_mask {
+  __device__ float score(float s, int64_t, int64_t) const { return s; }
+  __device__ int64_t keys_end(int64_t, int64_t tk) const { return tk; }
+  __device__ int64_t queries_begin(int64_t) const { return 0; }
+};
+// Query i sees key j <= i: the keys past a tile's last query and the
+// queries before a tile's first key are skipped.
+struct dlc_attention_causal {
+  __device__ float score(float s, int64_t i, int64_t j) const {
+    return j <= i ? s : -dlc_inf_f32();
+  }
+  __device__ int64_t keys_end(int64_t last_query, int64_t tk) const {
+    return last_query + 1 < tk ? last_query + 1 : tk;
+  }
+  __device__ int64_t queries_begin(int64_t first_key) const {
+    return first_key;
+  }
+};
+// An additive bias, read at (i, j) with its broadcast strides from the
+// head's first element `p`.
+struct dlc_attention_bias {
+  const float *p;
+  int64_t row_stride, col_stride;
+  __device__ float score(float s, int64_t i, int64_t j) const {
+    return s + p[i * row_stride + j * col_stride];
+  }
+  __device__ int64_t keys_end(int64_t, int64_t tk) const { return tk; }
+  __device__ int64_t queries_begin(int64_t) const { return 0; }
+};
+
+// The sum and the maximum of a thread row's 8 values (consecutive lanes):
+// every lane gets the same bits, as a + b == b + a.
+DLC_FN float dlc_row8_sum(float v) {
+  for (int offset = 1; offset < 8; offset *= 2)
+    v += dlc_shfl_xor(v, offset);
+  return v;
+}
+DLC_FN float dlc_row8_max(float v) {
+  for (int offset = 1; offset < 8; offset *= 2)
+    v = dlc_max(v, dlc_shfl_xor(v, offset));
+  return v;
+}
+
+// Rows [first, first + ROWS) of a row-major [rows, COLS] matrix into a
+// padded tile, zeros past `rows`.
+template <int ROWS, int COLS, int THREADS>
+DLC_FN void dlc_attention_load(float *tile, const float *m, int64_t first,
+                               int64_t rows) {
+  for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
+    const int r = e / COLS, c = e % COLS;
+    tile[r * (COLS + 1) + c] =
+        first + r < rows ? m[(first + r) * COLS + c] : 0.0f;
+  }
+}
+
+// acc[r][c] += a[row0 + r] . b[tc + 8c] over K columns: the products of
+// the thread's 4 rows of tile `a` with its columns' rows of tile `b` (Q K^T
+// from rows of both).
+template <int K, int COLS>
+DLC_FN void dlc_attention_abt(float (&acc)[4][COLS], const float *a,
+                              const float *b, int row0, int tc) {
+  for (int k = 0; k < K; ++k) {
+    float x[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      x[r] = a[(row0 + r) * (K + 1) + k];
+#pragma unroll
+    for (int c = 0; c < COLS; ++c) {
+      const float y = b[(tc + 8 * c) * (K + 1) + k];
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        acc[r][c] += x[r] * y;
+    }
+  }
+}
+
+// acc[r][c] += sum_j p[row0 + r][j] * b[j][tc + 8c] for the columns below N
+// of a [J, N] tile `b`: a probability tile times streamed rows.
+template <int J, int N, int COLS>
+DLC_FN void dlc_attention_ab(float (&acc)[4][COLS], const float *p,
+                             const float *b, int row0, int tc) {
+  for (int j = 0; j < J; ++j) {
+    float x[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      x[r] = p[(row0 + r) * (J + 1) + j];
+#pragma unroll
+    for (int c = 0; c < COLS; ++c) {
+      if (tc + 8 * c >= N)
+        continue;
+      const float y = b[j * (N + 1) + tc + 8 * c];
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        acc[r][c] += x[r] * y;
+    }
+  }
+}
+
+// dlc.attention over n blocks of R queries of one head each: q [heads, tq,
+// D], k [heads, tk, D], v [heads, tk, DV] -> out [heads, tq, DV], lse
+// [heads, tq]. Key tiles of W stream through shared memory; each row keeps
+// its running maximum m and sum l and rescales its output when m grows.
+template <int D, int DV, int R, int W, typename MaskOf>
+DLC_FN void dlc_attention_forward(const float *q, const float *k,
+                                  const float *v, float *out, float *lse,
+                                  int64_t tq, int64_t tk, float scale,
+                                  int64_t n, MaskOf mask_of) {
+  constexpr int kThreads = 2 * R, kCols = W / 8, kOut = (DV + 7) / 8;
+  __shared__ float qs[R * (D + 1)];
+  __shared__ float ks[W * (D + 1)];
+  __shared__ float vs[W * (DV + 1)];
+  __shared__ float ps[R * (W + 1)];
+  const int row0 = threadIdx.x / 8 * 4, tc = threadIdx.x % 8;
+  const int64_t tiles = (tq + R - 1) / R;
+  for (int64_t it = blockIdx.x; it < n; it += gridDim.x) {
+    const int64_t head = it / tiles, q0 = it % tiles * R;
+    const auto mask = mask_of(head);
+    __syncthreads(); // the last iteration's reads of qs are done
+    dlc_attention_load<R, D, kThreads>(qs, q + head * tq * D, q0, tq);
+    float m[4], l[4], acc[4][kOut];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      m[r] = -dlc_inf_f32();
+      l[r] = 0.0f;
+#pragma unroll
+      for (int c = 0; c < kOut; ++c)
+        acc[r][c] = 0.0f;
+    }
+    const int64_t keys = mask.keys_end(dlc_min_index(q0 + R, tq) - 1, tk);
+    for (int64_t k0 = 0; k0 < keys; k0 += W) {
+      __syncthreads(); // the last tile's reads of ks, vs and ps are done
+      dlc_attention_load<W, D, kThreads>(ks, k + head * tk * D, k0, tk);
+      dlc_attention_load<W, DV, kThreads>(vs, v + head * tk * DV, k0, tk);
+      __syncthreads();
+      float s[4][kCols] = {};
+      dlc_attention_abt<D, kCols>(s, qs, ks, row0, tc);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int64_t i = q0 + row0 + r;
+        float top = -dlc_inf_f32();
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) {
+          const int64_t j = k0 + tc + 8 * c;
+          s[r][c] = j < tk ? mask.score(s[r][c] * scale, i, j) : -dlc_inf_f32();
+          top = dlc_max(top, s[r][c]);
+        }
+        const float next = dlc_max(m[r], dlc_row8_max(top));
+        // A row without a finite score yet shifts by 0: exp(-inf - 0) is
+        // the 0 it must add, where exp(-inf - -inf) would be NaN.
+        const float shift = next == -dlc_inf_f32() ? 0.0f : next;
+        const float rescale = dlc_exp(m[r] - shift);
+        float sum = 0.0f;
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) {
+          const float p = dlc_exp(s[r][c] - shift);
+          ps[(row0 + r) * (W + 1) + tc + 8 * c] = p;
+          sum += p;
+        }
+        l[r] = l[r] * rescale + dlc_row8_sum(sum);
+#pragma unroll
+        for (int c = 0; c < kOut; ++c)
+          acc[r][c] *= rescale;
+        m[r] = next;
+      }
+      __syncthreads();
+      dlc_attention_ab<W, DV, kOut>(acc, ps, vs, row0, tc);
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int64_t i = q0 + row0 + r;
+      if (i >= tq)
+        continue;
+      // A row whose scores are all -inf has l == 0: NaN, as the softmax's
+      // 0 / 0.
+      const float inverse = 1.0f / l[r];
+#pragma unroll
+      for (int c = 0; c < kOut; ++c)
+        if (tc + 8 * c < DV)
+          out[(head * tq + i) * DV + tc + 8 * c] = acc[r][c] * inverse;
+      if (tc == 0)
+        lse[head * tq + i] = l[r] > 0.0f ? m[r] + dlc_log(l[r]) : dlc_nan_f32();
+    }
+  }
+}
+
+// dlc.attention_grad over n blocks: the first heads * ceil(tk / R) own R
+// keys each and stream query tiles of W (dK, dV), the rest own R queries
+// each and stream key tiles of W (dQ). P = exp(score - lse) and
+// dS = P * (dout . v - rowsum(dout * out)) * scale are recomputed in both.
+template <int D, int DV, int R, int W, typename MaskOf>
+DLC_FN void dlc_attention_backward(const float *q, const float *k,
+                                   const float *v, const float *out,
+                                   const float *lse, const float *dout,
+                                   float *dq, float *dk, float *dv, int64_t tq,
+                                   int64_t tk, float scale, int64_t heads,
+                                   int64_t n, MaskOf mask_of) {
+  constexpr int kThreads = 2 * R, kCols = W / 8, kD = (D + 7) / 8,
+                kDv = (DV + 7) / 8;
+  // Owned rows of a [.., D] and a [.., DV] matrix, streamed rows of two
+  // more, the probability (then dS) tile, and the streamed queries' lse and
+  // rowsum(dout * out).
+  __shared__ float own_d[R * (D + 1)];
+  __shared__ float own_dv[R * (DV + 1)];
+  __shared__ float str_d[W * (D + 1)];
+  __shared__ float str_dv[W * (DV + 1)];
+  __shared__ float tile[R * (W + 1)];
+  __shared__ float row_lse[W], row_dot[W];
+  const int row0 = threadIdx.x / 8 * 4, tc = threadIdx.x % 8;
+  const int64_t key_tiles = (tk + R - 1) / R, query_tiles = (tq + R - 1) / R;
+  for (int64_t it = blockIdx.x; it < n; it += gridDim.x) {
+    __syncthreads(); // the last iteration's reads of shared memory are done
+    if (it < heads * key_tiles) {
+      const int64_t head = it / key_tiles, k0 = it % key_tiles * R;
+      const auto mask = mask_of(head);
+      const float *qh = q + head * tq * D, *oh = out + head * tq * DV,
+                  *doh = dout + head * tq * DV, *lh = lse + head * tq;
+      dlc_attention_load<R, D, kThreads>(own_d, k + head * tk * D, k0, tk);
+      dlc_attention_load<R, DV, kThreads>(own_dv, v + head * tk * DV, k0, tk);
+      float gk[4][kD] = {}, gv[4][kDv] = {};
+      for (int64_t q0 = mask.queries_begin(k0) / W * W; q0 < tq; q0 += W) {
+        __syncthreads(); // the last tile's reads are done
+        dlc_attention_load<W, D, kThreads>(str_d, qh, q0, tq);
+        dlc_attention_load<W, DV, kThreads>(str_dv, doh, q0, tq);
+        for (int c = threadIdx.x; c < W; c += kThreads) {
+          const int64_t i = q0 + c;
+          float dot = 0.0f;
+          if (i < tq)
+            for (int e = 0; e < DV; ++e)
+              dot += doh[i * DV + e] * oh[i * DV + e];
+          row_dot[c] = dot;
+          row_lse[c] = i < tq ? lh[i] : 0.0f;
+        }
+        __syncthreads();
+        // Transposed: rows are keys, columns queries.
+        float s[4][kCols] = {}, ds[4][kCols] = {};
+        dlc_attention_abt<D, kCols>(s, own_d, str_d, row0, tc);
+        dlc_attention_abt<DV, kCols>(ds, own_dv, str_dv, row0, tc);
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+#pragma unroll
+          for (int c = 0; c < kCols; ++c) {
+            const int64_t j = k0 + row0 + r, i = q0 + tc + 8 * c;
+            const float p =
+                i < tq && j < tk
+                    ? dlc_exp(mask.score(s[r][c] * scale, i, j) -
+                              row_lse[tc + 8 * c])
+                    : 0.0f;
+            tile[(row0 + r) * (W + 1) + tc + 8 * c] = p;
+            ds[r][c] = p * (ds[r][c] - row_dot[tc + 8 * c]) * scale;
+          }
+        __syncthreads();
+        dlc_attention_ab<W, DV, kDv>(gv, tile, str_dv, row0, tc);
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+#pragma unroll
+          for (int c = 0; c < kCols; ++c)
+            tile[(row0 + r) * (W + 1) + tc + 8 * c] = ds[r][c];
+        __syncthreads();
+        dlc_attention_ab<W, D, kD>(gk, tile, str_d, row0, tc);
+      }
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int64_t j = k0 + row0 + r;
+        if (j >= tk)
+          continue;
+#pragma unroll
+        for (int c = 0; c < kD; ++c)
+          if (tc + 8 * c < D)
+            dk[(head * tk + j) * D + tc + 8 * c] = gk[r][c];
+#pragma unroll
+        for (int c = 0; c < kDv; ++c)
+          if (tc + 8 * c < DV)
+            dv[(head * tk + j) * DV + tc + 8 * c] = gv[r][c];
+      }
+    } else {
+      const int64_t rest = it - heads * key_tiles;
+      const int64_t head = rest / query_tiles, q0 = rest % query_tiles * R;
+      const auto mask = mask_of(head);
+      const float *oh = out + head * tq * DV, *lh = lse + head * tq;
+      dlc_attention_load<R, D, kThreads>(own_d, q + head * tq * D, q0, tq);
+      dlc_attention_load<R, DV, kThreads>(own_dv, dout + head * tq * DV, q0,
+                                          tq);
+      __syncthreads();
+      float row_l[4], row_d[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int64_t i = q0 + row0 + r;
+        float dot = 0.0f;
+        if (i < tq)
+          for (int e = tc; e < DV; e += 8)
+            dot += own_dv[(row0 + r) * (DV + 1) + e] * oh[i * DV + e];
+        row_d[r] = dlc_row8_sum(dot);
+        row_l[r] = i < tq ? lh[i] : 0.0f;
+      }
+      float gq[4][kD] = {};
+      const int64_t keys = mask.keys_end(dlc_min_index(q0 + R, tq) - 1, tk);
+      for (int64_t k0 = 0; k0 < keys; k0 += W) {
+        __syncthreads(); // the last tile's reads are done
+        dlc_attention_load<W, D, kThreads>(str_d, k + head * tk * D, k0, tk);
+        dlc_attention_load<W, DV, kThreads>(str_dv, v + head * tk * DV, k0,
+                                            tk);
+        __syncthreads();
+        float s[4][kCols] = {}, ds[4][kCols] = {};
+        dlc_attention_abt<D, kCols>(s, own_d, str_d, row0, tc);
+        dlc_attention_abt<DV, kCols>(ds, own_dv, str_dv, row0, tc);
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+#pragma unroll
+          for (int c = 0; c < kCols; ++c) {
+            const int64_t i = q0 + row0 + r, j = k0 + tc + 8 * c;
+            const float p =
+                i < tq && j < tk
+                    ? dlc_exp(mask.score(s[r][c] * scale, i, j) - row_l[r])
+                    : 0.0f;
+            tile[(row0 + r) * (W + 1) + tc + 8 * c] =
+                p * (ds[r][c] - row_d[r]) * scale;
+          }
+        __syncthreads();
+        dlc_attention_ab<W, D, kD>(gq, tile, str_d, row0, tc);
+      }
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int64_t i = q0 + row0 + r;
+        if (i >= tq)
+          continue;
+#pragma unroll
+        for (int c = 0; c < kD; ++c)
+          if (tc + 8 * c < D)
+            dq[(head * tq + i) * D + tc + 8 * c] = gq[r][c];
+      }
+    }
+  }
+}
+)";
+
+/// The bytes of static shared memory of the kernel's tiles (the templates'
+/// __shared__ arrays).
+int64_t sharedBytes(int64_t d, int64_t dv, AttentionTiles tiles,
+                    bool gradient) {
+  int64_t owned = tiles.ownedRows, streamed = tiles.streamRows;
+  int64_t floats =
+      gradient ? owned * (d + 1) + owned * (dv + 1) + streamed * (d + 1) +
+                     streamed * (dv + 1) + owned * (streamed + 1) + 2 * streamed
+               : owned * (d + 1) + streamed * (d + 1) + streamed * (dv + 1) +
+                     owned * (streamed + 1);
+  return floats * static_cast<int64_t>(sizeof(float));
+}
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// What an attention op's bias does to the scores.
+enum class MaskKind { None, Causal, Bias };
+
+/// The mask of `bias` (null: none) for `tq` x `tk` scores: a constant of
+/// zeros is none, a constant of 0 on and below the diagonal and -inf above
+/// it (the same for every head) is causal, anything else a bias to read.
+MaskKind maskKindOf(Value bias, int64_t tq, int64_t tk) {
+  if (!bias)
+    return MaskKind::None;
+  auto constant = bias.getDefiningOp<ConstantOp>();
+  auto values =
+      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  ArrayRef<int64_t> shape = shapeOf(bias);
+  if (!values || shape.size() < 2 ||
+      !llvm::all_of(shape.drop_back(2), [](int64_t s) { return s == 1; }) ||
+      shape[shape.size() - 2] != tq || shape.back() != tk)
+    return MaskKind::Bias;
+  bool zeros = true, causal = tq == tk;
+  int64_t index = 0;
+  for (float x : values.getValues<float>()) {
+    int64_t i = index / tk, j = index % tk;
+    ++index;
+    zeros = zeros && x == 0.0f;
+    causal = causal && (j <= i ? x == 0.0f : std::isinf(x) && x < 0.0f);
+    if (!zeros && !causal)
+      return MaskKind::Bias;
+  }
+  return zeros ? MaskKind::None : MaskKind::Causal;
+}
+
+/// `x` as a float literal that reads back as the float nearest it.
+std::string floatLiteral(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9ef", static_cast<double>(
+                                                  static_cast<float>(x)));
+  return text;
+}
+
+/// The lambda from a head's index (over q's leading dimensions) to its
+/// mask, reading the bias from buffer `slot`.
+std::string maskOf(Value q, Value bias, int64_t tq, int64_t tk,
+                   unsigned slot) {
+  switch (maskKindOf(bias, tq, tk)) {
+  case MaskKind::None:
+    return "[](int64_t) { return dlc_attention_no_mask(); }";
+  case MaskKind::Causal:
+    return "[](int64_t) { return dlc_attention_causal(); }";
+  case MaskKind::Bias:
+    break;
+  }
+  // The bias broadcasts against the scores [..., tq, tk] from the right.
+  ArrayRef<int64_t> scores = shapeOf(q).drop_back(2);
+  ArrayRef<int64_t> shape = shapeOf(bias);
+  size_t rank = scores.size() + 2, missing = rank - shape.size();
+  auto biasDim = [&](size_t axis) {
+    return axis < missing ? int64_t(1) : shape[axis - missing];
+  };
+  SmallVector<int64_t> strides(rank, 0);
+  int64_t stride = 1;
+  for (size_t axis = rank; axis-- > missing;) {
+    strides[axis] = biasDim(axis) == 1 ? 0 : stride;
+    stride *= biasDim(axis);
+  }
+  SmallVector<std::string> terms;
+  int64_t inner = 1;
+  for (size_t axis = scores.size(); axis-- > 0;) {
+    if (strides[axis] != 0)
+      terms.push_back(
+          llvm::formatv("{0} % {1}LL * {2}LL",
+                        inner == 1 ? std::string("head")
+                                   : llvm::formatv("head / {0}LL", inner).str(),
+                        scores[axis], strides[axis])
+              .str());
+    inner *= scores[axis];
+  }
+  std::string base = terms.empty() ? "0" : llvm::join(terms, " + ");
+  return llvm::formatv("[=](int64_t head) {{ return dlc_attention_bias{{(const "
+                       "float *)b[{0}] + {1}, {2}LL, {3}LL}; }",
+                       slot, base, strides[rank - 2], strides[rank - 1])
+      .str();
+}
+
+} // namespace
+
+AttentionTiles mlir::dlc::codegen::chooseAttentionTiles(int64_t d, int64_t dv,
+                                                        bool gradient) {
+  // Larger tiles read each streamed row for more owned rows; the gradient
+  // holds two owned and two streamed tiles, so it owns fewer rows.
+  static const AttentionTiles kCandidates[] = {
+      {64, 32}, {32, 32}, {32, 16}, {32, 8}};
+  for (AttentionTiles tiles : kCandidates)
+    if ((!gradient || tiles.ownedRows <= 32) &&
+        sharedBytes(d, dv, tiles, gradient) <= kSharedBytes)
+      return tiles;
+  return {};
+}
+
+FailureOr<EmittedKernel>
+mlir::dlc::codegen::emitAttentionKernel(Operation *op, StringRef name) {
+  if (!isa<AttentionOp, AttentionGradOp>(op) || !hasFusedAttentionKernel(op))
+    return op->emitOpError() << "has no fused attention kernel (float32 "
+                                "operands, head sizes up to "
+                             << kFusedAttentionMaxHeadSize << ")";
+  bool gradient = isa<AttentionGradOp>(op);
+  Value q = op->getOperand(0), k = op->getOperand(1), v = op->getOperand(2);
+  Value bias = gradient ? cast<AttentionGradOp>(op).getBias()
+                        : cast<AttentionOp>(op).getBias();
+  double scale = gradient
+                     ? cast<AttentionGradOp>(op).getScale().convertToDouble()
+                     : cast<AttentionOp>(op).getScale().convertToDouble();
+  ArrayRef<int64_t> qShape = shapeOf(q);
+  int64_t tq = qShape[qShape.size() - 2], d = qShape.back();
+  int64_t tk = shapeOf(k)[shapeOf(k).size() - 2], dv = shapeOf(v).back();
+  int64_t heads = 1;
+  for (int64_t size : qShape.drop_back(2))
+    heads *= size;
+  AttentionTiles tiles = chooseAttentionTiles(d, dv, gradient);
+  if (tiles.ownedRows == 0)
+    return op->emitOpError() << "has head sizes " << d << " and " << dv
+                             << " that no attention tiles fit";
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  EmittedKernel kernel;
+  kernel.threadsPerIteration = tiles.threads();
+  kernel.iterations =
+      gradient ? heads * (ceilDiv(tk, tiles.ownedRows) +
+                          ceilDiv(tq, tiles.ownedRows))
+               : heads * ceilDiv(tq, tiles.ownedRows);
+  if (tq == 0 || tk == 0 || heads == 0)
+    kernel.iterations = 0;
+  unsigned operands = op->getNumOperands();
+  std::string args;
+  for (unsigned slot = 0; slot < operands + op->getNumResults(); ++slot) {
+    // The bias is read through the mask; an absent bias has no slot.
+    if (bias && slot == operands - 1)
+      continue;
+    args += llvm::formatv(slot < operands ? "(const float *)b[{0}], "
+                                          : "(float *)b[{0}], ",
+                          slot)
+                .str();
+  }
+  std::string call = llvm::formatv(
+      "{0}<{1}, {2}, {3}, {4}>({5}{6}LL, {7}LL, {8}, {9}n, {10});\n",
+      gradient ? "dlc_attention_backward" : "dlc_attention_forward", d, dv,
+      tiles.ownedRows, tiles.streamRows, args, tq, tk, floatLiteral(scale),
+      gradient ? std::to_string(heads) + "LL, " : "",
+      maskOf(q, bias, tq, tk, operands - 1));
+  kernel.source =
+      cudaSignature(name, operands + op->getNumResults(), tiles.threads()) +
+      indent(clampIterations("n", kernel.iterations) + call, 2) + "}\n";
+  return kernel;
+}
+
+StringRef mlir::dlc::codegen::attentionDeviceCode() { return kDeviceCode; }
