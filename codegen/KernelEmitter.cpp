@@ -36,7 +36,7 @@
 
 #include "codegen/KernelEmitter.h"
 #include "codegen/AttentionKernels.h"
-#include "codegen/Schedule.h"
+#include "passes/fusion/Schedule.h"
 #include "passes/fusion/Fusion.h"
 
 #include "llvm/ADT/StringExtras.h"

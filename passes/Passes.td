@@ -40,6 +40,30 @@ def DLCFuseAttention : Pass<"dlc-fuse-attention", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCSplitReductions : Pass<"dlc-split-reductions", "ModuleOp"> {
+  let summary = "splits reductions too few to fill a GPU into two";
+  let description = [{
+    A reduction whose rows would each take a block of 1024 threads, yet are
+    fewer than two blocks per multiprocessor (BatchNorm statistics of a
+    wide stem over a large batch: 64 channels of millions of values),
+    leaves most of a GPU idle. This pass splits one reduced axis into
+    chunks x rest (passes/fusion/Schedule.h chooses how many): a first
+    reduction folds each chunk of each row to a partial, a second folds a
+    row's partials in chunk order. Fusion keeps them apart (a reduction is
+    not recomputed per element of another), so they become two kernels, no
+    atomics are needed, and the result is the same bits on every run. For
+    the CUDA backend; the CPU's threads are few enough without it.
+  }];
+  let options = [
+    Option<"multiprocessors", "multiprocessors", "int64_t", "132",
+           "multiprocessors of the GPU the module is sized for">,
+    Option<"threadsPerMultiprocessor", "threads-per-multiprocessor",
+           "int64_t", "2048",
+           "resident threads a multiprocessor holds">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 def DLCDecompose : Pass<"dlc-decompose", "ModuleOp"> {
   let summary = "lowers composite ops and their gradients to basic ops";
   let description = [{

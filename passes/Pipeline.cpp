@@ -47,6 +47,9 @@ void mlir::dlc::buildExecutionPipeline(
   // Elementwise intermediates a gradient reads far from where the forward
   // computed them are recomputed there instead of kept.
   pm.addPass(createDLCRematerialize());
+  // Few long rows reduce in two kernels, so that they fill the GPU.
+  if (options.splitReductions)
+    pm.addPass(createDLCSplitReductions());
   // Group ops into kernels (passes/fusion), then place every value
   // (passes/memory); codegen/ModuleWriter reads both.
   pm.addPass(createDLCFuse());

@@ -38,6 +38,9 @@ struct ExecutionPipelineOptions {
   /// The target runs dlc.attention and its gradient as fused kernels
   /// (CUDA), so the ops those kernels take are not decomposed.
   bool fusedAttention = false;
+  /// The target is a GPU that reductions of few long rows would leave
+  /// idle (CUDA): they become two reductions (dlc-split-reductions).
+  bool splitReductions = false;
 };
 
 /// From a module whose functions run (@forward, @train_step) to one ready

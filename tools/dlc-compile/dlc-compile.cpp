@@ -129,6 +129,7 @@ LogicalResult lowerForExecution(ModuleOp module) {
   options.functionalize = !train;
   options.foldsEpilogues = target == TargetKind::Cuda;
   options.fusedAttention = target == TargetKind::Cuda;
+  options.splitReductions = target == TargetKind::Cuda;
   mlir::dlc::buildExecutionPipeline(pm, options);
   return pm.run(module);
 }

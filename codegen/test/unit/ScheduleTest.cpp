@@ -7,14 +7,15 @@
 // 50304 or 1024 rows of 768), and the small ones that stay as they were.
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/Schedule.h"
+#include "passes/fusion/Schedule.h"
 
 #include <gtest/gtest.h>
 
-using mlir::dlc::codegen::chooseReductionThreads;
-using mlir::dlc::codegen::chooseScatterChunks;
-using mlir::dlc::codegen::DeviceModel;
-using mlir::dlc::codegen::ReductionShape;
+using mlir::dlc::chooseReductionSplit;
+using mlir::dlc::chooseReductionThreads;
+using mlir::dlc::chooseScatterChunks;
+using mlir::dlc::DeviceModel;
+using mlir::dlc::ReductionShape;
 
 namespace {
 
@@ -81,6 +82,35 @@ TEST(ReductionSchedule, SmallerDevicesGetFewerThreadsPerRow) {
   DeviceModel small{/*multiprocessors=*/8, /*threadsPerMultiprocessor=*/1024};
   EXPECT_EQ(chooseReductionThreads(rows(8192, 50304), small), 32);
   EXPECT_EQ(chooseReductionThreads(rows(64, 1 << 20), small), 512);
+}
+
+TEST(ReductionSplit, StemBatchNormSplitsToTwoBlocksPerMultiprocessor) {
+  // 64 channels of 64 x 112 x 112 on 132 multiprocessors: 264 blocks
+  // wanted, 5 chunks a channel (320 blocks of 160563 elements).
+  EXPECT_EQ(chooseReductionSplit(rows(64, 64 * 112 * 112)), 5);
+  // layer1's 256 channels are 256 blocks: nearly two a multiprocessor.
+  EXPECT_EQ(chooseReductionSplit(rows(256, 64 * 56 * 56)), 2);
+  EXPECT_EQ(chooseReductionSplit(rows(264, 64 * 56 * 56)), 1);
+}
+
+TEST(ReductionSplit, ChunksKeep64BytesPerThread) {
+  // One row of 65536 floats: 4 chunks of 16384 (16 floats a thread).
+  EXPECT_EQ(chooseReductionSplit(rows(1, 65536)), 4);
+  EXPECT_EQ(chooseReductionSplit(rows(1, 65536, /*bytes=*/8)), 8);
+  EXPECT_EQ(chooseReductionSplit(rows(1, 32767)), 1);
+}
+
+TEST(ReductionSplit, RowsBelowABlockAreNotSplit) {
+  // The loss's rows take 128 threads; strided rows that fill a wave one.
+  EXPECT_EQ(chooseReductionSplit(rows(8192, 50304)), 1);
+  EXPECT_EQ(chooseReductionSplit(rows(4, 100)), 1);
+  EXPECT_EQ(chooseReductionSplit(rows(0, 1 << 20)), 1);
+}
+
+TEST(ReductionSplit, SmallerDevicesSplitLess) {
+  mlir::dlc::DeviceModel small{8, 2048};
+  EXPECT_EQ(chooseReductionSplit(rows(64, 64 * 112 * 112), small), 1);
+  EXPECT_EQ(chooseReductionSplit(rows(2, 1 << 20), small), 8);
 }
 
 TEST(ScatterSchedule, EmbeddingGradientsFillAWave) {

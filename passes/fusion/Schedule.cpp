@@ -1,9 +1,9 @@
 //===- Schedule.cpp - How generated CUDA kernels spread their work --------===//
-#include "codegen/Schedule.h"
+#include "passes/fusion/Schedule.h"
 
 #include <algorithm>
 
-namespace mlir::dlc::codegen {
+namespace mlir::dlc {
 
 int64_t chooseReductionThreads(const ReductionShape &shape,
                                const DeviceModel &device) {
@@ -24,6 +24,23 @@ int64_t chooseReductionThreads(const ReductionShape &shape,
   return threads;
 }
 
+int64_t chooseReductionSplit(const ReductionShape &shape,
+                             const DeviceModel &device) {
+  constexpr int64_t kBlock = 1024, kMinBytesPerThread = 64;
+  constexpr int64_t kBlocksPerMultiprocessor = 2;
+  if (chooseReductionThreads(shape, device) < kBlock)
+    return 1;
+  int64_t wanted = kBlocksPerMultiprocessor * device.multiprocessors;
+  if (shape.rows >= wanted)
+    return 1;
+  int64_t minChunk =
+      kBlock * std::max<int64_t>(1, kMinBytesPerThread /
+                                        std::max<int64_t>(1, shape.elementBytes));
+  int64_t chunks = std::min((wanted + shape.rows - 1) / shape.rows,
+                            shape.rowLength / minChunk);
+  return std::max<int64_t>(1, chunks);
+}
+
 int64_t chooseScatterChunks(int64_t lines, int64_t targets, int64_t updates,
                             const DeviceModel &device) {
   constexpr int64_t kMaxIndexReadsPerElement = 64;
@@ -37,4 +54,4 @@ int64_t chooseScatterChunks(int64_t lines, int64_t targets, int64_t updates,
   return std::max<int64_t>(1, chunks);
 }
 
-} // namespace mlir::dlc::codegen
+} // namespace mlir::dlc

@@ -8,6 +8,10 @@
 //    each warp, then the warps' partials through shared memory in a fixed
 //    order). Every combination order is fixed by T alone, so results do not
 //    depend on the grid: no atomics, and the same inputs give the same bits.
+//  - Rows too few to fill the chip even at a block each (BatchNorm
+//    statistics of a wide stem over a large batch) are split into chunks:
+//    dlc-split-reductions reduces each chunk to a partial in one kernel and
+//    the partials in order in a second, so the result stays deterministic.
 //  - A scatter with many updates per line (an embedding gradient: every
 //    token lands in one of the vocabulary's rows) splits each line's
 //    targets into chunks, one iteration each: every iteration walks all of
@@ -16,12 +20,12 @@
 //    evaluator's order.
 //
 //===----------------------------------------------------------------------===//
-#ifndef DLC_CODEGEN_SCHEDULE_H
-#define DLC_CODEGEN_SCHEDULE_H
+#ifndef DLC_PASSES_FUSION_SCHEDULE_H
+#define DLC_PASSES_FUSION_SCHEDULE_H
 
 #include <cstdint>
 
-namespace mlir::dlc::codegen {
+namespace mlir::dlc {
 
 /// What a reducing kernel's schedule is chosen from.
 struct ReductionShape {
@@ -63,6 +67,15 @@ struct DeviceModel {
 int64_t chooseReductionThreads(const ReductionShape &shape,
                                const DeviceModel &device = DeviceModel());
 
+/// The chunks each row of `shape` splits into, each reduced to a partial
+/// by a block of its own before a second kernel combines a row's partials
+/// in order: 1 unless the rows take a block each (chooseReductionThreads
+/// gives 1024) and are fewer than two blocks per multiprocessor; then as
+/// many chunks as make two blocks per multiprocessor, while each chunk
+/// still gives every thread of its block at least 64 bytes to fold.
+int64_t chooseReductionSplit(const ReductionShape &shape,
+                             const DeviceModel &device = DeviceModel());
+
 /// The chunks each of `lines` lines of a scatter splits its `targets`
 /// target positions into, for `updates` updates a line: as many as make
 /// lines x chunks fill one wave of `device`, at most one a target, and at
@@ -71,6 +84,6 @@ int64_t chooseReductionThreads(const ReductionShape &shape,
 int64_t chooseScatterChunks(int64_t lines, int64_t targets, int64_t updates,
                             const DeviceModel &device = DeviceModel());
 
-} // namespace mlir::dlc::codegen
+} // namespace mlir::dlc
 
-#endif // DLC_CODEGEN_SCHEDULE_H
+#endif // DLC_PASSES_FUSION_SCHEDULE_H
