@@ -401,7 +401,10 @@ def step_profile(one, more):
         if calls > 0:
             steps.append({"step": label, "kind": s["kind"],
                           "bytes": s.get("bytes", 0),
-                          "ms": max(s["ms"] - first["ms"], 0.0) / calls})
+                          "ms": max(s["ms"] - first["ms"], 0.0) / calls,
+                          # A convolution's measured engines (Dnn.h).
+                          "engine_ms": s.get("engine_ms"),
+                          "fastest_engine_ms": s.get("fastest_engine_ms")})
     return sorted(steps, key=lambda s: -s["ms"])
 
 
@@ -424,8 +427,15 @@ def profile_summary(steps, bandwidth):
                 "GBps": rate / 1e9, "of_copy": rate / bandwidth,
                 "flagged": (s["bytes"] >= FLAG_BYTES and
                             rate / bandwidth < FLAG_FRACTION)})
+    # What deterministic convolution engines cost: the chosen engines'
+    # measured time over the fastest's, nondeterministic ones included.
+    measured = [s for s in steps if s.get("engine_ms") is not None]
+    determinism = {"convolutions": len(measured),
+                   "chosen_ms": sum(s["engine_ms"] for s in measured),
+                   "fastest_ms": sum(s["fastest_engine_ms"]
+                                     for s in measured)}
     return {"profiled_ms": sum(k["ms"] for k in kinds.values()),
-            "kinds": kinds, "kernels": kernels}
+            "kinds": kinds, "kernels": kernels, "determinism": determinism}
 
 
 def measure_dlc(name, precision, bundle, data, work, out):
@@ -581,6 +591,17 @@ def kernel_table(kernels):
     return lines
 
 
+def determinism_line(d):
+    """What restricting convolutions to deterministic engines costs."""
+    if not d["convolutions"]:
+        return "convolution engines: none measured"
+    return (f"convolution engines, measured at session creation: "
+            f"{d['chosen_ms']:.2f} ms a step on the deterministic engines "
+            f"chosen, {d['fastest_ms']:.2f} ms on the fastest of all "
+            f"({d['convolutions']} convolutions; the difference is what "
+            f"determinism costs)")
+
+
 def describe_profile(name, precision, r, bandwidth, out, top=12):
     """Time by kind, the slowest and the flagged kernels; every kernel goes
     to dlc-NAME-PRECISION.kernels.txt."""
@@ -603,6 +624,7 @@ def describe_profile(name, precision, r, bandwidth, out, top=12):
             ", ".join(f"{kind} {v['ms']:.1f} ms ({v['ms'] / total:.0%}, "
                       f"{v['steps']} steps)"
                       for kind, v in summary["kinds"].items() if v["steps"]),
+            determinism_line(summary["determinism"]),
             f"slowest and flagged kernels ({legend}: {len(flagged)} of "
             f"{len(kernels)}, {sum(k['ms'] for k in flagged):.1f} ms; all "
             f"in {path})"] + kernel_table(shown)

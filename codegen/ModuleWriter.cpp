@@ -844,7 +844,8 @@ FailureOr<std::string> Writer::run() {
       binaries.empty() ? nullptr : &binaries,
       ptx.empty() ? nullptr : ptx.c_str(), options.trainingOptions.c_str(),
       onnx.empty() ? nullptr : &onnx, options.embedParameters,
-      options.target == Target::Cuda && options.cudaAllowTf32);
+      options.target == Target::Cuda && options.cudaAllowTf32,
+      options.target == Target::Cuda && options.cudaAllowNondeterministic);
   fb::FinishModuleBuffer(fbb, root);
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                      fbb.GetSize());

@@ -41,6 +41,9 @@ struct ModuleWriterOptions {
   /// CUDA: whether float32 matmuls and convolutions may run on TF32 tensor
   /// cores (dlcm.fbs Module.cuda_allow_tf32).
   bool cudaAllowTf32 = false;
+  /// CUDA: whether convolutions may take engines cuDNN marks
+  /// nondeterministic (dlcm.fbs Module.cuda_allow_nondeterministic).
+  bool cudaAllowNondeterministic = false;
 };
 
 /// The bytes of the .dlcm file. Errors are emitted as diagnostics at the op

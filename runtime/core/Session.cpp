@@ -333,7 +333,7 @@ dlc_status_t Session::writeProfile(const std::string &path) const {
             ", \"kind\": " + jsonString(l.kind) +
             ", \"step\": " + jsonString(l.label) + ", " +
             (l.bytes ? "\"bytes\": " + std::to_string(l.bytes) + ", " : "") +
-            numbers;
+            (l.detail.empty() ? "" : l.detail + ", ") + numbers;
   }
   FILE *file = std::fopen(path.c_str(), "w");
   if (!file)

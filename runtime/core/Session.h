@@ -96,6 +96,9 @@ protected:
     /// The bytes a kernel step's buffers hold, where the device reports
     /// them (its achieved bandwidth is bytes x calls / seconds), else 0.
     uint64_t bytes = 0;
+    /// More JSON members of the step's line (`"name": value, ...`), or
+    /// empty: a convolution's engine choice.
+    std::string detail;
   };
   virtual std::vector<ProfileLine> profile() const = 0;
 

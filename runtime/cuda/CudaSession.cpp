@@ -13,6 +13,7 @@
 #include "runtime/core/Status.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace dlc::cuda {
@@ -206,9 +207,16 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
                                                                  : 1;
       if (!dnn_)
         status = prefixStatus(Dnn::open(dnn_), device_->spec());
-      if (!status)
-        status = DnnConv::create(*dnn_, c, module.root().cuda_allow_tf32(),
-                                 kMaxWorkspaceBytes, step.conv);
+      if (!status) {
+        DnnConvOptions options;
+        options.allowTf32 = module.root().cuda_allow_tf32();
+        options.allowNondeterministic =
+            module.root().cuda_allow_nondeterministic();
+        options.maxWorkspaceBytes = kMaxWorkspaceBytes;
+        options.driver = &device_->driver();
+        options.stream = compute_.get();
+        status = DnnConv::create(*dnn_, c, options, step.conv);
+      }
       if (!status)
         workspaceBytes_ =
             std::max<uint64_t>(workspaceBytes_, step.conv->workspaceBytes());
@@ -502,6 +510,27 @@ dlc_status_t CudaSession::execute(size_t index, const dlc_tensor_t *inputs,
   return nullptr;
 }
 
+namespace {
+
+/// A convolution's engine choice as JSON members: the engine's index among
+/// the candidates, their count, and when they were measured the chosen
+/// and the fastest engine's milliseconds (the fastest may be one that
+/// determinism rules out).
+std::string engineDetail(const DnnEngineChoice &choice) {
+  std::string text = "\"engine\": " + std::to_string(choice.chosen) +
+                     ", \"engines\": " + std::to_string(choice.candidates);
+  if (choice.chosenMs >= 0) {
+    char numbers[96];
+    std::snprintf(numbers, sizeof(numbers),
+                  ", \"engine_ms\": %.4f, \"fastest_engine_ms\": %.4f",
+                  choice.chosenMs, choice.fastestMs);
+    text += numbers;
+  }
+  return text;
+}
+
+} // namespace
+
 std::vector<Session::ProfileLine> CudaSession::profile() const {
   std::vector<ProfileLine> lines;
   for (size_t f = 0; f < functions_.size(); ++f)
@@ -510,7 +539,8 @@ std::vector<Session::ProfileLine> CudaSession::profile() const {
         lines.push_back(
             {module_->functions()[f].name, fb::EnumNameStepKind(step.kind),
              step.label, step.calls, step.milliseconds / 1e3,
-             step.kind == fb::StepKind::KernelStep ? step.bytes : 0});
+             step.kind == fb::StepKind::KernelStep ? step.bytes : 0,
+             step.conv ? engineDetail(step.conv->engineChoice()) : ""});
   return lines;
 }
 

@@ -6,7 +6,10 @@
 #include "runtime/cuda/LibraryLayout.h"
 #include "runtime/support/Tensor.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -251,9 +254,13 @@ dlc_status_t makeConvolution(DnnDescriptor &conv, const DnnConvLayout &layout,
 }
 
 /// Sets `refusal` to why the numerics of `config`'s engine do not give
-/// what the step asks for, or leaves it empty.
+/// what the step asks for, or leaves it empty; `nondeterministic` to
+/// whether the engine uses atomics (results that vary between runs, so a
+/// resumed run would differ from an uninterrupted one: DESIGN.md decision
+/// 10), which the caller allows or not.
 dlc_status_t checkNumerics(const Dnn &dnn, const DnnDescriptor &config,
-                           bool refuseTensorCores, std::string &refusal) {
+                           bool refuseTensorCores, std::string &refusal,
+                           bool &nondeterministic) {
   DnnDescriptor engine(dnn);
   DLC_RETURN_IF_ERROR(engine.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine"));
   cudnnBackendDescriptor_t engineHandle = engine.handle();
@@ -266,6 +273,7 @@ dlc_status_t checkNumerics(const Dnn &dnn, const DnnDescriptor &config,
       engine.get(DLC_ATTRIBUTE(CUDNN_ATTR_ENGINE_NUMERICAL_NOTE),
                  CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT,
                  count, notes));
+  nondeterministic = false;
   for (int64_t i = 0; i < count; ++i) {
     switch (notes[i]) {
     case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS:
@@ -275,10 +283,8 @@ dlc_status_t checkNumerics(const Dnn &dnn, const DnnDescriptor &config,
       refusal = "an engine reduces in less than the compute type";
       return nullptr;
     case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC:
-      // Atomics in a different order per run would make a resumed run
-      // differ from an uninterrupted one (DESIGN.md decision 10).
-      refusal = "an engine is nondeterministic";
-      return nullptr;
+      nondeterministic = true;
+      break;
     case CUDNN_NUMERICAL_NOTE_TENSOR_CORE:
       if (refuseTensorCores) {
         refusal = "an engine uses TF32 tensor cores, which were not allowed";
@@ -290,6 +296,126 @@ dlc_status_t checkNumerics(const Dnn &dnn, const DnnDescriptor &config,
     }
   }
   return nullptr;
+}
+
+/// A configuration whose plan finalized within the workspace limit.
+struct Candidate {
+  DnnDescriptor config, plan;
+  size_t workspace = 0;
+  bool nondeterministic = false;
+  /// The fastest of the timed runs, or -1 (not timed, or it failed).
+  double ms = -1;
+};
+
+/// Device memory for a measurement, freed when it goes.
+class Scratch {
+public:
+  explicit Scratch(const Driver &driver) : driver_(driver) {}
+  ~Scratch() {
+    if (address_)
+      driver_.cuMemFree(address_);
+  }
+  dlc_status_t allocate(size_t bytes) {
+    return driver_.check(driver_.cuMemAlloc(&address_, std::max<size_t>(bytes, 1)),
+                         "cuMemAlloc (convolution engine measurement)");
+  }
+  void *pointer() const { return reinterpret_cast<void *>(address_); }
+
+private:
+  const Driver &driver_;
+  CUdeviceptr address_ = 0;
+};
+
+/// Times every candidate on scratch buffers of `bytes` (x, w, y) filled
+/// with 0x3c bytes (each float 0.0115, each half 1.06: normal numbers, so
+/// no engine runs on zeros or denormals; an engine's speed does not depend
+/// on the values otherwise): one run that loads its kernels, then the
+/// fastest of kRuns. A candidate that fails to run keeps ms == -1. Scratch
+/// memory that cannot be allocated leaves every candidate unmeasured.
+dlc_status_t measure(const Dnn &dnn, std::vector<Candidate> &candidates,
+                     const size_t (&bytes)[3], const Driver &driver,
+                     CUstream stream) {
+  constexpr int kRuns = 3;
+  size_t workspace = 0;
+  for (const Candidate &c : candidates)
+    workspace = std::max(workspace, c.workspace);
+  Scratch x(driver), w(driver), y(driver), space(driver);
+  Scratch *operands[] = {&x, &w, &y};
+  for (int i = 0; i < 4; ++i) {
+    StatusOwner failure(i < 3 ? operands[i]->allocate(bytes[i])
+                              : space.allocate(workspace));
+    if (failure.get())
+      return nullptr;
+  }
+  for (int i = 0; i < 3; ++i)
+    DLC_RETURN_IF_ERROR(driver.check(
+        driver.cuMemsetD8Async(
+            reinterpret_cast<CUdeviceptr>(operands[i]->pointer()), 0x3c,
+            bytes[i], stream),
+        "cuMemsetD8Async (convolution engine measurement)"));
+  CUevent start = nullptr, stop = nullptr;
+  DLC_RETURN_IF_ERROR(driver.check(driver.cuEventCreate(&start, 0),
+                                   "cuEventCreate"));
+  dlc_status_t status = driver.check(driver.cuEventCreate(&stop, 0),
+                                     "cuEventCreate");
+  for (Candidate &c : candidates) {
+    if (status)
+      break;
+    auto run = [&] {
+      return dnn.execute(c.plan.handle(), x.pointer(), w.pointer(),
+                         y.pointer(), space.pointer(), stream);
+    };
+    // An engine that fails here is left out, not an error: the heuristics
+    // may list engines this GPU cannot run.
+    StatusOwner warmup(run());
+    if (warmup.get() ||
+        (status = driver.check(driver.cuStreamSynchronize(stream),
+                               "cuStreamSynchronize")))
+      continue;
+    for (int i = 0; i < kRuns && !status; ++i) {
+      float ms = 0;
+      if ((status = driver.check(driver.cuEventRecord(start, stream),
+                                 "cuEventRecord")))
+        break;
+      StatusOwner failure(run());
+      if (failure.get())
+        break;
+      if ((status = driver.check(driver.cuEventRecord(stop, stream),
+                                 "cuEventRecord")) ||
+          (status = driver.check(driver.cuEventSynchronize(stop),
+                                 "cuEventSynchronize")) ||
+          (status = driver.check(driver.cuEventElapsedTime(&ms, start, stop),
+                                 "cuEventElapsedTime")))
+        break;
+      c.ms = c.ms < 0 ? ms : std::min<double>(c.ms, ms);
+    }
+  }
+  if (stop)
+    driver.cuEventDestroy(stop);
+  driver.cuEventDestroy(start);
+  return status;
+}
+
+/// What identifies a convolution's engine choice: its kind, types, tensor
+/// layouts and alignments, geometry and options.
+std::string engineKey(fb::ConvKind kind, DType dtype,
+                      const DnnConvLayout &layout, const uint64_t (&align)[3],
+                      const DnnConvOptions &options) {
+  std::string key = std::string(fb::EnumNameConvKind(kind)) + "/" +
+                    dtypeName(dtype) + "/tf32=" +
+                    (options.allowTf32 ? "1" : "0") + "/nondeterministic=" +
+                    (options.allowNondeterministic ? "1" : "0");
+  const std::pair<const char *, const std::vector<int64_t> *> parts[] = {
+      {"x", &layout.xDims},        {"xs", &layout.xStrides},
+      {"w", &layout.wDims},        {"ws", &layout.wStrides},
+      {"y", &layout.yDims},        {"ys", &layout.yStrides},
+      {"stride", &layout.stride},  {"pad", &layout.padLow},
+      {"padhigh", &layout.padHigh}, {"dilation", &layout.dilation}};
+  for (const auto &[name, values] : parts)
+    key += std::string("/") + name + shapeString(*values);
+  for (uint64_t a : align)
+    key += "/align" + std::to_string(a);
+  return key;
 }
 
 } // namespace
@@ -320,8 +446,37 @@ dlc_status_t Dnn::open(std::unique_ptr<Dnn> &out) {
     return makeStatus(DLC_UNAVAILABLE,
                       "cudnnCreate failed: " + dnn->describe(status));
   }
+  if (const char *path = std::getenv("DLC_CUDNN_ENGINES")) {
+    dnn->enginesFile_ = path;
+    // Lines "INDEX KEY"; a line that does not parse is ignored (that
+    // convolution is measured again).
+    std::ifstream file(path);
+    std::string line;
+    while (std::getline(file, line)) {
+      size_t space = line.find(' ');
+      if (space == std::string::npos || space == 0 || space + 1 == line.size())
+        continue;
+      char *end = nullptr;
+      long index = std::strtol(line.c_str(), &end, 10);
+      if (end == line.c_str() + space && index >= 0 && index < 1024)
+        dnn->engines_[line.substr(space + 1)] = static_cast<int>(index);
+    }
+  }
   out = std::move(dnn);
   return nullptr;
+}
+
+int Dnn::chosenEngine(const std::string &key) const {
+  auto it = engines_.find(key);
+  return it == engines_.end() ? -1 : it->second;
+}
+
+void Dnn::rememberEngine(const std::string &key, int engine) {
+  engines_[key] = engine;
+  if (enginesFile_.empty())
+    return;
+  std::ofstream file(enginesFile_, std::ios::app);
+  file << engine << ' ' << key << '\n';
 }
 
 Dnn::~Dnn() {
@@ -350,8 +505,8 @@ DnnConv::~DnnConv() {
     dnn_.destroyDescriptor_(*it);
 }
 
-dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step, bool allowTf32,
-                             size_t maxWorkspaceBytes,
+dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
+                             const DnnConvOptions &options,
                              std::unique_ptr<DnnConv> &out) {
   std::unique_ptr<DnnConv> conv(new DnnConv(dnn));
   cpu::ConvGeometry g = cpu::ConvGeometry::fromStep(step);
@@ -420,13 +575,18 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step, bool allowTf32,
       graph.set(kGraphHandle, CUDNN_TYPE_HANDLE, 1, &dnn.handle_));
   DLC_RETURN_IF_ERROR(graph.finalize());
 
-  // The plan: the heuristics' configurations in their order of preference,
-  // the first whose numerics are acceptable, whose plan finalizes (an
-  // engine may not support the shape or this GPU) and whose workspace fits.
-  bool refuseTensorCores = dtype == DType::F32 && !allowTf32;
+  // The candidates: the heuristics' configurations in their order of
+  // preference whose numerics are acceptable, whose plan finalizes (an
+  // engine may not support the shape or this GPU) and whose workspace
+  // fits; the fallback list only when mode A has none.
+  constexpr size_t kMaxCandidates = 12;
+  bool refuseTensorCores = dtype == DType::F32 && !options.allowTf32;
   std::string reason = "the heuristics suggested no engine";
+  std::vector<Candidate> candidates;
   for (cudnnBackendHeurMode_t mode :
        {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    if (!candidates.empty())
+      break;
     DnnDescriptor heuristics(dnn);
     DLC_RETURN_IF_ERROR(heuristics.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
                                           "engine heuristics"));
@@ -456,10 +616,11 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step, bool allowTf32,
     if (count > 0)
       DLC_RETURN_IF_ERROR(heuristics.get(results, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                                          count, count, configHandles.data()));
-    for (int64_t i = 0; i < count; ++i) {
+    for (int64_t i = 0; i < count && candidates.size() < kMaxCandidates; ++i) {
       std::string refusal;
-      DLC_RETURN_IF_ERROR(
-          checkNumerics(dnn, configs[i], refuseTensorCores, refusal));
+      bool nondeterministic = false;
+      DLC_RETURN_IF_ERROR(checkNumerics(dnn, configs[i], refuseTensorCores,
+                                        refusal, nondeterministic));
       if (!refusal.empty()) {
         reason = refusal;
         continue;
@@ -480,28 +641,72 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step, bool allowTf32,
       DLC_RETURN_IF_ERROR(
           plan.get(DLC_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE),
                    CUDNN_TYPE_INT64, 1, returned, &workspace));
-      if (static_cast<uint64_t>(workspace) > maxWorkspaceBytes) {
+      if (static_cast<uint64_t>(workspace) > options.maxWorkspaceBytes) {
         reason = "an engine needs " + std::to_string(workspace) +
                  " bytes of workspace";
         continue;
       }
-      conv->descriptors_.reserve(8);
-      for (DnnDescriptor *used :
-           {&x, &w, &y, &convolution, &node, &graph, &configs[i], &plan})
-        conv->descriptors_.push_back(used->release());
-      conv->plan_ = conv->descriptors_.back();
-      conv->workspaceBytes_ = static_cast<size_t>(workspace);
-      out = std::move(conv);
-      return nullptr;
+      candidates.push_back({std::move(configs[i]), std::move(plan),
+                            static_cast<size_t>(workspace), nondeterministic});
     }
   }
-  return makeStatus(
-      DLC_UNIMPLEMENTED,
-      std::string("cuDNN has no engine for this ") + dtypeName(dtype) + " " +
-          attributes.what + " (x " + shapeString(layout.xDims) + ", w " +
-          shapeString(layout.wDims) + ", y " + shapeString(layout.yDims) +
-          ") within " + std::to_string(maxWorkspaceBytes) +
-          " bytes of workspace; last: " + reason);
+  auto allowed = [&](const Candidate &c) {
+    return !c.nondeterministic || options.allowNondeterministic;
+  };
+  auto first = std::find_if(candidates.begin(), candidates.end(), allowed);
+  if (first == candidates.end())
+    return makeStatus(
+        DLC_UNIMPLEMENTED,
+        std::string("cuDNN has no engine for this ") + dtypeName(dtype) + " " +
+            attributes.what + " (x " + shapeString(layout.xDims) + ", w " +
+            shapeString(layout.wDims) + ", y " + shapeString(layout.yDims) +
+            ") within " + std::to_string(options.maxWorkspaceBytes) +
+            " bytes of workspace; last: " +
+            (candidates.empty() ? reason : "an engine is nondeterministic"));
+
+  // The engine: the one chosen for this shape before, else the fastest
+  // allowed candidate measured now, else the heuristics' first.
+  DnnEngineChoice &choice = conv->choice_;
+  choice.candidates = static_cast<int>(candidates.size());
+  choice.chosen = static_cast<int>(first - candidates.begin());
+  uint64_t alignments[] = {conv->xAlignment_, conv->wAlignment_,
+                           conv->yAlignment_};
+  std::string key = engineKey(kind, dtype, layout, alignments, options);
+  int remembered = dnn.chosenEngine(key);
+  if (remembered >= 0 && remembered < choice.candidates &&
+      allowed(candidates[remembered])) {
+    choice.chosen = remembered;
+  } else if (options.driver && candidates.size() > 1) {
+    size_t elementBytes = dtypeSize(dtype);
+    const size_t bytes[] = {g.xElements() * elementBytes,
+                            g.wElements() * elementBytes,
+                            g.yElements() * elementBytes};
+    DLC_RETURN_IF_ERROR(
+        measure(dnn, candidates, bytes, *options.driver, options.stream));
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      double ms = candidates[i].ms;
+      if (ms < 0)
+        continue;
+      if (choice.fastestMs < 0 || ms < choice.fastestMs)
+        choice.fastestMs = ms;
+      if (allowed(candidates[i]) &&
+          (choice.chosenMs < 0 || ms < choice.chosenMs)) {
+        choice.chosenMs = ms;
+        choice.chosen = static_cast<int>(i);
+      }
+    }
+    dnn.rememberEngine(key, choice.chosen);
+  }
+
+  Candidate &chosen = candidates[choice.chosen];
+  conv->descriptors_.reserve(8);
+  for (DnnDescriptor *used : {&x, &w, &y, &convolution, &node, &graph,
+                              &chosen.config, &chosen.plan})
+    conv->descriptors_.push_back(used->release());
+  conv->plan_ = conv->descriptors_.back();
+  conv->workspaceBytes_ = chosen.workspace;
+  out = std::move(conv);
+  return nullptr;
 }
 
 dlc_status_t DnnConv::run(void *x, void *w, void *y, void *workspace,
@@ -520,10 +725,15 @@ dlc_status_t DnnConv::run(void *x, void *w, void *y, void *workspace,
                         std::string("convolution ") + operand.name +
                             " is not " + std::to_string(operand.alignment) +
                             "-byte aligned as its cuDNN plan assumes");
+  return dnn_.execute(plan_, x, w, y, workspace, stream);
+}
+
+dlc_status_t Dnn::execute(cudnnBackendDescriptor_t plan, void *x, void *w,
+                          void *y, void *workspace, CUstream stream) const {
   // A variant pack per call: a few host allocations, no device work, and
   // nothing a captured graph keeps (cudnnBackendExecute reads the pointers
   // while it enqueues).
-  DnnDescriptor pack(dnn_);
+  DnnDescriptor pack(*this);
   int64_t uids[] = {kXUid, kWUid, kYUid};
   void *pointers[] = {x, w, y};
   DLC_RETURN_IF_ERROR(
@@ -537,10 +747,8 @@ dlc_status_t DnnConv::run(void *x, void *w, void *y, void *workspace,
   DLC_RETURN_IF_ERROR(pack.set(DLC_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_WORKSPACE),
                                CUDNN_TYPE_VOID_PTR, 1, &workspace));
   DLC_RETURN_IF_ERROR(pack.finalize());
-  DLC_RETURN_IF_ERROR(
-      dnn_.check(dnn_.setStream_(dnn_.handle_, stream), "cudnnSetStream"));
-  return dnn_.check(dnn_.execute_(dnn_.handle_, plan_, pack.handle()),
-                    "cudnnBackendExecute");
+  DLC_RETURN_IF_ERROR(check(setStream_(handle_, stream), "cudnnSetStream"));
+  return check(execute_(handle_, plan, pack.handle()), "cudnnBackendExecute");
 }
 
 } // namespace dlc::cuda

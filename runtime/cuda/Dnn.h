@@ -6,21 +6,27 @@
 // cudnnConvolution* calls are deprecated. Each step becomes an operation
 // graph of one convolution node whose execution plan is chosen and
 // finalized once, when a session opens, so that running it is one
-// cudnnBackendExecute that may be captured into a CUDA graph. The library
-// is opened with dlopen (DynamicLibrary.h): a machine without it still runs
-// dlc on the CPU.
+// cudnnBackendExecute that may be captured into a CUDA graph. The engine is
+// chosen by measurement, as PyTorch's cudnn.benchmark does: the candidates
+// the heuristics list are timed once per shape and the fastest the step's
+// numerics allow is kept (DLC_CUDNN_ENGINES names a file that keeps the
+// choices across processes, so that a resumed run takes the same engines).
+// The library is opened with dlopen (DynamicLibrary.h): a machine without
+// it still runs dlc on the CPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CUDA_DNN_H
 #define DLC_RUNTIME_CUDA_DNN_H
 
 #include "dlc/runtime.h"
+#include "runtime/cuda/Driver.h"
 #include "runtime/cuda/DynamicLibrary.h"
 #include "runtime/module/dlcm_generated.h"
 
 #include <cuda.h>
 #include <cudnn.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +47,11 @@ public:
   Dnn(const Dnn &) = delete;
   Dnn &operator=(const Dnn &) = delete;
 
+  /// Enqueues the finalized convolution `plan` on `stream` over the
+  /// buffers of its x, w and y tensors and `workspace`.
+  dlc_status_t execute(cudnnBackendDescriptor_t plan, void *x, void *w,
+                       void *y, void *workspace, CUstream stream) const;
+
 private:
   friend class DnnConv;
   /// An owned backend descriptor whose calls report failures as statuses
@@ -48,6 +59,14 @@ private:
   friend class DnnDescriptor;
 
   Dnn() = default;
+
+  /// The engine chosen before for the convolution `key` (an index into its
+  /// candidates), or -1.
+  int chosenEngine(const std::string &key) const;
+  /// Remembers `engine` for `key`, appending it to DLC_CUDNN_ENGINES's
+  /// file when that is set (a file that cannot be written is skipped: the
+  /// choice is then measured again in the next process).
+  void rememberEngine(const std::string &key, int engine);
 
   /// "CUDNN_STATUS_BAD_PARAM (2000)", then cuDNN's own account of the last
   /// failure on this thread when it has one.
@@ -57,6 +76,10 @@ private:
 
   DynamicLibrary library_;
   cudnnHandle_t handle_ = nullptr;
+  /// Engines chosen by measurement, by convolution; loaded from
+  /// DLC_CUDNN_ENGINES's file (lines "INDEX KEY") when it is set.
+  std::map<std::string, int> engines_;
+  std::string enginesFile_;
 
   decltype(&cudnnCreate) create_ = nullptr;
   decltype(&cudnnDestroy) destroy_ = nullptr;
@@ -71,22 +94,52 @@ private:
   decltype(&cudnnBackendExecute) execute_ = nullptr;
 };
 
+/// What a convolution's plan may use, and how its engine is chosen.
+struct DnnConvOptions {
+  /// float32 may run on TF32 tensor cores (dlcm.fbs cuda_allow_tf32).
+  bool allowTf32 = false;
+  /// Engines cuDNN marks nondeterministic may be taken (dlcm.fbs
+  /// cuda_allow_nondeterministic).
+  bool allowNondeterministic = false;
+  size_t maxWorkspaceBytes = 0;
+  /// Where candidates are timed (the session's device and stream); with no
+  /// driver, the heuristics' first acceptable engine is taken unmeasured.
+  const Driver *driver = nullptr;
+  CUstream stream = nullptr;
+};
+
+/// How a convolution's engine was chosen, for profiles: the candidates
+/// (configurations whose plan finalized within the workspace limit, the
+/// nondeterministic ones included), the one taken, and the measured
+/// milliseconds of the taken one and of the fastest of all (which may be
+/// nondeterministic: the difference is what determinism costs). -1 where
+/// nothing was measured.
+struct DnnEngineChoice {
+  int candidates = 0;
+  int chosen = 0;
+  double chosenMs = -1;
+  double fastestMs = -1;
+};
+
 /// One ConvStep (checked by ModuleFile), planned once: an operation graph
 /// of its one CONVOLUTION_FORWARD, _BACKWARD_DATA or _BACKWARD_FILTER node
-/// and the execution plan of the first engine configuration that
-/// CUDNN_HEUR_MODE_A (then CUDNN_HEUR_MODE_FALLBACK) suggests whose plan
-/// finalizes within the workspace limit and the numerics asked for. `dnn`
-/// must outlive it.
+/// and the execution plan of the engine configuration chosen among those
+/// CUDNN_HEUR_MODE_A (or, when it has none, CUDNN_HEUR_MODE_FALLBACK)
+/// suggests whose plan finalizes within the workspace limit and the
+/// numerics asked for. `dnn` must outlive it.
 class DnnConv {
 public:
   /// Plans `step`. float16 and bfloat16 compute in float32, float32 in
-  /// float32, or on TF32 tensor cores as well when `allowTf32`, float64 in
-  /// float64; no engine that converts inputs down or reduces in less than
-  /// the compute type is taken. Another dtype, a convolution of more than
-  /// 3 spatial dimensions, or a step no engine takes within
-  /// `maxWorkspaceBytes` is DLC_UNIMPLEMENTED.
-  static dlc_status_t create(Dnn &dnn, const fb::ConvStep &step, bool allowTf32,
-                             size_t maxWorkspaceBytes,
+  /// float32, or on TF32 tensor cores as well when `options.allowTf32`,
+  /// float64 in float64; no engine that converts inputs down or reduces in
+  /// less than the compute type is taken, nor a nondeterministic one unless
+  /// allowed. With a driver, every candidate runs on scratch buffers of the
+  /// step's sizes and the fastest allowed one is kept (once per shape: the
+  /// Dnn remembers it). Another dtype, a convolution of more than 3 spatial
+  /// dimensions, or a step no engine takes within the workspace limit is
+  /// DLC_UNIMPLEMENTED.
+  static dlc_status_t create(Dnn &dnn, const fb::ConvStep &step,
+                             const DnnConvOptions &options,
                              std::unique_ptr<DnnConv> &out);
   ~DnnConv();
   DnnConv(const DnnConv &) = delete;
@@ -94,6 +147,8 @@ public:
 
   /// Bytes of workspace run() needs (at most the limit create() was given).
   size_t workspaceBytes() const { return workspaceBytes_; }
+
+  const DnnEngineChoice &engineChoice() const { return choice_; }
 
   /// A step with an empty operand writes zeros (a sum of nothing), which
   /// cuDNN does not compute: the output's bytes, for the caller to clear
@@ -125,6 +180,7 @@ private:
   std::vector<cudnnBackendDescriptor_t> descriptors_;
   size_t workspaceBytes_ = 0;
   size_t zeroFillBytes_ = 0;
+  DnnEngineChoice choice_;
   /// The alignment of x, w and y the plan was chosen for.
   uint64_t xAlignment_ = 0, wAlignment_ = 0, yAlignment_ = 0;
 };

@@ -97,6 +97,12 @@ static cl::opt<bool>
                   "TF32 tensor cores (10-bit mantissa products, float32 "
                   "sums; default off)"),
          cl::init(false));
+static cl::opt<bool> cudnnNondeterministic(
+    "cudnn-nondeterministic",
+    cl::desc("--target cuda: convolutions may take cuDNN engines that use "
+             "atomics, whose results vary in the last bits from run to run "
+             "(default off: bit-exact resume)"),
+    cl::init(false));
 
 namespace {
 
@@ -279,6 +285,7 @@ int main(int argc, char **argv) {
   writerOptions.trainingOptions = optionsText(argc, argv);
   writerOptions.embedParameters = embedParameters;
   writerOptions.cudaAllowTf32 = tf32;
+  writerOptions.cudaAllowNondeterministic = cudnnNondeterministic;
   writerOptions.hostCompiler = hostCompiler;
   writerOptions.hostCpu = hostCpu;
   if (!cudaArch.empty())
