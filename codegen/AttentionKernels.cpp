@@ -4,11 +4,14 @@
 // module's prelude) over the head sizes, the tiles and a mask; an emitted
 // kernel is the call that instantiates them with an op's shapes and the
 // mask its bias is. Thread layout (both templates): thread t is column
-// t % 8 of thread row t / 8, which owns the block's rows 4 * (t / 8) to
-// 4 * (t / 8) + 3; it accumulates those rows at the columns t % 8 + 8 * c
-// of a streamed tile (scores) or of the head (outputs and gradients). A
-// thread row's 8 threads are consecutive lanes of one warp, so a row's
-// maximum and sum are three shuffles.
+// t % 8 of thread row t / 8, which owns 4 of the block's rows, kRows apart;
+// it accumulates those rows at the columns t % 8 + 8 * c of a streamed tile
+// (scores) and at the groups of 4 columns 4 * (t % 8 + 8 * c) of the head
+// (outputs and gradients), reading shared memory 16 bytes at a time: each
+// read feeds 16 multiply-adds, so the tiles' products are bound by the
+// multiprocessors' float32 rate, not by shared memory. A thread row's 8
+// threads are consecutive lanes of one warp, so a row's maximum and sum
+// are three shuffles.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/AttentionKernels.h"
@@ -31,9 +34,15 @@ namespace {
 constexpr int64_t kSharedBytes = 48 * 1024;
 
 constexpr const char *kDeviceCode = R"(
-// Fused attention (codegen/AttentionKernels.h). Tiles are row-major with
-// each row padded by one float, so that threads reading the same column of
-// different rows hit different banks.
+// Fused attention (codegen/AttentionKernels.h). Tiles are row-major in
+// shared memory with rows of dlc_attention_stride(K) floats: K rounded up
+// to 8 (the tail zero-filled) plus 4, so that rows start 16 bytes apart in
+// an odd number of 16-byte steps and a warp's float4 reads of 4 or 8
+// consecutive rows hit different banks. Thread t is column t % 8 of thread
+// row t / 8 of kRows = R / 4; it owns the block's rows t / 8 + kRows * r
+// (r < 4), the score columns t % 8 + 8 * c and the output columns
+// 4 * (t % 8 + 8 * c) + 0..3, so that each of its shared-memory reads is
+// a float4 that feeds 16 multiply-adds.
 struct dlc_attention_no_mask {
   __device__ float score(float s, int64_t, int64_t) const { return s; }
   __device__ int64_t keys_end(int64_t, int64_t tk) const { return tk; }
@@ -64,6 +73,10 @@ struct dlc_attention_bias {
   __device__ int64_t queries_begin(int64_t) const { return 0; }
 };
 
+__host__ __device__ constexpr int dlc_attention_stride(int k) {
+  return (k + 7) / 8 * 8 + 4;
+}
+
 // The sum and the maximum of a thread row's 8 values (consecutive lanes):
 // every lane gets the same bits, as a + b == b + a.
 DLC_FN float dlc_row8_sum(float v) {
@@ -77,58 +90,106 @@ DLC_FN float dlc_row8_max(float v) {
   return v;
 }
 
+DLC_FN float4 dlc_load4(const float *p) {
+  return *reinterpret_cast<const float4 *>(p);
+}
+
+// a . b + acc in 4 fused multiply-adds: modules compile with --fmad=false
+// (elementwise kernels round as the CPU's do), which would otherwise split
+// every product of the tiles into a multiply and an add.
+DLC_FN float dlc_dot4(float4 a, float4 b, float acc) {
+  acc = __fmaf_rn(a.x, b.x, acc);
+  acc = __fmaf_rn(a.y, b.y, acc);
+  acc = __fmaf_rn(a.z, b.z, acc);
+  return __fmaf_rn(a.w, b.w, acc);
+}
+
 // Rows [first, first + ROWS) of a row-major [rows, COLS] matrix into a
-// padded tile, zeros past `rows`.
+// tile, zeros past `rows` and in each row's padding.
 template <int ROWS, int COLS, int THREADS>
 DLC_FN void dlc_attention_load(float *tile, const float *m, int64_t first,
                                int64_t rows) {
-  for (int e = threadIdx.x; e < ROWS * COLS; e += THREADS) {
-    const int r = e / COLS, c = e % COLS;
-    tile[r * (COLS + 1) + c] =
-        first + r < rows ? m[(first + r) * COLS + c] : 0.0f;
+  constexpr int kWidth = (COLS + 7) / 8 * 8;
+  for (int e = threadIdx.x; e < ROWS * kWidth; e += THREADS) {
+    const int r = e / kWidth, c = e % kWidth;
+    tile[r * dlc_attention_stride(COLS) + c] =
+        first + r < rows && c < COLS ? m[(first + r) * COLS + c] : 0.0f;
   }
 }
 
-// acc[r][c] += a[row0 + r] . b[tc + 8c] over K columns: the products of
-// the thread's 4 rows of tile `a` with its columns' rows of tile `b` (Q K^T
-// from rows of both).
-template <int K, int COLS>
+// acc[r][c] += a[tr + kRows r] . b[tc + 8c] over K columns: the thread's
+// rows of tile `a` against its columns' rows of tile `b` (Q K^T from rows
+// of both).
+template <int K, int COLS, int kRows>
 DLC_FN void dlc_attention_abt(float (&acc)[4][COLS], const float *a,
-                              const float *b, int row0, int tc) {
-  for (int k = 0; k < K; ++k) {
-    float x[4];
+                              const float *b, int tr, int tc) {
+  constexpr int kStride = dlc_attention_stride(K);
+  for (int k = 0; k < K; k += 4) {
+    float4 x[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      x[r] = a[(row0 + r) * (K + 1) + k];
+      x[r] = dlc_load4(a + (tr + kRows * r) * kStride + k);
 #pragma unroll
     for (int c = 0; c < COLS; ++c) {
-      const float y = b[(tc + 8 * c) * (K + 1) + k];
+      const float4 y = dlc_load4(b + (tc + 8 * c) * kStride + k);
 #pragma unroll
       for (int r = 0; r < 4; ++r)
-        acc[r][c] += x[r] * y;
+        acc[r][c] = dlc_dot4(x[r], y, acc[r][c]);
     }
   }
 }
 
-// acc[r][c] += sum_j p[row0 + r][j] * b[j][tc + 8c] for the columns below N
-// of a [J, N] tile `b`: a probability tile times streamed rows.
-template <int J, int N, int COLS>
-DLC_FN void dlc_attention_ab(float (&acc)[4][COLS], const float *p,
-                             const float *b, int row0, int tc) {
-  for (int j = 0; j < J; ++j) {
-    float x[4];
+// acc[r][c][e] += sum_j p[tr + kRows r][j] * b[j][4 (tc + 8c) + e] for the
+// column groups below N of a [J, N] tile `b`: a probability tile times
+// streamed rows.
+template <int J, int N, int CHUNKS, int kRows>
+DLC_FN void dlc_attention_ab(float (&acc)[4][CHUNKS][4], const float *p,
+                             const float *b, int tr, int tc) {
+  constexpr int kStride = dlc_attention_stride(J), kB = dlc_attention_stride(N);
+  for (int j = 0; j < J; j += 4) {
+    float4 x[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      x[r] = p[(row0 + r) * (J + 1) + j];
+      x[r] = dlc_load4(p + (tr + kRows * r) * kStride + j);
 #pragma unroll
-    for (int c = 0; c < COLS; ++c) {
-      if (tc + 8 * c >= N)
+    for (int c = 0; c < CHUNKS; ++c) {
+      const int column = 4 * (tc + 8 * c);
+      if (column >= N)
         continue;
-      const float y = b[j * (N + 1) + tc + 8 * c];
+      const float4 y0 = dlc_load4(b + j * kB + column);
+      const float4 y1 = dlc_load4(b + (j + 1) * kB + column);
+      const float4 y2 = dlc_load4(b + (j + 2) * kB + column);
+      const float4 y3 = dlc_load4(b + (j + 3) * kB + column);
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        acc[r][c] += x[r] * y;
+      for (int r = 0; r < 4; ++r) {
+        acc[r][c][0] = dlc_dot4(x[r], make_float4(y0.x, y1.x, y2.x, y3.x), acc[r][c][0]);
+        acc[r][c][1] = dlc_dot4(x[r], make_float4(y0.y, y1.y, y2.y, y3.y), acc[r][c][1]);
+        acc[r][c][2] = dlc_dot4(x[r], make_float4(y0.z, y1.z, y2.z, y3.z), acc[r][c][2]);
+        acc[r][c][3] = dlc_dot4(x[r], make_float4(y0.w, y1.w, y2.w, y3.w), acc[r][c][3]);
+      }
     }
+  }
+}
+
+// Stores a thread's accumulated rows `acc` of a [.., N] result: rows
+// first + tr + kRows r below `rows`, column groups below N.
+template <int N, int CHUNKS, int kRows>
+DLC_FN void dlc_attention_store(float *out, const float (&acc)[4][CHUNKS][4],
+                                int64_t first, int64_t rows, int tr, int tc,
+                                const float (&scale)[4]) {
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const int64_t row = first + tr + kRows * r;
+    if (row >= rows)
+      continue;
+#pragma unroll
+    for (int c = 0; c < CHUNKS; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int column = 4 * (tc + 8 * c) + e;
+        if (column < N)
+          out[row * N + column] = acc[r][c][e] * scale[r];
+      }
   }
 }
 
@@ -141,26 +202,29 @@ DLC_FN void dlc_attention_forward(const float *q, const float *k,
                                   const float *v, float *out, float *lse,
                                   int64_t tq, int64_t tk, float scale,
                                   int64_t n, MaskOf mask_of) {
-  constexpr int kThreads = 2 * R, kCols = W / 8, kOut = (DV + 7) / 8;
-  __shared__ float qs[R * (D + 1)];
-  __shared__ float ks[W * (D + 1)];
-  __shared__ float vs[W * (DV + 1)];
-  __shared__ float ps[R * (W + 1)];
-  const int row0 = threadIdx.x / 8 * 4, tc = threadIdx.x % 8;
+  constexpr int kThreads = 2 * R, kRows = R / 4, kCols = W / 8,
+                kOut = (DV + 31) / 32, kP = dlc_attention_stride(W);
+  __shared__ __align__(16) float qs[R * dlc_attention_stride(D)];
+  __shared__ __align__(16) float ks[W * dlc_attention_stride(D)];
+  __shared__ __align__(16) float vs[W * dlc_attention_stride(DV)];
+  __shared__ __align__(16) float ps[R * kP];
+  const int tr = threadIdx.x / 8, tc = threadIdx.x % 8;
   const int64_t tiles = (tq + R - 1) / R;
   for (int64_t it = blockIdx.x; it < n; it += gridDim.x) {
     const int64_t head = it / tiles, q0 = it % tiles * R;
     const auto mask = mask_of(head);
     __syncthreads(); // the last iteration's reads of qs are done
     dlc_attention_load<R, D, kThreads>(qs, q + head * tq * D, q0, tq);
-    float m[4], l[4], acc[4][kOut];
+    float m[4], l[4], acc[4][kOut][4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       m[r] = -dlc_inf_f32();
       l[r] = 0.0f;
 #pragma unroll
       for (int c = 0; c < kOut; ++c)
-        acc[r][c] = 0.0f;
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          acc[r][c][e] = 0.0f;
     }
     const int64_t keys = mask.keys_end(dlc_min_index(q0 + R, tq) - 1, tk);
     for (int64_t k0 = 0; k0 < keys; k0 += W) {
@@ -169,10 +233,10 @@ DLC_FN void dlc_attention_forward(const float *q, const float *k,
       dlc_attention_load<W, DV, kThreads>(vs, v + head * tk * DV, k0, tk);
       __syncthreads();
       float s[4][kCols] = {};
-      dlc_attention_abt<D, kCols>(s, qs, ks, row0, tc);
+      dlc_attention_abt<D, kCols, kRows>(s, qs, ks, tr, tc);
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        const int64_t i = q0 + row0 + r;
+        const int64_t i = q0 + tr + kRows * r;
         float top = -dlc_inf_f32();
 #pragma unroll
         for (int c = 0; c < kCols; ++c) {
@@ -189,33 +253,32 @@ DLC_FN void dlc_attention_forward(const float *q, const float *k,
 #pragma unroll
         for (int c = 0; c < kCols; ++c) {
           const float p = dlc_exp(s[r][c] - shift);
-          ps[(row0 + r) * (W + 1) + tc + 8 * c] = p;
+          ps[(tr + kRows * r) * kP + tc + 8 * c] = p;
           sum += p;
         }
         l[r] = l[r] * rescale + dlc_row8_sum(sum);
 #pragma unroll
         for (int c = 0; c < kOut; ++c)
-          acc[r][c] *= rescale;
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            acc[r][c][e] *= rescale;
         m[r] = next;
       }
       __syncthreads();
-      dlc_attention_ab<W, DV, kOut>(acc, ps, vs, row0, tc);
+      dlc_attention_ab<W, DV, kOut, kRows>(acc, ps, vs, tr, tc);
     }
+    // A row whose scores are all -inf has l == 0: NaN, as the softmax's
+    // 0 / 0.
+    float inverse[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int64_t i = q0 + row0 + r;
-      if (i >= tq)
-        continue;
-      // A row whose scores are all -inf has l == 0: NaN, as the softmax's
-      // 0 / 0.
-      const float inverse = 1.0f / l[r];
-#pragma unroll
-      for (int c = 0; c < kOut; ++c)
-        if (tc + 8 * c < DV)
-          out[(head * tq + i) * DV + tc + 8 * c] = acc[r][c] * inverse;
-      if (tc == 0)
+      inverse[r] = 1.0f / l[r];
+      const int64_t i = q0 + tr + kRows * r;
+      if (tc == 0 && i < tq)
         lse[head * tq + i] = l[r] > 0.0f ? m[r] + dlc_log(l[r]) : dlc_nan_f32();
     }
+    dlc_attention_store<DV, kOut, kRows>(out + head * tq * DV, acc, q0, tq,
+                                         tr, tc, inverse);
   }
 }
 
@@ -230,19 +293,21 @@ DLC_FN void dlc_attention_backward(const float *q, const float *k,
                                    float *dq, float *dk, float *dv, int64_t tq,
                                    int64_t tk, float scale, int64_t heads,
                                    int64_t n, MaskOf mask_of) {
-  constexpr int kThreads = 2 * R, kCols = W / 8, kD = (D + 7) / 8,
-                kDv = (DV + 7) / 8;
+  constexpr int kThreads = 2 * R, kRows = R / 4, kCols = W / 8,
+                kD = (D + 31) / 32, kDv = (DV + 31) / 32,
+                kP = dlc_attention_stride(W);
   // Owned rows of a [.., D] and a [.., DV] matrix, streamed rows of two
   // more, the probability (then dS) tile, and the streamed queries' lse and
   // rowsum(dout * out).
-  __shared__ float own_d[R * (D + 1)];
-  __shared__ float own_dv[R * (DV + 1)];
-  __shared__ float str_d[W * (D + 1)];
-  __shared__ float str_dv[W * (DV + 1)];
-  __shared__ float tile[R * (W + 1)];
+  __shared__ __align__(16) float own_d[R * dlc_attention_stride(D)];
+  __shared__ __align__(16) float own_dv[R * dlc_attention_stride(DV)];
+  __shared__ __align__(16) float str_d[W * dlc_attention_stride(D)];
+  __shared__ __align__(16) float str_dv[W * dlc_attention_stride(DV)];
+  __shared__ __align__(16) float tile[R * kP];
   __shared__ float row_lse[W], row_dot[W];
-  const int row0 = threadIdx.x / 8 * 4, tc = threadIdx.x % 8;
+  const int tr = threadIdx.x / 8, tc = threadIdx.x % 8;
   const int64_t key_tiles = (tk + R - 1) / R, query_tiles = (tq + R - 1) / R;
+  const float ones[4] = {1.0f, 1.0f, 1.0f, 1.0f};
   for (int64_t it = blockIdx.x; it < n; it += gridDim.x) {
     __syncthreads(); // the last iteration's reads of shared memory are done
     if (it < heads * key_tiles) {
@@ -252,7 +317,7 @@ DLC_FN void dlc_attention_backward(const float *q, const float *k,
                   *doh = dout + head * tq * DV, *lh = lse + head * tq;
       dlc_attention_load<R, D, kThreads>(own_d, k + head * tk * D, k0, tk);
       dlc_attention_load<R, DV, kThreads>(own_dv, v + head * tk * DV, k0, tk);
-      float gk[4][kD] = {}, gv[4][kDv] = {};
+      float gk[4][kD][4] = {}, gv[4][kDv][4] = {};
       for (int64_t q0 = mask.queries_begin(k0) / W * W; q0 < tq; q0 += W) {
         __syncthreads(); // the last tile's reads are done
         dlc_attention_load<W, D, kThreads>(str_d, qh, q0, tq);
@@ -269,46 +334,36 @@ DLC_FN void dlc_attention_backward(const float *q, const float *k,
         __syncthreads();
         // Transposed: rows are keys, columns queries.
         float s[4][kCols] = {}, ds[4][kCols] = {};
-        dlc_attention_abt<D, kCols>(s, own_d, str_d, row0, tc);
-        dlc_attention_abt<DV, kCols>(ds, own_dv, str_dv, row0, tc);
+        dlc_attention_abt<D, kCols, kRows>(s, own_d, str_d, tr, tc);
+        dlc_attention_abt<DV, kCols, kRows>(ds, own_dv, str_dv, tr, tc);
 #pragma unroll
         for (int r = 0; r < 4; ++r)
 #pragma unroll
           for (int c = 0; c < kCols; ++c) {
-            const int64_t j = k0 + row0 + r, i = q0 + tc + 8 * c;
+            const int64_t j = k0 + tr + kRows * r, i = q0 + tc + 8 * c;
             const float p =
                 i < tq && j < tk
                     ? dlc_exp(mask.score(s[r][c] * scale, i, j) -
                               row_lse[tc + 8 * c])
                     : 0.0f;
-            tile[(row0 + r) * (W + 1) + tc + 8 * c] = p;
+            tile[(tr + kRows * r) * kP + tc + 8 * c] = p;
             ds[r][c] = p * (ds[r][c] - row_dot[tc + 8 * c]) * scale;
           }
         __syncthreads();
-        dlc_attention_ab<W, DV, kDv>(gv, tile, str_dv, row0, tc);
+        dlc_attention_ab<W, DV, kDv, kRows>(gv, tile, str_dv, tr, tc);
         __syncthreads();
 #pragma unroll
         for (int r = 0; r < 4; ++r)
 #pragma unroll
           for (int c = 0; c < kCols; ++c)
-            tile[(row0 + r) * (W + 1) + tc + 8 * c] = ds[r][c];
+            tile[(tr + kRows * r) * kP + tc + 8 * c] = ds[r][c];
         __syncthreads();
-        dlc_attention_ab<W, D, kD>(gk, tile, str_d, row0, tc);
+        dlc_attention_ab<W, D, kD, kRows>(gk, tile, str_d, tr, tc);
       }
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int64_t j = k0 + row0 + r;
-        if (j >= tk)
-          continue;
-#pragma unroll
-        for (int c = 0; c < kD; ++c)
-          if (tc + 8 * c < D)
-            dk[(head * tk + j) * D + tc + 8 * c] = gk[r][c];
-#pragma unroll
-        for (int c = 0; c < kDv; ++c)
-          if (tc + 8 * c < DV)
-            dv[(head * tk + j) * DV + tc + 8 * c] = gv[r][c];
-      }
+      dlc_attention_store<D, kD, kRows>(dk + head * tk * D, gk, k0, tk, tr, tc,
+                                        ones);
+      dlc_attention_store<DV, kDv, kRows>(dv + head * tk * DV, gv, k0, tk, tr,
+                                          tc, ones);
     } else {
       const int64_t rest = it - heads * key_tiles;
       const int64_t head = rest / query_tiles, q0 = rest % query_tiles * R;
@@ -321,15 +376,16 @@ DLC_FN void dlc_attention_backward(const float *q, const float *k,
       float row_l[4], row_d[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        const int64_t i = q0 + row0 + r;
+        const int64_t i = q0 + tr + kRows * r;
         float dot = 0.0f;
         if (i < tq)
           for (int e = tc; e < DV; e += 8)
-            dot += own_dv[(row0 + r) * (DV + 1) + e] * oh[i * DV + e];
+            dot += own_dv[(tr + kRows * r) * dlc_attention_stride(DV) + e] *
+                   oh[i * DV + e];
         row_d[r] = dlc_row8_sum(dot);
         row_l[r] = i < tq ? lh[i] : 0.0f;
       }
-      float gq[4][kD] = {};
+      float gq[4][kD][4] = {};
       const int64_t keys = mask.keys_end(dlc_min_index(q0 + R, tq) - 1, tk);
       for (int64_t k0 = 0; k0 < keys; k0 += W) {
         __syncthreads(); // the last tile's reads are done
@@ -338,48 +394,44 @@ DLC_FN void dlc_attention_backward(const float *q, const float *k,
                                             tk);
         __syncthreads();
         float s[4][kCols] = {}, ds[4][kCols] = {};
-        dlc_attention_abt<D, kCols>(s, own_d, str_d, row0, tc);
-        dlc_attention_abt<DV, kCols>(ds, own_dv, str_dv, row0, tc);
+        dlc_attention_abt<D, kCols, kRows>(s, own_d, str_d, tr, tc);
+        dlc_attention_abt<DV, kCols, kRows>(ds, own_dv, str_dv, tr, tc);
 #pragma unroll
         for (int r = 0; r < 4; ++r)
 #pragma unroll
           for (int c = 0; c < kCols; ++c) {
-            const int64_t i = q0 + row0 + r, j = k0 + tc + 8 * c;
+            const int64_t i = q0 + tr + kRows * r, j = k0 + tc + 8 * c;
             const float p =
                 i < tq && j < tk
                     ? dlc_exp(mask.score(s[r][c] * scale, i, j) - row_l[r])
                     : 0.0f;
-            tile[(row0 + r) * (W + 1) + tc + 8 * c] =
+            tile[(tr + kRows * r) * kP + tc + 8 * c] =
                 p * (ds[r][c] - row_d[r]) * scale;
           }
         __syncthreads();
-        dlc_attention_ab<W, D, kD>(gq, tile, str_d, row0, tc);
+        dlc_attention_ab<W, D, kD, kRows>(gq, tile, str_d, tr, tc);
       }
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int64_t i = q0 + row0 + r;
-        if (i >= tq)
-          continue;
-#pragma unroll
-        for (int c = 0; c < kD; ++c)
-          if (tc + 8 * c < D)
-            dq[(head * tq + i) * D + tc + 8 * c] = gq[r][c];
-      }
+      dlc_attention_store<D, kD, kRows>(dq + head * tq * D, gq, q0, tq, tr, tc,
+                                        ones);
     }
   }
 }
 )";
+
+/// The floats of a tile row of `k` columns (dlc_attention_stride).
+int64_t tileStride(int64_t k) { return (k + 7) / 8 * 8 + 4; }
 
 /// The bytes of static shared memory of the kernel's tiles (the templates'
 /// __shared__ arrays).
 int64_t sharedBytes(int64_t d, int64_t dv, AttentionTiles tiles,
                     bool gradient) {
   int64_t owned = tiles.ownedRows, streamed = tiles.streamRows;
+  int64_t probabilities = owned * tileStride(streamed);
   int64_t floats =
-      gradient ? owned * (d + 1) + owned * (dv + 1) + streamed * (d + 1) +
-                     streamed * (dv + 1) + owned * (streamed + 1) + 2 * streamed
-               : owned * (d + 1) + streamed * (d + 1) + streamed * (dv + 1) +
-                     owned * (streamed + 1);
+      gradient ? (owned + streamed) * (tileStride(d) + tileStride(dv)) +
+                     probabilities + 2 * streamed
+               : (owned + streamed) * tileStride(d) +
+                     streamed * tileStride(dv) + probabilities;
   return floats * static_cast<int64_t>(sizeof(float));
 }
 

@@ -10,7 +10,7 @@
 //
 // What a kernel uses of CUDA is defined here: the launch geometry
 // (threadIdx, blockIdx per host thread; blockDim, gridDim per launch), the
-// qualifiers, the bit casts, __shfl_xor_sync, which exchanges values
+// qualifiers, float4 and __fmaf_rn, the bit casts, __shfl_xor_sync, which exchanges values
 // between the 32 host threads that run a warp's lanes (cuda_shim.cpp),
 // __syncthreads, a barrier of the host threads that run a block of a
 // block-per-iteration step, __shared__ as static storage (blocks run one at
@@ -105,11 +105,26 @@ extern dlc_emu_dim3 blockDim, gridDim;
 
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(threads)
 /// One block runs at a time (cuda_shim.cpp), so a block's shared memory can
 /// be storage shared by every host thread.
 #define __shared__ static
+#define __align__(bytes) __attribute__((aligned(bytes)))
+
+/// CUDA's 16-byte vector of floats, which kernels load shared memory as.
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+static inline float4 make_float4(float x, float y, float z, float w) {
+  return {x, y, z, w};
+}
+
+/// A fused multiply-add, rounded once as the GPU's FFMA is.
+static inline float __fmaf_rn(float a, float b, float c) {
+  return __builtin_fmaf(a, b, c);
+}
 #define __syncthreads() dlc_emu_syncthreads()
 
 static inline float __int_as_float(int bits) {
