@@ -191,6 +191,10 @@ private:
   /// it (gathersScatter says when this form is used).
   FailureOr<std::string> scatterAsGather(ScatterElementsOp op,
                                          ArrayRef<std::string> index);
+  /// A segment sum at `index`: the segment's rows in sorted order, from
+  /// its first position (`starts`) while their id is the segment's.
+  FailureOr<std::string> segmentSum(SegmentSumOp op,
+                                    ArrayRef<std::string> index);
   /// A max-pool gradient at input position `index`, gathered: the sum, in
   /// row-major window order, of the output gradients of the windows that
   /// contain the position and chose it as their first maximum.
@@ -443,6 +447,7 @@ FailureOr<std::string> Emitter::compute(Operation *op, Value v,
       .Case<DropoutOp>([&](DropoutOp d) { return dropout(d, v, index); })
       .Case<ScatterElementsOp>(
           [&](ScatterElementsOp s) { return scatterAsGather(s, index); })
+      .Case<SegmentSumOp>([&](SegmentSumOp s) { return segmentSum(s, index); })
       .Case<MaxPoolGradOp>(
           [&](MaxPoolGradOp m) { return maxPoolGradAsGather(m, index); })
       .Case<MaxPoolOp, SumPoolOp>([&](auto p) {
@@ -1117,6 +1122,36 @@ Emitter::scatterAsGather(ScatterElementsOp op, ArrayRef<std::string> index) {
   return result;
 }
 
+FailureOr<std::string> Emitter::segmentSum(SegmentSumOp op,
+                                           ArrayRef<std::string> index) {
+  FailureOr<std::string> type = cType(op, op.getType().getElementType());
+  FailureOr<std::string> start = value(op.getStarts(), {index[0]});
+  if (failed(type) || failed(start))
+    return failure();
+  std::string rows = std::to_string(shapeOf(op.getData()).front());
+  std::string result = fresh("s"), p = fresh("p");
+  line(*type + " " + result + " = 0;");
+  openLoop("for (int64_t " + p + " = (int64_t)" + *start + "; " + p + " < " +
+           rows + "; ++" + p + ")");
+  FailureOr<std::string> t = value(op.getOrder(), {p});
+  if (failed(t))
+    return failure();
+  std::string row = let("int64_t", "(int64_t)" + *t);
+  FailureOr<std::string> id = value(op.getSegments(), {row});
+  if (failed(id))
+    return failure();
+  line("if ((int64_t)" + *id + " != " + index[0] + ")");
+  line("  break;");
+  Index in(index.begin(), index.end());
+  in[0] = row;
+  FailureOr<std::string> update = value(op.getData(), in);
+  if (failed(update))
+    return failure();
+  line(result + " += " + *update + ";");
+  close();
+  return result;
+}
+
 bool Emitter::useLinearSpace(FusionOp fusion) {
   int64_t total = ShapedType::getNumElements(shapeOf(fusion.getResult(0)));
   auto fits = [&](Value v) {
@@ -1472,8 +1507,9 @@ struct KernelBody {
 /// 16 updates, as the one-hot gradients of a class-index gather (one update
 /// a line) have. That spreads the work over every result element, writes
 /// each once and coalesced, and needs no ordering between threads; a wider
-/// scatter (an embedding gradient's thousands of tokens) would rescan every
-/// update for each element, and walks its updates instead.
+/// scatter would rescan every update for each element, and walks its
+/// updates instead (on CUDA, embedding gradients are sorted segment sums
+/// before they get here: dlc-sort-scatters).
 bool gathersScatter(ScatterElementsOp scatter) {
   constexpr int64_t kMaxUpdatesPerLine = 16;
   return shapeOf(scatter.getUpdates())[scatter.getAxis()] <= kMaxUpdatesPerLine;

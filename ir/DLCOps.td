@@ -452,6 +452,41 @@ def DLC_ScatterElementsOp : DLC_Op<"scatter_elements",
   let hasVerifier = 1;
 }
 
+def DLC_SegmentSumOp : DLC_Op<"segment_sum",
+    [Pure, AllElementTypesMatch<["data", "result"]>]> {
+  let summary = "sums of the rows of data that share a segment, in order";
+  let description = [{
+    For `data` `[N, ...]` and `segments` `[N]`: `result[v, ...]` (`[V, ...]`)
+    is the sum of the rows `data[t, ...]` whose `segments[t]` is `v`, added
+    in increasing `t` (from 0; a segment id outside [0, V) drops its row).
+    The kernels find a segment's rows without walking all N: `order` must
+    be the stable sorting permutation of `segments` (`order[p]` the
+    position of the p-th smallest id, equal ids in increasing position) and
+    `starts[v]` (`[V]`) the first p whose id is v (any value >= N for a
+    segment without rows); they add `data[order[p]]` from p = `starts[v]`
+    while the id is v, which is the same order. The evaluator reads neither.
+    dlc-sort-scatters forms it from the scatter-add of an embedding's
+    gradient for the GPU; it has no gradient rule (it exists after autodiff
+    only).
+
+    Example:
+    ```mlir
+    %g = dlc.segment_sum %rows[%ids, %order, %starts]
+        : tensor<8x4xf32>, tensor<8xi64>, tensor<8xi64>, tensor<5xi64>
+          -> tensor<5x4xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$data, DLC_IndexTensor:$segments,
+                       DLC_IndexTensor:$order, DLC_IndexTensor:$starts);
+  let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $data `[` $segments `,` $order `,` $starts `]` attr-dict `:`
+    type($data) `,` type($segments) `,` type($order) `,` type($starts) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and scans
 //===----------------------------------------------------------------------===//

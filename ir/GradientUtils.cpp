@@ -87,6 +87,19 @@ Value grad::differsFrom(OpBuilder &b, Location loc, Value v, double value) {
                            splat(b, loc, typeOf(v), value));
 }
 
+Value grad::boundedIndex(OpBuilder &b, Location loc, Value indices,
+                         int64_t size) {
+  Type type = typeOf(indices).getElementType();
+  Value zero = scalar(b, loc, type, 0);
+  Value negative = CompareOp::create(b, loc, ComparePredicate::lt, indices, zero);
+  Value wrapped = SelectOp::create(
+      b, loc, negative,
+      add(b, loc, indices, scalar(b, loc, type, static_cast<double>(size))),
+      indices);
+  return MinOp::create(b, loc, MaxOp::create(b, loc, wrapped, zero),
+                       scalar(b, loc, type, static_cast<double>(size - 1)));
+}
+
 Value grad::transposeLastTwo(OpBuilder &b, Location loc, Value v) {
   int64_t rank = typeOf(v).getRank();
   SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));

@@ -56,6 +56,10 @@ Value neg(OpBuilder &b, Location loc, Value v);
 /// Whether each element of `v` differs from `value` (a boolean tensor):
 /// the labels a loss counts, for an ignore index.
 Value differsFrom(OpBuilder &b, Location loc, Value v, double value);
+/// Integer `indices` into an axis of `size` as gathers and scatters read
+/// them: a negative index counts from the end, and one still out of range
+/// is clamped to it.
+Value boundedIndex(OpBuilder &b, Location loc, Value indices, int64_t size);
 /// `select(condition, onTrue, 0)` in the type of `onTrue`, broadcast.
 Value selectOrZero(OpBuilder &b, Location loc, Value condition, Value onTrue);
 

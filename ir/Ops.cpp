@@ -489,6 +489,30 @@ LogicalResult ScatterElementsOp::verify() {
   return checkIndicesFit(getLoc(), data, indices, axis);
 }
 
+LogicalResult SegmentSumOp::verify() {
+  ArrayRef<int64_t> data = tensorType(getData()).getShape();
+  ArrayRef<int64_t> segments = tensorType(getSegments()).getShape();
+  ArrayRef<int64_t> order = tensorType(getOrder()).getShape();
+  ArrayRef<int64_t> result = tensorType(getResult()).getShape();
+  if (segments.size() != 1 || order != segments)
+    return emitOpError() << "segments " << shapeString(segments)
+                         << " and order " << shapeString(order)
+                         << " must be the same one-dimensional shape";
+  if (data.empty() || data.front() != segments.front())
+    return emitOpError() << "data " << shapeString(data) << " must have "
+                         << segments.front() << " rows, one a segment id";
+  if (result.size() != data.size() || result.drop_front() != data.drop_front())
+    return emitOpError() << "result " << shapeString(result)
+                         << " must be data " << shapeString(data)
+                         << " with another number of rows";
+  ArrayRef<int64_t> starts = tensorType(getStarts()).getShape();
+  if (starts.size() != 1 || starts.front() != result.front())
+    return emitOpError() << "starts " << shapeString(starts)
+                         << " must hold one position for each of the "
+                         << result.front() << " segments";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and scans
 //===----------------------------------------------------------------------===//

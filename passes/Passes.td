@@ -64,6 +64,30 @@ def DLCSplitReductions : Pass<"dlc-split-reductions", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCSortScatters : Pass<"dlc-sort-scatters", "ModuleOp"> {
+  let summary = "turns embedding gradients into sorted segment sums";
+  let description = [{
+    A scatter-add of rows (an embedding's gradient: N token rows added into
+    the vocabulary's rows at the tokens' ids) walks every update for each
+    target on a GPU. This pass sorts the ids once instead, on the device,
+    by counting (rank[t] = the ids smaller than id[t], ties broken by
+    position; order[rank[t]] = t: two N x N reductions that fusion makes
+    two kernels, with no N x N buffer), finds each id's first sorted
+    position (a min-scatter over N positions), and replaces the scatter by
+    a dlc.segment_sum whose every element adds its segment's rows from
+    there in token order: the scatter's own order, so the result is the
+    same bits. For scatters into zeros along axis 0 of
+    more than 16 rows (fewer are gathered as they are) up to `max-rows`
+    (counting costs N^2) whose indices are one id a row. For the CUDA
+    backend; the CPU walks the updates.
+  }];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", "16384",
+           "the most rows whose ids are sorted by counting">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 def DLCDecompose : Pass<"dlc-decompose", "ModuleOp"> {
   let summary = "lowers composite ops and their gradients to basic ops";
   let description = [{

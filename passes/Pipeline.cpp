@@ -47,6 +47,10 @@ void mlir::dlc::buildExecutionPipeline(
   // Elementwise intermediates a gradient reads far from where the forward
   // computed them are recomputed there instead of kept.
   pm.addPass(createDLCRematerialize());
+  // Embedding gradients sort their token ids once instead of walking them
+  // for every row.
+  if (options.sortScatters)
+    pm.addPass(createDLCSortScatters());
   // Few long rows reduce in two kernels, so that they fill the GPU.
   if (options.splitReductions)
     pm.addPass(createDLCSplitReductions());

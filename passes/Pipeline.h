@@ -41,6 +41,10 @@ struct ExecutionPipelineOptions {
   /// The target is a GPU that reductions of few long rows would leave
   /// idle (CUDA): they become two reductions (dlc-split-reductions).
   bool splitReductions = false;
+  /// The target is a GPU on which a scatter's walk over thousands of
+  /// updates is slow (CUDA): embedding gradients become sorted segment
+  /// sums (dlc-sort-scatters).
+  bool sortScatters = false;
 };
 
 /// From a module whose functions run (@forward, @train_step) to one ready

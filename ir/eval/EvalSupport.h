@@ -414,6 +414,8 @@ LogicalResult evalGatherElements(GatherElementsOp op, Operands operands,
                                  Results &results);
 LogicalResult evalScatterElements(ScatterElementsOp op, Operands operands,
                                   Results &results);
+LogicalResult evalSegmentSum(SegmentSumOp op, Operands operands,
+                             Results &results);
 
 // EvalReduce.cpp
 LogicalResult evalReduce(Operation *op, ArrayRef<int64_t> axes,

@@ -316,3 +316,33 @@ LogicalResult eval::evalScatterElements(ScatterElementsOp op,
   results.push_back(std::move(out));
   return success();
 }
+
+LogicalResult eval::evalSegmentSum(SegmentSumOp op, Operands operands,
+                                   Results &results) {
+  const Tensor &data = operands[0];
+  std::vector<int64_t> segments = readIndices(operands[1]);
+  Tensor out = resultTensor(op);
+  int64_t segmentCount = out.shape().empty() ? 0 : out.shape().front();
+  size_t row = segments.empty() ? 0 : data.numElements() / segments.size();
+  // Rows added one at a time in increasing t, each sum rounded to the
+  // element type as a scatter-add rounds it (the kernels' order).
+  LogicalResult status =
+      visitDomain<Domain::Float>(op, data.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T *dst = out.data<T>();
+        const T *src = data.data<T>();
+        for (size_t t = 0; t < segments.size(); ++t) {
+          if (segments[t] < 0 || segments[t] >= segmentCount)
+            continue;
+          for (size_t k = 0; k < row; ++k) {
+            T &target = dst[segments[t] * row + k];
+            target = fromCompute<T>(toCompute(target) +
+                                    toCompute(src[t * row + k]));
+          }
+        }
+      });
+  if (failed(status))
+    return failure();
+  results.push_back(std::move(out));
+  return success();
+}

@@ -269,6 +269,9 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           .Case<ScatterElementsOp>([&](auto s) {
             return evalScatterElements(s, operands, results);
           })
+          .Case<SegmentSumOp>([&](auto s) {
+            return evalSegmentSum(s, operands, results);
+          })
           .Case<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp>(
               [&](auto r) {
                 return evalReduce(op, r.getAxes(), operands, results);

@@ -703,3 +703,35 @@ func.func @fusion_without_results(%x: tensor<4xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @segment_ids(%rows: tensor<6x3xf32>, %ids: tensor<6xi64>, %order: tensor<5xi64>, %starts: tensor<4xi64>) -> tensor<4x3xf32> {
+  // expected-error@+1 {{segments [6] and order [5] must be the same one-dimensional shape}}
+  %0 = dlc.segment_sum %rows[%ids, %order, %starts] : tensor<6x3xf32>, tensor<6xi64>, tensor<5xi64>, tensor<4xi64> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @segment_rows(%rows: tensor<5x3xf32>, %ids: tensor<6xi64>, %order: tensor<6xi64>, %starts: tensor<4xi64>) -> tensor<4x3xf32> {
+  // expected-error@+1 {{data [5, 3] must have 6 rows, one a segment id}}
+  %0 = dlc.segment_sum %rows[%ids, %order, %starts] : tensor<5x3xf32>, tensor<6xi64>, tensor<6xi64>, tensor<4xi64> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @segment_result(%rows: tensor<6x3xf32>, %ids: tensor<6xi64>, %order: tensor<6xi64>, %starts: tensor<4xi64>) -> tensor<4x2xf32> {
+  // expected-error@+1 {{result [4, 2] must be data [6, 3] with another number of rows}}
+  %0 = dlc.segment_sum %rows[%ids, %order, %starts] : tensor<6x3xf32>, tensor<6xi64>, tensor<6xi64>, tensor<4xi64> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @segment_starts(%rows: tensor<6x3xf32>, %ids: tensor<6xi64>, %order: tensor<6xi64>, %starts: tensor<5xi64>) -> tensor<4x3xf32> {
+  // expected-error@+1 {{starts [5] must hold one position for each of the 4 segments}}
+  %0 = dlc.segment_sum %rows[%ids, %order, %starts] : tensor<6x3xf32>, tensor<6xi64>, tensor<6xi64>, tensor<5xi64> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}

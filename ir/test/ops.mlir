@@ -92,6 +92,13 @@ func.func @data_movement(%x: tensor<2x3xf32>, %idx: tensor<4xi64>, %idx2: tensor
   return %9 : tensor<2x3xf32>
 }
 
+// CHECK-LABEL: func.func @segment_sum
+// CHECK: dlc.segment_sum %arg0[%arg1, %arg2, %arg3] : tensor<6x3xf32>, tensor<6xi64>, tensor<6xi64>, tensor<4xi64> -> tensor<4x3xf32>
+func.func @segment_sum(%rows: tensor<6x3xf32>, %ids: tensor<6xi64>, %order: tensor<6xi64>, %starts: tensor<4xi64>) -> tensor<4x3xf32> {
+  %0 = dlc.segment_sum %rows[%ids, %order, %starts] : tensor<6x3xf32>, tensor<6xi64>, tensor<6xi64>, tensor<4xi64> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
 // CHECK-LABEL: func.func @reductions
 func.func @reductions(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // CHECK: dlc.reduce_sum %{{.*}} axes [1] keep_dims : tensor<2x3xf32> -> tensor<2x1xf32>

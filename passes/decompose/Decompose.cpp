@@ -135,18 +135,9 @@ struct LowerAttentionGrad : LowerAttentionBase<AttentionGradOp> {
 /// range is clamped, as dlc.gather_elements reads indices.
 Value pickedClasses(OpBuilder &b, Location loc, Value labels, Value valid,
                     int64_t classes) {
-  Type type = typeOf(labels).getElementType();
-  Value zero = scalar(b, loc, type, 0);
-  Value safe = SelectOp::create(b, loc, valid, labels, zero);
-  Value negative = CompareOp::create(b, loc, ComparePredicate::lt, safe, zero);
-  Value wrapped = SelectOp::create(
-      b, loc, negative,
-      add(b, loc, safe, scalar(b, loc, type, static_cast<double>(classes))),
-      safe);
-  Value clamped = MinOp::create(
-      b, loc, MaxOp::create(b, loc, wrapped, zero),
-      scalar(b, loc, type, static_cast<double>(classes - 1)));
-  return reshape(b, loc, clamped, rowShape(labels));
+  Value safe = SelectOp::create(
+      b, loc, valid, labels, scalar(b, loc, typeOf(labels).getElementType(), 0));
+  return reshape(b, loc, boundedIndex(b, loc, safe, classes), rowShape(labels));
 }
 
 struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {

@@ -50,7 +50,7 @@ KernelRole mlir::dlc::kernelRoleOf(Operation *op) {
           XorOp, CompareOp, SelectOp, CastOp, DropoutOp>(op))
     return KernelRole::Elementwise;
   if (isa<TransposeOp, BroadcastToOp, SliceOp, PadOp, ConcatOp, GatherOp,
-          GatherElementsOp>(op))
+          GatherElementsOp, SegmentSumOp>(op))
     return KernelRole::Movement;
   if (isa<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp, MaxPoolOp,
           SumPoolOp>(op))

@@ -25,7 +25,7 @@ enum class KernelRole {
   /// broadcast index.
   Elementwise,
   /// Reads operand elements at remapped indices (transpose, slice, pad,
-  /// concat, broadcast_to, gather, reshape inside a group).
+  /// concat, broadcast_to, gather, segment sums, reshape inside a group).
   Movement,
   /// Folds an inner loop per result element (reductions, pooling).
   Reducing,

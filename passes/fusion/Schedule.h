@@ -12,12 +12,12 @@
 //    statistics of a wide stem over a large batch) are split into chunks:
 //    dlc-split-reductions reduces each chunk to a partial in one kernel and
 //    the partials in order in a second, so the result stays deterministic.
-//  - A scatter with many updates per line (an embedding gradient: every
-//    token lands in one of the vocabulary's rows) splits each line's
-//    targets into chunks, one iteration each: every iteration walks all of
-//    its line's updates in order and applies those that land in its chunk,
-//    so each result element is still written by one thread, in the
-//    evaluator's order.
+//  - A scatter with many updates per line (what dlc-sort-scatters leaves:
+//    embedding gradients of more tokens than it sorts, other scatters)
+//    splits each line's targets into chunks, one iteration each: every
+//    iteration walks all of its line's updates in order and applies those
+//    that land in its chunk, so each result element is still written by
+//    one thread, in the evaluator's order.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_PASSES_FUSION_SCHEDULE_H

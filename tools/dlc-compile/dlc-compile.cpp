@@ -136,6 +136,7 @@ LogicalResult lowerForExecution(ModuleOp module) {
   options.foldsEpilogues = target == TargetKind::Cuda;
   options.fusedAttention = target == TargetKind::Cuda;
   options.splitReductions = target == TargetKind::Cuda;
+  options.sortScatters = target == TargetKind::Cuda;
   mlir::dlc::buildExecutionPipeline(pm, options);
   return pm.run(module);
 }
