@@ -2,7 +2,7 @@
 # The whole GPU round, one command on the GPU machine, within
 # DLC_ROUND_SECONDS (default 450, inside the 8 minutes a round may take
 # with its start): the `gpu` tests (the runtime's GPU unit tests, then the
-# five models on cuda:0 against the CPU: tests/gpu/gpu_check.py), then the
+# six models on cuda:0 against the CPU: tests/gpu/gpu_check.py), then the
 # benchmarks (bench/bench_gpu.py): GPT-2 124M and ResNet-50 in float32 and
 # TF32 against PyTorch eager and torch.compile (bench/large_models.py:
 # bench_large.txt, bench_large.json and dlc's profiles and kernel tables

@@ -282,6 +282,51 @@ DLC_FN void dlc_attention_forward(const float *q, const float *k,
   }
 }
 
+// Writes a thread's 4 x COLS block of scores or probabilities into the
+// block's [R, W] tile.
+template <int W, int COLS, int kRows>
+DLC_FN void dlc_attention_put(float *tile, const float (&block)[4][COLS],
+                              int tr, int tc) {
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int c = 0; c < COLS; ++c)
+      tile[(tr + kRows * r) * dlc_attention_stride(W) + tc + 8 * c] =
+          block[r][c];
+}
+
+// A thread's 4 x COLS block of P = exp(score - lse) (0 outside the
+// scores) and dS = P * (dout . v - rowsum(dout * out)) * scale, from the
+// owned and streamed tiles of q or k (`*_d`) and of dout or v (`*_dv`);
+// `at(r, c, i, j, lse, dot)` says which query i and key j the block's
+// element (r, c) is, and that query's lse and rowsum.
+template <int D, int DV, int COLS, int kRows, typename Mask, typename At>
+DLC_FN void dlc_attention_gradient_tile(
+    float (&p)[4][COLS], float (&ds)[4][COLS], const float *own_d,
+    const float *str_d, const float *own_dv, const float *str_dv, int tr,
+    int tc, float scale, const Mask &mask, At at, int64_t tq, int64_t tk) {
+  float s[4][COLS] = {};
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int c = 0; c < COLS; ++c)
+      ds[r][c] = 0.0f;
+  dlc_attention_abt<D, COLS, kRows>(s, own_d, str_d, tr, tc);
+  dlc_attention_abt<DV, COLS, kRows>(ds, own_dv, str_dv, tr, tc);
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int c = 0; c < COLS; ++c) {
+      int64_t i, j;
+      float lse, dot;
+      at(r, c, i, j, lse, dot);
+      p[r][c] = i < tq && j < tk
+                    ? dlc_exp(mask.score(s[r][c] * scale, i, j) - lse)
+                    : 0.0f;
+      ds[r][c] = p[r][c] * (ds[r][c] - dot) * scale;
+    }
+}
+
 // dlc.attention_grad over n blocks: the first heads * ceil(tk / R) own R
 // keys each and stream query tiles of W (dK, dV), the rest own R queries
 // each and stream key tiles of W (dQ). P = exp(score - lse) and
@@ -333,30 +378,21 @@ DLC_FN void dlc_attention_backward(const float *q, const float *k,
         }
         __syncthreads();
         // Transposed: rows are keys, columns queries.
-        float s[4][kCols] = {}, ds[4][kCols] = {};
-        dlc_attention_abt<D, kCols, kRows>(s, own_d, str_d, tr, tc);
-        dlc_attention_abt<DV, kCols, kRows>(ds, own_dv, str_dv, tr, tc);
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-#pragma unroll
-          for (int c = 0; c < kCols; ++c) {
-            const int64_t j = k0 + tr + kRows * r, i = q0 + tc + 8 * c;
-            const float p =
-                i < tq && j < tk
-                    ? dlc_exp(mask.score(s[r][c] * scale, i, j) -
-                              row_lse[tc + 8 * c])
-                    : 0.0f;
-            tile[(tr + kRows * r) * kP + tc + 8 * c] = p;
-            ds[r][c] = p * (ds[r][c] - row_dot[tc + 8 * c]) * scale;
-          }
+        float p[4][kCols], ds[4][kCols];
+        dlc_attention_gradient_tile<D, DV, kCols, kRows>(
+            p, ds, own_d, str_d, own_dv, str_dv, tr, tc, scale, mask,
+            [&](int r, int c, int64_t &i, int64_t &j, float &lse, float &dot) {
+              i = q0 + tc + 8 * c;
+              j = k0 + tr + kRows * r;
+              lse = row_lse[tc + 8 * c];
+              dot = row_dot[tc + 8 * c];
+            },
+            tq, tk);
+        dlc_attention_put<W, kCols, kRows>(tile, p, tr, tc);
         __syncthreads();
         dlc_attention_ab<W, DV, kDv, kRows>(gv, tile, str_dv, tr, tc);
         __syncthreads();
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-#pragma unroll
-          for (int c = 0; c < kCols; ++c)
-            tile[(tr + kRows * r) * kP + tc + 8 * c] = ds[r][c];
+        dlc_attention_put<W, kCols, kRows>(tile, ds, tr, tc);
         __syncthreads();
         dlc_attention_ab<W, D, kD, kRows>(gk, tile, str_d, tr, tc);
       }
@@ -393,21 +429,17 @@ DLC_FN void dlc_attention_backward(const float *q, const float *k,
         dlc_attention_load<W, DV, kThreads>(str_dv, v + head * tk * DV, k0,
                                             tk);
         __syncthreads();
-        float s[4][kCols] = {}, ds[4][kCols] = {};
-        dlc_attention_abt<D, kCols, kRows>(s, own_d, str_d, tr, tc);
-        dlc_attention_abt<DV, kCols, kRows>(ds, own_dv, str_dv, tr, tc);
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-#pragma unroll
-          for (int c = 0; c < kCols; ++c) {
-            const int64_t i = q0 + tr + kRows * r, j = k0 + tc + 8 * c;
-            const float p =
-                i < tq && j < tk
-                    ? dlc_exp(mask.score(s[r][c] * scale, i, j) - row_l[r])
-                    : 0.0f;
-            tile[(tr + kRows * r) * kP + tc + 8 * c] =
-                p * (ds[r][c] - row_d[r]) * scale;
-          }
+        float p[4][kCols], ds[4][kCols];
+        dlc_attention_gradient_tile<D, DV, kCols, kRows>(
+            p, ds, own_d, str_d, own_dv, str_dv, tr, tc, scale, mask,
+            [&](int r, int c, int64_t &i, int64_t &j, float &lse, float &dot) {
+              i = q0 + tr + kRows * r;
+              j = k0 + tc + 8 * c;
+              lse = row_l[r];
+              dot = row_d[r];
+            },
+            tq, tk);
+        dlc_attention_put<W, kCols, kRows>(tile, ds, tr, tc);
         __syncthreads();
         dlc_attention_ab<W, D, kD, kRows>(gq, tile, str_d, tr, tc);
       }
