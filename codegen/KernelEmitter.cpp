@@ -1129,7 +1129,8 @@ FailureOr<std::string> Emitter::segmentSum(SegmentSumOp op,
   if (failed(type) || failed(start))
     return failure();
   std::string rows = std::to_string(shapeOf(op.getData()).front());
-  std::string result = fresh("s"), p = fresh("p");
+  // Not "p": kernels name their buffers p0, p1, ...
+  std::string result = fresh("s"), p = fresh("pos");
   line(*type + " " + result + " = 0;");
   openLoop("for (int64_t " + p + " = (int64_t)" + *start + "; " + p + " < " +
            rows + "; ++" + p + ")");

@@ -305,6 +305,7 @@ def DLC_TransposeOp : DLC_Op<"transpose",
     $input $permutation attr-dict `:` type($input) `->` type($result)
   }];
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def DLC_BroadcastToOp : DLC_Op<"broadcast_to",

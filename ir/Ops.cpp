@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -305,6 +306,52 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
     return getResult();
   }
   return {};
+}
+
+namespace {
+
+/// transpose(matmul(a, b)) with the last two dimensions swapped is
+/// matmul(transpose(b), transpose(a)): the product is written in the
+/// layout its reader wants, and backends fold operand transposes into the
+/// matmul call (cuBLASLt's and BLAS's transpose flags) where a transposed
+/// result would be read with a stride by the next kernel. GPT-2's tied
+/// embedding gets its LM-head gradient this way: x^T @ g, transposed into
+/// the embedding's layout, becomes g^T @ x.
+struct TransposedMatmul : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto matmul = op.getInput().getDefiningOp<MatmulOp>();
+    if (!matmul || !matmul->hasOneUse())
+      return failure();
+    ArrayRef<int64_t> perm = op.getPermutation();
+    int64_t rank = static_cast<int64_t>(perm.size());
+    if (rank < 2)
+      return failure();
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      if (perm[d] != d)
+        return failure();
+    if (perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
+      return failure();
+    auto swapped = [&](Value v) -> Value {
+      int64_t r = cast<RankedTensorType>(v.getType()).getRank();
+      auto order = llvm::to_vector(llvm::seq<int64_t>(0, r));
+      std::swap(order[r - 2], order[r - 1]);
+      return TransposeOp::create(rewriter, op.getLoc(), v, order);
+    };
+    Value lhs = swapped(matmul.getRhs());
+    Value rhs = swapped(matmul.getLhs());
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), lhs, rhs);
+    return success();
+  }
+};
+
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<TransposedMatmul>(context);
 }
 
 LogicalResult BroadcastToOp::verify() {

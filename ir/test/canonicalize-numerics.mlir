@@ -6,6 +6,12 @@
 // RUN: dlc-run --interpret %s --random-inputs 7 --outputs %t.before.npz
 // RUN: dlc-run --interpret %t.after.mlir --random-inputs 7 --outputs %t.after.npz
 // RUN: %reference_python %S/../../tests/tools/compare_npz.py %t.after.npz %t.before.npz | FileCheck %s
+// RUN: FileCheck %s --check-prefix=AFTER --input-file=%t.after.mlir
+// AFTER-LABEL: func.func @transposed_product
+// AFTER: dlc.matmul %{{.*}}, %arg0 : tensor<5x6xf32>, tensor<6x4xf32> -> tensor<5x4xf32>
+// RUN: dlc-run --interpret %s --function transposed_product --random-inputs 8 --outputs %t.product.before.npz
+// RUN: dlc-run --interpret %t.after.mlir --function transposed_product --random-inputs 8 --outputs %t.product.after.npz
+// RUN: %reference_python %S/../../tests/tools/compare_npz.py %t.product.after.npz %t.product.before.npz | FileCheck %s
 // CHECK: {{^}}RESULT: match{{$}}
 
 func.func @forward(%x: tensor<4x3xf32>, %ids: tensor<2xi64>) -> (tensor<3x4xf32>, tensor<2x3xf32>) {
@@ -22,4 +28,13 @@ func.func @forward(%x: tensor<4x3xf32>, %ids: tensor<2xi64>) -> (tensor<3x4xf32>
   %g = dlc.gather %x[%ids] {axis = 0 : i64} : tensor<4x3xf32>, tensor<2xi64> -> tensor<2x3xf32>
   %5 = dlc.add %g, %negzero : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
   return %4, %5 : tensor<3x4xf32>, tensor<2x3xf32>
+}
+
+// A transposed product becomes the product of the transposed operands:
+// the same products summed in the same order.
+func.func @transposed_product(%x: tensor<6x4xf32>, %g: tensor<6x5xf32>) -> tensor<5x4xf32> {
+  %xt = dlc.transpose %x [1, 0] : tensor<6x4xf32> -> tensor<4x6xf32>
+  %w = dlc.matmul %xt, %g : tensor<4x6xf32>, tensor<6x5xf32> -> tensor<4x5xf32>
+  %wt = dlc.transpose %w [1, 0] : tensor<4x5xf32> -> tensor<5x4xf32>
+  return %wt : tensor<5x4xf32>
 }

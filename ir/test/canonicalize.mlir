@@ -43,6 +43,33 @@ func.func @transposes(%x: tensor<2x3x4xf32>) -> (tensor<4x2x3xf32>, tensor<2x3x4
 
 // -----
 
+// A transposed product is the product of the transposed operands, in the
+// other order (the tied LM head's gradient): the transpose of a transposed
+// operand cancels, the other folds into the matmul call later. A product
+// with another use, or a transpose that moves batch dimensions, stays.
+// CHECK-LABEL: func.func @transposed_matmul
+// CHECK-SAME: (%[[X:.*]]: tensor<6x4xf32>, %[[G:.*]]: tensor<6x5xf32>, %[[A:.*]]: tensor<2x3x4xf32>, %[[B:.*]]: tensor<2x4x5xf32>)
+// CHECK-NEXT: %[[GT:.*]] = dlc.transpose %[[G]] [1, 0] : tensor<6x5xf32> -> tensor<5x6xf32>
+// CHECK-NEXT: %[[W:.*]] = dlc.matmul %[[GT]], %[[X]] : tensor<5x6xf32>, tensor<6x4xf32> -> tensor<5x4xf32>
+// CHECK-NEXT: %[[AB:.*]] = dlc.matmul %[[A]], %[[B]]
+// CHECK-NEXT: %[[MOVED:.*]] = dlc.transpose %[[AB]] [1, 0, 2]
+// CHECK-NEXT: %[[BT:.*]] = dlc.transpose %[[B]] [0, 2, 1] : tensor<2x4x5xf32> -> tensor<2x5x4xf32>
+// CHECK-NEXT: %[[AT:.*]] = dlc.transpose %[[A]] [0, 2, 1] : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
+// CHECK-NEXT: %[[BATCHED:.*]] = dlc.matmul %[[BT]], %[[AT]] : tensor<2x5x4xf32>, tensor<2x4x3xf32> -> tensor<2x5x3xf32>
+// CHECK-NEXT: return %[[W]], %[[MOVED]], %[[BATCHED]]
+func.func @transposed_matmul(%x: tensor<6x4xf32>, %g: tensor<6x5xf32>, %a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> (tensor<5x4xf32>, tensor<3x2x5xf32>, tensor<2x5x3xf32>) {
+  %xt = dlc.transpose %x [1, 0] : tensor<6x4xf32> -> tensor<4x6xf32>
+  %w = dlc.matmul %xt, %g : tensor<4x6xf32>, tensor<6x5xf32> -> tensor<4x5xf32>
+  %wt = dlc.transpose %w [1, 0] : tensor<4x5xf32> -> tensor<5x4xf32>
+  %ab = dlc.matmul %a, %b : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  %moved = dlc.transpose %ab [1, 0, 2] : tensor<2x3x5xf32> -> tensor<3x2x5xf32>
+  %ab2 = dlc.matmul %a, %b : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  %swapped = dlc.transpose %ab2 [0, 2, 1] : tensor<2x3x5xf32> -> tensor<2x5x3xf32>
+  return %wt, %moved, %swapped : tensor<5x4xf32>, tensor<3x2x5xf32>, tensor<2x5x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @identities
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
 func.func @identities(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
