@@ -153,7 +153,8 @@ Value transposedConvGradFilter(OpBuilder &b, Location loc, ConvOp op,
 } // namespace
 
 // dlhs = dy @ rhs^T, drhs = lhs^T @ dy, each over the result's batch
-// dimensions, then summed back to the operand's (broadcast) shape
+// dimensions, then summed back to the operand's (broadcast) shape; a 2-D
+// rhs shared by every batch entry gets its sum as one product
 LogicalResult MatmulOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                                       MutableArrayRef<Value> operandGrads) {
   Location loc = getLoc();
@@ -162,10 +163,26 @@ LogicalResult MatmulOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
     operandGrads[0] = sumToShape(
         b, loc, MatmulOp::create(b, loc, dy, transposeLastTwo(b, loc, rhs)),
         typeOf(lhs));
-  if (isDifferentiableOperand(1))
-    operandGrads[1] = sumToShape(
-        b, loc, MatmulOp::create(b, loc, transposeLastTwo(b, loc, lhs), dy),
-        typeOf(rhs));
+  if (!isDifferentiableOperand(1))
+    return success();
+  RankedTensorType lhsType = typeOf(lhs);
+  if (typeOf(rhs).getRank() == 2 && lhsType.getRank() > 2) {
+    // A weight shared by every batch entry (a Linear layer on [B, T, C]):
+    // one product over the batch's rows together, lhs^T [K, B*M] @ dy
+    // [B*M, N], instead of a [B, K, N] product per entry summed after.
+    int64_t k = lhsType.getShape().back();
+    int64_t n = typeOf(dy).getShape().back();
+    int64_t rows = 1;
+    for (int64_t size : lhsType.getShape().drop_back())
+      rows *= size;
+    operandGrads[1] = MatmulOp::create(
+        b, loc, transposeLastTwo(b, loc, reshape(b, loc, lhs, {rows, k})),
+        reshape(b, loc, dy, {rows, n}));
+    return success();
+  }
+  operandGrads[1] = sumToShape(
+      b, loc, MatmulOp::create(b, loc, transposeLastTwo(b, loc, lhs), dy),
+      typeOf(rhs));
   return success();
 }
 
