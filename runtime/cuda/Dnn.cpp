@@ -378,8 +378,10 @@ dlc_status_t measure(const Dnn &dnn, std::vector<Candidate> &candidates,
                                  "cuEventRecord")))
         break;
       StatusOwner failure(run());
-      if (failure.get())
+      if (failure.get()) {
+        c.ms = -1; // an engine that fails a run is not chosen
         break;
+      }
       if ((status = driver.check(driver.cuEventRecord(stop, stream),
                                  "cuEventRecord")) ||
           (status = driver.check(driver.cuEventSynchronize(stop),
@@ -390,6 +392,9 @@ dlc_status_t measure(const Dnn &dnn, std::vector<Candidate> &candidates,
       c.ms = c.ms < 0 ? ms : std::min<double>(c.ms, ms);
     }
   }
+  // The scratch buffers are freed on return: nothing may still use them.
+  StatusOwner drained(driver.check(driver.cuStreamSynchronize(stream),
+                                   "cuStreamSynchronize"));
   if (stop)
     driver.cuEventDestroy(stop);
   driver.cuEventDestroy(start);
@@ -695,7 +700,10 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
         choice.chosen = static_cast<int>(i);
       }
     }
-    dnn.rememberEngine(key, choice.chosen);
+    // Only a measured choice is kept: an unmeasured one (no scratch memory,
+    // every candidate failed) is measured again next time.
+    if (choice.chosenMs >= 0)
+      dnn.rememberEngine(key, choice.chosen);
   }
 
   Candidate &chosen = candidates[choice.chosen];
