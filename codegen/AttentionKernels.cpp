@@ -241,7 +241,10 @@ DLC_FN void dlc_attention_forward(const float *q, const float *k,
 #pragma unroll
         for (int c = 0; c < kCols; ++c) {
           const int64_t j = k0 + tc + 8 * c;
-          s[r][c] = j < tk ? mask.score(s[r][c] * scale, i, j) : -dlc_inf_f32();
+          // Rows past tq (the last tile's) are computed but never stored;
+          // they must not read the bias either.
+          s[r][c] = i < tq && j < tk ? mask.score(s[r][c] * scale, i, j)
+                                     : -dlc_inf_f32();
           top = dlc_max(top, s[r][c]);
         }
         const float next = dlc_max(m[r], dlc_row8_max(top));

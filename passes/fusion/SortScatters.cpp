@@ -78,10 +78,11 @@ bool sortScatter(ScatterElementsOp op, int64_t maxRows) {
   RankedTensorType dataType = typeOf(op.getData());
   ArrayRef<int64_t> updates = typeOf(op.getUpdates()).getShape();
   int64_t rows = updates.empty() ? 0 : updates[0];
-  // Into zeros only: into other data, the scatter adds the rows to it one
-  // by one, which a sum added afterwards would round differently.
+  // Into +0 only: into other data (-0 included), the scatter adds the rows
+  // to it one by one, which sums from +0 added afterwards would round (or
+  // sign) differently.
   if (op.getReduction() != ScatterReduction::add || op.getAxis() != 0 ||
-      !matchPattern(op.getData(), m_AnyZeroFloat()) ||
+      !matchPattern(op.getData(), m_PosZeroFloat()) ||
       !isa<FloatType>(dataType.getElementType()) || rows <= kGatheredRows ||
       rows > maxRows ||
       updates.drop_front() != dataType.getShape().drop_front())

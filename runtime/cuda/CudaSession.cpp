@@ -215,6 +215,7 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
         options.maxWorkspaceBytes = kMaxWorkspaceBytes;
         options.driver = &device_->driver();
         options.stream = compute_.get();
+        options.deviceName = device_->name();
         status = DnnConv::create(*dnn_, c, options, step.conv);
       }
       if (!status)

@@ -401,12 +401,18 @@ dlc_status_t measure(const Dnn &dnn, std::vector<Candidate> &candidates,
   return status;
 }
 
-/// What identifies a convolution's engine choice: its kind, types, tensor
-/// layouts and alignments, geometry and options.
-std::string engineKey(fb::ConvKind kind, DType dtype,
+/// What identifies a convolution's engine choice: the GPU, cuDNN's version
+/// and the workspace limit, then its kind, types, tensor layouts and
+/// alignments, geometry and options.
+std::string engineKey(const Dnn &dnn, fb::ConvKind kind, DType dtype,
                       const DnnConvLayout &layout, const uint64_t (&align)[3],
                       const DnnConvOptions &options) {
-  std::string key = std::string(fb::EnumNameConvKind(kind)) + "/" +
+  // The candidates depend on the GPU, cuDNN's version and the workspace
+  // limit: a choice remembered under another of them is not reused.
+  std::string key = options.deviceName + "/cudnn" +
+                    std::to_string(dnn.version()) + "/workspace" +
+                    std::to_string(options.maxWorkspaceBytes) + "/" +
+                    std::string(fb::EnumNameConvKind(kind)) + "/" +
                     dtypeName(dtype) + "/tf32=" +
                     (options.allowTf32 ? "1" : "0") + "/nondeterministic=" +
                     (options.allowNondeterministic ? "1" : "0");
@@ -443,6 +449,7 @@ dlc_status_t Dnn::open(std::unique_ptr<Dnn> &out) {
   DLC_RETURN_IF_ERROR(lib.bind(dnn->getAttribute_, "cudnnBackendGetAttribute"));
   DLC_RETURN_IF_ERROR(lib.bind(dnn->finalize_, "cudnnBackendFinalize"));
   DLC_RETURN_IF_ERROR(lib.bind(dnn->execute_, "cudnnBackendExecute"));
+  DLC_RETURN_IF_ERROR(lib.bind(dnn->getVersion_, "cudnnGetVersion"));
   cudnnStatus_t status = dnn->create_(&dnn->handle_);
   if (status != CUDNN_STATUS_SUCCESS) {
     dnn->handle_ = nullptr;
@@ -588,9 +595,16 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
   bool refuseTensorCores = dtype == DType::F32 && !options.allowTf32;
   std::string reason = "the heuristics suggested no engine";
   std::vector<Candidate> candidates;
+  auto allowed = [&](const Candidate &c) {
+    return !c.nondeterministic || options.allowNondeterministic;
+  };
+  auto allowedCount = [&] {
+    return static_cast<size_t>(
+        std::count_if(candidates.begin(), candidates.end(), allowed));
+  };
   for (cudnnBackendHeurMode_t mode :
        {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    if (!candidates.empty())
+    if (allowedCount() > 0)
       break;
     DnnDescriptor heuristics(dnn);
     DLC_RETURN_IF_ERROR(heuristics.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
@@ -621,7 +635,9 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
     if (count > 0)
       DLC_RETURN_IF_ERROR(heuristics.get(results, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                                          count, count, configHandles.data()));
-    for (int64_t i = 0; i < count && candidates.size() < kMaxCandidates; ++i) {
+    // Nondeterministic candidates are timed too (what determinism costs),
+    // but only allowed ones count towards the limit.
+    for (int64_t i = 0; i < count && allowedCount() < kMaxCandidates; ++i) {
       std::string refusal;
       bool nondeterministic = false;
       DLC_RETURN_IF_ERROR(checkNumerics(dnn, configs[i], refuseTensorCores,
@@ -655,9 +671,6 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
                             static_cast<size_t>(workspace), nondeterministic});
     }
   }
-  auto allowed = [&](const Candidate &c) {
-    return !c.nondeterministic || options.allowNondeterministic;
-  };
   auto first = std::find_if(candidates.begin(), candidates.end(), allowed);
   if (first == candidates.end())
     return makeStatus(
@@ -676,7 +689,7 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
   choice.chosen = static_cast<int>(first - candidates.begin());
   uint64_t alignments[] = {conv->xAlignment_, conv->wAlignment_,
                            conv->yAlignment_};
-  std::string key = engineKey(kind, dtype, layout, alignments, options);
+  std::string key = engineKey(dnn, kind, dtype, layout, alignments, options);
   int remembered = dnn.chosenEngine(key);
   if (remembered >= 0 && remembered < choice.candidates &&
       allowed(candidates[remembered])) {

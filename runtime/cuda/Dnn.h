@@ -47,6 +47,9 @@ public:
   Dnn(const Dnn &) = delete;
   Dnn &operator=(const Dnn &) = delete;
 
+  /// cuDNN's version (cudnnGetVersion: 90100 for 9.1.0).
+  size_t version() const { return getVersion_(); }
+
   /// Enqueues the finalized convolution `plan` on `stream` over the
   /// buffers of its x, w and y tensors and `workspace`.
   dlc_status_t execute(cudnnBackendDescriptor_t plan, void *x, void *w,
@@ -92,6 +95,7 @@ private:
   decltype(&cudnnBackendGetAttribute) getAttribute_ = nullptr;
   decltype(&cudnnBackendFinalize) finalize_ = nullptr;
   decltype(&cudnnBackendExecute) execute_ = nullptr;
+  decltype(&cudnnGetVersion) getVersion_ = nullptr;
 };
 
 /// What a convolution's plan may use, and how its engine is chosen.
@@ -106,6 +110,8 @@ struct DnnConvOptions {
   /// driver, the heuristics' first acceptable engine is taken unmeasured.
   const Driver *driver = nullptr;
   CUstream stream = nullptr;
+  /// The GPU's name: part of what a remembered choice is kept under.
+  std::string deviceName;
 };
 
 /// How a convolution's engine was chosen, for profiles: the candidates
