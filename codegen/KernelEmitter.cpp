@@ -1132,12 +1132,16 @@ FailureOr<std::string> Emitter::segmentSum(SegmentSumOp op,
   // Not "p": kernels name their buffers p0, p1, ...
   std::string result = fresh("s"), p = fresh("pos");
   line(*type + " " + result + " = 0;");
-  openLoop("for (int64_t " + p + " = (int64_t)" + *start + "; " + p + " < " +
-           rows + "; ++" + p + ")");
+  // A start or an order entry outside the rows (IR that breaks the op's
+  // contract) is clamped, as gathers clamp their indices: no read leaves
+  // the buffers.
+  openLoop("for (int64_t " + p + " = dlc_max((int64_t)" + *start +
+           ", (int64_t)0); " + p + " < " + rows + "; ++" + p + ")");
   FailureOr<std::string> t = value(op.getOrder(), {p});
   if (failed(t))
     return failure();
-  std::string row = let("int64_t", "(int64_t)" + *t);
+  std::string row =
+      let("int64_t", "dlc_clamp_index((int64_t)" + *t + ", " + rows + ")");
   FailureOr<std::string> id = value(op.getSegments(), {row});
   if (failed(id))
     return failure();
@@ -1512,8 +1516,8 @@ struct KernelBody {
 /// updates instead (on CUDA, embedding gradients are sorted segment sums
 /// before they get here: dlc-sort-scatters).
 bool gathersScatter(ScatterElementsOp scatter) {
-  constexpr int64_t kMaxUpdatesPerLine = 16;
-  return shapeOf(scatter.getUpdates())[scatter.getAxis()] <= kMaxUpdatesPerLine;
+  return shapeOf(scatter.getUpdates())[scatter.getAxis()] <=
+         kMaxGatheredUpdates;
 }
 
 /// The body of `fusion`'s kernel for `target`, in the shape that suits it.

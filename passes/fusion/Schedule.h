@@ -76,6 +76,11 @@ int64_t chooseReductionThreads(const ReductionShape &shape,
 int64_t chooseReductionSplit(const ReductionShape &shape,
                              const DeviceModel &device = DeviceModel());
 
+/// The most updates a line of a scatter may have for its result to be
+/// computed element by element, each element scanning its line's updates
+/// (KernelEmitter's gathered form); wider scatters walk their updates.
+constexpr int64_t kMaxGatheredUpdates = 16;
+
 /// The chunks each of `lines` lines of a scatter splits its `targets`
 /// target positions into, for `updates` updates a line: as many as make
 /// lines x chunks fill one wave of `device`, at most one a target, and at

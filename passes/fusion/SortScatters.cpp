@@ -16,6 +16,7 @@
 #include "ir/Dialect.h"
 #include "ir/GradientUtils.h"
 #include "passes/Passes.h"
+#include "passes/fusion/Schedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
@@ -30,10 +31,6 @@ using namespace mlir::dlc;
 using namespace mlir::dlc::grad;
 
 namespace {
-
-/// Scatters of at most this many rows are gathered per element already
-/// (KernelEmitter's gathersScatter).
-constexpr int64_t kGatheredRows = 16;
 
 /// The ids [N] of `indices` when it broadcasts one id per row of its
 /// first axis (the gradient rule of dlc.gather builds it so), else null.
@@ -83,7 +80,7 @@ bool sortScatter(ScatterElementsOp op, int64_t maxRows) {
   // sign) differently.
   if (op.getReduction() != ScatterReduction::add || op.getAxis() != 0 ||
       !matchPattern(op.getData(), m_PosZeroFloat()) ||
-      !isa<FloatType>(dataType.getElementType()) || rows <= kGatheredRows ||
+      !isa<FloatType>(dataType.getElementType()) || rows <= kMaxGatheredUpdates ||
       rows > maxRows ||
       updates.drop_front() != dataType.getShape().drop_front())
     return false;
