@@ -627,23 +627,36 @@ def DLC_ConvOp : DLC_Op<"conv",
     the data gradient), padded by `pad_low`/`pad_high`, and correlated with
     the filter dilated by `dilation` at steps of `stride`.
 
+    With `channels_last` the channels are the innermost dimension instead:
+    `input` is `[N, spatial..., C]`, `filter` `[O, kernel..., C / groups]`
+    and the result `[N, output..., O]` (NHWC and OHWI for 2-D), the
+    layout tensor-core convolutions read without a transpose
+    (dlc-channels-last). The arithmetic and its order are the same. A
+    channels-last convolution has no input dilation.
+
     Example:
     ```mlir
     %y = dlc.conv %x, %w stride [1, 1] pad_low [1, 1] pad_high [1, 1]
         dilation [1, 1] input_dilation [1, 1] groups 1
         : tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32> -> tensor<1x16x8x8xf32>
+    %z = dlc.conv %u, %v channels_last stride [1, 1] pad_low [1, 1]
+        pad_high [1, 1] dilation [1, 1] input_dilation [1, 1] groups 1
+        : tensor<1x8x8x3xf32>, tensor<16x3x3x3xf32> -> tensor<1x8x8x16xf32>
     ```
   }];
   let arguments = (ins DLC_FloatTensor:$input, DLC_FloatTensor:$filter,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$pad_low,
                        DenseI64ArrayAttr:$pad_high, DenseI64ArrayAttr:$dilation,
-                       DenseI64ArrayAttr:$input_dilation, I64Attr:$groups);
+                       DenseI64ArrayAttr:$input_dilation, I64Attr:$groups,
+                       UnitAttr:$channels_last);
   let results = (outs DLC_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $filter `stride` $stride `pad_low` $pad_low `pad_high` $pad_high
-    `dilation` $dilation `input_dilation` $input_dilation `groups` $groups
-    attr-dict `:` type($input) `,` type($filter) `->` type($result)
+    $input `,` $filter (`channels_last` $channels_last^)? `stride` $stride
+    `pad_low` $pad_low `pad_high` $pad_high `dilation` $dilation
+    `input_dilation` $input_dilation `groups` $groups attr-dict `:`
+    type($input) `,` type($filter) `->` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 class DLC_PoolOp<string mnemonic, string semantics>
@@ -719,8 +732,8 @@ def DLC_ConvGradInputOp : DLC_Op<"conv_grad_input",
   let summary = "the gradient of dlc.conv with respect to its input";
   let description = [{
     For `y = dlc.conv(x, w)` with these attributes (`input_dilation` of
-    all ones) and `x` of the result type, returns `dL/dx` given
-    `dL/dy` (`grad_output`).
+    all ones; `channels_last` as dlc.conv's) and `x` of the result type,
+    returns `dL/dx` given `dL/dy` (`grad_output`).
 
     Example:
     ```mlir
@@ -732,11 +745,12 @@ def DLC_ConvGradInputOp : DLC_Op<"conv_grad_input",
   let arguments = (ins DLC_FloatTensor:$grad_output, DLC_FloatTensor:$filter,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$pad_low,
                        DenseI64ArrayAttr:$pad_high, DenseI64ArrayAttr:$dilation,
-                       I64Attr:$groups);
+                       I64Attr:$groups, UnitAttr:$channels_last);
   let results = (outs DLC_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad_output `,` $filter `stride` $stride `pad_low` $pad_low `pad_high`
-    $pad_high `dilation` $dilation `groups` $groups attr-dict `:`
+    $grad_output `,` $filter (`channels_last` $channels_last^)? `stride` $stride
+    `pad_low` $pad_low `pad_high` $pad_high `dilation` $dilation `groups`
+    $groups attr-dict `:`
     type($grad_output) `,` type($filter) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -747,8 +761,8 @@ def DLC_ConvGradFilterOp : DLC_Op<"conv_grad_filter",
   let summary = "the gradient of dlc.conv with respect to its filter";
   let description = [{
     For `y = dlc.conv(x, w)` with these attributes (`input_dilation` of
-    all ones) and `w` of the result type, returns `dL/dw` given `x` and
-    `dL/dy` (`grad_output`).
+    all ones; `channels_last` as dlc.conv's) and `w` of the result type,
+    returns `dL/dw` given `x` and `dL/dy` (`grad_output`).
 
     Example:
     ```mlir
@@ -760,11 +774,12 @@ def DLC_ConvGradFilterOp : DLC_Op<"conv_grad_filter",
   let arguments = (ins DLC_FloatTensor:$input, DLC_FloatTensor:$grad_output,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$pad_low,
                        DenseI64ArrayAttr:$pad_high, DenseI64ArrayAttr:$dilation,
-                       I64Attr:$groups);
+                       I64Attr:$groups, UnitAttr:$channels_last);
   let results = (outs DLC_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $grad_output `stride` $stride `pad_low` $pad_low `pad_high`
-    $pad_high `dilation` $dilation `groups` $groups attr-dict `:`
+    $input `,` $grad_output (`channels_last` $channels_last^)? `stride` $stride
+    `pad_low` $pad_low `pad_high` $pad_high `dilation` $dilation `groups`
+    $groups attr-dict `:`
     type($input) `,` type($grad_output) `->` type($result)
   }];
   let hasVerifier = 1;

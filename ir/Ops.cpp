@@ -746,17 +746,56 @@ inferConvType(std::optional<Location> loc, RankedTensorType input,
   return RankedTensorType::get(shape, input.getElementType());
 }
 
+/// `type` in the other channel layout: [N, s..., C] -> [N, C, s...]
+/// (`toChannelsFirst`) or back. Only when `channelsLast` is set and the rank
+/// has spatial dimensions; inferConvType rejects the others.
+static RankedTensorType relayout(RankedTensorType type, bool channelsLast,
+                                 bool toChannelsFirst) {
+  if (!channelsLast || type.getRank() < 3)
+    return type;
+  SmallVector<int64_t> permutation = channelsLastPermutation(type.getRank());
+  if (toChannelsFirst)
+    permutation = invertPermutation(permutation);
+  return RankedTensorType::get(permuteShape(type.getShape(), permutation),
+                               type.getElementType());
+}
+
+/// inferConvType over operands in the layout `channelsLast` says.
+static FailureOr<RankedTensorType>
+inferConvTypeIn(bool channelsLast, std::optional<Location> loc,
+                RankedTensorType input, RankedTensorType filter,
+                ArrayRef<int64_t> stride, ArrayRef<int64_t> padLow,
+                ArrayRef<int64_t> padHigh, ArrayRef<int64_t> dilation,
+                ArrayRef<int64_t> inputDilation, int64_t groups) {
+  FailureOr<RankedTensorType> type = inferConvType(
+      loc, relayout(input, channelsLast, true),
+      relayout(filter, channelsLast, true), stride, padLow, padHigh, dilation,
+      inputDilation, groups);
+  if (failed(type))
+    return failure();
+  return relayout(*type, channelsLast, false);
+}
+
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &inferred) {
-  FailureOr<RankedTensorType> type = inferConvType(
-      loc, tensorType(adaptor.getInput()), tensorType(adaptor.getFilter()),
-      adaptor.getStride(), adaptor.getPadLow(), adaptor.getPadHigh(),
-      adaptor.getDilation(), adaptor.getInputDilation(), adaptor.getGroups());
+  FailureOr<RankedTensorType> type = inferConvTypeIn(
+      adaptor.getChannelsLast(), loc, tensorType(adaptor.getInput()),
+      tensorType(adaptor.getFilter()), adaptor.getStride(),
+      adaptor.getPadLow(), adaptor.getPadHigh(), adaptor.getDilation(),
+      adaptor.getInputDilation(), adaptor.getGroups());
   if (failed(type))
     return failure();
   inferred.push_back(*type);
+  return success();
+}
+
+LogicalResult ConvOp::verify() {
+  if (getChannelsLast() &&
+      llvm::any_of(getInputDilation(), [](int64_t d) { return d != 1; }))
+    return emitOpError() << "with channels_last has no input dilation "
+                            "(a transposed convolution stays channels-first)";
   return success();
 }
 
@@ -773,9 +812,10 @@ static LogicalResult checkGradOutput(Operation *op, RankedTensorType gradOutput,
 
 LogicalResult ConvGradInputOp::verify() {
   SmallVector<int64_t> ones(getStride().size(), 1);
-  FailureOr<RankedTensorType> forward = inferConvType(
-      getLoc(), tensorType(getResult()), tensorType(getFilter()), getStride(),
-      getPadLow(), getPadHigh(), getDilation(), ones, getGroups());
+  FailureOr<RankedTensorType> forward = inferConvTypeIn(
+      getChannelsLast(), getLoc(), tensorType(getResult()),
+      tensorType(getFilter()), getStride(), getPadLow(), getPadHigh(),
+      getDilation(), ones, getGroups());
   if (failed(forward))
     return failure();
   return checkGradOutput(*this, tensorType(getGradOutput()), *forward);
@@ -783,9 +823,10 @@ LogicalResult ConvGradInputOp::verify() {
 
 LogicalResult ConvGradFilterOp::verify() {
   SmallVector<int64_t> ones(getStride().size(), 1);
-  FailureOr<RankedTensorType> forward = inferConvType(
-      getLoc(), tensorType(getInput()), tensorType(getResult()), getStride(),
-      getPadLow(), getPadHigh(), getDilation(), ones, getGroups());
+  FailureOr<RankedTensorType> forward = inferConvTypeIn(
+      getChannelsLast(), getLoc(), tensorType(getInput()),
+      tensorType(getResult()), getStride(), getPadLow(), getPadHigh(),
+      getDilation(), ones, getGroups());
   if (failed(forward))
     return failure();
   return checkGradOutput(*this, tensorType(getGradOutput()), *forward);

@@ -75,4 +75,47 @@ std::optional<int64_t> windowOutputSize(int64_t input, int64_t window,
   return (*padded - *effectiveWindow) / stride + 1;
 }
 
+SmallVector<int64_t> channelsLastPermutation(int64_t rank) {
+  SmallVector<int64_t> permutation = {0};
+  for (int64_t d = 2; d < rank; ++d)
+    permutation.push_back(d);
+  if (rank > 1)
+    permutation.push_back(1);
+  return permutation;
+}
+
+SmallVector<int64_t> permuteShape(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> permutation) {
+  SmallVector<int64_t> permuted;
+  for (int64_t p : permutation)
+    permuted.push_back(shape[p]);
+  return permuted;
+}
+
+SmallVector<int64_t> invertPermutation(ArrayRef<int64_t> permutation) {
+  SmallVector<int64_t> inverse(permutation.size());
+  for (size_t i = 0; i < permutation.size(); ++i)
+    inverse[permutation[i]] = static_cast<int64_t>(i);
+  return inverse;
+}
+
+SmallVector<int64_t> channelsFirstShape(ArrayRef<int64_t> channelsLast) {
+  return permuteShape(
+      channelsLast,
+      invertPermutation(channelsLastPermutation(channelsLast.size())));
+}
+
+bool isTransposeAReshape(ArrayRef<int64_t> shape,
+                         ArrayRef<int64_t> permutation) {
+  int64_t last = -1;
+  for (int64_t p : permutation) {
+    if (shape[p] == 1)
+      continue;
+    if (p < last)
+      return false;
+    last = p;
+  }
+  return true;
+}
+
 } // namespace mlir::dlc

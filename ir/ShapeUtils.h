@@ -46,6 +46,27 @@ std::optional<int64_t> windowOutputSize(int64_t input, int64_t window,
                                         int64_t high, int64_t dilation,
                                         int64_t inputDilation);
 
+/// The permutation from a channels-first tensor of `rank` ([N, C, s...]) to
+/// its channels-last form ([N, s..., C]): dimension i of the channels-last
+/// tensor is dimension result[i] of the channels-first one.
+SmallVector<int64_t> channelsLastPermutation(int64_t rank);
+
+/// `shape` with dimension i taken from shape[permutation[i]].
+SmallVector<int64_t> permuteShape(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> permutation);
+
+/// The inverse of `permutation`.
+SmallVector<int64_t> invertPermutation(ArrayRef<int64_t> permutation);
+
+/// [N, s..., C] -> [N, C, s...] (rank 2 or more).
+SmallVector<int64_t> channelsFirstShape(ArrayRef<int64_t> channelsLast);
+
+/// Whether transposing a tensor of `shape` by `permutation` leaves its
+/// elements in the same row-major order, i.e. is a reshape: the dimensions
+/// larger than 1 keep their relative order.
+bool isTransposeAReshape(ArrayRef<int64_t> shape,
+                         ArrayRef<int64_t> permutation);
+
 } // namespace mlir::dlc
 
 #endif // DLC_IR_SHAPEUTILS_H

@@ -64,6 +64,27 @@ def DLCSplitReductions : Pass<"dlc-split-reductions", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCChannelsLast : Pass<"dlc-channels-last", "ModuleOp"> {
+  let summary = "stores convolutions and the work between them channels-last";
+  let description = [{
+    Tensor-core convolutions read and write NHWC; given NCHW, cuDNN adds
+    transposes of its own. This pass gives every float32, float16 and
+    bfloat16 dlc.conv (without input dilation), dlc.conv_grad_input and
+    dlc.conv_grad_filter the `channels_last` layout ([N, s..., C], filters
+    [O, k..., C / groups]) and carries it through elementwise ops,
+    broadcasts, reductions (BatchNorm statistics reduce all but the
+    innermost axis) and pools (a channels-last pool is a pool over
+    [N, 1, s..., C] with a window of 1 over C), so that transposes remain
+    only where the layout must change: at the function's arguments and
+    results, before matmuls, dropout and other ops that read element
+    order. An elementwise op goes channels-last when more of its operands
+    are channels-last than channels-first at full size (per-channel
+    vectors move for free). The same elements are computed in the same
+    order. For the CUDA backend, where dlc-compile --conv-layout chooses it.
+  }];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 def DLCSortScatters : Pass<"dlc-sort-scatters", "ModuleOp"> {
   let summary = "turns embedding gradients into sorted segment sums";
   let description = [{

@@ -47,6 +47,9 @@ void mlir::dlc::buildExecutionPipeline(
   // Elementwise intermediates a gradient reads far from where the forward
   // computed them are recomputed there instead of kept.
   pm.addPass(createDLCRematerialize());
+  // After both, so that the layout follows the ops that run.
+  if (options.channelsLast)
+    pm.addPass(createDLCChannelsLast());
   // Embedding gradients sort their token ids once instead of walking them
   // for every row.
   if (options.sortScatters)

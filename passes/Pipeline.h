@@ -41,6 +41,9 @@ struct ExecutionPipelineOptions {
   /// The target is a GPU that reductions of few long rows would leave
   /// idle (CUDA): they become two reductions (dlc-split-reductions).
   bool splitReductions = false;
+  /// Convolutions and the work between them are stored channels-last
+  /// (dlc-channels-last): the CUDA target's tensor-core convolutions.
+  bool channelsLast = false;
   /// The target is a GPU on which a scatter's walk over thousands of
   /// updates is slow (CUDA): embedding gradients become sorted segment
   /// sums (dlc-sort-scatters).

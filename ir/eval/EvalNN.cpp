@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ShapeUtils.h"
 #include "ir/eval/EvalSupport.h"
 
 #include <algorithm>
@@ -136,25 +137,53 @@ WindowTaps buildWindowTaps(const WindowGeometry &g) {
 }
 
 /// The sizes and element counts of a convolution `y = conv(x, w)` and the
-/// taps of its windows, shared by conv and its two gradient ops.
+/// taps of its windows, shared by conv and its two gradient ops. With
+/// `channelsLast` the tensors are [N, s..., C] and [O, k..., C / groups].
 struct ConvGeometry {
   int64_t batch, channels, outChannels, groupChannels, groupOutChannels;
   int64_t inSpatial, windowSize, outSpatial;
+  bool channelsLast;
   WindowTaps taps;
+
+  /// Flat indices of x[b, c, position], w[o, c, position], y[b, o, position]
+  /// (c within o's group for w).
+  int64_t xIndex(int64_t b, int64_t c, int64_t position) const {
+    return channelsLast ? (b * inSpatial + position) * channels + c
+                        : (b * channels + c) * inSpatial + position;
+  }
+  int64_t wIndex(int64_t o, int64_t c, int64_t position) const {
+    return channelsLast ? (o * windowSize + position) * groupChannels + c
+                        : (o * groupChannels + c) * windowSize + position;
+  }
+  int64_t yIndex(int64_t b, int64_t o, int64_t position) const {
+    return channelsLast ? (b * outSpatial + position) * outChannels + o
+                        : (b * outChannels + o) * outSpatial + position;
+  }
 };
 
+/// `op`'s geometry from the shapes of its x, w and y, in its layout.
 template <typename OpT>
-ConvGeometry convGeometry(OpT op, ArrayRef<int64_t> xShape,
-                          ArrayRef<int64_t> wShape, ArrayRef<int64_t> yShape) {
+ConvGeometry convGeometry(OpT op, ArrayRef<int64_t> xStored,
+                          ArrayRef<int64_t> wStored, ArrayRef<int64_t> yStored) {
+  bool channelsLast = op.getChannelsLast();
+  auto channelsFirst = [&](ArrayRef<int64_t> shape) {
+    return channelsLast ? channelsFirstShape(shape)
+                        : SmallVector<int64_t>(shape);
+  };
+  SmallVector<int64_t> xShape = channelsFirst(xStored),
+                       wShape = channelsFirst(wStored),
+                       yShape = channelsFirst(yStored);
   // The gradient ops differentiate a convolution without input dilation.
   SmallVector<int64_t> inputDilation(xShape.size() - 2, 1);
   if constexpr (std::is_same_v<OpT, ConvOp>)
     inputDilation.assign(op.getInputDilation().begin(),
                          op.getInputDilation().end());
   ConvGeometry g;
-  g.taps = buildWindowTaps({xShape.drop_front(2), wShape.drop_front(2),
-                            yShape.drop_front(2), op.getStride(),
-                            op.getPadLow(), op.getDilation(), inputDilation});
+  g.taps = buildWindowTaps({ArrayRef<int64_t>(xShape).drop_front(2),
+                            ArrayRef<int64_t>(wShape).drop_front(2),
+                            ArrayRef<int64_t>(yShape).drop_front(2),
+                            op.getStride(), op.getPadLow(), op.getDilation(),
+                            inputDilation});
   int64_t groups = static_cast<int64_t>(op.getGroups());
   g.batch = xShape[0];
   g.channels = xShape[1];
@@ -164,6 +193,7 @@ ConvGeometry convGeometry(OpT op, ArrayRef<int64_t> xShape,
   g.inSpatial = productOf(xShape, 2, xShape.size());
   g.windowSize = productOf(wShape, 2, wShape.size());
   g.outSpatial = productOf(yShape, 2, yShape.size());
+  g.channelsLast = channelsLast;
   return g;
 }
 
@@ -171,7 +201,8 @@ ConvGeometry convGeometry(OpT op, ArrayRef<int64_t> xShape,
 /// element y[yi] of the convolution sums (flat indices), in the summation
 /// order: batch, output channel, output position, then input channel of the
 /// group and window position. The gradient ops take the same walk, so each
-/// element of dx and dw also sums its terms in one fixed order.
+/// element of dx and dw also sums its terms in one fixed order, and the
+/// channels-last layout sums the same terms in the same order.
 template <typename Fn>
 void forEachConvProduct(const ConvGeometry &g, Fn &&product) {
   const WindowTaps &taps = g.taps;
@@ -179,12 +210,11 @@ void forEachConvProduct(const ConvGeometry &g, Fn &&product) {
     for (int64_t o = 0; o < g.outChannels; ++o) {
       int64_t firstChannel = (o / g.groupOutChannels) * g.groupChannels;
       for (int64_t y = 0; y < g.outSpatial; ++y) {
-        int64_t yi = (b * g.outChannels + o) * g.outSpatial + y;
+        int64_t yi = g.yIndex(b, o, y);
         for (int64_t c = 0; c < g.groupChannels; ++c) {
-          int64_t xBase = (b * g.channels + firstChannel + c) * g.inSpatial;
-          int64_t wBase = (o * g.groupChannels + c) * g.windowSize;
           for (int64_t t = taps.begin[y]; t < taps.begin[y + 1]; ++t)
-            product(xBase + taps.input[t], wBase + taps.window[t], yi);
+            product(g.xIndex(b, firstChannel + c, taps.input[t]),
+                    g.wIndex(o, c, taps.window[t]), yi);
         }
       }
     }

@@ -205,11 +205,11 @@ LogicalResult ConvOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
   if (wantX)
     operandGrads[0] = ConvGradInputOp::create(
         b, loc, typeOf(x), dy, w, getStride(), getPadLow(), getPadHigh(),
-        getDilation(), getGroups());
+        getDilation(), getGroups(), getChannelsLast());
   if (wantW)
     operandGrads[1] = ConvGradFilterOp::create(
         b, loc, typeOf(w), x, dy, getStride(), getPadLow(), getPadHigh(),
-        getDilation(), getGroups());
+        getDilation(), getGroups(), getChannelsLast());
   return success();
 }
 

@@ -30,3 +30,12 @@ func.func @max_pool_grad(%x: tensor<2x3x7x6xf64>, %dy: tensor<2x3x4x5xf64>, %x1:
   %1 = dlc.max_pool_grad %x1, %dy1 window [2] stride [2] pad_low [0] pad_high [0] dilation [1] : tensor<1x2x8xf32>, tensor<1x2x4xf32> -> tensor<1x2x8xf32>
   return %0, %1 : tensor<2x3x7x6xf64>, tensor<1x2x8xf32>
 }
+
+// CHECK-LABEL: func.func @conv_grads_channels_last
+func.func @conv_grads_channels_last(%x: tensor<2x7x6x4xf32>, %w: tensor<6x3x2x2xf32>, %dy: tensor<2x4x5x6xf32>) -> (tensor<2x7x6x4xf32>, tensor<6x3x2x2xf32>) {
+  // CHECK: dlc.conv_grad_input %{{.*}}, %{{.*}} channels_last stride [2, 1] pad_low [1, 0] pad_high [2, 1] dilation [1, 2] groups 2 : tensor<2x4x5x6xf32>, tensor<6x3x2x2xf32> -> tensor<2x7x6x4xf32>
+  %dx = dlc.conv_grad_input %dy, %w channels_last stride [2, 1] pad_low [1, 0] pad_high [2, 1] dilation [1, 2] groups 2 : tensor<2x4x5x6xf32>, tensor<6x3x2x2xf32> -> tensor<2x7x6x4xf32>
+  // CHECK: dlc.conv_grad_filter %{{.*}}, %{{.*}} channels_last stride [2, 1] pad_low [1, 0] pad_high [2, 1] dilation [1, 2] groups 2 : tensor<2x7x6x4xf32>, tensor<2x4x5x6xf32> -> tensor<6x3x2x2xf32>
+  %dw = dlc.conv_grad_filter %x, %dy channels_last stride [2, 1] pad_low [1, 0] pad_high [2, 1] dilation [1, 2] groups 2 : tensor<2x7x6x4xf32>, tensor<2x4x5x6xf32> -> tensor<6x3x2x2xf32>
+  return %dx, %dw : tensor<2x7x6x4xf32>, tensor<6x3x2x2xf32>
+}

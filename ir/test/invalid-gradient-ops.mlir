@@ -250,3 +250,20 @@ func.func @pool_grad_integers(%x: tensor<1x3x8xi32>, %dy: tensor<1x3x4xi32>) -> 
   %0 = dlc.max_pool_grad %x, %dy window [2] stride [2] pad_low [0] pad_high [0] dilation [1] : tensor<1x3x8xi32>, tensor<1x3x4xi32> -> tensor<1x3x8xi32>
   return %0 : tensor<1x3x8xi32>
 }
+
+// -----
+
+// A channels-first result read channels-last: 8 channels of 3 x 8.
+func.func @grad_input_channels_last(%dy: tensor<1x6x6x4xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32> {
+  // expected-error@+1 {{filter has 3 input channels per group, expected 8}}
+  %0 = dlc.conv_grad_input %dy, %w channels_last stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 1 : tensor<1x6x6x4xf32>, tensor<4x3x3x3xf32> -> tensor<1x3x8x8xf32>
+  return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+func.func @grad_filter_channels_last(%x: tensor<1x8x8x3xf32>, %dy: tensor<1x4x6x6xf32>) -> tensor<4x3x3x3xf32> {
+  // expected-error@+1 {{grad_output type 'tensor<1x4x6x6xf32>' differs from the forward result type 'tensor<1x6x6x4xf32>'}}
+  %0 = dlc.conv_grad_filter %x, %dy channels_last stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 1 : tensor<1x8x8x3xf32>, tensor<1x4x6x6xf32> -> tensor<4x3x3x3xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}

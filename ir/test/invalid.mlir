@@ -735,3 +735,20 @@ func.func @segment_starts(%rows: tensor<6x3xf32>, %ids: tensor<6xi64>, %order: t
   %0 = dlc.segment_sum %rows[%ids, %order, %starts] : tensor<6x3xf32>, tensor<6xi64>, tensor<6xi64>, tensor<5xi64> -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// -----
+
+func.func @conv_channels_last_input_dilation(%x: tensor<1x8x8x4xf32>, %w: tensor<4x3x3x4xf32>) -> tensor<1x17x17x4xf32> {
+  // expected-error@+1 {{with channels_last has no input dilation (a transposed convolution stays channels-first)}}
+  %0 = dlc.conv %x, %w channels_last stride [1, 1] pad_low [2, 2] pad_high [2, 2] dilation [1, 1] input_dilation [2, 2] groups 1 : tensor<1x8x8x4xf32>, tensor<4x3x3x4xf32> -> tensor<1x17x17x4xf32>
+  return %0 : tensor<1x17x17x4xf32>
+}
+
+// -----
+
+func.func @conv_channels_last_result(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error@+2 {{inferred type(s) 'tensor<1x6x6x4xf32>' are incompatible with return type(s) of operation 'tensor<1x4x6x6xf32>'}}
+  // expected-error@+1 {{failed to infer returned types}}
+  %0 = dlc.conv %x, %w channels_last stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 1 : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}

@@ -155,3 +155,10 @@ func.func @fusion(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, t
   }
   return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func.func @conv_channels_last
+func.func @conv_channels_last(%x: tensor<1x8x8x4xf32>, %w: tensor<8x3x3x2xf32>) -> tensor<1x4x4x8xf32> {
+  // CHECK: dlc.conv %{{.*}}, %{{.*}} channels_last stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x8x8x4xf32>, tensor<8x3x3x2xf32> -> tensor<1x4x4x8xf32>
+  %0 = dlc.conv %x, %w channels_last stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x8x8x4xf32>, tensor<8x3x3x2xf32> -> tensor<1x4x4x8xf32>
+  return %0 : tensor<1x4x4x8xf32>
+}

@@ -216,7 +216,7 @@ private:
     }
 
     OpBuilder builder(group.root);
-    auto fusion = builder.create<FusionOp>(group.root->getLoc(),
+    auto fusion = FusionOp::create(builder, group.root->getLoc(),
                                            ValueRange(outputs).getTypes(),
                                            inputs.getArrayRef());
     Block &body = fusion.getBody().front();
@@ -230,7 +230,7 @@ private:
     SmallVector<Value> yielded;
     for (Value output : outputs)
       yielded.push_back(mapping.lookup(output));
-    builder.create<YieldOp>(group.root->getLoc(), yielded);
+    YieldOp::create(builder, group.root->getLoc(), yielded);
 
     for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
       output.replaceUsesWithIf(result, [&](OpOperand &use) {
@@ -316,8 +316,8 @@ void mlir::dlc::markLibraryEpilogues(Block &block) {
     int64_t channel;
     if (isa<MatmulOp>(op))
       channel = cast<RankedTensorType>(op.getResult(0).getType()).getRank() - 1;
-    else if (isa<ConvOp>(op))
-      channel = 1;
+    else if (auto conv = dyn_cast<ConvOp>(op))
+      channel = conv.getChannelsLast() ? conv.getType().getRank() - 1 : 1;
     else
       continue;
     Value result = op.getResult(0);
