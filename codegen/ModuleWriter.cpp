@@ -27,6 +27,7 @@
 #include "codegen/HostCompiler.h"
 #include "codegen/Nvrtc.h"
 #include "ir/Locations.h"
+#include "ir/ShapeUtils.h"
 #include "ir/Roles.h"
 #include "ir/eval/Evaluator.h"
 #include "passes/fusion/Fusion.h"
@@ -545,15 +546,25 @@ Writer::convStep(Operation *op, const BufferPlacement &placement,
     buffers.refs.push_back(refs[i]);
     buffers.bytes.push_back(bytesOf(values[i]));
   }
-  std::vector<int64_t> xShape = shapeVector(x), wShape = shapeVector(w),
-                       yShape = shapeVector(y);
+  // The step lists shapes channels-first; channels_last says how the
+  // buffers hold them.
+  bool channelsLast = op->hasAttr("channels_last");
+  auto logicalShape = [&](Value v) {
+    std::vector<int64_t> shape = shapeVector(v);
+    if (!channelsLast)
+      return shape;
+    SmallVector<int64_t> first = channelsFirstShape(shape);
+    return std::vector<int64_t>(first.begin(), first.end());
+  };
+  std::vector<int64_t> xShape = logicalShape(x), wShape = logicalShape(w),
+                       yShape = logicalShape(y);
   std::vector<int64_t> strideV(stride.begin(), stride.end()),
       padLowV(padLow.begin(), padLow.end()),
       padHighV(padHigh.begin(), padHigh.end()),
       dilationV(dilation.begin(), dilation.end());
   auto step = fb::CreateConvStepDirect(
       fbb, kind, *element, &*xRef, &*wRef, &*yRef, &xShape, &wShape, &yShape,
-      &strideV, &padLowV, &padHighV, &dilationV, groups);
+      &strideV, &padLowV, &padHighV, &dilationV, groups, channelsLast);
   return fb::CreateStep(fbb, fb::StepKind::ConvStep, step.Union(),
                         fbb.CreateString(describeLocation(op->getLoc())));
 }

@@ -153,20 +153,105 @@ private:
   size_t scratchBytes_ = 0;
 };
 
-memory::format_tag plainActivationTag(size_t spatial) {
-  return spatial == 1   ? memory::format_tag::ncw
-         : spatial == 2 ? memory::format_tag::nchw
-                        : memory::format_tag::ncdhw;
+memory::format_tag plainActivationTag(size_t spatial, bool channelsLast) {
+  using tag = memory::format_tag;
+  if (channelsLast)
+    return spatial == 1 ? tag::nwc : spatial == 2 ? tag::nhwc : tag::ndhwc;
+  return spatial == 1 ? tag::ncw : spatial == 2 ? tag::nchw : tag::ncdhw;
 }
 
-memory::format_tag plainWeightTag(size_t spatial, bool grouped) {
+memory::format_tag plainWeightTag(size_t spatial, bool grouped,
+                                  bool channelsLast) {
+  using tag = memory::format_tag;
+  if (grouped && channelsLast)
+    return spatial == 1 ? tag::gowi : spatial == 2 ? tag::gohwi : tag::godhwi;
   if (grouped)
-    return spatial == 1   ? memory::format_tag::goiw
-           : spatial == 2 ? memory::format_tag::goihw
-                          : memory::format_tag::goidhw;
-  return spatial == 1   ? memory::format_tag::oiw
-         : spatial == 2 ? memory::format_tag::oihw
-                        : memory::format_tag::oidhw;
+    return spatial == 1 ? tag::goiw : spatial == 2 ? tag::goihw : tag::goidhw;
+  if (channelsLast)
+    return spatial == 1 ? tag::owi : spatial == 2 ? tag::ohwi : tag::odhwi;
+  return spatial == 1 ? tag::oiw : spatial == 2 ? tag::oihw : tag::oidhw;
+}
+
+/// Moves the channels of `count` tensors of `channels` x `positions`
+/// elements each: [count, positions, channels] -> [count, channels,
+/// positions] (`toChannelsFirst`) or back.
+template <typename T>
+void moveChannels(const T *from, T *to, int64_t count, int64_t positions,
+                  int64_t channels, bool toChannelsFirst) {
+  for (int64_t n = 0; n < count; ++n)
+    for (int64_t p = 0; p < positions; ++p)
+      for (int64_t c = 0; c < channels; ++c) {
+        int64_t last = (n * positions + p) * channels + c;
+        int64_t first = (n * channels + c) * positions + p;
+        if (toChannelsFirst)
+          to[first] = from[last];
+        else
+          to[last] = from[first];
+      }
+}
+
+/// A channels-last step run by a channels-first kernel (the direct loops:
+/// float64, and geometries oneDNN refuses): the inputs are moved to
+/// channels-first scratch copies and the output back.
+template <typename T> class ChannelsLastConv final : public ConvKernel {
+public:
+  ChannelsLastConv(Kind kind, ConvGeometry g, std::unique_ptr<ConvKernel> inner)
+      : kind_(kind), g_(std::move(g)), inner_(std::move(inner)) {}
+
+  size_t scratchBytes() const override {
+    return alignUp(g_.xElements() * sizeof(T)) +
+           alignUp(g_.wElements() * sizeof(T)) +
+           alignUp(g_.yElements() * sizeof(T)) + inner_->scratchBytes();
+  }
+
+  void run(void *x, void *w, void *y, void *scratch, dnnl::stream &stream,
+           ThreadPool &pool) override {
+    auto *base = static_cast<std::byte *>(scratch);
+    T *xs = reinterpret_cast<T *>(base);
+    T *ws = reinterpret_cast<T *>(base + alignUp(g_.xElements() * sizeof(T)));
+    T *ys = reinterpret_cast<T *>(reinterpret_cast<std::byte *>(ws) +
+                                  alignUp(g_.wElements() * sizeof(T)));
+    void *rest =
+        reinterpret_cast<std::byte *>(ys) + alignUp(g_.yElements() * sizeof(T));
+    int64_t in = 1, kernel = 1, out = 1;
+    for (size_t d = 0; d < g_.spatialRank(); ++d) {
+      in *= g_.input[d];
+      kernel *= g_.kernel[d];
+      out *= g_.output[d];
+    }
+    // x, w, y: their (count, positions, channels).
+    struct Operand {
+      T *stored, *first;
+      int64_t count, positions, channels;
+    } operands[3] = {
+        {static_cast<T *>(x), xs, g_.batch, in, g_.inChannels},
+        {static_cast<T *>(w), ws, g_.outChannels, kernel, g_.inPerGroup()},
+        {static_cast<T *>(y), ys, g_.batch, out, g_.outChannels}};
+    size_t written = kind_ == Kind::Forward        ? 2
+                     : kind_ == Kind::BackwardData ? 0
+                                                   : 1;
+    for (size_t i = 0; i < 3; ++i)
+      if (i != written)
+        moveChannels(operands[i].stored, operands[i].first, operands[i].count,
+                     operands[i].positions, operands[i].channels, true);
+    inner_->run(xs, ws, ys, rest, stream, pool);
+    const Operand &o = operands[written];
+    moveChannels(o.first, o.stored, o.count, o.positions, o.channels, false);
+  }
+
+private:
+  Kind kind_;
+  ConvGeometry g_;
+  std::unique_ptr<ConvKernel> inner_;
+};
+
+/// The direct loops for `g`, behind ChannelsLastConv when it is stored so.
+template <typename T>
+std::unique_ptr<ConvKernel> directConv(Kind kind, const ConvGeometry &g) {
+  auto direct = std::make_unique<DirectConvKernel<T>>(kind, g);
+  if (!g.channelsLast)
+    return direct;
+  return std::make_unique<ChannelsLastConv<T>>(kind, g, std::move(direct));
 }
 
 DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine)
@@ -191,9 +276,10 @@ DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine)
     padLow.push_back(g.padLow[i]);
     padHigh.push_back(g.padHigh[i]);
   }
-  memory::desc xPlain(xDims, f32, plainActivationTag(spatial));
-  memory::desc yPlain(yDims, f32, plainActivationTag(spatial));
-  memory::desc wPlain(wDims, f32, plainWeightTag(spatial, grouped));
+  memory::desc xPlain(xDims, f32, plainActivationTag(spatial, g.channelsLast));
+  memory::desc yPlain(yDims, f32, plainActivationTag(spatial, g.channelsLast));
+  memory::desc wPlain(wDims, f32,
+                      plainWeightTag(spatial, grouped, g.channelsLast));
   memory::desc xAny(xDims, f32, memory::format_tag::any);
   memory::desc yAny(yDims, f32, memory::format_tag::any);
   memory::desc wAny(wDims, f32, memory::format_tag::any);
@@ -266,7 +352,7 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
     return nullptr;
   }
   if (dtype == DType::F64) {
-    out = std::make_unique<DirectConvKernel<double>>(step.kind(), g);
+    out = directConv<double>(step.kind(), g);
     return nullptr;
   }
   if (dtype != DType::F32)
@@ -274,7 +360,7 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
                                              dtypeName(dtype) +
                                              " is not supported on the CPU");
   if (g.spatialRank() > 3) {
-    out = std::make_unique<DirectConvKernel<float>>(step.kind(), g);
+    out = directConv<float>(step.kind(), g);
     return nullptr;
   }
   try {
@@ -282,7 +368,7 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
   } catch (const dnnl::error &) {
     // oneDNN refuses some geometries (it checks its own limits); the
     // direct loops take any.
-    out = std::make_unique<DirectConvKernel<float>>(step.kind(), g);
+    out = directConv<float>(step.kind(), g);
   }
   return nullptr;
 }

@@ -4,10 +4,11 @@
 // convolution primitives (forward, backward data, backward weights),
 // created once per step when the session opens. The primitives compute in
 // the memory layouts oneDNN prefers (format_tag::any, blocked), and the
-// step reorders its plain NCHW operands into scratch memory and the result
-// back: measured 1.4x to 1.8x faster than plain NCHW primitives even with
-// the reorders counted (docs/performance.md). float64, and shapes oneDNN
-// does not take, run on DirectConv.
+// step reorders its plain NCHW (or, for a channels_last step, NHWC)
+// operands into scratch memory and the result back: measured 1.4x to 1.8x
+// faster than plain NCHW primitives even with the reorders counted
+// (docs/performance.md). float64, and shapes oneDNN does not take, run on
+// DirectConv (channels-last steps through channels-first scratch copies).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CPU_CONV_H

@@ -28,6 +28,7 @@ ConvGeometry ConvGeometry::fromStep(const fb::ConvStep &s) {
   g.inChannels = x[1];
   g.outChannels = w[0];
   g.groups = s.groups();
+  g.channelsLast = s.channels_last();
   for (size_t i = 0; i < spatial; ++i) {
     g.input.push_back(x[i + 2]);
     g.kernel.push_back(w[i + 2]);

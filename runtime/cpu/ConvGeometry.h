@@ -2,7 +2,8 @@
 //
 // A ConvStep's shapes and attributes, read once from a checked module
 // (ModuleFile has verified that they agree): x is [N, C, spatial...], w is
-// [O, C / groups, kernel...], y is [N, O, output...].
+// [O, C / groups, kernel...], y is [N, O, output...], stored so or, with
+// `channelsLast`, as [N, spatial..., C] and [O, kernel..., C / groups].
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CPU_CONVGEOMETRY_H
@@ -17,6 +18,7 @@ namespace dlc::cpu {
 
 struct ConvGeometry {
   int64_t batch = 0, inChannels = 0, outChannels = 0, groups = 1;
+  bool channelsLast = false;
   /// Per spatial dimension.
   std::vector<int64_t> input, kernel, output, stride, padLow, padHigh, dilation;
 

@@ -63,6 +63,18 @@ std::vector<int64_t> packedStrides(const std::vector<int64_t> &dims) {
   return strides;
 }
 
+std::vector<int64_t> channelsLastStrides(const std::vector<int64_t> &dims) {
+  std::vector<int64_t> strides(dims.size());
+  int64_t stride = dims[1];
+  strides[1] = 1;
+  for (size_t i = dims.size(); i-- > 2;) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+  strides[0] = stride;
+  return strides;
+}
+
 DnnConvLayout dnnConvLayout(const cpu::ConvGeometry &g) {
   DnnConvLayout l;
   l.xDims = {g.batch, g.inChannels};
@@ -87,9 +99,10 @@ DnnConvLayout dnnConvLayout(const cpu::ConvGeometry &g) {
     l.padHigh.push_back(g.padHigh[i]);
     l.dilation.push_back(g.dilation[i]);
   }
-  l.xStrides = packedStrides(l.xDims);
-  l.wStrides = packedStrides(l.wDims);
-  l.yStrides = packedStrides(l.yDims);
+  auto strides = g.channelsLast ? channelsLastStrides : packedStrides;
+  l.xStrides = strides(l.xDims);
+  l.wStrides = strides(l.wDims);
+  l.yStrides = strides(l.yDims);
   return l;
 }
 

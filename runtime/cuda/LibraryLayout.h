@@ -65,9 +65,11 @@ BlasMatmulLayout blasMatmulLayout(const MatmulShape &shape);
 
 /// A ConvStep for cuDNN's backend: every tensor has at least 4 dimensions
 /// (a 1-d convolution gets a unit height, and unit stride, dilation and no
-/// padding along it) and packed row-major strides (dlc's buffers are dense
-/// NC... arrays). Grouping needs nothing more: cuDNN reads the group count
-/// from x's channels over w's.
+/// padding along it), listed channels-first, and strides that say how the
+/// dense buffer holds them: row-major, or channels-last (NHWC, OHWI: the
+/// layout of cuDNN's tensor-core kernels) for a `channels_last` step.
+/// Grouping needs nothing more: cuDNN reads the group count from x's
+/// channels over w's.
 struct DnnConvLayout {
   /// x [N, C, spatial...], w [O, C / groups, kernel...], y [N, O, out...].
   std::vector<int64_t> xDims, wDims, yDims;
@@ -80,6 +82,10 @@ DnnConvLayout dnnConvLayout(const cpu::ConvGeometry &g);
 
 /// Row-major strides of a dense tensor of `dims`.
 std::vector<int64_t> packedStrides(const std::vector<int64_t> &dims);
+
+/// Strides of a dense tensor of channels-first `dims` ([N, C, s...], rank
+/// 3 or more) stored channels-last ([N, s..., C]).
+std::vector<int64_t> channelsLastStrides(const std::vector<int64_t> &dims);
 
 } // namespace dlc::cuda
 

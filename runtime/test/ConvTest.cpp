@@ -9,6 +9,8 @@
 //
 // Tolerance: |got - want| <= rtol * sum |terms|, the bound of a sum
 // evaluated in another order (k terms: about k * eps of the magnitude).
+// Channels-last steps (NHWC / OHWI buffers) take the same cases: their
+// operands are the same values moved, so the same tolerances hold.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/test/TestUtil.h"
@@ -192,11 +194,28 @@ const char *kindName(fb::ConvKind kind) {
                                               : "backward filter";
 }
 
+/// The row-major index, in a tensor of channels-first `shape` stored
+/// channels-last, of element `index` of the channels-first tensor.
+size_t channelsLastIndex(const std::vector<int64_t> &shape, size_t index) {
+  int64_t positions = 1;
+  for (size_t d = 2; d < shape.size(); ++d)
+    positions *= shape[d];
+  auto i = static_cast<int64_t>(index);
+  int64_t p = i % positions, c = i / positions % shape[1],
+          n = i / positions / shape[1];
+  return static_cast<size_t>((n * positions + p) * shape[1] + c);
+}
+
 template <typename T>
 void runCase(const Case &c, fb::ConvKind kind, DType dtype, dlc_dtype_t cDtype,
-             double rtol, const std::string &spec = "cpu") {
+             double rtol, const std::string &spec = "cpu",
+             bool channelsLast = false) {
   SCOPED_TRACE(std::string(c.name) + ", " + kindName(kind) + ", " +
-               dtypeName(dtype) + ", " + spec);
+               dtypeName(dtype) + ", " + spec +
+               (channelsLast ? ", channels-last" : ""));
+  auto stored = [&](const std::vector<int64_t> &shape, size_t index) {
+    return channelsLast ? channelsLastIndex(shape, index) : index;
+  };
   std::string why;
   DevicePtr device = openDevice(spec, 2, why);
   if (!device)
@@ -235,6 +254,7 @@ void runCase(const Case &c, fb::ConvKind kind, DType dtype, dlc_dtype_t cDtype,
   s.padHigh = c.padHigh;
   s.dilation = c.dilation;
   s.groups = c.groups;
+  s.channelsLast = channelsLast;
   f.conv(s, "node 'conv' (Conv)");
   ModulePtr module(nullptr, &dlc_module_release);
   Outcome o = loadModule(mb.finish(), module);
@@ -249,8 +269,10 @@ void runCase(const Case &c, fb::ConvKind kind, DType dtype, dlc_dtype_t cDtype,
   std::vector<double> values[3];
   for (int i = 0; i < 3; ++i) {
     tensors.emplace_back(cDtype, shapes[i]);
-    for (T &v : tensors.back().data) {
-      v = static_cast<T>(dist(rng));
+    std::vector<T> &data = tensors.back().data;
+    for (size_t j = 0; j < data.size(); ++j) {
+      T v = static_cast<T>(dist(rng));
+      data[stored(shapes[i], j)] = v;
       values[i].push_back(static_cast<double>(v));
     }
   }
@@ -271,10 +293,12 @@ void runCase(const Case &c, fb::ConvKind kind, DType dtype, dlc_dtype_t cDtype,
                                    : outputIndex == 0 ? ref.dxMag
                                                       : ref.dwMag;
   const std::vector<T> &got = tensors[outputIndex].data;
-  for (size_t i = 0; i < want.size(); ++i)
-    ASSERT_LE(std::fabs(static_cast<double>(got[i]) - want[i]),
+  for (size_t i = 0; i < want.size(); ++i) {
+    T value = got[stored(shapes[outputIndex], i)];
+    ASSERT_LE(std::fabs(static_cast<double>(value) - want[i]),
               1e-30 + rtol * mag[i])
-        << "element " << i << ": got " << got[i] << ", want " << want[i];
+        << "element " << i << ": got " << value << ", want " << want[i];
+  }
 }
 
 const fb::ConvKind kKinds[] = {fb::ConvKind::Forward,
@@ -299,6 +323,16 @@ TEST(Conv, Float64MatchesReference) {
       runCase<double>(c, kind, DType::F64, DLC_F64, 1e-13);
 }
 
+TEST(Conv, ChannelsLastMatchesReference) {
+  // float32 through oneDNN's NHWC/OHWI descriptors, float64 through the
+  // direct loops behind channels-first copies; tolerances as above.
+  for (const Case &c : kCases)
+    for (fb::ConvKind kind : kKinds) {
+      runCase<float>(c, kind, DType::F32, DLC_F32, 1e-5, "cpu", true);
+      runCase<double>(c, kind, DType::F64, DLC_F64, 1e-13, "cpu", true);
+    }
+}
+
 // The same cases through cuDNN (ctest label `gpu`; skipped without a GPU).
 // cuDNN may pick Winograd or FFT engines for float32, whose transforms
 // round more than a direct sum: 1e-4 of the magnitude.
@@ -306,6 +340,12 @@ TEST(GpuConv, Float32MatchesReference) {
   for (const Case &c : kCases)
     for (fb::ConvKind kind : kKinds)
       runCase<float>(c, kind, DType::F32, DLC_F32, 1e-4, "cuda:0");
+}
+
+TEST(GpuConv, ChannelsLastFloat32MatchesReference) {
+  for (const Case &c : kCases)
+    for (fb::ConvKind kind : kKinds)
+      runCase<float>(c, kind, DType::F32, DLC_F32, 1e-4, "cuda:0", true);
 }
 
 TEST(GpuConv, Float64MatchesReference) {

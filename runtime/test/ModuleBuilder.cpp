@@ -66,7 +66,7 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
                b.CreateVector(c.xShape), b.CreateVector(c.wShape),
                b.CreateVector(c.yShape), optionalVector(b, c.stride),
                optionalVector(b, c.padLow), optionalVector(b, c.padHigh),
-               optionalVector(b, c.dilation), c.groups)
+               optionalVector(b, c.dilation), c.groups, c.channelsLast)
                .Union();
     break;
   }

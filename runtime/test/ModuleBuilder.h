@@ -64,6 +64,8 @@ struct ConvSpec {
   std::vector<int64_t> xShape, wShape, yShape, stride, padLow, padHigh,
       dilation;
   int64_t groups = 1;
+  /// Shapes stay channels-first; the buffers hold them channels-last.
+  bool channelsLast = false;
 };
 
 /// One step of a function.

@@ -152,6 +152,17 @@ TEST(PackedStridesTest, AreRowMajor) {
   EXPECT_EQ(packedStrides({7}), (std::vector<int64_t>{1}));
 }
 
+TEST(ChannelsLastStridesTest, PutTheChannelsInnermost) {
+  // [N, C, H, W] = [2, 3, 4, 5] stored as [2, 4, 5, 3].
+  EXPECT_EQ(channelsLastStrides({2, 3, 4, 5}),
+            (std::vector<int64_t>{60, 1, 15, 3}));
+  // A unit height (1-d) and 3-d.
+  EXPECT_EQ(channelsLastStrides({2, 3, 1, 5}),
+            (std::vector<int64_t>{15, 1, 15, 3}));
+  EXPECT_EQ(channelsLastStrides({1, 2, 3, 4, 5}),
+            (std::vector<int64_t>{120, 1, 40, 10, 2}));
+}
+
 /// x [N, C, spatial...] in `dims` order, any rank.
 using Index = std::vector<int64_t>;
 
@@ -303,6 +314,30 @@ TEST_P(DnnConvLayoutNumbersTest, ComputesTheStepsConvolution) {
   EXPECT_EQ(l.stride.size(), l.xDims.size() - 2);
   std::vector<double> x = iota(g.xElements(), 7), w = iota(g.wElements(), 5);
   EXPECT_EQ(dnnForward(l, x, w), stepForward(g, x, w));
+}
+
+/// `values` of a tensor of `dims` held with `from` strides, held with `to`.
+std::vector<double> restride(const std::vector<double> &values,
+                             const std::vector<int64_t> &dims,
+                             const std::vector<int64_t> &from,
+                             const std::vector<int64_t> &to) {
+  std::vector<double> moved(values.size());
+  forEachIndex(dims, [&](const Index &i) {
+    moved.at(offset(i, to)) = values.at(offset(i, from));
+  });
+  return moved;
+}
+
+TEST_P(DnnConvLayoutNumbersTest, ComputesTheStepsConvolutionChannelsLast) {
+  cpu::ConvGeometry g = GetParam().g;
+  g.channelsLast = true;
+  DnnConvLayout l = dnnConvLayout(g);
+  std::vector<double> x = iota(g.xElements(), 7), w = iota(g.wElements(), 5);
+  std::vector<double> y = dnnForward(
+      l, restride(x, l.xDims, packedStrides(l.xDims), l.xStrides),
+      restride(w, l.wDims, packedStrides(l.wDims), l.wStrides));
+  EXPECT_EQ(restride(y, l.yDims, l.yStrides, packedStrides(l.yDims)),
+            stepForward(g, x, w));
 }
 
 INSTANTIATE_TEST_SUITE_P(
