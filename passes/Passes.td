@@ -46,7 +46,10 @@ def DLCSplitReductions : Pass<"dlc-split-reductions", "ModuleOp"> {
     A reduction whose rows would each take a block of 1024 threads, yet are
     fewer than two blocks per multiprocessor (BatchNorm statistics of a
     wide stem over a large batch: 64 channels of millions of values),
-    leaves most of a GPU idle. This pass splits one reduced axis into
+    leaves most of a GPU idle; so does a reduction across a strided axis
+    (channels-last BatchNorm statistics, bias gradients) with fewer rows
+    than a wave of threads, whose warps would otherwise read one element
+    per memory sector. This pass splits a run of adjacent reduced axes into
     chunks x rest (passes/fusion/Schedule.h chooses how many): a first
     reduction folds each chunk of each row to a partial, a second folds a
     row's partials in chunk order. Fusion keeps them apart (a reduction is

@@ -27,7 +27,13 @@ int64_t chooseReductionThreads(const ReductionShape &shape,
 int64_t chooseReductionSplit(const ReductionShape &shape,
                              const DeviceModel &device) {
   constexpr int64_t kBlock = 1024, kMinBytesPerThread = 64;
-  constexpr int64_t kBlocksPerMultiprocessor = 2;
+  constexpr int64_t kBlocksPerMultiprocessor = 2, kMinStridedChunk = 8;
+  if (!shape.contiguous && shape.rows > 0 && shape.rows < device.wave()) {
+    int64_t chunks =
+        std::min((device.wave() + shape.rows - 1) / shape.rows,
+                 shape.rowLength / kMinStridedChunk);
+    return std::max<int64_t>(1, chunks);
+  }
   if (chooseReductionThreads(shape, device) < kBlock)
     return 1;
   int64_t wanted = kBlocksPerMultiprocessor * device.multiprocessors;

@@ -9,9 +9,11 @@
 //    order). Every combination order is fixed by T alone, so results do not
 //    depend on the grid: no atomics, and the same inputs give the same bits.
 //  - Rows too few to fill the chip even at a block each (BatchNorm
-//    statistics of a wide stem over a large batch) are split into chunks:
-//    dlc-split-reductions reduces each chunk to a partial in one kernel and
-//    the partials in order in a second, so the result stays deterministic.
+//    statistics of a wide stem over a large batch), and strided rows too
+//    few to fill it at a thread each (channels-last statistics, bias
+//    gradients), are split into chunks: dlc-split-reductions reduces each
+//    chunk to a partial in one kernel and the partials in order in a
+//    second, so the result stays deterministic.
 //  - A scatter with many updates per line (what dlc-sort-scatters leaves:
 //    embedding gradients of more tokens than it sorts, other scatters)
 //    splits each line's targets into chunks, one iteration each: every
@@ -68,11 +70,18 @@ int64_t chooseReductionThreads(const ReductionShape &shape,
                                const DeviceModel &device = DeviceModel());
 
 /// The chunks each row of `shape` splits into, each reduced to a partial
-/// by a block of its own before a second kernel combines a row's partials
-/// in order: 1 unless the rows take a block each (chooseReductionThreads
-/// gives 1024) and are fewer than two blocks per multiprocessor; then as
-/// many chunks as make two blocks per multiprocessor, while each chunk
-/// still gives every thread of its block at least 64 bytes to fold.
+/// before a second kernel combines a row's partials in order:
+///  - Rows along a strided axis (channels-last BatchNorm statistics, bias
+///    gradients: columns of a [rows x columns] matrix) fewer than a wave's
+///    threads: as many chunks as make a wave of rows, each at least 8
+///    elements. The partials are then enough rows to stay a thread each,
+///    and neighbouring threads read neighbouring columns: coalesced, where
+///    a warp or block per column would read one element per 32-byte sector.
+///  - Contiguous rows that take a block each (chooseReductionThreads gives
+///    1024) and are fewer than two blocks per multiprocessor: as many
+///    chunks as make two blocks per multiprocessor, while each chunk still
+///    gives every thread of its block at least 64 bytes to fold.
+///  - Otherwise 1.
 int64_t chooseReductionSplit(const ReductionShape &shape,
                              const DeviceModel &device = DeviceModel());
 

@@ -4,10 +4,10 @@
 // chooseReductionSplit) becomes
 //   partial = reduce(reshape(x, [..., c, n / c, ...]), axes')
 //   result  = reduce(partial, [the chunk axis])
-// where n is one reduced axis's size and c the smallest of its divisors
-// that gives at least the chunks asked for (at most twice as many). The
-// outermost reduced axis is tried first: its chunks are the largest
-// contiguous stretches of each row.
+// where n is the size of a run of adjacent reduced axes (merged into one)
+// and c the smallest of its divisors that gives at least the chunks asked
+// for (at most twice as many). The outermost run is tried first: its
+// chunks are the largest contiguous stretches of each row.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Dialect.h"
@@ -59,29 +59,40 @@ bool split(OpT op, const DeviceModel &device) {
   int64_t wanted = chooseReductionSplit(reduction, device);
   if (wanted <= 1)
     return false;
-  int64_t axis = -1, chunks = 0;
-  for (int64_t a : axes)
-    if ((chunks = chunkCount(shape[a], wanted))) {
-      axis = a;
-      break;
-    }
-  if (axis < 0)
+  // The first run of adjacent reduced axes whose product has a divisor
+  // near `wanted`: [first, last] become [chunks, product / chunks].
+  int64_t first = -1, last = -1, chunks = 0, product = 1;
+  for (size_t i = 0; i < axes.size() && !chunks;) {
+    size_t j = i;
+    product = shape[axes[i]];
+    while (j + 1 < axes.size() && axes[j + 1] == axes[j] + 1)
+      product *= shape[axes[++j]];
+    if ((chunks = chunkCount(product, wanted)))
+      first = axes[i], last = axes[j];
+    i = j + 1;
+  }
+  if (!chunks)
     return false;
 
-  // [..., chunks, n / chunks, ...]; the reduced axes move past the chunk
-  // axis, which the partial keeps.
-  SmallVector<int64_t> chunked(shape.begin(), shape.begin() + axis);
+  SmallVector<int64_t> chunked(shape.begin(), shape.begin() + first);
   chunked.push_back(chunks);
-  chunked.push_back(shape[axis] / chunks);
-  chunked.append(shape.begin() + axis + 1, shape.end());
+  chunked.push_back(product / chunks);
+  chunked.append(shape.begin() + last + 1, shape.end());
+  // The run's axes are one axis after the chunk axis, which the partial
+  // keeps; axes past the run move by the run's change in rank.
   SmallVector<int64_t> partialAxes;
   for (int64_t a : axes)
-    partialAxes.push_back(a < axis ? a : a + 1);
+    if (a < first)
+      partialAxes.push_back(a);
+    else if (a == first)
+      partialAxes.push_back(first + 1);
+    else if (a > last)
+      partialAxes.push_back(a - (last - first) + 1);
   // Where the chunk axis is in the partial: reduced axes before it are
   // gone unless kept.
-  int64_t chunkAxis = axis;
+  int64_t chunkAxis = first;
   if (!op.getKeepDims())
-    chunkAxis -= llvm::count_if(axes, [&](int64_t a) { return a < axis; });
+    chunkAxis -= llvm::count_if(axes, [&](int64_t a) { return a < first; });
 
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -89,6 +100,10 @@ bool split(OpT op, const DeviceModel &device) {
   Value partial =
       OpT::create(b, loc, reshaped, partialAxes, op.getKeepDims());
   Value result = OpT::create(b, loc, partial, {chunkAxis}, false);
+  // Kept dimensions of a run of several axes are one fewer.
+  if (result.getType() != op.getType())
+    result = grad::reshape(b, loc, result,
+                           cast<RankedTensorType>(op.getType()).getShape());
   op.replaceAllUsesWith(result);
   op.erase();
   return true;

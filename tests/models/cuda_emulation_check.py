@@ -82,15 +82,22 @@ BLOCK_THREADS = 64
 #     that one element over the channel's gradient (5% of the weights').
 #     Its float32 forward is compared, its train_step in float64 at batch
 #     8 (at 4, its 1x1 BatchNorms amplify rounding 1e5-fold: 1e-11).
+# (model, dtype, batch, functions, options of the CUDA module only). The
+# channels-last cases run the CUDA module's convolutions, BatchNorm
+# statistics and pools NHWC against the CPU module's NCHW.
+NHWC = ["--conv-layout", "nhwc"]
 CASES = [
-    ("mlp", "float32", 8, ["forward", "train_step"]),
-    ("cnn_bn", "float32", 4, ["forward", "train_step"]),
-    ("resnet18", "float32", 8, ["forward", "train_step"]),
-    ("resnet18", "float64", 4, ["forward", "train_step"]),
-    ("mobilenet_v2", "float32", 4, ["forward"]),
-    ("mobilenet_v2", "float64", 8, ["forward", "train_step"]),
-    ("gpt", "float32", 2, ["forward", "train_step"]),
-    ("encoder", "float32", 3, ["forward", "train_step"]),
+    ("mlp", "float32", 8, ["forward", "train_step"], []),
+    ("cnn_bn", "float32", 4, ["forward", "train_step"], []),
+    ("cnn_bn", "float32", 4, ["forward", "train_step"], NHWC),
+    ("resnet18", "float32", 8, ["forward", "train_step"], []),
+    ("resnet18", "float32", 8, ["train_step"], NHWC),
+    ("resnet18", "float64", 4, ["forward", "train_step"], []),
+    ("mobilenet_v2", "float32", 4, ["forward"], []),
+    ("mobilenet_v2", "float32", 4, ["forward"], NHWC),
+    ("mobilenet_v2", "float64", 8, ["forward", "train_step"], []),
+    ("gpt", "float32", 2, ["forward", "train_step"], []),
+    ("encoder", "float32", 3, ["forward", "train_step"], []),
 ]
 
 # Largest |cuda - cpu| allowed, relative to the largest |cpu| of the array.
@@ -264,7 +271,8 @@ def matmul(s: dict, view):
 
 
 def conv(s: dict, view):
-    """A 2-d ConvStep in float64 (grouped, strided, padded, dilated)."""
+    """A 2-d ConvStep in float64 (grouped, strided, padded, dilated), its
+    buffers NCHW / OIHW or, channels_last, NHWC / OHWI."""
     dtype = DTYPES[s["dtype"]]
     xs, ws, ys = s["x_shape"], s["w_shape"], s["y_shape"]
     if len(xs) != 4:
@@ -272,7 +280,16 @@ def conv(s: dict, view):
     (st_h, st_w), (pl_h, pl_w) = s["stride"], s["pad_low"]
     (ph_h, ph_w), (dl_h, dl_w) = s["pad_high"], s["dilation"]
     groups = s["groups"]
-    x, w, y = (view(s[k], dtype, shape)
+    channels_last = s.get("channels_last", False)
+
+    def channels_first_view(key, shape):
+        """The buffer as an array of `shape` (channels first), a view that
+        writes through."""
+        if not channels_last:
+            return view(s[key], dtype, shape)
+        stored = [shape[0], *shape[2:], shape[1]]
+        return np.moveaxis(view(s[key], dtype, stored), -1, 1)
+    x, w, y = (channels_first_view(k, shape)
                for k, shape in (("x", xs), ("w", ws), ("y", ys)))
     n, c, h, wd = xs
     o, cg, kh, kw = ws
@@ -417,6 +434,9 @@ def features(data: dict, function: str) -> dict:
                            for s in steps),
         "epilogues": sum(s["step_type"] == "MatmulStep" and
                          s["step"]["epilogue"] != "None" for s in steps),
+        "channels-last convolutions": sum(
+            s["step_type"] == "ConvStep" and s["step"]["channels_last"]
+            for s in steps),
     }
 
 
@@ -426,28 +446,33 @@ def signature(data: dict, function: str) -> list:
     return [(v["name"], v["type"]) for v in fn["arguments"] + fn["results"]]
 
 
-def check_case(name: str, dtype: str, batch: int, functions: list, args,
-               totals: dict) -> int:
-    """Checks model `name` exported in `dtype` at `batch`: prints a PASS or
-    FAIL line per function and returns how many failed."""
+def check_case(name: str, dtype: str, batch: int, functions: list,
+               cuda_options: list, args, totals: dict) -> int:
+    """Checks model `name` exported in `dtype` at `batch`, its CUDA module
+    compiled with `cuda_options`: prints a PASS or FAIL line per function
+    and returns how many failed."""
     tolerance = TOLERANCE[dtype]
     base = train_check.prepare(name, args.work, dtype, 1)
     data = {}
+    # A case's own file names: ctypes would reuse a library loaded from the
+    # same path by an earlier case.
+    variant = base + "".join(cuda_options).replace("-", "_")
     for target in ["cuda", "cpu"]:
-        module = f"{base}.{target}.dlcm"
+        module = f"{variant}.{target}.dlcm"
+        extra = cuda_options if target == "cuda" else []
         proc = subprocess.run(
-            [args.dlc_compile, base + ".onnx", *OPTIONS, "--batch-size",
-             str(batch), "--target", target, "--cuda-arch", "sm_80", "-o",
-             module], capture_output=True, text=True)
+            [args.dlc_compile, base + ".onnx", *OPTIONS, *extra,
+             "--batch-size", str(batch), "--target", target, "--cuda-arch",
+             "sm_80", "-o", module], capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"dlc-compile --target {target}: "
                                f"{proc.stderr.strip()}")
         data[target] = read_module(args.flatc, module, args.work,
                                    defaults=True)
-    cuda_lib = build_kernels(data["cuda"], f"{base}.cuda.so")
+    cuda_lib = build_kernels(data["cuda"], f"{variant}.cuda.so")
     cuda = cuda_launcher(data["cuda"], cuda_lib)
     cpu = cpu_launcher(data["cpu"], load_cpu_kernels(data["cpu"],
-                                                     f"{base}.cpu.so"))
+                                                     f"{variant}.cpu.so"))
     for function in functions:
         if signature(data["cuda"], function) != signature(data["cpu"],
                                                           function):
@@ -481,11 +506,15 @@ def check_case(name: str, dtype: str, batch: int, functions: list, args,
                 found.append(f"buffers 4 bytes off 16-byte alignment change "
                              f"{len(differ)} results: {', '.join(differ)}")
                 offset = ""
-        line = (f"{name}/{function} ({dtype}, batch {batch}): {len(expected)} "
+        layout = ", CUDA NHWC" if cuda_options == NHWC else ""
+        line = (f"{name}/{function} ({dtype}, batch {batch}{layout}): "
+                f"{len(expected)} "
                 f"results, max |cuda - cpu| / max |cpu| {worst:.2e} "
                 f"(tolerance {tolerance:g}); {shapes['warp steps']} warp "
                 f"steps, {shapes['block steps']} block steps, "
-                f"{shapes['epilogues']} GEMM epilogues, {views} "
+                f"{shapes['epilogues']} GEMM epilogues, "
+                f"{shapes['channels-last convolutions']} channels-last "
+                f"convolutions, {views} "
                 f"aligned views{offset} ({time.monotonic() - start:.1f} s)")
         if found:
             print(f"FAIL {line}:\n  " + "\n  ".join(found), flush=True)
@@ -513,14 +542,15 @@ def main():
     selected = args.models.split(",")
     checks = failed = 0
     totals = dict.fromkeys(["warp steps", "block steps", "epilogues",
-                            "aligned views"], 0)
-    for name, dtype, batch, functions in CASES:
+                            "channels-last convolutions", "aligned views"], 0)
+    for name, dtype, batch, functions, cuda_options in CASES:
         if name not in selected:
             continue
         start = time.monotonic()
         checks += len(functions)
         try:
-            failed += check_case(name, dtype, batch, functions, args, totals)
+            failed += check_case(name, dtype, batch, functions,
+                                 cuda_options, args, totals)
         except (RuntimeError, subprocess.CalledProcessError) as e:
             if NO_NVRTC in str(e):
                 print(f"SKIP: {e}")

@@ -97,6 +97,19 @@ static cl::opt<bool>
                   "TF32 tensor cores (10-bit mantissa products, float32 "
                   "sums; default off)"),
          cl::init(false));
+enum class ConvLayout { Auto, ChannelsFirst, ChannelsLast };
+static cl::opt<ConvLayout> convLayout(
+    "conv-layout",
+    cl::desc("How convolutions and the activations between them are stored "
+             "(dlc-channels-last)"),
+    cl::values(clEnumValN(ConvLayout::Auto, "auto",
+                          "nhwc for --target cuda with --tf32 (tensor-core "
+                          "convolutions), nchw otherwise (default)"),
+               clEnumValN(ConvLayout::ChannelsFirst, "nchw",
+                          "channels first, as the model is written"),
+               clEnumValN(ConvLayout::ChannelsLast, "nhwc",
+                          "channels last (NWC, NHWC, NDHWC)")),
+    cl::init(ConvLayout::Auto));
 static cl::opt<bool> cudnnNondeterministic(
     "cudnn-nondeterministic",
     cl::desc("--target cuda: convolutions may take cuDNN engines that use "
@@ -137,6 +150,9 @@ LogicalResult lowerForExecution(ModuleOp module) {
   options.fusedAttention = target == TargetKind::Cuda;
   options.splitReductions = target == TargetKind::Cuda;
   options.sortScatters = target == TargetKind::Cuda;
+  options.channelsLast =
+      convLayout == ConvLayout::ChannelsLast ||
+      (convLayout == ConvLayout::Auto && target == TargetKind::Cuda && tf32);
   mlir::dlc::buildExecutionPipeline(pm, options);
   return pm.run(module);
 }

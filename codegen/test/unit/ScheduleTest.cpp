@@ -107,6 +107,19 @@ TEST(ReductionSplit, RowsBelowABlockAreNotSplit) {
   EXPECT_EQ(chooseReductionSplit(rows(0, 1 << 20)), 1);
 }
 
+TEST(ReductionSplit, StridedRowsSplitToAWaveOfThreads) {
+  // Channels-last BatchNorm statistics of ResNet-50's first stage: 256
+  // columns of 64 x 56 x 56; a wave (270336 threads) wants 1056 chunks.
+  EXPECT_EQ(chooseReductionSplit(rows(256, 64 * 56 * 56, 4, false)), 1056);
+  // GPT-2's bias gradients: 768 columns of 8192 tokens.
+  EXPECT_EQ(chooseReductionSplit(rows(768, 8192, 4, false)), 352);
+  // Chunks keep 8 elements: 4 columns of 64 give 8 chunks.
+  EXPECT_EQ(chooseReductionSplit(rows(4, 64, 4, false)), 8);
+  // Short columns, and columns enough for a wave, stay whole.
+  EXPECT_EQ(chooseReductionSplit(rows(4, 15, 4, false)), 1);
+  EXPECT_EQ(chooseReductionSplit(rows(300000, 4096, 4, false)), 1);
+}
+
 TEST(ReductionSplit, SmallerDevicesSplitLess) {
   mlir::dlc::DeviceModel small{8, 2048};
   EXPECT_EQ(chooseReductionSplit(rows(64, 64 * 112 * 112), small), 1);

@@ -13,3 +13,12 @@ func.func @statistics(%x: tensor<2x4x128x128xf32>) -> (tensor<1x4x1x1xf32>, tens
   %m = dlc.reduce_max %x axes [0, 2, 3] : tensor<2x4x128x128xf32> -> tensor<4xf32>
   return %mean, %var, %m : tensor<1x4x1x1xf32>, tensor<1x4x1x1xf32>, tensor<4xf32>
 }
+
+// Strided rows: channels-last statistics (8 channels of 2 x 16 x 16) and a
+// bias gradient (24 columns of 512); with multiprocessors=8 (a wave of
+// 16384 threads) each splits into 64 chunks.
+func.func @columns(%x: tensor<2x16x16x8xf32>, %g: tensor<512x24xf32>) -> (tensor<1x1x1x8xf32>, tensor<24xf32>) {
+  %s = dlc.reduce_sum %x axes [0, 1, 2] keep_dims : tensor<2x16x16x8xf32> -> tensor<1x1x1x8xf32>
+  %b = dlc.reduce_sum %g axes [0] : tensor<512x24xf32> -> tensor<24xf32>
+  return %s, %b : tensor<1x1x1x8xf32>, tensor<24xf32>
+}
