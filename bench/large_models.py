@@ -1,8 +1,9 @@
 """Two full-size models on a GPU, beside bench_gpu.py's five small ones:
 GPT-2 124M in nanoGPT's layout (batch 8 x 1024 tokens, AdamW lr 6e-4,
 weight decay 0.1) and torchvision's ResNet-50 (224x224, batch 64, SGD lr
-0.1, momentum 0.9). dlc's module (`--target cuda`, float32 and --tf32)
-against PyTorch eager and torch.compile with TF32 off and on, in one run,
+0.1, momentum 0.9). dlc's module (`--target cuda`, float32 and --tf32,
+and for ResNet-50 a TF32 module kept channels-first, to measure what the
+channels-last layout of TF32 modules gains) against PyTorch eager and torch.compile with TF32 off and on, in one run,
 on the same random batch and from random weights, never zeros (each side
 draws its own: dlc-runner --init-seed; PyTorch's seeded initialization,
 nanoGPT's for GPT-2): median ms per step after warm-up, tokens or images
@@ -47,7 +48,7 @@ import sys
 import tempfile
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -56,6 +57,8 @@ import torch.nn.functional as F
 
 MODELS = ["gpt2", "resnet50"]
 PRECISIONS = ["fp32", "tf32"]
+# dlc-compile's options for each precision's module.
+PRECISION_OPTIONS = {"fp32": [], "tf32": ["--tf32"]}
 SEED = 0
 INIT_SEED = "1"
 # Median of STEPS after WARMUP, as the baseline; torch.compile warms up
@@ -168,6 +171,9 @@ class Spec:
     per_step: int      # ... and how many of them a step has
     opset: int
     optimizer: list    # dlc-compile's optimizer options
+    # dlc modules beyond one a precision: label PRECISION-VARIANT -> options
+    # (timed against PRECISION's floor; PyTorch has no counterpart).
+    variants: dict = field(default_factory=dict)
 
 
 SPECS = {
@@ -178,8 +184,16 @@ SPECS = {
     "resnet50": Spec("ResNet-50 (torchvision), 224x224, batch 64, SGD lr "
                      "0.1 momentum 0.9", 64, "images", "images", 64, 14,
                      ["--optimizer", "sgd", "--lr", "0.1", "--momentum",
-                      "0.9"]),
+                      "0.9"],
+                     # TF32 modules are channels-last (--conv-layout auto);
+                     # this one measures what that layout gains.
+                     {"tf32-nchw": ["--tf32", "--conv-layout", "nchw"]}),
 }
+
+
+def dlc_modules(spec):
+    """The dlc modules of a model: label -> dlc-compile options."""
+    return {**PRECISION_OPTIONS, **spec.variants}
 
 
 def build(name):
@@ -219,7 +233,8 @@ def make_data(name):
 
 
 def prepare(dlc_compile, out, names):
-    """Writes NAME.{fp32,tf32}.cuda.dlcm and prepare.json into `out`."""
+    """Writes NAME.LABEL.cuda.dlcm (dlc_modules) and prepare.json into
+    `out`."""
     os.makedirs(out, exist_ok=True)
     prepared = {}
     with tempfile.TemporaryDirectory(prefix="dlc-bench-large-") as work:
@@ -250,14 +265,13 @@ def prepare_model(name, dlc_compile, out, work):
               "onnx_bytes": os.path.getsize(onnx_path)}
     print(f"{name}: exported in {info['export_s']} s "
           f"({info['onnx_bytes'] / 1e6:.0f} MB)", flush=True)
-    for precision in PRECISIONS:
+    for precision, options in dlc_modules(spec).items():
         module = os.path.join(out, f"{name}.{precision}.cuda.dlcm")
         start = time.perf_counter()
         report = subprocess.run(
             [dlc_compile, onnx_path, "--train", "--loss", "cross_entropy",
              "--label-input", "labels", *spec.optimizer, "--batch-size",
-             str(spec.batch), "--target", "cuda",
-             *(["--tf32"] if precision == "tf32" else []),
+             str(spec.batch), "--target", "cuda", *options,
              "--embed-parameters=false", "--report-memory", "-o", module],
             check=True, capture_output=True, text=True).stdout.strip()
         seconds = round(time.perf_counter() - start, 1)
@@ -491,7 +505,7 @@ def measure(report, bundle, out, work, deadline, compile):
     # dlc and eager first; torch.compile (a minute or more a model) gets
     # what is left.
     for name, m in report["models"].items():
-        for precision in PRECISIONS:
+        for precision in dlc_modules(SPECS[name]):
             config = f"dlc {precision}"
             try:
                 result = measure_dlc(name, precision, bundle, data[name],
@@ -546,7 +560,11 @@ def finish(report, rates, bandwidth, out):
                 config = f"{mode} {precision}"
                 if config in m["configs"]:
                     text.append(table_row(m, config, spec, rates[precision]))
-        for precision in PRECISIONS:
+        for variant in spec.variants:
+            if f"dlc {variant}" in m["configs"]:
+                text.append(table_row(m, f"dlc {variant}", spec,
+                                      rates[variant.split("-")[0]]))
+        for precision in dlc_modules(spec):
             r = m["configs"].get(f"dlc {precision}", {})
             if "profile" in r:
                 text += describe_profile(name, precision, r, bandwidth, out)
