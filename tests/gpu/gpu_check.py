@@ -8,6 +8,10 @@
            CPU's.
   forward  the inference modules on the same inputs: every output element
            within RTOL of the largest magnitude of its array.
+  nhwc     for the models with convolutions, the same train and forward
+           checks of CUDA modules compiled with `--conv-layout nhwc`
+           (channels-last convolutions, BatchNorm and pools; float32 only,
+           so resnet18 and mobilenet_v2 check their forward).
   resume   on cuda:0, 10 steps == 5 steps, a checkpoint, and 5 more from it:
            byte-identical logs (every kernel and library call is
            deterministic: no atomics, cuDNN's nondeterministic engines are
@@ -42,6 +46,7 @@ Usage: python3 tests/gpu/gpu_check.py prepare --dlc-compile build/bin/dlc-compil
 """
 
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -58,6 +63,9 @@ RTOL64 = 1e-6
 SKIP = 77
 MODELS = ["mlp", "cnn_bn", "resnet18", "mobilenet_v2", "gpt", "encoder"]
 TRAIN_DTYPE = {"resnet18": "float64", "mobilenet_v2": "float64"}
+# The models with convolutions, also compiled channels-last for CUDA.
+CONVOLUTIONAL = ["cnn_bn", "resnet18", "mobilenet_v2"]
+NHWC = "cuda-nhwc"
 # SGD at lr 0.1, but mobilenet_v2 at 1e-4: at higher rates even float64
 # rounding decides which side of a ReLU6 kink values fall on
 # (tests/models/compiled_check.py); and resnet18 at 0.01, where its loss
@@ -73,8 +81,9 @@ class NoGpu(Exception):
 
 
 def prepare_model(name, dlc_compile, directory):
-    """Writes NAME.{cpu,cuda}.{train,forward}.dlcm, NAME.data.npz and
-    NAME.forward.in.npz into `directory`."""
+    """Writes NAME.{cpu,cuda}.{train,forward}.dlcm (and NAME.cuda-nhwc.*
+    for convolutional models), NAME.data.npz and NAME.forward.in.npz into
+    `directory`."""
     import train_check
     import models
     work = os.path.join(directory, "export")
@@ -90,15 +99,19 @@ def prepare_model(name, dlc_compile, directory):
     with np.load(bases["float32"] + ".data.npz") as f:
         np.savez(out + ".forward.in.npz",
                  **{n: f[n][:batch] for n in models.MODELS[name].input_names})
-    for target in ("cpu", "cuda"):
-        common = ["--batch-size", str(batch), "--target", target,
+    variants = {"cpu": ["--target", "cpu"], "cuda": ["--target", "cuda"]}
+    if name in CONVOLUTIONAL:
+        variants[NHWC] = ["--target", "cuda", "--conv-layout", "nhwc"]
+    for variant, options in variants.items():
+        common = ["--batch-size", str(batch), *options,
                   "--embed-parameters=false"]
-        run([dlc_compile, train_base + ".onnx", *common, "--train", "--loss",
-             "cross_entropy", "--optimizer", "sgd", "--lr",
-             str(LEARNING_RATE.get(name, 0.1)), "-o",
-             f"{out}.{target}.train.dlcm"], TIMEOUT)
+        if variant != NHWC or train_base == bases["float32"]:
+            run([dlc_compile, train_base + ".onnx", *common, "--train",
+                 "--loss", "cross_entropy", "--optimizer", "sgd", "--lr",
+                 str(LEARNING_RATE.get(name, 0.1)), "-o",
+                 f"{out}.{variant}.train.dlcm"], TIMEOUT)
         run([dlc_compile, bases["float32"] + ".onnx", *common, "-o",
-             f"{out}.{target}.forward.dlcm"], TIMEOUT)
+             f"{out}.{variant}.forward.dlcm"], TIMEOUT)
 
 
 def train(runner, module, device, data, log, extra=()):
@@ -108,14 +121,14 @@ def train(runner, module, device, data, log, extra=()):
          str(STEPS), "--no-shuffle", "--log", log, *extra], TIMEOUT)
 
 
-def check_train(name, runner, d):
+def check_train(name, runner, d, variant="cuda"):
     out = os.path.join(d, name)
     logs = {}
-    for target, device in (("cpu", "cpu"), ("cuda", "cuda:0")):
+    for target, device in (("cpu", "cpu"), (variant, "cuda:0")):
         logs[target] = f"{out}.{target}.train.jsonl"
         train(runner, f"{out}.{target}.train.dlcm", device,
               out + ".data.npz", logs[target], ["--init-seed", INIT_SEED])
-    want, got = losses(logs["cpu"]), losses(logs["cuda"])
+    want, got = losses(logs["cpu"]), losses(logs[variant])
     if len(want) != STEPS or len(got) != STEPS:
         raise CheckError(f"logs have {len(want)} and {len(got)} steps")
     worst = max(abs(g - w) / max(abs(w), 1e-30) for g, w in zip(got, want))
@@ -127,16 +140,16 @@ def check_train(name, runner, d):
     return f"{dtype}, max rel {worst:.1e}, last loss {got[-1]:.4f}"
 
 
-def check_forward(name, runner, d):
+def check_forward(name, runner, d, variant="cuda"):
     out = os.path.join(d, name)
     results = {}
-    for target, device in (("cpu", "cpu"), ("cuda", "cuda:0")):
+    for target, device in (("cpu", "cpu"), (variant, "cuda:0")):
         results[target] = f"{out}.{target}.forward.out.npz"
         run([runner, f"{out}.{target}.forward.dlcm", "--device", device,
              "--inputs", out + ".forward.in.npz", "--outputs",
              results[target], "--init-seed", INIT_SEED], TIMEOUT)
     worst = 0.0
-    with np.load(results["cpu"]) as w, np.load(results["cuda"]) as g:
+    with np.load(results["cpu"]) as w, np.load(results[variant]) as g:
         if sorted(w.files) != sorted(g.files):
             raise CheckError(f"outputs {sorted(g.files)}, expected "
                              f"{sorted(w.files)}")
@@ -175,8 +188,14 @@ def check_resume(name, runner, d):
 def run_checks(runner, d, names):
     passed = failed = 0
     for name in names:
-        for label, fn in (("train", check_train), ("forward", check_forward),
-                          ("resume", check_resume)):
+        checks = [("train", check_train), ("forward", check_forward),
+                  ("resume", check_resume)]
+        out = os.path.join(d, name)
+        for kind, fn in (("train", check_train), ("forward", check_forward)):
+            if os.path.exists(f"{out}.{NHWC}.{kind}.dlcm"):
+                checks.append((f"{kind} nhwc", functools.partial(
+                    fn, variant=NHWC)))
+        for label, fn in checks:
             try:
                 detail = fn(name, runner, d)
                 print(f"PASS {name}/{label} ({detail})", flush=True)
