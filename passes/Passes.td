@@ -130,6 +130,40 @@ def DLCDecompose : Pass<"dlc-decompose", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCMixedPrecision : Pass<"dlc-mixed-precision", "ModuleOp"> {
+  let summary = "computes matmuls and convolutions in bfloat16 or float16";
+  let description = [{
+    Mixed precision as a per-op policy, in the spirit of PyTorch autocast's
+    lists (passes/precision/MixedPrecision.h): matmuls and convolutions
+    (and their gradient ops) compute in the low type; reductions, exp, log,
+    pow, rsqrt, sqrt, reciprocal, the cross-entropy loss and attention in
+    float32; every other op follows its operands: float32 when one of them
+    is a float32 value the program computed (a softmax's maximum, a
+    normalization's statistics, a residual stream) or a full-size parameter,
+    else low when one is low. Parameters and constants that broadcast never
+    pull an op up: a bias added to a low product is cast down, as
+    autocast's Linear casts its bias. Casts are inserted once per value
+    (once per use for parameters and constants) next to what they convert,
+    so fusion folds them into neighbouring kernels, and function results
+    are cast back to their declared types. Runs before autodiff: the
+    backward ops inherit the forward's types through the gradient rules
+    (a cast's gradient is the cast back), parameters stay float32
+    arguments the optimizer updates (master weights), and a parameter
+    used twice has its gradients summed in float32. `low-ops` and
+    `fp32-ops` (op names) move ops between the lists.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "the low type: bf16 or fp16">,
+    ListOption<"lowOps", "low-ops", "std::string",
+               "ops computed in the low type besides the default list">,
+    ListOption<"float32Ops", "fp32-ops", "std::string",
+               "ops computed in float32 besides the default list">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def DLCAutodiff : Pass<"dlc-autodiff", "ModuleOp"> {
   let summary = "builds the gradient function of a loss function";
   let description = [{
