@@ -57,9 +57,23 @@ ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
+/// The storage of a low-precision float type ("bf16" or "f16"), else "".
+/// Kernels hold such values as float: they load them through
+/// dlc_load_<storage>, round each op's result to the type with
+/// dlc_round_<storage> (as the evaluator rounds each result it stores) and
+/// store them through dlc_store_<storage>, 16-bit patterns in uint16_t
+/// buffers.
+StringRef lowPrecisionStorage(Type type) {
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  return "";
+}
+
 /// The C type of an element type, or "" when kernels do not handle it.
 std::string cTypeOf(Type type) {
-  if (type.isF32())
+  if (type.isF32() || !lowPrecisionStorage(type).empty())
     return "float";
   if (type.isF64())
     return "double";
@@ -88,7 +102,27 @@ std::string joinIndex(ArrayRef<std::string> index) {
 /// bool loads into branches.
 std::string bufferTypeOf(Value v) {
   Type element = getElementTypeOrSelf(v.getType());
+  if (!lowPrecisionStorage(element).empty())
+    return "uint16_t";
   return element.isInteger(1) ? std::string("uint8_t") : cTypeOf(element);
+}
+
+/// `expression` (a value of `v`'s type, held as its C type) as `v`'s
+/// buffer stores it.
+std::string storedForm(Value v, StringRef expression) {
+  StringRef storage = lowPrecisionStorage(getElementTypeOrSelf(v.getType()));
+  if (storage.empty())
+    return expression.str();
+  return ("dlc_store_" + storage + "(" + expression + ")").str();
+}
+
+/// Whether a value of `fusion` is stored in a low-precision type.
+bool hasLowPrecisionValues(FusionOp fusion) {
+  return llvm::any_of(
+      llvm::concat<Value>(fusion.getInputs(), fusion.getResults()),
+      [](Value v) {
+        return !lowPrecisionStorage(getElementTypeOrSelf(v.getType())).empty();
+      });
 }
 
 /// The bytes of one element of `v`'s buffer.
@@ -314,7 +348,7 @@ std::string Emitter::let(StringRef type, StringRef expression) {
 }
 
 std::string Emitter::accumulatorType(Type element) const {
-  if (element.isF32())
+  if (element.isF32() || !lowPrecisionStorage(element).empty())
     return target == Target::Cpu ? "double" : "float";
   if (element.isF64())
     return "double";
@@ -341,15 +375,27 @@ FailureOr<std::string> Emitter::value(Value v, ArrayRef<std::string> index) {
   if (it != memo.end())
     return it->second;
   FailureOr<std::string> result;
+  Type element = getElementTypeOrSelf(v.getType());
+  StringRef storage = lowPrecisionStorage(element);
   if (auto argument = dyn_cast<BlockArgument>(v)) {
-    std::string type = cTypeOf(getElementTypeOrSelf(v.getType()));
+    std::string type = cTypeOf(element);
     std::string k = std::to_string(argument.getArgNumber());
-    if (vectorElement >= 0 && !isScalar(v))
-      result = let(type, "q" + k + "[" + std::to_string(vectorElement) + "]");
-    else
-      result = let(type, "p" + k + "[" + linear(shapeOf(v), index) + "]");
+    std::string load =
+        vectorElement >= 0 && !isScalar(v)
+            ? "q" + k + "[" + std::to_string(vectorElement) + "]"
+            : "p" + k + "[" + linear(shapeOf(v), index) + "]";
+    if (!storage.empty())
+      load = ("dlc_load_" + storage + "(" + load + ")").str();
+    result = let(type, load);
   } else {
-    result = compute(v.getDefiningOp(), v, index);
+    Operation *op = v.getDefiningOp();
+    result = compute(op, v, index);
+    // What an op computes in float is rounded to its low-precision type;
+    // views, moves and literals carry values of the type already.
+    KernelRole role = kernelRoleOf(op);
+    if (succeeded(result) && !storage.empty() && role != KernelRole::View &&
+        role != KernelRole::Movement && role != KernelRole::Inlined)
+      result = let("float", ("dlc_round_" + storage + "(" + *result + ")").str());
   }
   if (failed(result))
     return failure();
@@ -380,10 +426,10 @@ FailureOr<std::string> Emitter::literal(ConstantOp op) {
                                                   : "LL";
     return "(" + *type + ")(" + digits + suffix + ")";
   }
-  if (!element.isF32() && !element.isF64())
+  bool isF32 = element.isF32() || !lowPrecisionStorage(element).empty();
+  if (!isF32 && !element.isF64())
     return cType(op, element);
   double value = dense.getSplatValue<APFloat>().convertToDouble();
-  bool isF32 = element.isF32();
   if (!std::isfinite(value)) {
     if (std::isnan(value))
       return std::string(isF32 ? "dlc_nan_f32()" : "dlc_nan_f64()");
@@ -1199,7 +1245,8 @@ LogicalResult Emitter::storeResults(FusionOp fusion,
     if (failed(v))
       return failure();
     stores.push_back("p" + std::to_string(firstOutput + k) + "[" +
-                     linear(shape, index) + "] = " + *v + ";");
+                     linear(shape, index) +
+                     "] = " + storedForm(yielded, *v) + ";");
     if (threads == 1)
       line(stores.back());
   }
@@ -1274,7 +1321,7 @@ FailureOr<std::string> Emitter::emitVectorBody(FusionOp fusion, int64_t width) {
   for (unsigned k = 0; k < yield.getNumOperands(); ++k)
     for (int64_t j = 0; j < width; ++j)
       line("q" + std::to_string(firstOutput + k) + "[" + std::to_string(j) +
-           "] = " + results[j][k] + ";");
+           "] = " + storedForm(yield.getOperand(k), results[j][k]) + ";");
   close();
   // A partial group (the tail), or unaligned buffers.
   open("else");
@@ -1553,6 +1600,13 @@ FailureOr<KernelBody> emitKernelBody(FusionOp fusion, Target target) {
       scatter != block.end() ? &*scatter : nullptr);
   auto pool = dyn_cast_or_null<MaxPoolGradOp>(
       scatter != block.end() ? &*scatter : nullptr);
+  // The bodies below read and write their buffers directly, as their own
+  // C types.
+  if (((pool && target == Target::Cpu) || (wide && !gathersScatter(wide))) &&
+      hasLowPrecisionValues(fusion))
+    return fusion.emitOpError()
+           << "walks its updates with bfloat16 or float16 values, which "
+              "generated kernels do not handle yet";
   if (pool && target == Target::Cpu) {
     space.assign(shapeOf(pool.getInput()).begin(),
                  shapeOf(pool.getInput()).begin() + 2);
@@ -1880,6 +1934,16 @@ DLC_FN float dlc_inf_f32() { return std::numeric_limits<float>::infinity(); }
 DLC_FN double dlc_inf_f64() { return std::numeric_limits<double>::infinity(); }
 DLC_FN float dlc_nan_f32() { return std::numeric_limits<float>::quiet_NaN(); }
 DLC_FN double dlc_nan_f64() { return std::numeric_limits<double>::quiet_NaN(); }
+DLC_FN uint32_t dlc_float_bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+DLC_FN float dlc_bits_float(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
 #define DLC_MATH1(name, fn) \
   DLC_FN float name(float x) { return std::fn(x); } \
   DLC_FN double name(double x) { return std::fn(x); }
@@ -1930,6 +1994,8 @@ DLC_FN float dlc_inf_f32() { return __int_as_float(0x7f800000); }
 DLC_FN double dlc_inf_f64() { return __longlong_as_double(0x7ff0000000000000LL); }
 DLC_FN float dlc_nan_f32() { return __int_as_float(0x7fc00000); }
 DLC_FN double dlc_nan_f64() { return __longlong_as_double(0x7ff8000000000000LL); }
+DLC_FN uint32_t dlc_float_bits(float f) { return (uint32_t)__float_as_int(f); }
+DLC_FN float dlc_bits_float(uint32_t bits) { return __int_as_float((int)bits); }
 #define DLC_MATH1(name, fn) \
   DLC_FN float name(float x) { return fn##f(x); } \
   DLC_FN double name(double x) { return fn(x); }
@@ -1968,6 +2034,57 @@ DLC_FN T dlc_block_allreduce(T v, Combine combine) {
 }
 )";
 
+/// bfloat16 and float16 as 16-bit patterns, computed in float
+/// (lowPrecisionStorage): conversions that round to nearest even, keep
+/// infinities and signed zeros, turn NaNs into quiet NaNs and give float16
+/// its subnormals, written once for both targets over dlc_float_bits and
+/// dlc_bits_float.
+constexpr const char *kLowPrecision = R"(DLC_FN float dlc_load_bf16(uint16_t h) {
+  return dlc_bits_float((uint32_t)h << 16);
+}
+DLC_FN uint16_t dlc_store_bf16(float f) {
+  uint32_t x = dlc_float_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((x >> 16) | 0x40u);
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+DLC_FN float dlc_round_bf16(float f) { return dlc_load_bf16(dlc_store_bf16(f)); }
+DLC_FN float dlc_load_f16(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  if (exponent == 0) {
+    // 0 or subnormal: mantissa x 2^-24, exact in float.
+    float magnitude = (float)mantissa * 5.9604644775390625e-8f;
+    return dlc_bits_float(dlc_float_bits(magnitude) | sign);
+  }
+  if (exponent == 31)
+    return dlc_bits_float(sign | 0x7f800000u | (mantissa << 13));
+  return dlc_bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+DLC_FN uint16_t dlc_store_f16(float f) {
+  uint32_t x = dlc_float_bits(f);
+  uint32_t sign = (x >> 16) & 0x8000u, magnitude = x & 0x7fffffffu;
+  if (magnitude > 0x7f800000u)
+    return (uint16_t)(sign | 0x7e00u);
+  // 2^16 and above (and infinity): past float16's largest finite value
+  // even before rounding.
+  if (magnitude >= 0x47800000u)
+    return (uint16_t)(sign | 0x7c00u);
+  if (magnitude < 0x38800000u) {
+    // Below 2^-14: a subnormal. Adding 0.5 puts the value's multiple of
+    // 2^-24 in the low mantissa bits, rounded to nearest even by the add.
+    float shifted = dlc_bits_float(magnitude) + 0.5f;
+    return (uint16_t)(sign | (dlc_float_bits(shifted) - 0x3f000000u));
+  }
+  // Rebias the exponent (127 -> 15) and round the 13 dropped bits to
+  // nearest even; a carry moves into the exponent (up to infinity).
+  uint32_t odd = (magnitude >> 13) & 1u;
+  magnitude += 0xc8000fffu + odd;
+  return (uint16_t)(sign | (magnitude >> 13));
+}
+DLC_FN float dlc_round_f16(float f) { return dlc_load_f16(dlc_store_f16(f)); }
+)";
+
 /// The math functions, named the same way in <cmath> and CUDA's math API
 /// (CUDA's float versions add an `f`).
 constexpr const char *kMath = R"(DLC_MATH1(dlc_exp, exp)
@@ -1997,8 +2114,9 @@ DLC_MATH2(dlc_fmod, fmod)
 
 StringRef mlir::dlc::codegen::kernelPrelude(Target target) {
   static const std::string cpu =
-      std::string(kCpuPrelude) + kMath + kCommonHelpers;
+      std::string(kCpuPrelude) + kMath + kCommonHelpers + kLowPrecision;
   static const std::string cuda = std::string(kCudaPrelude) + kMath +
-                                  kCommonHelpers + attentionDeviceCode().str();
+                                  kCommonHelpers + kLowPrecision +
+                                  attentionDeviceCode().str();
   return target == Target::Cpu ? cpu : cuda;
 }

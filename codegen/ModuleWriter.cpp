@@ -355,15 +355,15 @@ FailureOr<FoldedEpilogue> Writer::epilogueOf(MatmulOp op,
   // add (and a ReLU of it); the step takes the fusion over only when the
   // fusion computes nothing else. The matmul's own result buffer stays in
   // the memory plan, unwritten and unread (the fusion was its only user).
-  // float64 products keep their kernel until a GPU run shows that
-  // cuBLASLt has float64 algorithms with a bias epilogue (its heuristics
-  // failing would leave the step without one).
+  // float64, bfloat16 and float16 products keep their kernel until a GPU
+  // run shows that cuBLASLt has algorithms with a bias epilogue for them
+  // (its heuristics failing would leave the step without one).
   FoldedEpilogue none;
   auto mark = op->getAttrOfType<StringAttr>(kEpilogueAttr);
   Value product = op.getResult();
   if (options.target != Target::Cuda || !mark || !product.hasOneUse() ||
       BufferPlacement::byteSize(product) == 0 ||
-      getElementTypeOrSelf(product.getType()).isF64())
+      !getElementTypeOrSelf(product.getType()).isF32())
     return none;
   auto fusion = dyn_cast<FusionOp>(*product.getUsers().begin());
   if (!fusion || fusion->getBlock() != op->getBlock() ||
@@ -471,9 +471,13 @@ Writer::matmulStep(MatmulOp op, const BufferPlacement &placement,
   FailureOr<fb::ElementType> element = elementTypeOf(op, op.getType());
   if (failed(lhsRef) || failed(rhsRef) || failed(resultRef) || failed(element))
     return failure();
-  if (*element != fb::ElementType::F32 && *element != fb::ElementType::F64)
-    return op.emitOpError() << "on " << resultType.getElementType()
-                            << " has no compiled kernel (float32/float64)";
+  // bfloat16 and float16 products accumulate in float32 (cuBLASLt's
+  // compute type, oneDNN's accumulator).
+  if (*element != fb::ElementType::F32 && *element != fb::ElementType::F64 &&
+      *element != fb::ElementType::BF16 && *element != fb::ElementType::F16)
+    return op.emitOpError()
+           << "on " << resultType.getElementType()
+           << " has no compiled kernel (float32, float64, bfloat16, float16)";
   buffers = {
       {*lhsRef, *rhsRef}, {bytesOf(operands.lhs), bytesOf(operands.rhs)}, 1};
   std::optional<fb::BufferRef> biasRef;
@@ -532,9 +536,10 @@ Writer::convStep(Operation *op, const BufferPlacement &placement,
       elementTypeOf(op, op->getResult(0).getType());
   if (failed(xRef) || failed(wRef) || failed(yRef) || failed(element))
     return failure();
-  if (*element != fb::ElementType::F32 && *element != fb::ElementType::F64)
+  if (*element != fb::ElementType::F32 && *element != fb::ElementType::F64 &&
+      *element != fb::ElementType::BF16 && *element != fb::ElementType::F16)
     return op->emitOpError() << "has no compiled kernel for its element type "
-                                "(float32/float64)";
+                                "(float32, float64, bfloat16, float16)";
   // The step writes one of x, w and y and reads the other two.
   Value values[] = {x, w, y};
   fb::BufferRef refs[] = {*xRef, *wRef, *yRef};

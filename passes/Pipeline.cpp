@@ -15,6 +15,10 @@ void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createDLCFunctionalize());
   // @forward_train -> @loss.
   pm.addPass(createDLCAddLoss(options.loss));
+  // Matmuls and convolutions in bf16/fp16, before autodiff, whose gradient
+  // rules then carry the types into the backward ops.
+  if (options.mixedPrecision)
+    pm.addPass(createDLCMixedPrecision(*options.mixedPrecision));
   // @loss -> @loss_grad.
   pm.addPass(createDLCAutodiff(options.autodiff));
   // @loss_grad -> @train_step.

@@ -11,11 +11,15 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <optional>
+
 namespace mlir::dlc {
 
 /// The options of every training pass.
 struct TrainingPipelineOptions {
   DLCAddLossOptions loss;
+  /// Mixed precision (bf16/fp16), when set: before autodiff.
+  std::optional<DLCMixedPrecisionOptions> mixedPrecision;
   DLCAutodiffOptions autodiff;
   DLCOptimizerOptions optimizer;
 };

@@ -102,7 +102,8 @@ struct Operand {
 
 class DnnlConv final : public ConvKernel {
 public:
-  DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine);
+  DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine,
+           memory::data_type type);
 
   size_t scratchBytes() const override { return scratchBytes_; }
 
@@ -254,9 +255,9 @@ std::unique_ptr<ConvKernel> directConv(Kind kind, const ConvGeometry &g) {
   return std::make_unique<ChannelsLastConv<T>>(kind, g, std::move(direct));
 }
 
-DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine)
+DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine,
+                   memory::data_type type)
     : kind_(kind) {
-  auto f32 = memory::data_type::f32;
   size_t spatial = g.spatialRank();
   bool grouped = g.groups > 1;
   memory::dims xDims{g.batch, g.inChannels}, yDims{g.batch, g.outChannels},
@@ -276,13 +277,13 @@ DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine)
     padLow.push_back(g.padLow[i]);
     padHigh.push_back(g.padHigh[i]);
   }
-  memory::desc xPlain(xDims, f32, plainActivationTag(spatial, g.channelsLast));
-  memory::desc yPlain(yDims, f32, plainActivationTag(spatial, g.channelsLast));
-  memory::desc wPlain(wDims, f32,
+  memory::desc xPlain(xDims, type, plainActivationTag(spatial, g.channelsLast));
+  memory::desc yPlain(yDims, type, plainActivationTag(spatial, g.channelsLast));
+  memory::desc wPlain(wDims, type,
                       plainWeightTag(spatial, grouped, g.channelsLast));
-  memory::desc xAny(xDims, f32, memory::format_tag::any);
-  memory::desc yAny(yDims, f32, memory::format_tag::any);
-  memory::desc wAny(wDims, f32, memory::format_tag::any);
+  memory::desc xAny(xDims, type, memory::format_tag::any);
+  memory::desc yAny(yDims, type, memory::format_tag::any);
+  memory::desc wAny(wDims, type, memory::format_tag::any);
 
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -355,6 +356,20 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
     out = directConv<double>(step.kind(), g);
     return nullptr;
   }
+  if (dtype == DType::BF16 || dtype == DType::F16) {
+    // oneDNN computes them in float32; there is no direct-loop fallback.
+    try {
+      out = std::make_unique<DnnlConv>(step.kind(), g, device.engine(),
+                                       dtype == DType::BF16
+                                           ? memory::data_type::bf16
+                                           : memory::data_type::f16);
+    } catch (const dnnl::error &) {
+      return makeStatus(DLC_UNIMPLEMENTED,
+                        std::string("oneDNN has no ") + dtypeName(dtype) +
+                            " convolution for this geometry on this CPU");
+    }
+    return nullptr;
+  }
   if (dtype != DType::F32)
     return makeStatus(DLC_UNIMPLEMENTED, std::string("convolution of ") +
                                              dtypeName(dtype) +
@@ -364,7 +379,8 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
     return nullptr;
   }
   try {
-    out = std::make_unique<DnnlConv>(step.kind(), g, device.engine());
+    out = std::make_unique<DnnlConv>(step.kind(), g, device.engine(),
+                                     memory::data_type::f32);
   } catch (const dnnl::error &) {
     // oneDNN refuses some geometries (it checks its own limits); the
     // direct loops take any.

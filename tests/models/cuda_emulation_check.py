@@ -82,22 +82,27 @@ BLOCK_THREADS = 64
 #     that one element over the channel's gradient (5% of the weights').
 #     Its float32 forward is compared, its train_step in float64 at batch
 #     8 (at 4, its 1x1 BatchNorms amplify rounding 1e5-fold: 1e-11).
-# (model, dtype, batch, functions, options of the CUDA module only). The
-# channels-last cases run the CUDA module's convolutions, BatchNorm
-# statistics and pools NHWC against the CPU module's NCHW.
+# (model, dtype, batch, functions, options of the CUDA module only,
+# options of both modules). The channels-last cases run the CUDA module's
+# convolutions, BatchNorm statistics and pools NHWC against the CPU
+# module's NCHW; the bfloat16 ones compile both modules with mixed
+# precision (bfloat16 buffers loaded into and stored from float).
 NHWC = ["--conv-layout", "nhwc"]
+BF16 = ["--precision", "bf16"]
 CASES = [
-    ("mlp", "float32", 8, ["forward", "train_step"], []),
-    ("cnn_bn", "float32", 4, ["forward", "train_step"], []),
-    ("cnn_bn", "float32", 4, ["forward", "train_step"], NHWC),
-    ("resnet18", "float32", 8, ["forward", "train_step"], []),
-    ("resnet18", "float32", 8, ["train_step"], NHWC),
-    ("resnet18", "float64", 4, ["forward", "train_step"], []),
-    ("mobilenet_v2", "float32", 4, ["forward"], []),
-    ("mobilenet_v2", "float32", 4, ["forward"], NHWC),
-    ("mobilenet_v2", "float64", 8, ["forward", "train_step"], []),
-    ("gpt", "float32", 2, ["forward", "train_step"], []),
-    ("encoder", "float32", 3, ["forward", "train_step"], []),
+    ("mlp", "float32", 8, ["forward", "train_step"], [], []),
+    ("mlp", "float32", 8, ["forward", "train_step"], [], BF16),
+    ("cnn_bn", "float32", 4, ["forward", "train_step"], [], []),
+    ("cnn_bn", "float32", 4, ["forward", "train_step"], NHWC, []),
+    ("resnet18", "float32", 8, ["forward", "train_step"], [], []),
+    ("resnet18", "float32", 8, ["train_step"], NHWC, []),
+    ("resnet18", "float64", 4, ["forward", "train_step"], [], []),
+    ("mobilenet_v2", "float32", 4, ["forward"], [], []),
+    ("mobilenet_v2", "float32", 4, ["forward"], NHWC, []),
+    ("mobilenet_v2", "float64", 8, ["forward", "train_step"], [], []),
+    ("gpt", "float32", 2, ["forward", "train_step"], [], []),
+    ("gpt", "float32", 2, ["forward", "train_step"], [], BF16),
+    ("encoder", "float32", 3, ["forward", "train_step"], [], []),
 ]
 
 # Largest |cuda - cpu| allowed, relative to the largest |cpu| of the array.
@@ -116,6 +121,13 @@ CASES = [
 # worst seen. Float64: only the order of the sums differs, 3e-13 seen
 # (mobilenet_v2: 2^-53 amplified as above), so 1e-11.
 TOLERANCE = {"float32": 1e-4, "float64": 1e-11}
+# With bfloat16 values (--precision bf16) a sum the two modules order
+# differently rounds to bfloat16 on either side of a rounding boundary: one
+# unit in the last place, 2^-8 (3.9e-3) relative, and a train_step carries
+# a few of those through its layers (seen: 4.4e-3 of an array's largest
+# magnitude, gpt's bias gradients). A misread buffer (float16 bits read as
+# bfloat16, float32 as bfloat16) is off by orders of magnitude.
+TOLERANCE_BF16 = 3e-2
 
 # The cases that also run with every buffer 4 bytes off 16-byte alignment:
 # small ones with elementwise groups and warp reductions.
@@ -248,15 +260,49 @@ def run(data: dict, function: str, arguments: dict, launch,
             for r, buffer in zip(fn["results"], results)}
 
 
+def from_bfloat16(bits):
+    """bfloat16 patterns (uint16) as float64."""
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def to_bfloat16(values):
+    """float64 values as bfloat16 patterns, through float32, rounding to
+    nearest even (NaN stays NaN), as the kernels' dlc_store_bf16."""
+    bits = values.astype(np.float32).view(np.uint32)
+    rounded = ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(values), (bits >> 16) | 0x40,
+                    rounded).astype(np.uint16)
+
+
+class Bfloat16View:
+    """A bfloat16 buffer read and written as float64 through
+    __getitem__/__setitem__, like the numpy views of other types."""
+
+    def __init__(self, bits):
+        self.bits = bits
+
+    def __getitem__(self, key):
+        return from_bfloat16(self.bits[key])
+
+    def __setitem__(self, key, values):
+        self.bits[key] = to_bfloat16(np.asarray(values, np.float64))
+
+
+def typed_view(view, ref, type_name, shape):
+    """`view` of `ref` as `type_name`'s numpy type, or a Bfloat16View."""
+    if type_name == "BF16":
+        return Bfloat16View(view(ref, np.uint16, shape))
+    return view(ref, DTYPES[type_name], shape)
+
+
 def matmul(s: dict, view):
     """A MatmulStep in float64, rounded once to its type, with its
     epilogue (the CUDA target's folded bias or bias + ReLU)."""
-    dtype = DTYPES[s["dtype"]]
     batch, m, n, k = s["batch"], s["m"], s["n"], s["k"]
     ls, rs = s["lhs_batch_stride"], s["rhs_batch_stride"]
-    lhs = view(s["lhs"], dtype, [ls * (batch - 1) + m * k])
-    rhs = view(s["rhs"], dtype, [rs * (batch - 1) + k * n])
-    out = view(s["result"], dtype, [batch, m, n])
+    lhs = typed_view(view, s["lhs"], s["dtype"], [ls * (batch - 1) + m * k])
+    rhs = typed_view(view, s["rhs"], s["dtype"], [rs * (batch - 1) + k * n])
+    out = typed_view(view, s["result"], s["dtype"], [batch, m, n])
     for b in range(batch):
         a = lhs[b * ls:b * ls + m * k].astype(np.float64)
         a = a.reshape(k, m).T if s["lhs_transposed"] else a.reshape(m, k)
@@ -264,7 +310,7 @@ def matmul(s: dict, view):
         c = c.reshape(n, k).T if s["rhs_transposed"] else c.reshape(k, n)
         product = a @ c
         if s["epilogue"] != "None":
-            product += view(s["bias"], dtype, [n])
+            product += typed_view(view, s["bias"], s["dtype"], [n])[:]
             if s["epilogue"] == "BiasRelu":
                 product = np.maximum(product, 0)
         out[b] = product
@@ -447,19 +493,20 @@ def signature(data: dict, function: str) -> list:
 
 
 def check_case(name: str, dtype: str, batch: int, functions: list,
-               cuda_options: list, args, totals: dict) -> int:
+               cuda_options: list, shared_options: list, args,
+               totals: dict) -> int:
     """Checks model `name` exported in `dtype` at `batch`, its CUDA module
-    compiled with `cuda_options`: prints a PASS or FAIL line per function
-    and returns how many failed."""
-    tolerance = TOLERANCE[dtype]
+    compiled with `cuda_options` and both with `shared_options`: prints a
+    PASS or FAIL line per function and returns how many failed."""
+    tolerance = TOLERANCE_BF16 if shared_options == BF16 else TOLERANCE[dtype]
     base = train_check.prepare(name, args.work, dtype, 1)
     data = {}
     # A case's own file names: ctypes would reuse a library loaded from the
     # same path by an earlier case.
-    variant = base + "".join(cuda_options).replace("-", "_")
+    variant = base + "".join(cuda_options + shared_options).replace("-", "_")
     for target in ["cuda", "cpu"]:
         module = f"{variant}.{target}.dlcm"
-        extra = cuda_options if target == "cuda" else []
+        extra = shared_options + (cuda_options if target == "cuda" else [])
         proc = subprocess.run(
             [args.dlc_compile, base + ".onnx", *OPTIONS, *extra,
              "--batch-size", str(batch), "--target", target, "--cuda-arch",
@@ -506,7 +553,8 @@ def check_case(name: str, dtype: str, batch: int, functions: list,
                 found.append(f"buffers 4 bytes off 16-byte alignment change "
                              f"{len(differ)} results: {', '.join(differ)}")
                 offset = ""
-        layout = ", CUDA NHWC" if cuda_options == NHWC else ""
+        layout = (", CUDA NHWC" if cuda_options == NHWC else "") + \
+            (", bf16" if shared_options == BF16 else "")
         line = (f"{name}/{function} ({dtype}, batch {batch}{layout}): "
                 f"{len(expected)} "
                 f"results, max |cuda - cpu| / max |cpu| {worst:.2e} "
@@ -543,14 +591,14 @@ def main():
     checks = failed = 0
     totals = dict.fromkeys(["warp steps", "block steps", "epilogues",
                             "channels-last convolutions", "aligned views"], 0)
-    for name, dtype, batch, functions, cuda_options in CASES:
+    for name, dtype, batch, functions, cuda_options, shared_options in CASES:
         if name not in selected:
             continue
         start = time.monotonic()
         checks += len(functions)
         try:
             failed += check_case(name, dtype, batch, functions,
-                                 cuda_options, args, totals)
+                                 cuda_options, shared_options, args, totals)
         except (RuntimeError, subprocess.CalledProcessError) as e:
             if NO_NVRTC in str(e):
                 print(f"SKIP: {e}")

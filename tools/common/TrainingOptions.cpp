@@ -69,6 +69,13 @@ struct Options {
       "total-steps",
       cl::desc("linear, cosine: the step at which the rate reaches 0"),
       cl::init(0), cl::cat(category)};
+  cl::opt<std::string> precision{
+      "precision",
+      cl::desc("fp32 (default); tf32: --target cuda's float32 matmuls and "
+               "convolutions on TF32 tensor cores; bf16 or fp16: mixed "
+               "precision (dlc-mixed-precision: matmuls and convolutions "
+               "in the low type, float32 master weights)"),
+      cl::init("fp32"), cl::cat(category)};
   cl::opt<std::string> freeze{
       "freeze",
       cl::desc("Keep the parameters whose whole name matches this "
@@ -108,8 +115,22 @@ mlir::dlc::TrainingPipelineOptions trainingPipelineOptions() {
   result.optimizer.schedule = o.schedule;
   result.optimizer.warmupSteps = o.warmupSteps;
   result.optimizer.totalSteps = o.totalSteps;
+  result.mixedPrecision = mixedPrecisionOptions();
   return result;
 }
+
+std::optional<mlir::dlc::DLCMixedPrecisionOptions> mixedPrecisionOptions() {
+  Options &o = options();
+  if (o.precision != "bf16" && o.precision != "fp16")
+    return std::nullopt;
+  mlir::dlc::DLCMixedPrecisionOptions result;
+  result.precision = o.precision;
+  return result;
+}
+
+bool tf32Given() { return options().precision == "tf32"; }
+
+bool precisionGiven() { return options().precision.getNumOccurrences() > 0; }
 
 bool checkTrainingOptions(llvm::StringRef tool) {
   Options &o = options();
@@ -117,6 +138,10 @@ bool checkTrainingOptions(llvm::StringRef tool) {
     llvm::errs() << tool << ": error: " << message << "\n";
     return false;
   };
+  if (o.precision != "fp32" && o.precision != "tf32" && o.precision != "bf16" &&
+      o.precision != "fp16")
+    return fail("--precision must be fp32, tf32, bf16 or fp16, not '" +
+                o.precision + "'");
   if (o.weightDecay.getNumOccurrences() && !(o.weightDecay >= 0))
     return fail("--weight-decay must be a number >= 0");
   // An option the chosen loss, optimizer or schedule does not read is a

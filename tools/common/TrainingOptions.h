@@ -25,6 +25,15 @@ bool checkTrainingOptions(llvm::StringRef tool);
 /// The parsed options as the training passes' options.
 mlir::dlc::TrainingPipelineOptions trainingPipelineOptions();
 
+/// dlc-mixed-precision's options for --precision bf16 or fp16, else none.
+std::optional<mlir::dlc::DLCMixedPrecisionOptions> mixedPrecisionOptions();
+
+/// Whether --precision is tf32.
+bool tf32Given();
+
+/// Whether --precision was given at all.
+bool precisionGiven();
+
 /// The training options given on the command line that only compiling can
 /// apply (all but --lr and --weight-decay), as "--name".
 llvm::SmallVector<std::string> compileOnlyTrainingOptionsGiven();

@@ -95,7 +95,7 @@ static cl::opt<bool>
     tf32("tf32",
          cl::desc("--target cuda: float32 matmuls and convolutions may use "
                   "TF32 tensor cores (10-bit mantissa products, float32 "
-                  "sums; default off)"),
+                  "sums; default off); the same as --precision tf32"),
          cl::init(false));
 enum class ConvLayout { Auto, ChannelsFirst, ChannelsLast };
 static cl::opt<ConvLayout> convLayout(
@@ -103,8 +103,9 @@ static cl::opt<ConvLayout> convLayout(
     cl::desc("How convolutions and the activations between them are stored "
              "(dlc-channels-last)"),
     cl::values(clEnumValN(ConvLayout::Auto, "auto",
-                          "nhwc for --target cuda with --tf32 (tensor-core "
-                          "convolutions), nchw otherwise (default)"),
+                          "nhwc for --target cuda with tensor cores (--tf32, "
+                          "--precision tf32, bf16 or fp16), nchw otherwise "
+                          "(default)"),
                clEnumValN(ConvLayout::ChannelsFirst, "nchw",
                           "channels first, as the model is written"),
                clEnumValN(ConvLayout::ChannelsLast, "nhwc",
@@ -141,9 +142,19 @@ std::vector<std::string> keepCompiledFunctions(ModuleOp module) {
   return kept;
 }
 
-/// Fusion and memory planning (passes/Pipeline.h).
+/// Whether matmuls and convolutions may run on tensor cores: --tf32 or a
+/// --precision other than fp32.
+bool tensorCores() {
+  return tf32 || ::dlc::tools::tf32Given() ||
+         ::dlc::tools::mixedPrecisionOptions().has_value();
+}
+
+/// Fusion and memory planning (passes/Pipeline.h); for an inference
+/// import, mixed precision first (the training pipeline has run it).
 LogicalResult lowerForExecution(ModuleOp module) {
   PassManager pm(module.getContext());
+  if (auto precision = ::dlc::tools::mixedPrecisionOptions(); precision && !train)
+    pm.addPass(mlir::dlc::createDLCMixedPrecision(*precision));
   mlir::dlc::ExecutionPipelineOptions options;
   options.functionalize = !train;
   options.foldsEpilogues = target == TargetKind::Cuda;
@@ -152,7 +163,8 @@ LogicalResult lowerForExecution(ModuleOp module) {
   options.sortScatters = target == TargetKind::Cuda;
   options.channelsLast =
       convLayout == ConvLayout::ChannelsLast ||
-      (convLayout == ConvLayout::Auto && target == TargetKind::Cuda && tf32);
+      (convLayout == ConvLayout::Auto && target == TargetKind::Cuda &&
+       tensorCores());
   mlir::dlc::buildExecutionPipeline(pm, options);
   return pm.run(module);
 }
@@ -301,7 +313,7 @@ int main(int argc, char **argv) {
   writerOptions.producer = "dlc-compile";
   writerOptions.trainingOptions = optionsText(argc, argv);
   writerOptions.embedParameters = embedParameters;
-  writerOptions.cudaAllowTf32 = tf32;
+  writerOptions.cudaAllowTf32 = tf32 || ::dlc::tools::tf32Given();
   writerOptions.cudaAllowNondeterministic = cudnnNondeterministic;
   writerOptions.hostCompiler = hostCompiler;
   writerOptions.hostCpu = hostCpu;

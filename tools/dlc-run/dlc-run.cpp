@@ -51,6 +51,7 @@
 #include "ir/Dialect.h"
 #include "ir/Roles.h"
 #include "ir/eval/Evaluator.h"
+#include "passes/Passes.h"
 #include "runtime/support/Npz.h"
 #include "tools/common/Diagnostics.h"
 #include "tools/common/ShapeOptions.h"
@@ -63,6 +64,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -188,6 +190,12 @@ static LogicalResult checkSignature(func::FuncOp func) {
 static FailureOr<OwningOpRef<ModuleOp>>
 loadModel(MLIRContext &context) {
   if (llvm::StringRef(modelFile).ends_with_insensitive(".mlir")) {
+    if (::dlc::tools::precisionGiven()) {
+      llvm::errs() << kTool << ": error: --precision applies when importing "
+                   << "an ONNX model; " << modelFile
+                   << " is dlc IR (run dlc-opt --dlc-mixed-precision)\n";
+      return failure();
+    }
     mlir::dlc::registerImporterDialects(&context);
     llvm::SourceMgr sourceMgr;
     OwningOpRef<ModuleOp> module =
@@ -201,7 +209,16 @@ loadModel(MLIRContext &context) {
     return failure();
   if (train)
     return ::dlc::tools::compileForTraining(&context, modelFile, options);
-  return mlir::dlc::importOnnxFile(&context, modelFile, options);
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      mlir::dlc::importOnnxFile(&context, modelFile, options);
+  auto precision = ::dlc::tools::mixedPrecisionOptions();
+  if (failed(module) || !precision)
+    return module;
+  PassManager pm(&context);
+  pm.addPass(mlir::dlc::createDLCMixedPrecision(*precision));
+  if (failed(pm.run(**module)))
+    return failure();
+  return module;
 }
 
 /// One expected array of an .npz file: its name and type.

@@ -133,6 +133,12 @@ static inline float __int_as_float(int bits) {
   return value;
 }
 
+static inline int __float_as_int(float value) {
+  int bits;
+  __builtin_memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
 static inline double __longlong_as_double(long long bits) {
   double value;
   __builtin_memcpy(&value, &bits, sizeof value);
