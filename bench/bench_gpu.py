@@ -108,12 +108,12 @@ def dlc_step_ms(name, bundle, steps, warmup, profile=None):
     return json.loads(out.stdout)["median_ms"]
 
 
-def matmul_rate(tf32=False):
-    """float32 FLOP/s of a 8192^3 matmul, without TF32 unless `tf32`
-    (best of 5)."""
+def matmul_rate(tf32=False, dtype=torch.float32):
+    """FLOP/s of a 8192^3 matmul of `dtype`, float32 without TF32 unless
+    `tf32` (best of 5)."""
     torch.backends.cuda.matmul.allow_tf32 = tf32
-    a = torch.randn(8192, 8192, device="cuda")
-    b = torch.randn(8192, 8192, device="cuda")
+    a = torch.randn(8192, 8192, device="cuda", dtype=dtype)
+    b = torch.randn(8192, 8192, device="cuda", dtype=dtype)
     torch.mm(a, b)
     best = float("inf")
     for _ in range(5):
@@ -211,7 +211,8 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     rate, bandwidth = matmul_rate(), copy_bandwidth()
-    rates = {"fp32": rate, "tf32": matmul_rate(tf32=True)}
+    rates = {"fp32": rate, "tf32": matmul_rate(tf32=True),
+             "bf16": matmul_rate(dtype=torch.bfloat16)}
     torch.cuda.empty_cache()
     small = [m for m in args.models.split(",") if m]
     large = [m for m in args.large.split(",") if m]

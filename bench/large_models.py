@@ -1,9 +1,10 @@
 """Two full-size models on a GPU, beside bench_gpu.py's five small ones:
 GPT-2 124M in nanoGPT's layout (batch 8 x 1024 tokens, AdamW lr 6e-4,
 weight decay 0.1) and torchvision's ResNet-50 (224x224, batch 64, SGD lr
-0.1, momentum 0.9). dlc's module (`--target cuda`, float32 and --tf32,
-and for ResNet-50 a TF32 module kept channels-first, to measure what the
-channels-last layout of TF32 modules gains) against PyTorch eager and torch.compile with TF32 off and on, in one run,
+0.1, momentum 0.9). dlc's module (`--target cuda`, float32, --tf32 and
+--precision bf16, and for ResNet-50 a TF32 module kept channels-first, to
+measure what the channels-last layout of TF32 modules gains) against
+PyTorch eager (bf16: autocast, ResNet-50 channels_last) and torch.compile with TF32 off and on, in one run,
 on the same random batch and from random weights, never zeros (each side
 draws its own: dlc-runner --init-seed; PyTorch's seeded initialization,
 nanoGPT's for GPT-2): median ms per step after warm-up, tokens or images
@@ -56,9 +57,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 MODELS = ["gpt2", "resnet50"]
-PRECISIONS = ["fp32", "tf32"]
+PRECISIONS = ["fp32", "tf32", "bf16"]
 # dlc-compile's options for each precision's module.
-PRECISION_OPTIONS = {"fp32": [], "tf32": ["--tf32"]}
+PRECISION_OPTIONS = {"fp32": [], "tf32": ["--tf32"],
+                     "bf16": ["--precision", "bf16"]}
 SEED = 0
 INIT_SEED = "1"
 # Median of STEPS after WARMUP, as the baseline; torch.compile warms up
@@ -309,10 +311,17 @@ def torch_child(args):
     model = build(args.model).cuda().train()
     opt = optimizer(args.model, model)
 
+    # bf16: autocast, as a PyTorch user runs mixed precision, with TF32 for
+    # what stays float32; ResNet-50 channels_last, the layout its tensor-core
+    # convolutions want (precisions run in PRECISIONS order, bf16 last).
+    autocast = {"on": False}
+
     def loss_of():
-        out = model(x)
-        return F.cross_entropy(out.reshape(-1, out.shape[-1]),
-                               labels.reshape(-1))
+        with torch.autocast("cuda", dtype=torch.bfloat16,
+                            enabled=autocast["on"]):
+            out = model(x)
+            return F.cross_entropy(out.reshape(-1, out.shape[-1]).float(),
+                                   labels.reshape(-1))
 
     with FlopCounterMode(display=False) as counter:
         loss_of().backward()
@@ -330,7 +339,11 @@ def torch_child(args):
         step = torch.compile(step)
         warmup += COMPILE_WARMUP
     for precision in args.precisions.split(","):
-        set_tf32(precision == "tf32")
+        set_tf32(precision in ("tf32", "bf16"))
+        autocast["on"] = precision == "bf16"
+        if precision == "bf16" and args.model == "resnet50":
+            model.to(memory_format=torch.channels_last)
+            x = x.contiguous(memory_format=torch.channels_last)
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         losses, times = [], []
@@ -522,7 +535,7 @@ def measure(report, bundle, out, work, deadline, compile):
     runs = [(name, "eager", PRECISIONS) for name in data]
     if compile:
         runs += [(name, "compile", [precision])
-                 for precision in ("tf32", "fp32") for name in data]
+                 for precision in ("tf32", "bf16", "fp32") for name in data]
     for name, mode, precisions in runs:
         left = None if deadline is None else deadline - time.time()
         results, why = run_torch(name, mode, precisions, data[name], left)
@@ -539,7 +552,8 @@ def finish(report, rates, bandwidth, out):
     text = [f"# {report['date']}, {report['device']}, PyTorch "
             f"{report['torch']}; device copy {bandwidth / 1e9:.0f} GB/s, "
             f"matmul float32 {rates['fp32'] / 1e12:.1f} TFLOP/s, TF32 "
-            f"{rates['tf32'] / 1e12:.1f} TFLOP/s",
+            f"{rates['tf32'] / 1e12:.1f} TFLOP/s, bfloat16 "
+            f"{rates['bf16'] / 1e12:.1f} TFLOP/s",
             "# Same random batch; dlc from seeded random weights "
             "(dlc-runner --init-seed), a step with its input upload; "
             "PyTorch with the batch on the device. peak: dlc's train_step "
