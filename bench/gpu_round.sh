@@ -3,8 +3,9 @@
 # DLC_ROUND_SECONDS (default 450, inside the 8 minutes a round may take
 # with its start): the `gpu` tests (the runtime's GPU unit tests, then the
 # six models on cuda:0 against the CPU: tests/gpu/gpu_check.py), then the
-# benchmarks (bench/bench_gpu.py): GPT-2 124M and ResNet-50 in float32 and
-# TF32 against PyTorch eager and torch.compile (bench/large_models.py:
+# benchmarks (bench/bench_gpu.py): GPT-2 124M and ResNet-50 in float32,
+# TF32 and bfloat16 against PyTorch eager and torch.compile (autocast for
+# bfloat16; bench/large_models.py:
 # bench_large.txt, bench_large.json and dlc's profiles and kernel tables
 # in the logs), then the five small models without torch.compile. Each
 # step gets a time limit that leaves the later steps theirs; the large

@@ -132,6 +132,16 @@ bool tf32Given() { return options().precision == "tf32"; }
 
 bool precisionGiven() { return options().precision.getNumOccurrences() > 0; }
 
+bool checkTrainingPrecision(llvm::StringRef tool) {
+  if (options().precision != "fp16")
+    return true;
+  // float16 gradients underflow without GradScaler's dynamic loss scaling.
+  llvm::errs() << tool << ": error: --precision fp16 trains only with "
+               << "dynamic loss scaling, which dlc does not have yet; train "
+               << "with bf16 (float16 inference works)\n";
+  return false;
+}
+
 bool checkTrainingOptions(llvm::StringRef tool) {
   Options &o = options();
   auto fail = [&](const llvm::Twine &message) {

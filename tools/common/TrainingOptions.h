@@ -34,6 +34,10 @@ bool tf32Given();
 /// Whether --precision was given at all.
 bool precisionGiven();
 
+/// Whether --precision allows training; prints one error line if not
+/// (fp16 needs loss scaling).
+bool checkTrainingPrecision(llvm::StringRef tool);
+
 /// The training options given on the command line that only compiling can
 /// apply (all but --lr and --weight-decay), as "--name".
 llvm::SmallVector<std::string> compileOnlyTrainingOptionsGiven();

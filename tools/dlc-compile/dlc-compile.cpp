@@ -266,7 +266,8 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (!::dlc::tools::checkTrainingOptions(kTool))
+  if (!::dlc::tools::checkTrainingOptions(kTool) ||
+      (train && !::dlc::tools::checkTrainingPrecision(kTool)))
     return 1;
   Emit what = effectiveEmit();
   if (what == Emit::Exe && (outputFile == "-" || outputFile.empty())) {
