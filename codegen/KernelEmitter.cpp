@@ -116,6 +116,18 @@ std::string storedForm(Value v, StringRef expression) {
   return ("dlc_store_" + storage + "(" + expression + ")").str();
 }
 
+/// `expression`, of C type `from`, as the float a value of `element` is held
+/// in. A double headed for bfloat16 or float16 is first narrowed to float
+/// rounding to odd (dlc_narrow_to_odd), so that the later rounding to the
+/// 16-bit type is the only one, as the evaluator's single rounding from
+/// double; other conversions are plain casts.
+std::string heldAs(Type element, StringRef from, StringRef expression,
+                   StringRef type) {
+  if (from == "double" && !lowPrecisionStorage(element).empty())
+    return ("dlc_narrow_to_odd(" + expression + ")").str();
+  return ("(" + type + ")" + expression).str();
+}
+
 /// Whether a value of `fusion` is stored in a low-precision type.
 bool hasLowPrecisionValues(FusionOp fusion) {
   return llvm::any_of(
@@ -599,6 +611,14 @@ FailureOr<std::string> Emitter::elementwise(Operation *op,
             // ONNX Cast: anything to bool is `!= 0`; bool converts as 0/1.
             if (resultElement.isInteger(1))
               return "(" + args[0] + " != 0)";
+            // Wide integers and doubles reach a 16-bit float through
+            // double, rounded once.
+            bool wide = operandElement.isF64() ||
+                        (operandElement.isInteger() &&
+                         operandElement.getIntOrFloatBitWidth() > 16);
+            if (wide && !lowPrecisionStorage(resultElement).empty())
+              return heldAs(resultElement, "double",
+                            "((double)" + args[0] + ")", *type);
             return "(" + *type + ")(" + args[0] + ")";
           })
           .Default([&](Operation *) -> FailureOr<std::string> {
@@ -921,9 +941,9 @@ FailureOr<std::string> Emitter::reduction(Operation *op, ArrayRef<int64_t> axes,
         pairs.push_back("(" + terms[t] + " + " + terms[t + 1] + ")");
       terms = pairs;
     }
-    return let(*type, "(" + *type + ")" + terms.front());
+    return let(*type, heldAs(element, accType, terms.front(), *type));
   }
-  return let(*type, "(" + *type + ")" + acc);
+  return let(*type, heldAs(element, accType, acc, *type));
 }
 
 size_t Emitter::openWindowTaps(ArrayRef<int64_t> window,
@@ -979,7 +999,7 @@ FailureOr<std::string> Emitter::pool(Operation *op, ArrayRef<int64_t> window,
        ";");
   for (size_t i = 0; i < opened; ++i)
     close();
-  return let(*type, "(" + *type + ")" + acc);
+  return let(*type, heldAs(element, accType, acc, *type));
 }
 
 FailureOr<std::string> Emitter::windowArgmax(MaxPoolGradOp op,
@@ -1075,7 +1095,7 @@ Emitter::maxPoolGradAsGather(MaxPoolGradOp op, ArrayRef<std::string> index) {
   close();
   for (unsigned i = 0; i < opened; ++i)
     close();
-  return let(*type, "(" + *type + ")" + acc);
+  return let(*type, heldAs(element, accType, acc, *type));
 }
 
 FailureOr<std::string> Emitter::emitMaxPoolGradBody(FusionOp fusion,
@@ -2049,6 +2069,19 @@ DLC_FN uint16_t dlc_store_bf16(float f) {
   return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 DLC_FN float dlc_round_bf16(float f) { return dlc_load_bf16(dlc_store_bf16(f)); }
+// A double as float rounded to odd: inexact results keep their lowest bit
+// set, so rounding them again to fewer bits (bfloat16, float16) rounds as
+// the double would have.
+DLC_FN float dlc_narrow_to_odd(double d) {
+  float f = (float)d;
+  if ((double)f == d || d != d)
+    return f;
+  uint32_t bits = dlc_float_bits(f);
+  // Round toward zero first when the float rounded away from it.
+  if (((double)f > d) == (d > 0))
+    bits -= 1;
+  return dlc_bits_float(bits | 1u);
+}
 DLC_FN float dlc_load_f16(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;

@@ -63,10 +63,16 @@ private:
   void visit(Operation *op) {
     if (auto ret = dyn_cast<func::ReturnOp>(op))
       return restoreResults(ret);
-    if (isa<ConstantOp>(op)) {
+    // Constants and parameters read from globals (an inference import,
+    // before dlc-functionalize) are parameters too.
+    if (isa<ConstantOp, GlobalLoadOp>(op)) {
       weak_.insert(op->getResult(0));
       return;
     }
+    // An op without results (a global's store) keeps the types it was
+    // written with.
+    if (op->getNumResults() == 0)
+      return restoreOperands(op);
     // Casts convert whatever they are given; float64 stays as it is.
     if (isa<CastOp>(op) || op->getNumRegions() > 0 ||
         llvm::any_of(op->getOperandTypes(),
@@ -84,9 +90,12 @@ private:
       if (elementOf(op->getOperand(i)) != compute)
         op->setOperand(i, castTo(b, op->getOperand(i), compute));
     for (OpResult result : op->getResults())
-      if (isMovable(elementOf(result), low_))
+      if (isMovable(elementOf(result), low_) &&
+          elementOf(result) != compute) {
+        original_.try_emplace(result, elementOf(result));
         result.setType(cast<RankedTensorType>(result.getType())
                            .clone(compute));
+      }
     // Views and copies of parameters and constants are still parameters.
     KernelRole role = kernelRoleOf(op);
     if ((role == KernelRole::View || role == KernelRole::Movement) &&
@@ -139,6 +148,13 @@ private:
     return cached;
   }
 
+  void restoreOperands(Operation *op) {
+    OpBuilder b(op);
+    for (OpOperand &operand : op->getOpOperands())
+      if (Type element = original_.lookup(operand.get()))
+        operand.set(castTo(b, operand.get(), element));
+  }
+
   void restoreResults(func::ReturnOp ret) {
     auto func = ret->getParentOfType<func::FuncOp>();
     OpBuilder b(ret);
@@ -154,6 +170,8 @@ private:
   /// reason to compute in float32.
   DenseSet<Value> weak_;
   DenseMap<std::pair<Value, Type>, Value> casts_;
+  /// The element types of the values whose type the pass changed.
+  DenseMap<Value, Type> original_;
 };
 
 struct DLCMixedPrecisionPass

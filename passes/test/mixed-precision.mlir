@@ -74,3 +74,30 @@ func.func @kept(%x: tensor<4x8xf64>, %w: tensor<8x8xf64>, %i: tensor<4xi64>) -> 
   %j = dlc.add %i, %i : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
   return %h, %j : tensor<4x8xf64>, tensor<4xi64>
 }
+
+// -----
+
+// Before dlc-functionalize (an inference import), parameters are global
+// loads: cast down where they broadcast, as arguments are; a global's
+// store keeps the global's type.
+// KEPT-LABEL: func.func @globals
+// KEPT: %[[B:.*]] = dlc.global_load @b : tensor<8xf32>
+// KEPT: %[[H:.*]] = dlc.matmul {{.*}} -> tensor<4x8xbf16>
+// KEPT: %[[BL:.*]] = dlc.cast %[[B]] : tensor<8xf32> to tensor<8xbf16>
+// KEPT: %[[HB:.*]] = dlc.add %[[H]], %[[BL]] : tensor<4x8xbf16>, tensor<8xbf16> -> tensor<4x8xbf16>
+// KEPT: %[[T:.*]] = dlc.tanh %[[HB]] : tensor<4x8xbf16>
+// KEPT: %[[TF:.*]] = dlc.cast %[[T]] : tensor<4x8xbf16> to tensor<4x8xf32>
+// KEPT: dlc.global_store @s, %[[TF]] : tensor<4x8xf32>
+// KEPT: return %[[TF]] : tensor<4x8xf32>
+dlc.global @w : tensor<8x8xf32> = dense<0.5> : tensor<8x8xf32>
+dlc.global @b : tensor<8xf32> = dense<0.25> : tensor<8xf32>
+dlc.global @s : tensor<4x8xf32> = dense<0.0> : tensor<4x8xf32>
+func.func @globals(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = dlc.global_load @w : tensor<8x8xf32>
+  %b = dlc.global_load @b : tensor<8xf32>
+  %h = dlc.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+  %hb = dlc.add %h, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %t = dlc.tanh %hb : tensor<4x8xf32>
+  dlc.global_store @s, %t : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}

@@ -142,16 +142,24 @@ bool checkTrainingPrecision(llvm::StringRef tool) {
   return false;
 }
 
+bool checkPrecision(llvm::StringRef tool) {
+  const std::string &precision = options().precision;
+  if (precision == "fp32" || precision == "tf32" || precision == "bf16" ||
+      precision == "fp16")
+    return true;
+  llvm::errs() << tool << ": error: --precision must be fp32, tf32, bf16 or "
+               << "fp16, not '" << precision << "'\n";
+  return false;
+}
+
 bool checkTrainingOptions(llvm::StringRef tool) {
   Options &o = options();
   auto fail = [&](const llvm::Twine &message) {
     llvm::errs() << tool << ": error: " << message << "\n";
     return false;
   };
-  if (o.precision != "fp32" && o.precision != "tf32" && o.precision != "bf16" &&
-      o.precision != "fp16")
-    return fail("--precision must be fp32, tf32, bf16 or fp16, not '" +
-                o.precision + "'");
+  if (!checkPrecision(tool))
+    return false;
   if (o.weightDecay.getNumOccurrences() && !(o.weightDecay >= 0))
     return fail("--weight-decay must be a number >= 0");
   // An option the chosen loss, optimizer or schedule does not read is a

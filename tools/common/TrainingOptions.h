@@ -31,6 +31,9 @@ std::optional<mlir::dlc::DLCMixedPrecisionOptions> mixedPrecisionOptions();
 /// Whether --precision is tf32.
 bool tf32Given();
 
+/// Whether --precision names a precision; prints one error line if not.
+bool checkPrecision(llvm::StringRef tool);
+
 /// Whether --precision was given at all.
 bool precisionGiven();
 

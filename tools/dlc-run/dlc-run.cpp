@@ -397,6 +397,8 @@ int main(int argc, char **argv) {
       outputsFile.empty())
     return fail("--outputs and one of --inputs or --random-inputs are "
                 "required");
+  if (!::dlc::tools::checkPrecision(kTool))
+    return 1;
   MLIRContext context;
   ::dlc::tools::DiagnosticPrinter printer(context, kTool);
   FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);
