@@ -95,12 +95,25 @@ public:
     for (Operation *op : ops)
       visit(op);
     restoreLogicalUses();
+    // What fed only rewritten ops (broadcasts, reshapes) dies with them.
+    SmallVector<Operation *> feeders;
+    for (Operation *op : replaced_)
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          feeders.push_back(def);
+    llvm::SmallPtrSet<Operation *, 32> gone(replaced_.begin(), replaced_.end());
     for (Operation *op : llvm::reverse(replaced_))
       op->erase();
-    // Broadcasts and reshapes that fed only rewritten ops.
-    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block_)))
-      if (isOpTriviallyDead(&op))
-        op.erase();
+    while (!feeders.empty()) {
+      Operation *op = feeders.pop_back_val();
+      if (gone.contains(op) || !isOpTriviallyDead(op))
+        continue;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          feeders.push_back(def);
+      gone.insert(op);
+      op->erase();
+    }
   }
 
 private:

@@ -117,10 +117,8 @@ private:
     // A parameter or constant pulls the op up only at full size (a
     // residual add of an embedding); broadcast ones (biases, scales,
     // scalars) are cast down.
-    int64_t size = op->getNumResults() == 0
-                       ? 0
-                       : cast<ShapedType>(op->getResult(0).getType())
-                             .getNumElements();
+    int64_t size =
+        cast<ShapedType>(op->getResult(0).getType()).getNumElements();
     bool anyLow = false;
     for (unsigned i : floats) {
       Value v = op->getOperand(i);

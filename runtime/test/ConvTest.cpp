@@ -13,12 +13,12 @@
 // operands are the same values moved, so the same tolerances hold.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/support/Float16.h"
 #include "runtime/test/TestUtil.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <random>
 
 using namespace dlc;
@@ -305,24 +305,16 @@ void runCase(const Case &c, fb::ConvKind kind, DType dtype, dlc_dtype_t cDtype,
   }
 }
 
-/// A bfloat16 host value: its 16-bit pattern, converted from and to
-/// double through float with rounding to nearest even.
+/// A bfloat16 host value (dlc::BFloat16, 2 bytes) that runCase converts
+/// from and to double, as it does float and double: through float,
+/// rounding to nearest even.
 struct Bfloat16 {
-  uint16_t bits = 0;
-  Bfloat16() = default;
-  explicit Bfloat16(double value) {
-    float f = static_cast<float>(value);
-    uint32_t x;
-    std::memcpy(&x, &f, sizeof x);
-    bits = static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-  }
-  explicit operator double() const {
-    uint32_t x = static_cast<uint32_t>(bits) << 16;
-    float f;
-    std::memcpy(&f, &x, sizeof f);
-    return f;
-  }
+  BFloat16 value;
+  explicit Bfloat16(double d) : value(static_cast<float>(d)) {}
+  Bfloat16() : value(0.0f) {}
+  explicit operator double() const { return static_cast<float>(value); }
 };
+static_assert(sizeof(Bfloat16) == 2, "a bfloat16 element");
 
 const fb::ConvKind kKinds[] = {fb::ConvKind::Forward,
                                fb::ConvKind::BackwardData,
