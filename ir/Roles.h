@@ -32,6 +32,10 @@ inline constexpr StringLiteral kOptimizerState = "optimizer_state";
 inline constexpr StringLiteral kStep = "step";
 /// A run-time setting of the optimizer (learning rate, weight decay).
 inline constexpr StringLiteral kHyperparameter = "hyperparameter";
+/// The factor the loss gradient starts from (dlc-autodiff's loss-scale),
+/// an argument named kLossScaleName; dlc-optimizer makes it optimizer state.
+inline constexpr StringLiteral kLossScale = "loss_scale";
+inline constexpr StringLiteral kLossScaleName = "dlc.loss_scale";
 
 // Data.
 inline constexpr StringLiteral kInput = "input";

@@ -190,6 +190,9 @@ def DLCAutodiff : Pass<"dlc-autodiff", "ModuleOp"> {
            "name) of parameters kept fixed">,
     Option<"vjp", "vjp", "bool", /*default=*/"false",
            "differentiate every float argument against result cotangents">,
+    Option<"lossScale", "loss-scale", "bool", /*default=*/"false",
+           "start the loss gradient from a new f32 argument `dlc.loss_scale` "
+           "(role `loss_scale`) instead of 1, as GradScaler scales the loss">,
   ];
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
@@ -251,9 +254,23 @@ def DLCOptimizer : Pass<"dlc-optimizer", "ModuleOp"> {
     `cosine` (then 0.5 (1 + cos(pi progress))), both staying 0 after
     total-steps.
 
-    Results: the loss, the metrics `lr` (and `grad_norm` when clipping),
-    then the new parameters, state, optimizer state and step count, each
-    named as its argument.
+    When the gradient function takes a loss scale (an f32 argument with
+    role `loss_scale`, from dlc-autodiff's loss-scale), train_step is also
+    torch.cuda.amp.GradScaler: the scale becomes the global
+    `dlc.loss_scale` (initially `init-scale`); the gradients are multiplied
+    by its reciprocal before clipping; a step whose gradients hold an inf
+    or NaN leaves the parameters and optimizer state as they were, halves
+    the scale (`backoff-factor`) and counts in `dlc.skipped_steps`; after
+    `growth-interval` clean steps in a row the scale doubles
+    (`growth-factor`; `dlc.loss_scale_growth_tracker` counts them).
+    `dlc.step` counts every call (the schedule's step); Adam's bias
+    corrections and SGD's first step use the steps not skipped, as
+    torch.optim's own count does.
+
+    Results: the loss, the metrics `lr` (and `grad_norm` when clipping;
+    `loss_scale`, the scale this step used, and `skipped_steps` under loss
+    scaling), then the new parameters, state, optimizer state and step
+    count, each named as its argument.
   }];
   let options = [
     Option<"functionName", "function", "std::string",
@@ -280,6 +297,15 @@ def DLCOptimizer : Pass<"dlc-optimizer", "ModuleOp"> {
            "steps of linear warmup from 0">,
     Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
            "linear, cosine: the step at which the rate reaches 0">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "loss scaling: the first scale (GradScaler's init_scale)">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "loss scaling: the scale's factor after growth-interval clean "
+           "steps">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "loss scaling: the scale's factor after an inf or NaN">,
+    Option<"growthInterval", "growth-interval", "int64_t",
+           /*default=*/"2000", "loss scaling: clean steps before growing">,
   ];
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }

@@ -235,6 +235,11 @@ struct AutodiffPass : public mlir::dlc::impl::DLCAutodiffBase<AutodiffPass> {
                          << " with a body";
       return signalPassFailure();
     }
+    if (vjp && lossScale) {
+      module.emitError() << "dlc-autodiff: loss-scale applies to a loss "
+                            "gradient, not to vjp";
+      return signalPassFailure();
+    }
     if (vjp ? failed(buildVJPFunction(func)) : failed(buildLossGradient(func)))
       signalPassFailure();
   }
@@ -302,9 +307,29 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
   SmallVector<Value> wrt;
   for (unsigned i : params)
     wrt.push_back(gradFunc.getArgument(i));
-  Value one = grad::splat(builder, func.getLoc(), grad::typeOf(loss), 1.0);
+  // The loss gradient starts from 1, or under loss scaling from the scale
+  // (GradScaler's scale(loss).backward()), an f32 argument of its own.
+  Value seed = grad::splat(builder, func.getLoc(), grad::typeOf(loss), 1.0);
+  if (lossScale) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (roles::nameOf(func.getArgAttrDict(i)) == roles::kLossScaleName) {
+        gradFunc.erase();
+        return func.emitError()
+               << "dlc-autodiff: @" << func.getSymName()
+               << " already has an argument named '" << roles::kLossScaleName
+               << "', which loss-scale adds";
+      }
+    auto scaleType = RankedTensorType::get({}, builder.getF32Type());
+    // Adding an argument to a func.func with a body cannot fail.
+    (void)gradFunc.insertArgument(
+        gradFunc.getNumArguments(), scaleType,
+        roles::attrs(builder.getContext(), roles::kLossScaleName, roles::kLossScale),
+        func.getLoc());
+    seed = grad::castTo(builder, func.getLoc(), gradFunc.getArguments().back(),
+                        grad::typeOf(loss).getElementType());
+  }
   FailureOr<SmallVector<Value>> grads =
-      buildGradients(builder, block, {loss}, {one}, wrt, func.getLoc());
+      buildGradients(builder, block, {loss}, {seed}, wrt, func.getLoc());
   if (failed(grads)) {
     gradFunc.erase();
     return failure();

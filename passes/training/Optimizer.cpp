@@ -5,6 +5,9 @@
 // order of operations, same first-step special case for SGD momentum, same
 // bias corrections for Adam, and what PyTorch computes on the host in
 // double (bias corrections, 1 - lr * weight_decay, the schedule) in f64.
+// When the gradient function starts from a loss scale (dlc-autodiff's
+// loss-scale), train_step is also torch.cuda.amp.GradScaler's unscale_,
+// step and update.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +40,17 @@ struct Settings {
   double beta1 = 0.9, beta2 = 0.999, weightDecay = 0;
 };
 
+/// GradScaler's state in train_step: the scale the gradients came with, the
+/// clean steps since the scale last changed, the steps skipped so far, and
+/// whether this step's gradients hold an inf or NaN (an i1 scalar).
+struct LossScaling {
+  BlockArgument scale, growthTracker, skipped;
+  Value foundInf;
+};
+
+constexpr StringLiteral kGrowthTrackerName = "dlc.loss_scale_growth_tracker";
+constexpr StringLiteral kSkippedStepsName = "dlc.skipped_steps";
+
 /// What the gradient function returns, by role.
 struct SourceResults {
   Value loss;
@@ -59,14 +73,7 @@ public:
   BlockArgument addStateArgument(StringRef name, StringRef role,
                                  RankedTensorType type, double value,
                                  Location loc) {
-    Attribute element =
-        isa<FloatType>(type.getElementType())
-            ? Attribute(b_.getFloatAttr(type.getElementType(), value))
-            : Attribute(b_.getIntegerAttr(type.getElementType(),
-                                          static_cast<int64_t>(value)));
-    auto global = GlobalOp::create(b_, loc, name, type,
-                                   DenseElementsAttr::get(type, element));
-    SymbolTable(module_).insert(global, Block::iterator(func_));
+    addGlobal(name, type, value, loc);
     // Adding an argument to a func.func with a body cannot fail.
     (void)func_.insertArgument(func_.getNumArguments(), type,
                                roles::attrs(module_.getContext(), name, role),
@@ -74,11 +81,29 @@ public:
     return func_.getArguments().back();
   }
 
+  /// Makes the existing argument `arg` (named `name`) read a new global of
+  /// `type` with every element `value`, as optimizer state.
+  void bindToNewGlobal(BlockArgument arg, StringRef name,
+                       RankedTensorType type, double value, Location loc) {
+    addGlobal(name, type, value, loc);
+    func_.setArgAttrs(arg.getArgNumber(),
+                      roles::attrs(module_.getContext(), name,
+                                   roles::kOptimizerState));
+  }
+
   /// Returns `value` as the new value of the argument `arg`.
   void update(BlockArgument arg, Value value) {
     results_.push_back(value);
     resultAttrs_.push_back(func_.getArgAttrDict(arg.getArgNumber()));
   }
+  /// The same for what an optimizer step changes: unchanged while
+  /// `skipStep` (an i1 scalar) holds, when set.
+  void updateUnlessSkipped(OpBuilder &b, Location loc, BlockArgument arg,
+                           Value value) {
+    update(arg, skipStep ? SelectOp::create(b, loc, skipStep, arg, value)
+                         : value);
+  }
+  Value skipStep;
   void addResult(Value value, StringRef name, StringRef role) {
     results_.push_back(value);
     resultAttrs_.push_back(roles::attrs(module_.getContext(), name, role));
@@ -98,6 +123,18 @@ public:
   }
 
 private:
+  void addGlobal(StringRef name, RankedTensorType type, double value,
+                 Location loc) {
+    Attribute element =
+        isa<FloatType>(type.getElementType())
+            ? Attribute(b_.getFloatAttr(type.getElementType(), value))
+            : Attribute(b_.getIntegerAttr(type.getElementType(),
+                                          static_cast<int64_t>(value)));
+    auto global = GlobalOp::create(b_, loc, name, type,
+                                   DenseElementsAttr::get(type, element));
+    SymbolTable(module_).insert(global, Block::iterator(func_));
+  }
+
   ModuleOp module_;
   func::FuncOp func_;
   OpBuilder b_;
@@ -124,6 +161,12 @@ struct OptimizerPass : public mlir::dlc::impl::DLCOptimizerBase<OptimizerPass> {
   Value scheduleFactor(OpBuilder &b, Location loc, Value step);
   Value clipGradients(OpBuilder &b, Location loc, Type real,
                       SmallVectorImpl<std::pair<BlockArgument, Value>> &grads);
+  LossScaling
+  unscaleGradients(OpBuilder &b, Location loc, Type real,
+                   TrainStepBuilder &step, BlockArgument scale,
+                   SmallVectorImpl<std::pair<BlockArgument, Value>> &grads);
+  void updateLossScale(OpBuilder &b, Location loc, TrainStepBuilder &step,
+                       const LossScaling &scaling);
 };
 
 FailureOr<Settings> OptimizerPass::checkOptions() {
@@ -175,6 +218,19 @@ FailureOr<Settings> OptimizerPass::checkOptions() {
     return emitError() << "weight-decay is not a number";
   settings.weightDecay = weightDecay >= 0 ? double(weightDecay)
                                           : (optimizer == "adamw" ? 0.01 : 0.0);
+  // GradScaler's own checks, and a scale that is a number.
+  if (!(initScale > 0 && std::isfinite(initScale)))
+    return emitError() << "init-scale " << initScale
+                       << " is not a finite number > 0";
+  if (!(growthFactor > 1 && std::isfinite(growthFactor)))
+    return emitError() << "growth-factor " << growthFactor
+                       << " is not a finite number > 1";
+  if (!(backoffFactor > 0 && backoffFactor < 1))
+    return emitError() << "backoff-factor " << backoffFactor
+                       << " is not in (0, 1)";
+  int64_t interval = growthInterval;
+  if (interval < 1)
+    return emitError() << "growth-interval " << interval << " is not >= 1";
   return settings;
 }
 
@@ -195,6 +251,19 @@ LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
     if (!name.empty() && !argIndex.try_emplace(name, i).second)
       return emitError() << "@" << functionName << " has two arguments named '"
                          << name << "'";
+  }
+  unsigned numScales = 0;
+  for (unsigned i = 0; i < source.getNumArguments(); ++i) {
+    DictionaryAttr attrs = source.getArgAttrDict(i);
+    if (roles::roleOf(attrs) != roles::kLossScale)
+      continue;
+    if (++numScales > 1 || roles::nameOf(attrs) != roles::kLossScaleName ||
+        source.getArgumentTypes()[i] !=
+            RankedTensorType::get({}, Float32Type::get(source.getContext())))
+      return emitError() << "argument " << i << " of @" << functionName
+                         << " (role " << roles::kLossScale
+                         << ") must be the only one, an f32 scalar named '"
+                         << roles::kLossScaleName << "'";
   }
   llvm::StringSet<> updated;
   unsigned numGradients = 0;
@@ -238,6 +307,19 @@ LogicalResult OptimizerPass::checkNewNames(func::FuncOp source) {
   ModuleOp module = getOperation();
   SmallVector<std::string> names = {"train_step", "dlc.step", "dlc.lr",
                                     "dlc.weight_decay"};
+  bool scaled = llvm::any_of(source.getArguments(), [&](BlockArgument arg) {
+    return roles::roleOf(source.getArgAttrDict(arg.getArgNumber())) ==
+           roles::kLossScale;
+  });
+  if (scaled) {
+    names.push_back(kGrowthTrackerName.str());
+    names.push_back(kSkippedStepsName.str());
+    // The scale's argument exists; its global does not yet.
+    if (module.lookupSymbol(roles::kLossScaleName))
+      return emitError() << "the module already has a symbol @\""
+                         << roles::kLossScaleName
+                         << "\", which train_step adds";
+  }
   for (unsigned i = 1; i < source.getNumResults(); ++i)
     if (roles::roleOf(source.getResultAttrDict(i)) == roles::kGradient)
       llvm::append_range(
@@ -305,6 +387,84 @@ Value OptimizerPass::clipGradients(
   return norm;
 }
 
+/// GradScaler.unscale_: every gradient times 1 / scale (the reciprocal in
+/// double, rounded to f32, as torch computes it), and found_inf from the
+/// gradients as they came. A sum of g * 0 is 0 unless some element is inf
+/// or NaN, so one read of each gradient, a reduction the fuser can share
+/// with the clipping norm's, answers it exactly.
+LossScaling OptimizerPass::unscaleGradients(
+    OpBuilder &b, Location loc, Type real, TrainStepBuilder &step,
+    BlockArgument scale,
+    SmallVectorImpl<std::pair<BlockArgument, Value>> &grads) {
+  LossScaling scaling;
+  scaling.scale = scale;
+  auto i64Scalar = RankedTensorType::get({}, b.getI64Type());
+  step.bindToNewGlobal(scale, roles::kLossScaleName,
+                       cast<RankedTensorType>(scale.getType()), initScale,
+                       loc);
+  scaling.growthTracker = step.addStateArgument(
+      kGrowthTrackerName, roles::kOptimizerState, i64Scalar, 0, loc);
+  scaling.skipped = step.addStateArgument(
+      kSkippedStepsName, roles::kOptimizerState, i64Scalar, 0, loc);
+  Value inverse = castTo(
+      b, loc,
+      div(b, loc, scalar(b, loc, b.getF64Type(), 1.0),
+          castTo(b, loc, scale, b.getF64Type())),
+      b.getF32Type());
+  Value nonFinite;
+  for (auto &[param, g] : grads) {
+    Type element = typeOf(g).getElementType();
+    Value probe = castTo(
+        b, loc, sumAll(b, loc, mul(b, loc, g, scalar(b, loc, element, 0.0))),
+        real);
+    nonFinite = nonFinite ? add(b, loc, nonFinite, probe) : probe;
+    g = mul(b, loc, g, castTo(b, loc, inverse, element));
+  }
+  // NaN != 0 holds, as IEEE unordered comparisons do.
+  scaling.foundInf = CompareOp::create(b, loc, ComparePredicate::ne, nonFinite,
+                                       scalar(b, loc, real, 0.0));
+  return scaling;
+}
+
+/// GradScaler.update (torch._amp_update_scale_): after an inf/NaN the scale
+/// times backoff-factor and the tracker back to 0; after growth-interval
+/// clean steps in a row the scale times growth-factor (kept if that is not
+/// finite) and the tracker back to 0. A skipped step counts in
+/// dlc.skipped_steps.
+void OptimizerPass::updateLossScale(OpBuilder &b, Location loc,
+                                    TrainStepBuilder &step,
+                                    const LossScaling &scaling) {
+  Type f32 = b.getF32Type(), f64 = b.getF64Type(), i64 = b.getI64Type();
+  auto i64c = [&](int64_t v) { return scalar(b, loc, i64, double(v)); };
+  Value scale64 = castTo(b, loc, scaling.scale, f64);
+  Value clean = add(b, loc, scaling.growthTracker, i64c(1));
+  Value grow = CompareOp::create(b, loc, ComparePredicate::eq, clean,
+                                 i64c(growthInterval));
+  Value grown = castTo(b, loc, mul(b, loc, scale64, scalar(b, loc, f64,
+                                                           growthFactor)),
+                       f32);
+  // |grown| < inf is false for inf and NaN.
+  Value grownFinite =
+      CompareOp::create(b, loc, ComparePredicate::lt, AbsOp::create(b, loc, grown),
+                        scalar(b, loc, f32, INFINITY));
+  Value afterClean = SelectOp::create(
+      b, loc, grow,
+      SelectOp::create(b, loc, grownFinite, grown, scaling.scale),
+      scaling.scale);
+  Value backedOff = castTo(
+      b, loc, mul(b, loc, scale64, scalar(b, loc, f64, backoffFactor)), f32);
+  step.update(scaling.scale, SelectOp::create(b, loc, scaling.foundInf,
+                                              backedOff, afterClean));
+  step.update(scaling.growthTracker,
+              SelectOp::create(b, loc, scaling.foundInf, i64c(0),
+                               SelectOp::create(b, loc, grow, i64c(0), clean)));
+  Value skippedNext =
+      add(b, loc, scaling.skipped, castTo(b, loc, scaling.foundInf, i64));
+  step.update(scaling.skipped, skippedNext);
+  step.addResult(scaling.scale, "loss_scale", roles::kMetric);
+  step.addResult(skippedNext, "skipped_steps", roles::kMetric);
+}
+
 LogicalResult OptimizerPass::run() {
   ModuleOp module = getOperation();
   FailureOr<Settings> settings = checkOptions();
@@ -331,8 +491,13 @@ LogicalResult OptimizerPass::run() {
   TrainStepBuilder step(module, func);
 
   llvm::StringMap<BlockArgument> argByName;
-  for (BlockArgument arg : func.getArguments())
-    argByName[roles::nameOf(func.getArgAttrDict(arg.getArgNumber()))] = arg;
+  BlockArgument scaleArg;
+  for (BlockArgument arg : func.getArguments()) {
+    DictionaryAttr attrs = func.getArgAttrDict(arg.getArgNumber());
+    argByName[roles::nameOf(attrs)] = arg;
+    if (roles::roleOf(attrs) == roles::kLossScale)
+      scaleArg = arg;
+  }
   Value loss = sourceResults.front();
   SmallVector<std::pair<BlockArgument, Value>> grads;
   SmallVector<std::pair<BlockArgument, Value>> states;
@@ -364,15 +529,25 @@ LogicalResult OptimizerPass::run() {
   Value decay = castTo(b, loc, decayArg, f64);
   step.addResult(loss, "loss", roles::kLoss);
   step.addResult(castTo(b, loc, lrStep, real), "lr", roles::kMetric);
+  // The gradients are unscaled before clipping, as GradScaler's recipe
+  // calls unscale_ before clip_grad_norm_.
+  std::optional<LossScaling> scaling;
+  if (scaleArg) {
+    scaling = unscaleGradients(b, loc, real, step, scaleArg, grads);
+    step.skipStep = scaling->foundInf;
+  }
   if (clipGradNorm > 0)
     step.addResult(clipGradients(b, loc, real, grads), "grad_norm",
                    roles::kMetric);
 
+  // dlc.step counts calls, as a schedule stepped every iteration does; the
+  // optimizer's own count (torch's state["step"]) leaves out skipped steps.
+  Value applied = scaling ? sub(b, loc, stepArg, scaling->skipped) : stepArg;
   auto c64 = [&](double v) { return scalar(b, loc, f64, v); };
-  Value isFirst = CompareOp::create(b, loc, ComparePredicate::eq, stepArg,
+  Value isFirst = CompareOp::create(b, loc, ComparePredicate::eq, applied,
                                     scalar(b, loc, i64, 0));
-  // Adam's bias corrections 1 - beta^t for t = step + 1.
-  Value t = castTo(b, loc, add(b, loc, stepArg, scalar(b, loc, i64, 1)), f64);
+  // Adam's bias corrections 1 - beta^t for t = applied + 1.
+  Value t = castTo(b, loc, add(b, loc, applied, scalar(b, loc, i64, 1)), f64);
   Value bc1 =
       sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(settings->beta1), t));
   Value bc2 =
@@ -395,10 +570,10 @@ LogicalResult OptimizerPass::run() {
         Value next = add(b, loc, mul(b, loc, buf, c(momentum)),
                          mul(b, loc, g, c(1 - dampening)));
         next = SelectOp::create(b, loc, isFirst, g, next);
-        step.update(buf, next);
+        step.updateUnlessSkipped(b, loc, buf, next);
         g = nesterov ? add(b, loc, g, mul(b, loc, next, c(momentum))) : next;
       }
-      step.update(param, sub(b, loc, p, mul(b, loc, g, lrT)));
+      step.updateUnlessSkipped(b, loc, param, sub(b, loc, p, mul(b, loc, g, lrT)));
       continue;
     }
     // adam: L2 added to the gradient; adamw: p *= 1 - lr * weight_decay.
@@ -421,19 +596,24 @@ LogicalResult OptimizerPass::run() {
                             mul(b, loc, sub(b, loc, g, m), c(settings->beta1)));
     Value vNext = add(b, loc, mul(b, loc, v, c(settings->beta2)),
                       mul(b, loc, mul(b, loc, c(1 - settings->beta2), g), g));
-    step.update(m, mNext);
-    step.update(v, vNext);
+    step.updateUnlessSkipped(b, loc, m, mNext);
+    step.updateUnlessSkipped(b, loc, v, vNext);
     // p.addcdiv_(m, sqrt(v) / sqrt(bc2) + eps, -lr / bc1)
     Value stepSize =
         castTo(b, loc, neg(b, loc, div(b, loc, lrStep, bc1)), element);
     Value bc2Sqrt = castTo(b, loc, SqrtOp::create(b, loc, bc2), element);
     Value denom = add(
         b, loc, div(b, loc, SqrtOp::create(b, loc, vNext), bc2Sqrt), c(eps));
-    step.update(param, add(b, loc, p,
-                           div(b, loc, mul(b, loc, stepSize, mNext), denom)));
+    step.updateUnlessSkipped(
+        b, loc, param,
+        add(b, loc, p, div(b, loc, mul(b, loc, stepSize, mNext), denom)));
   }
+  // Model state (BatchNorm statistics) changes in the forward pass, which
+  // a skipped step has run too.
   for (auto &[arg, value] : states)
     step.update(arg, value);
+  if (scaling)
+    updateLossScale(b, loc, step, *scaling);
   step.update(stepArg, add(b, loc, stepArg, scalar(b, loc, i64, 1)));
   step.finish(b, loc);
   return success();

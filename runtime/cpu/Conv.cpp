@@ -4,6 +4,7 @@
 #include "runtime/core/Status.h"
 #include "runtime/cpu/ConvGeometry.h"
 #include "runtime/cpu/DirectConv.h"
+#include "runtime/cpu/Widen.h"
 #include "runtime/module/Format.h"
 #include "runtime/support/Tensor.h"
 
@@ -14,10 +15,6 @@ namespace {
 
 using dnnl::memory;
 using Kind = fb::ConvKind;
-
-size_t alignUp(size_t n) {
-  return (n + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-}
 
 /// An operand with no elements: the output is zeros (a sum of nothing),
 /// or empty itself.
@@ -86,7 +83,7 @@ struct Operand {
     }
     internal = memory(want, engine, DNNL_MEMORY_NONE);
     scratchOffset = scratch;
-    scratch += alignUp(want.get_size());
+    scratch += alignScratch(want.get_size());
     reorder = isInput ? dnnl::reorder(dnnl::reorder::primitive_desc(
                             engine, plainDesc, engine, want))
                       : dnnl::reorder(dnnl::reorder::primitive_desc(
@@ -200,20 +197,20 @@ public:
       : kind_(kind), g_(std::move(g)), inner_(std::move(inner)) {}
 
   size_t scratchBytes() const override {
-    return alignUp(g_.xElements() * sizeof(T)) +
-           alignUp(g_.wElements() * sizeof(T)) +
-           alignUp(g_.yElements() * sizeof(T)) + inner_->scratchBytes();
+    return alignScratch(g_.xElements() * sizeof(T)) +
+           alignScratch(g_.wElements() * sizeof(T)) +
+           alignScratch(g_.yElements() * sizeof(T)) + inner_->scratchBytes();
   }
 
   void run(void *x, void *w, void *y, void *scratch, dnnl::stream &stream,
            ThreadPool &pool) override {
     auto *base = static_cast<std::byte *>(scratch);
     T *xs = reinterpret_cast<T *>(base);
-    T *ws = reinterpret_cast<T *>(base + alignUp(g_.xElements() * sizeof(T)));
+    T *ws = reinterpret_cast<T *>(base + alignScratch(g_.xElements() * sizeof(T)));
     T *ys = reinterpret_cast<T *>(reinterpret_cast<std::byte *>(ws) +
-                                  alignUp(g_.wElements() * sizeof(T)));
+                                  alignScratch(g_.wElements() * sizeof(T)));
     void *rest =
-        reinterpret_cast<std::byte *>(ys) + alignUp(g_.yElements() * sizeof(T));
+        reinterpret_cast<std::byte *>(ys) + alignScratch(g_.yElements() * sizeof(T));
     int64_t in = 1, kernel = 1, out = 1;
     for (size_t d = 0; d < g_.spatialRank(); ++d) {
       in *= g_.input[d];
@@ -243,6 +240,51 @@ public:
 private:
   Kind kind_;
   ConvGeometry g_;
+  std::unique_ptr<ConvKernel> inner_;
+};
+
+/// A 16-bit convolution through a float32 kernel (Widen.h). Scratch: the
+/// widened x, w and y, then the kernel's own.
+class WidenedConv final : public ConvKernel {
+public:
+  WidenedConv(Kind kind, DType dtype, const ConvGeometry &g,
+              std::unique_ptr<ConvKernel> inner)
+      : kind_(kind), dtype_(dtype),
+        elements_{static_cast<size_t>(g.xElements()),
+                  static_cast<size_t>(g.wElements()),
+                  static_cast<size_t>(g.yElements())},
+        inner_(std::move(inner)) {}
+
+  size_t scratchBytes() const override {
+    size_t bytes = inner_->scratchBytes();
+    for (size_t n : elements_)
+      bytes += alignScratch(n * sizeof(float));
+    return bytes;
+  }
+
+  void run(void *x, void *w, void *y, void *scratch, dnnl::stream &stream,
+           ThreadPool &pool) override {
+    void *stored[3] = {x, w, y};
+    float *wide[3];
+    auto *next = static_cast<std::byte *>(scratch);
+    for (size_t i = 0; i < 3; ++i) {
+      wide[i] = reinterpret_cast<float *>(next);
+      next += alignScratch(elements_[i] * sizeof(float));
+    }
+    size_t written = kind_ == Kind::Forward        ? 2
+                     : kind_ == Kind::BackwardData ? 0
+                                                   : 1;
+    for (size_t i = 0; i < 3; ++i)
+      if (i != written)
+        widenToFloat(dtype_, stored[i], wide[i], elements_[i]);
+    inner_->run(wide[0], wide[1], wide[2], next, stream, pool);
+    narrowFromFloat(dtype_, wide[written], stored[written], elements_[written]);
+  }
+
+private:
+  Kind kind_;
+  DType dtype_;
+  size_t elements_[3];
   std::unique_ptr<ConvKernel> inner_;
 };
 
@@ -334,7 +376,7 @@ DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine,
   y_.prepare(yPlain, yWant, engine, kind != Kind::Forward, scratchBytes_);
   scratchpad_ = memory(scratchpad, engine, DNNL_MEMORY_NONE);
   scratchpadOffset_ = scratchBytes_;
-  scratchBytes_ += alignUp(scratchpad.get_size());
+  scratchBytes_ += alignScratch(scratchpad.get_size());
 }
 
 } // namespace
@@ -356,36 +398,36 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
     out = directConv<double>(step.kind(), g);
     return nullptr;
   }
-  if (dtype == DType::BF16 || dtype == DType::F16) {
-    // oneDNN computes them in float32; there is no direct-loop fallback.
+  if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16)
+    return makeStatus(DLC_UNIMPLEMENTED, std::string("convolution of ") +
+                                             dtypeName(dtype) +
+                                             " is not supported on the CPU");
+  if (dtype != DType::F32 && g.spatialRank() <= 3) {
+    // oneDNN's own 16-bit convolution, where this CPU has one.
     try {
       out = std::make_unique<DnnlConv>(step.kind(), g, device.engine(),
                                        dtype == DType::BF16
                                            ? memory::data_type::bf16
                                            : memory::data_type::f16);
+      return nullptr;
     } catch (const dnnl::error &) {
-      return makeStatus(DLC_UNIMPLEMENTED,
-                        std::string("oneDNN has no ") + dtypeName(dtype) +
-                            " convolution for this geometry on this CPU");
     }
-    return nullptr;
   }
-  if (dtype != DType::F32)
-    return makeStatus(DLC_UNIMPLEMENTED, std::string("convolution of ") +
-                                             dtypeName(dtype) +
-                                             " is not supported on the CPU");
-  if (g.spatialRank() > 3) {
-    out = directConv<float>(step.kind(), g);
-    return nullptr;
+  std::unique_ptr<ConvKernel> f32;
+  if (g.spatialRank() <= 3) {
+    try {
+      f32 = std::make_unique<DnnlConv>(step.kind(), g, device.engine(),
+                                       memory::data_type::f32);
+    } catch (const dnnl::error &) {
+      // oneDNN refuses some geometries (it checks its own limits); the
+      // direct loops take any.
+    }
   }
-  try {
-    out = std::make_unique<DnnlConv>(step.kind(), g, device.engine(),
-                                     memory::data_type::f32);
-  } catch (const dnnl::error &) {
-    // oneDNN refuses some geometries (it checks its own limits); the
-    // direct loops take any.
-    out = directConv<float>(step.kind(), g);
-  }
+  if (!f32)
+    f32 = directConv<float>(step.kind(), g);
+  out = dtype == DType::F32 ? std::move(f32)
+                            : std::make_unique<WidenedConv>(step.kind(), dtype,
+                                                            g, std::move(f32));
   return nullptr;
 }
 

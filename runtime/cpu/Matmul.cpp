@@ -2,6 +2,7 @@
 #include "runtime/cpu/Matmul.h"
 
 #include "runtime/core/Status.h"
+#include "runtime/cpu/Widen.h"
 #include "runtime/module/ModuleFile.h"
 
 #include <cblas.h>
@@ -93,6 +94,54 @@ private:
   bool lhsTransposed_, rhsTransposed_;
 };
 
+/// A 16-bit matmul through a float32 kernel (Widen.h). Scratch: the
+/// widened lhs, rhs and result, then the kernel's own.
+class WidenedMatmul final : public MatmulKernel {
+public:
+  WidenedMatmul(const fb::MatmulStep &s, std::unique_ptr<MatmulKernel> inner)
+      : dtype_(static_cast<DType>(s.dtype())),
+        lhsElements_(storedElements(s.batch(), s.lhs_batch_stride(),
+                                    s.m() * s.k())),
+        rhsElements_(storedElements(s.batch(), s.rhs_batch_stride(),
+                                    s.k() * s.n())),
+        resultElements_(s.batch() * s.m() * s.n()), inner_(std::move(inner)) {}
+
+  size_t scratchBytes() const override {
+    return alignScratch(lhsElements_ * sizeof(float)) +
+           alignScratch(rhsElements_ * sizeof(float)) +
+           alignScratch(resultElements_ * sizeof(float)) +
+           inner_->scratchBytes();
+  }
+
+  void run(const void *lhs, const void *rhs, void *result, void *scratch,
+           dnnl::stream &stream) override {
+    auto *lhs32 = static_cast<float *>(scratch);
+    auto *rhs32 = reinterpret_cast<float *>(
+        reinterpret_cast<std::byte *>(lhs32) +
+        alignScratch(lhsElements_ * sizeof(float)));
+    auto *result32 = reinterpret_cast<float *>(
+        reinterpret_cast<std::byte *>(rhs32) +
+        alignScratch(rhsElements_ * sizeof(float)));
+    void *rest = reinterpret_cast<std::byte *>(result32) +
+                 alignScratch(resultElements_ * sizeof(float));
+    widenToFloat(dtype_, lhs, lhs32, lhsElements_);
+    widenToFloat(dtype_, rhs, rhs32, rhsElements_);
+    inner_->run(lhs32, rhs32, result32, rest, stream);
+    narrowFromFloat(dtype_, result32, result, resultElements_);
+  }
+
+private:
+  /// The elements a batch of `batch` operands of `each` elements spans
+  /// `stride` apart (one operand when broadcast: stride 0).
+  static size_t storedElements(int64_t batch, int64_t stride, int64_t each) {
+    return static_cast<size_t>(stride == 0 ? each : (batch - 1) * stride + each);
+  }
+
+  DType dtype_;
+  size_t lhsElements_, rhsElements_, resultElements_;
+  std::unique_ptr<MatmulKernel> inner_;
+};
+
 /// The oneDNN descriptor of a stored operand of logical shape [rows, cols]
 /// per batch entry: row-major, or column-major when transposed.
 dnnl::memory::desc operandDesc(int64_t batch, int64_t batchStride, int64_t rows,
@@ -107,6 +156,27 @@ dnnl::memory::desc operandDesc(int64_t batch, int64_t batchStride, int64_t rows,
   return dnnl::memory::desc(
       {broadcast ? 1 : batch, rows, cols}, type,
       {broadcast ? rows * cols : batchStride, strides[0], strides[1]});
+}
+
+/// A oneDNN matmul of `s` in `type`; throws dnnl::error where oneDNN has
+/// none.
+std::unique_ptr<MatmulKernel> dnnlMatmul(const fb::MatmulStep &s,
+                                         dnnl::memory::data_type type,
+                                         const dnnl::engine &engine) {
+  dnnl::memory::desc lhs = operandDesc(s.batch(), s.lhs_batch_stride(), s.m(),
+                                       s.k(), s.lhs_transposed(), type);
+  dnnl::memory::desc rhs = operandDesc(s.batch(), s.rhs_batch_stride(), s.k(),
+                                       s.n(), s.rhs_transposed(), type);
+  dnnl::memory::desc result =
+      s.batch() == 1 ? dnnl::memory::desc({s.m(), s.n()}, type,
+                                          dnnl::memory::format_tag::ab)
+                     : dnnl::memory::desc({s.batch(), s.m(), s.n()}, type,
+                                          dnnl::memory::format_tag::abc);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(lhs, rhs, result), attr,
+                                  engine);
+  return std::make_unique<DnnlMatmul>(pd, engine);
 }
 
 } // namespace
@@ -147,25 +217,24 @@ dlc_status_t MatmulKernel::create(const fb::MatmulStep &s, CpuDevice &device,
                                              dtypeName(dtype) +
                                              " is not supported on the CPU");
   }
-  dnnl::memory::desc lhs = operandDesc(s.batch(), s.lhs_batch_stride(), s.m(),
-                                       s.k(), s.lhs_transposed(), type);
-  dnnl::memory::desc rhs = operandDesc(s.batch(), s.rhs_batch_stride(), s.k(),
-                                       s.n(), s.rhs_transposed(), type);
-  dnnl::memory::desc result =
-      s.batch() == 1 ? dnnl::memory::desc({s.m(), s.n()}, type,
-                                          dnnl::memory::format_tag::ab)
-                     : dnnl::memory::desc({s.batch(), s.m(), s.n()}, type,
-                                          dnnl::memory::format_tag::abc);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(lhs, rhs, result), attr,
-                                    device.engine());
-    out = std::make_unique<DnnlMatmul>(pd, device.engine());
+    out = dnnlMatmul(s, type, device.engine());
+    return nullptr;
+  } catch (const dnnl::error &e) {
+    if (dtype == DType::F32)
+      return makeStatus(DLC_UNIMPLEMENTED,
+                        std::string("oneDNN has no float32 matmul for this "
+                                    "layout (") +
+                            e.what() + ")");
+  }
+  try {
+    out = std::make_unique<WidenedMatmul>(
+        s, dnnlMatmul(s, dnnl::memory::data_type::f32, device.engine()));
   } catch (const dnnl::error &e) {
     return makeStatus(DLC_UNIMPLEMENTED,
                       std::string("oneDNN has no ") + dtypeName(dtype) +
-                          " matmul for this CPU and layout (" + e.what() + ")");
+                          " or float32 matmul for this layout (" + e.what() +
+                          ")");
   }
   return nullptr;
 }

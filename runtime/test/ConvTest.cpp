@@ -262,8 +262,6 @@ void runCase(const Case &c, fb::ConvKind kind, DType dtype, dlc_dtype_t cDtype,
   ASSERT_TRUE(o.ok()) << o.message;
   SessionPtr session(nullptr, &dlc_session_release);
   o = openSession(module.get(), device.get(), session);
-  if (o.code == DLC_UNIMPLEMENTED && dtype == DType::BF16)
-    GTEST_SKIP() << o.message;
   ASSERT_TRUE(o.ok()) << o.message;
 
   std::mt19937 rng(7);
@@ -305,16 +303,17 @@ void runCase(const Case &c, fb::ConvKind kind, DType dtype, dlc_dtype_t cDtype,
   }
 }
 
-/// A bfloat16 host value (dlc::BFloat16, 2 bytes) that runCase converts
-/// from and to double, as it does float and double: through float,
-/// rounding to nearest even.
-struct Bfloat16 {
-  BFloat16 value;
-  explicit Bfloat16(double d) : value(static_cast<float>(d)) {}
-  Bfloat16() : value(0.0f) {}
+/// A 16-bit host value (dlc::BFloat16 or dlc::Half, 2 bytes) that runCase
+/// converts from and to double, as it does float and double: through
+/// float, rounding to nearest even.
+template <typename Narrow> struct Stored16 {
+  Narrow value;
+  explicit Stored16(double d) : value(static_cast<float>(d)) {}
+  Stored16() : value(0.0f) {}
   explicit operator double() const { return static_cast<float>(value); }
 };
-static_assert(sizeof(Bfloat16) == 2, "a bfloat16 element");
+static_assert(sizeof(Stored16<BFloat16>) == 2 && sizeof(Stored16<Half>) == 2,
+              "16-bit elements");
 
 const fb::ConvKind kKinds[] = {fb::ConvKind::Forward,
                                fb::ConvKind::BackwardData,
@@ -339,16 +338,26 @@ TEST(Conv, Float64MatchesReference) {
 }
 
 TEST(Conv, Bfloat16MatchesReference) {
-  // bfloat16 operands (exact in the float64 reference) through oneDNN,
+  // bfloat16 operands (exact in the float64 reference) through oneDNN (or
+  // float32 on widened copies where this CPU has no bfloat16 convolution),
   // which sums in float32 and rounds the result to bfloat16 once: within
   // 2^-8 of the sum of |terms| (one unit in the last place, 2^-8 relative,
-  // at most, plus the float32 sum's 1e-5). Skipped on CPUs where oneDNN has
-  // no bfloat16 convolution.
+  // at most, plus the float32 sum's 1e-5).
   for (const Case &c : kCases)
     for (fb::ConvKind kind : kKinds)
       for (bool channelsLast : {false, true})
-        runCase<Bfloat16>(c, kind, DType::BF16, DLC_BF16, 4e-3, "cpu",
-                          channelsLast);
+        runCase<Stored16<BFloat16>>(c, kind, DType::BF16, DLC_BF16, 4e-3, "cpu",
+                                    channelsLast);
+}
+
+TEST(Conv, Float16MatchesReference) {
+  // As bfloat16 with float16's 11 significant bits: one unit in the last
+  // place is 2^-11 relative, plus the float32 sum's 1e-5.
+  for (const Case &c : kCases)
+    for (fb::ConvKind kind : kKinds)
+      for (bool channelsLast : {false, true})
+        runCase<Stored16<Half>>(c, kind, DType::F16, DLC_F16, 6e-4, "cpu",
+                                channelsLast);
 }
 
 TEST(Conv, ChannelsLastMatchesReference) {
@@ -427,37 +436,6 @@ TEST(Conv, ManySpatialDimensionsUseTheDirectLoops) {
   // linear index 3, none is.
   EXPECT_EQ(y.data[0], 2 * 2);
   EXPECT_EQ(y.data[3], 2 * 4);
-}
-
-TEST(Conv, Float16WithoutOneDnnSupportIsUnimplemented) {
-  // This CPU (no AVX512-FP16) has no oneDNN float16 convolution, and the
-  // direct loops take float32 and float64 only.
-  Case c = kCases[0];
-  ModuleBuilder mb;
-  FunctionBuilder &f = mb.function("conv");
-  f.argument("x", "input", DType::F16, c.xShape());
-  f.argument("w", "input", DType::F16, c.wShape());
-  f.result("y", "output", DType::F16, c.yShape());
-  ConvSpec s;
-  s.dtype = DType::F16;
-  s.x = argument(0);
-  s.w = argument(1);
-  s.y = result(0);
-  s.xShape = c.xShape();
-  s.wShape = c.wShape();
-  s.yShape = c.yShape();
-  s.padLow = c.padLow;
-  s.padHigh = c.padHigh;
-  f.conv(s, "node 'c1' (Conv)");
-  ModulePtr module(nullptr, &dlc_module_release);
-  ASSERT_TRUE(loadModule(mb.finish(), module).ok());
-  auto device = cpuDevice(1);
-  SessionPtr session(nullptr, &dlc_session_release);
-  Outcome o = openSession(module.get(), device.get(), session);
-  EXPECT_EQ(o.code, DLC_UNIMPLEMENTED);
-  EXPECT_EQ(o.message, "test.dlcm: conv: step 0 (node 'c1' (Conv)): oneDNN "
-                       "has no float16 convolution for this geometry on this "
-                       "CPU");
 }
 
 } // namespace

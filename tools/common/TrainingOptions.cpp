@@ -9,6 +9,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -76,6 +78,28 @@ struct Options {
                "precision (dlc-mixed-precision: matmuls and convolutions "
                "in the low type, float32 master weights)"),
       cl::init("fp32"), cl::cat(category)};
+  cl::opt<std::string> lossScaling{
+      "loss-scaling",
+      cl::desc("dynamic: GradScaler's dynamic loss scaling (the default with "
+               "--precision fp16); none (the default otherwise)"),
+      cl::cat(category)};
+  cl::opt<double> lossScaleInit{
+      "loss-scale-init", cl::desc("The first loss scale (default 65536)"),
+      cl::init(65536.0), cl::cat(category)};
+  cl::opt<double> lossScaleGrowthFactor{
+      "loss-scale-growth-factor",
+      cl::desc("The scale's factor after --loss-scale-growth-interval clean "
+               "steps (default 2)"),
+      cl::init(2.0), cl::cat(category)};
+  cl::opt<double> lossScaleBackoffFactor{
+      "loss-scale-backoff-factor",
+      cl::desc("The scale's factor after a step with an inf or NaN gradient, "
+               "which is skipped (default 0.5)"),
+      cl::init(0.5), cl::cat(category)};
+  cl::opt<int64_t> lossScaleGrowthInterval{
+      "loss-scale-growth-interval",
+      cl::desc("Clean steps in a row before the scale grows (default 2000)"),
+      cl::init(2000), cl::cat(category)};
   cl::opt<std::string> freeze{
       "freeze",
       cl::desc("Keep the parameters whose whole name matches this "
@@ -116,7 +140,18 @@ mlir::dlc::TrainingPipelineOptions trainingPipelineOptions() {
   result.optimizer.warmupSteps = o.warmupSteps;
   result.optimizer.totalSteps = o.totalSteps;
   result.mixedPrecision = mixedPrecisionOptions();
+  result.autodiff.lossScale = dynamicLossScaling();
+  result.optimizer.initScale = o.lossScaleInit;
+  result.optimizer.growthFactor = o.lossScaleGrowthFactor;
+  result.optimizer.backoffFactor = o.lossScaleBackoffFactor;
+  result.optimizer.growthInterval = o.lossScaleGrowthInterval;
   return result;
+}
+
+bool dynamicLossScaling() {
+  Options &o = options();
+  return o.lossScaling.empty() ? o.precision == "fp16"
+                               : o.lossScaling == "dynamic";
 }
 
 std::optional<mlir::dlc::DLCMixedPrecisionOptions> mixedPrecisionOptions() {
@@ -131,16 +166,6 @@ std::optional<mlir::dlc::DLCMixedPrecisionOptions> mixedPrecisionOptions() {
 bool tf32Given() { return options().precision == "tf32"; }
 
 bool precisionGiven() { return options().precision.getNumOccurrences() > 0; }
-
-bool checkTrainingPrecision(llvm::StringRef tool) {
-  if (options().precision != "fp16")
-    return true;
-  // float16 gradients underflow without GradScaler's dynamic loss scaling.
-  llvm::errs() << tool << ": error: --precision fp16 trains only with "
-               << "dynamic loss scaling, which dlc does not have yet; train "
-               << "with bf16 (float16 inference works)\n";
-  return false;
-}
 
 bool checkPrecision(llvm::StringRef tool) {
   const std::string &precision = options().precision;
@@ -184,6 +209,29 @@ bool checkTrainingOptions(llvm::StringRef tool) {
                 " applies to --optimizer adam and adamw");
   if (o.schedule == "constant" && given(o.totalSteps))
     return fail("--total-steps applies to --lr-schedule linear and cosine");
+  if (given(o.lossScaling) && o.lossScaling != "dynamic" &&
+      o.lossScaling != "none")
+    return fail("--loss-scaling must be dynamic or none, not '" +
+                o.lossScaling + "'");
+  if (!dynamicLossScaling())
+    for (cl::Option *option :
+         {static_cast<cl::Option *>(&o.lossScaleInit),
+          static_cast<cl::Option *>(&o.lossScaleGrowthFactor),
+          static_cast<cl::Option *>(&o.lossScaleBackoffFactor),
+          static_cast<cl::Option *>(&o.lossScaleGrowthInterval)})
+      if (given(*option))
+        return fail("--" + option->ArgStr +
+                    " applies to dynamic loss scaling (--precision fp16 or "
+                    "--loss-scaling dynamic)");
+  // GradScaler's own checks, and a scale that is a number.
+  if (!(o.lossScaleInit > 0 && std::isfinite(o.lossScaleInit)))
+    return fail("--loss-scale-init must be a finite number > 0");
+  if (!(o.lossScaleGrowthFactor > 1 && std::isfinite(o.lossScaleGrowthFactor)))
+    return fail("--loss-scale-growth-factor must be a finite number > 1");
+  if (!(o.lossScaleBackoffFactor > 0 && o.lossScaleBackoffFactor < 1))
+    return fail("--loss-scale-backoff-factor must be in (0, 1)");
+  if (o.lossScaleGrowthInterval < 1)
+    return fail("--loss-scale-growth-interval must be >= 1");
   return true;
 }
 
@@ -206,6 +254,11 @@ llvm::SmallVector<std::string> compileOnlyTrainingOptionsGiven() {
                                &o.schedule,
                                &o.warmupSteps,
                                &o.totalSteps,
+                               &o.lossScaling,
+                               &o.lossScaleInit,
+                               &o.lossScaleGrowthFactor,
+                               &o.lossScaleBackoffFactor,
+                               &o.lossScaleGrowthInterval,
                                &o.freeze};
   for (cl::Option *option : compileOnly)
     if (option->getNumOccurrences())

@@ -37,9 +37,9 @@ bool checkPrecision(llvm::StringRef tool);
 /// Whether --precision was given at all.
 bool precisionGiven();
 
-/// Whether --precision allows training; prints one error line if not
-/// (fp16 needs loss scaling).
-bool checkTrainingPrecision(llvm::StringRef tool);
+/// Whether training scales the loss dynamically: --loss-scaling dynamic,
+/// or --precision fp16 without --loss-scaling none.
+bool dynamicLossScaling();
 
 /// The training options given on the command line that only compiling can
 /// apply (all but --lr and --weight-decay), as "--name".

@@ -266,8 +266,7 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (!::dlc::tools::checkTrainingOptions(kTool) ||
-      (train && !::dlc::tools::checkTrainingPrecision(kTool)))
+  if (!::dlc::tools::checkTrainingOptions(kTool))
     return 1;
   Emit what = effectiveEmit();
   if (what == Emit::Exe && (outputFile == "-" || outputFile.empty())) {

@@ -376,8 +376,7 @@ int main(int argc, char **argv) {
                     modelFile + " is compiled already (only --lr and "
                     "--weight-decay, run-time inputs, may change)");
     }
-    if (!::dlc::tools::checkTrainingOptions(kTool) ||
-        !::dlc::tools::checkTrainingPrecision(kTool))
+    if (!::dlc::tools::checkTrainingOptions(kTool))
       return 1;
     MLIRContext context;
     ::dlc::tools::DiagnosticPrinter printer(context, kTool);
