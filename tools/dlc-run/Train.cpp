@@ -154,9 +154,9 @@ LogicalResult setScalar(Tensor &tensor, double value) {
   }
 }
 
-/// Checks, before the first step, that train_step's metrics are float
-/// scalars and that each state result has the type of the state it
-/// replaces.
+/// Checks, before the first step, that train_step's loss is a float scalar
+/// and its metrics numbers (a count such as skipped_steps is an integer),
+/// and that each state result has the type of the state it replaces.
 LogicalResult checkResults(func::FuncOp func,
                            const llvm::StringMap<Tensor> &state,
                            llvm::function_ref<int(const llvm::Twine &)> fail) {
@@ -165,10 +165,13 @@ LogicalResult checkResults(func::FuncOp func,
     StringRef role = roles::roleOf(attrs), name = roles::nameOf(attrs);
     auto type = dyn_cast<RankedTensorType>(func.getResultTypes()[i]);
     if (role == roles::kLoss || role == roles::kMetric) {
-      if (!type || !isa<FloatType>(type.getElementType()) ||
-          !type.hasStaticShape() || type.getNumElements() != 1) {
-        fail("train_step result '" + name + "' (" + role +
-             ") is not a one-element float tensor");
+      bool number = type && (isa<FloatType>(type.getElementType()) ||
+                             (role == roles::kMetric &&
+                              type.getElementType().isSignlessInteger()));
+      if (!number || !type.hasStaticShape() || type.getNumElements() != 1) {
+        fail("train_step result '" + name + "' (" + role + ") is not a " +
+             (role == roles::kLoss ? "one-element float tensor"
+                                   : "one-element number tensor"));
         return failure();
       }
       continue;

@@ -1,0 +1,46 @@
+// RUN: dlc-opt %s -split-input-file -dlc-optimizer -verify-diagnostics
+// The errors of dlc-optimizer about a gradient function's loss scale
+// (dlc-autodiff's loss-scale; the options' errors are in
+// loss-scaling-errors.mlir). They are reported on the module.
+
+// The scale must be an f32 scalar named dlc.loss_scale.
+// expected-error@+1 {{dlc-optimizer: argument 1 of @loss_grad (role loss_scale) must be the only one, an f32 scalar named 'dlc.loss_scale'}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %s: tensor<f16> {dlc.name = "dlc.loss_scale", dlc.role = "loss_scale"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{dlc-optimizer: argument 2 of @loss_grad (role loss_scale) must be the only one, an f32 scalar named 'dlc.loss_scale'}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %s: tensor<f32> {dlc.name = "dlc.loss_scale", dlc.role = "loss_scale"}, %t: tensor<f32> {dlc.name = "scale2", dlc.role = "loss_scale"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// The globals loss scaling adds must be free.
+// expected-error@+1 {{dlc-optimizer: the module already has a symbol @"dlc.loss_scale", which train_step adds}}
+module {
+  dlc.global @dlc.loss_scale : tensor<f32> = dense<1.0> : tensor<f32>
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %s: tensor<f32> {dlc.name = "dlc.loss_scale", dlc.role = "loss_scale"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{dlc-optimizer: the module already has a symbol @"dlc.skipped_steps", which train_step adds}}
+module {
+  dlc.global @dlc.skipped_steps : tensor<i64> = dense<0> : tensor<i64>
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %s: tensor<f32> {dlc.name = "dlc.loss_scale", dlc.role = "loss_scale"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf32>
+  }
+}
