@@ -85,13 +85,20 @@ BLOCK_THREADS = 64
 # (model, dtype, batch, functions, options of the CUDA module only,
 # options of both modules). The channels-last cases run the CUDA module's
 # convolutions, BatchNorm statistics and pools NHWC against the CPU
-# module's NCHW; the bfloat16 ones compile both modules with mixed
-# precision (bfloat16 buffers loaded into and stored from float).
+# module's NCHW; the bfloat16 and float16 ones compile both modules with
+# mixed precision (16-bit buffers loaded into and stored from float; float16
+# with dynamic loss scaling, whose inf/NaN probe and skipped update run in
+# the train_step's kernels).
 NHWC = ["--conv-layout", "nhwc"]
 BF16 = ["--precision", "bf16"]
+FP16 = ["--precision", "fp16"]
+# A first loss scale that overflows float16 gradients: the skipped step.
+FP16_OVERFLOW = FP16 + ["--loss-scale-init", "1e30"]
 CASES = [
     ("mlp", "float32", 8, ["forward", "train_step"], [], []),
     ("mlp", "float32", 8, ["forward", "train_step"], [], BF16),
+    ("mlp", "float32", 8, ["forward", "train_step"], [], FP16),
+    ("mlp", "float32", 8, ["train_step"], [], FP16_OVERFLOW),
     ("cnn_bn", "float32", 4, ["forward", "train_step"], [], []),
     ("cnn_bn", "float32", 4, ["forward", "train_step"], NHWC, []),
     ("resnet18", "float32", 8, ["forward", "train_step"], [], []),
@@ -102,6 +109,7 @@ CASES = [
     ("mobilenet_v2", "float64", 8, ["forward", "train_step"], [], []),
     ("gpt", "float32", 2, ["forward", "train_step"], [], []),
     ("gpt", "float32", 2, ["forward", "train_step"], [], BF16),
+    ("gpt", "float32", 2, ["forward", "train_step"], [], FP16),
     ("encoder", "float32", 3, ["forward", "train_step"], [], []),
 ]
 
@@ -128,6 +136,9 @@ TOLERANCE = {"float32": 1e-4, "float64": 1e-11}
 # magnitude, gpt's bias gradients). A misread buffer (float16 bits read as
 # bfloat16, float32 as bfloat16) is off by orders of magnitude.
 TOLERANCE_BF16 = 3e-2
+# float16 keeps 11 significant bits: one unit in the last place is 2^-11
+# (4.9e-4), 8x finer than bfloat16's, so 8x tighter.
+TOLERANCE_FP16 = 4e-3
 
 # The cases that also run with every buffer 4 bytes off 16-byte alignment:
 # small ones with elementwise groups and warp reductions.
@@ -410,7 +421,8 @@ def draw_arguments(data: dict, base: str, batch: int) -> dict:
     and what keeps the deep models' activations in range), BatchNorm
     statistics and hyperparameters as the module holds them (a zero
     hyperparameter, the weight decay, as HYPERPARAMETER), the step counter
-    STEP, momentum buffers drawn from a seeded generator, and the first
+    STEP, momentum buffers drawn from a seeded generator (the loss scale
+    and its counters, dlc.*, as the module holds them), and the first
     `batch` samples and labels of the exported data."""
     rng = np.random.default_rng(SEED)
     samples = np.load(base + ".data.npz")
@@ -426,7 +438,7 @@ def draw_arguments(data: dict, base: str, batch: int) -> dict:
             value = samples["labels" if role == "label" else a["name"]][:batch]
         elif role == "param":
             value = numpy_helper.to_array(initializers[a["name"]])
-        elif role == "optimizer_state":
+        elif role == "optimizer_state" and not a["name"].startswith("dlc."):
             value = rng.standard_normal(shape) * STATE_SCALE
         elif role == "step":
             value = STEP
@@ -498,7 +510,10 @@ def check_case(name: str, dtype: str, batch: int, functions: list,
     """Checks model `name` exported in `dtype` at `batch`, its CUDA module
     compiled with `cuda_options` and both with `shared_options`: prints a
     PASS or FAIL line per function and returns how many failed."""
-    tolerance = TOLERANCE_BF16 if shared_options == BF16 else TOLERANCE[dtype]
+    precision = (shared_options[shared_options.index("--precision") + 1]
+                 if "--precision" in shared_options else None)
+    tolerance = {"bf16": TOLERANCE_BF16,
+                 "fp16": TOLERANCE_FP16}.get(precision, TOLERANCE[dtype])
     base = train_check.prepare(name, args.work, dtype, 1)
     data = {}
     # A case's own file names: ctypes would reuse a library loaded from the
@@ -554,7 +569,11 @@ def check_case(name: str, dtype: str, batch: int, functions: list,
                              f"{len(differ)} results: {', '.join(differ)}")
                 offset = ""
         layout = (", CUDA NHWC" if cuda_options == NHWC else "") + \
-            (", bf16" if shared_options == BF16 else "")
+            (f", {precision}" if precision else "")
+        if "skipped_steps" in expected:
+            # Loss scaling: whether the update under test ran.
+            layout += (", step skipped" if expected["skipped_steps"].item()
+                       else ", clean step")
         line = (f"{name}/{function} ({dtype}, batch {batch}{layout}): "
                 f"{len(expected)} "
                 f"results, max |cuda - cpu| / max |cpu| {worst:.2e} "
