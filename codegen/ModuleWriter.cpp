@@ -196,6 +196,18 @@ LogicalResult Writer::addGlobals() {
     std::string role = roles.lookup(name);
     if (role.empty())
       role = roles::kState.str();
+    // A 16-bit copy of a parameter takes no bytes of its own: the runtime
+    // derives it from its source, which comes first in the module.
+    int copyOf = -1;
+    if (auto source = global->getAttrOfType<FlatSymbolRefAttr>(
+            roles::kCopyOfAttr)) {
+      auto it = globalIndex.find(source.getValue());
+      if (it == globalIndex.end())
+        return global.emitOpError()
+               << "@" << name << " is a copy of " << source
+               << ", which is not a global declared before it";
+      copyOf = it->second;
+    }
     flatbuffers::Offset<flatbuffers::Vector<uint8_t>> initial;
     // All-zero values (optimizer state) are left out: the runtime starts
     // globals without one at zero.
@@ -209,8 +221,8 @@ LogicalResult Writer::addGlobals() {
     // of a model's bytes) but keeps the small state a run cannot do
     // without: hyperparameters, BatchNorm statistics, the step counter.
     bool separable = role == roles::kParam;
-    if ((options.embedParameters || !separable) && global.getInitialValue() &&
-        !zero) {
+    if ((options.embedParameters || !separable) && copyOf < 0 &&
+        global.getInitialValue() && !zero) {
       FailureOr<::dlc::Tensor> value =
           tensorFromAttr(*global.getInitialValue());
       if (failed(value))
@@ -227,7 +239,7 @@ LogicalResult Writer::addGlobals() {
     globalIndex[name] = static_cast<int>(globals.size());
     globals.push_back(fb::CreateGlobal(fbb, fbb.CreateString(name.str()),
                                        fbb.CreateString(role), tensorType,
-                                       initial));
+                                       initial, copyOf));
     llvm::raw_string_ostream os(fingerprintText);
     os << name << '|' << role << '|' << ::dlc::dtypeName(*dtype) << '|';
     llvm::interleave(shape, os, ",");

@@ -37,6 +37,12 @@ inline constexpr StringLiteral kHyperparameter = "hyperparameter";
 inline constexpr StringLiteral kLossScale = "loss_scale";
 inline constexpr StringLiteral kLossScaleName = "dlc.loss_scale";
 
+/// A parameter kept in a 16-bit type for mixed precision, on a global that
+/// names its float32 source with kCopyOfAttr; dlc-optimizer writes it with
+/// the update, the runtime whenever the host writes the source.
+inline constexpr StringLiteral kWeightCopy = "weight_copy";
+inline constexpr StringLiteral kCopyOfAttr = "dlc.copy_of";
+
 // Data.
 inline constexpr StringLiteral kInput = "input";
 inline constexpr StringLiteral kLabel = "label";
@@ -50,7 +56,7 @@ inline constexpr StringLiteral kMetric = "metric";
 /// Whether values of `role` live in a dlc.global between calls.
 inline bool isGlobalRole(StringRef role) {
   return role == kParam || role == kState || role == kOptimizerState ||
-         role == kStep || role == kHyperparameter;
+         role == kStep || role == kHyperparameter || role == kWeightCopy;
 }
 
 /// The `dlc.name` / `dlc.role` of an argument's or result's attributes

@@ -267,6 +267,13 @@ def DLCOptimizer : Pass<"dlc-optimizer", "ModuleOp"> {
     corrections and SGD's first step use the steps not skipped, as
     torch.optim's own count does.
 
+    Under mixed precision (a parameter cast to bf16 or fp16), train_step
+    reads the parameter's 16-bit copy instead of casting it (a global
+    `<param>@bf16` or `<param>@fp16`, role `weight_copy`, whose `dlc.copy_of`
+    names the parameter; its initial value is the cast of the parameter's),
+    and the update writes the next copy from the new float32 value
+    (`low-precision-copies`).
+
     Results: the loss, the metrics `lr` (and `grad_norm` when clipping;
     `loss_scale`, the scale this step used, and `skipped_steps` under loss
     scaling), then the new parameters, state, optimizer state and step
@@ -306,6 +313,10 @@ def DLCOptimizer : Pass<"dlc-optimizer", "ModuleOp"> {
            "loss scaling: the scale's factor after an inf or NaN">,
     Option<"growthInterval", "growth-interval", "int64_t",
            /*default=*/"2000", "loss scaling: clean steps before growing">,
+    Option<"lowPrecisionCopies", "low-precision-copies", "bool",
+           /*default=*/"true",
+           "read each parameter that mixed precision casts to bf16/fp16 "
+           "from a copy in that type, written by the update">,
   ];
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }

@@ -132,9 +132,21 @@ private:
   }
 
   /// `v` as `element`: once per value, or once per use for parameters and
-  /// constants.
+  /// constants. A view of a parameter is cast at its source and viewed
+  /// again (a cast commutes with moving elements), so every use casts the
+  /// parameter itself: CSE merges those casts into one per parameter, and
+  /// dlc-optimizer can produce it in the update.
   Value castTo(OpBuilder &b, Value v, Type element) {
     auto type = cast<RankedTensorType>(v.getType()).clone(element);
+    Operation *view = v.getDefiningOp();
+    if (weak_.count(v) && view &&
+        isa<ReshapeOp, TransposeOp, BroadcastToOp, SliceOp>(view)) {
+      Value source = castTo(b, view->getOperand(0), element);
+      Operation *copy = b.clone(*view);
+      copy->setOperand(0, source);
+      copy->getResult(0).setType(type);
+      return copy->getResult(0);
+    }
     if (weak_.count(v))
       return CastOp::create(b, v.getLoc(), type, v);
     Value &cached = casts_[{v, element}];

@@ -23,10 +23,12 @@
 // CHECK: dlc.reduce_sum %[[R]] axes [1] keep_dims : tensor<4x8xf32>
 // CHECK: dlc.rsqrt %{{.*}} : tensor<4x1xf32>
 // CHECK: %[[Y:.*]] = dlc.mul %{{.*}}, %[[G]] : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
-// The tied projection: the transposed table (a view) is cast at this use.
+// The tied projection: the transposed table (a view) is cast at its
+// source, the table itself, and transposed in bfloat16: every use casts the
+// parameter, so the casts are one after CSE.
 // CHECK: %[[YL:.*]] = dlc.cast %[[Y]] : tensor<4x8xf32> to tensor<4x8xbf16>
-// CHECK: %[[ET:.*]] = dlc.transpose %[[EMB]] [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
-// CHECK: %[[ETL:.*]] = dlc.cast %[[ET]] : tensor<8x16xf32> to tensor<8x16xbf16>
+// CHECK: %[[EL:.*]] = dlc.cast %[[EMB]] : tensor<16x8xf32> to tensor<16x8xbf16>
+// CHECK: %[[ETL:.*]] = dlc.transpose %[[EL]] [1, 0] : tensor<16x8xbf16> -> tensor<8x16xbf16>
 // CHECK: %[[LOGITS:.*]] = dlc.matmul %[[YL]], %[[ETL]] : {{.*}} -> tensor<4x16xbf16>
 // The softmax: its maximum is float32, so everything after it is.
 // CHECK: %[[LF:.*]] = dlc.cast %[[LOGITS]] : tensor<4x16xbf16> to tensor<4x16xf32>

@@ -50,6 +50,41 @@ dlc_status_t Session::findGlobal(const std::string &name, size_t &index) const {
   return nullptr;
 }
 
+dlc_status_t Session::setGlobal(size_t index, const void *data) {
+  const std::vector<ValueInfo> &globals = module_->globals();
+  if (globals[index].copyOf >= 0)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      "global '" + globals[index].name + "' is the session's " +
+                          dtypeName(globals[index].type.dtype) + " copy of '" +
+                          globals[globals[index].copyOf].name +
+                          "': set that one");
+  DLC_RETURN_IF_ERROR(writeGlobal(index, data));
+  std::vector<uint16_t> narrow;
+  for (const ValueInfo &copy : globals)
+    if (copy.copyOf == static_cast<int32_t>(index)) {
+      narrow.resize(copy.type.numElements);
+      narrowFromFloat(copy.type.dtype, static_cast<const float *>(data),
+                      narrow.data(), narrow.size());
+      DLC_RETURN_IF_ERROR(writeGlobal(copy.global, narrow.data()));
+    }
+  return nullptr;
+}
+
+dlc_status_t Session::refreshCopies() {
+  std::vector<float> wide;
+  std::vector<uint16_t> narrow;
+  for (const ValueInfo &copy : module_->globals()) {
+    if (copy.copyOf < 0)
+      continue;
+    wide.resize(copy.type.numElements);
+    narrow.resize(copy.type.numElements);
+    DLC_RETURN_IF_ERROR(readGlobal(copy.copyOf, wide.data()));
+    narrowFromFloat(copy.type.dtype, wide.data(), narrow.data(), wide.size());
+    DLC_RETURN_IF_ERROR(writeGlobal(copy.global, narrow.data()));
+  }
+  return nullptr;
+}
+
 int64_t Session::step() const {
   int32_t i = module_->findGlobal("dlc.step");
   for (size_t g = 0; i < 0 && g < module_->globals().size(); ++g)
@@ -241,6 +276,7 @@ dlc_status_t dlc_session_create(dlc_module_t *module, dlc_device_t *device,
                                             device->spec, session)
                     : cuda::createCudaSession(module->file, device->cuda,
                                               device->spec, session));
+    DLC_RETURN_IF_ERROR(session->refreshCopies());
     *out = new dlc_session_s{std::move(session)};
     return nullptr;
   });
@@ -383,7 +419,7 @@ dlc_status_t dlc_session_set_global(dlc_session_t *session, const char *name,
   return guardStatus("dlc_session_set_global", [&]() -> dlc_status_t {
     size_t index = 0;
     DLC_RETURN_IF_ERROR(globalFor(session, name, bytes, data, index));
-    return bytes ? session->session->writeGlobal(index, data) : nullptr;
+    return bytes ? session->session->setGlobal(index, data) : nullptr;
   });
 }
 

@@ -49,6 +49,14 @@ public:
   virtual dlc_status_t readGlobal(size_t index, void *data) const = 0;
   virtual dlc_status_t writeGlobal(size_t index, const void *data) = 0;
 
+  /// writeGlobal, then the 16-bit copies the module keeps of global
+  /// `index` (rounded from `data`). A copy itself is not written: it is
+  /// DLC_INVALID_ARGUMENT, naming its source.
+  dlc_status_t setGlobal(size_t index, const void *data);
+  /// Rounds every 16-bit copy from the current value of its source (when
+  /// the session opens, after a checkpoint is restored).
+  dlc_status_t refreshCopies();
+
   /// The global named `name`, or a DLC_NOT_FOUND status naming it.
   dlc_status_t findGlobal(const std::string &name, size_t &index) const;
 

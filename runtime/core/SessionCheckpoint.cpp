@@ -228,6 +228,9 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
     for (size_t i = 0; i < values.size(); ++i)
       if (values[i]->byteSize())
         DLC_RETURN_IF_ERROR(s.writeGlobal(i, values[i]->bytes()));
+    // The copies are saved too, but follow their sources whatever the file
+    // holds.
+    DLC_RETURN_IF_ERROR(s.refreshCopies());
     s.setCallCount(c.step);
     if (metadata)
       *metadata = meta.release();

@@ -18,12 +18,8 @@
 namespace dlc::cpu {
 
 /// `bytes` rounded up to kBufferAlignment: the size of one scratch region.
+/// (The conversions are Tensor.h's widenToFloat and narrowFromFloat.)
 size_t alignScratch(size_t bytes);
-
-/// `n` elements of `dtype` (F16 or BF16) to float32: exact.
-void widenToFloat(DType dtype, const void *in, float *out, size_t n);
-/// `n` float32 elements to `dtype` (F16 or BF16), rounded to nearest even.
-void narrowFromFloat(DType dtype, const float *in, void *out, size_t n);
 
 } // namespace dlc::cpu
 

@@ -162,7 +162,28 @@ private:
         if (!aligned(init->data()))
           return fail("initial value is not 64-byte aligned");
       }
+      info.copyOf = g->copy_of();
       m_.globals_.push_back(std::move(info));
+    }
+    for (ValueInfo &copy : m_.globals_) {
+      if (copy.copyOf < 0)
+        continue;
+      context_ = "global " + std::to_string(copy.global) + " ('" + copy.name +
+                 "')";
+      if (copy.copyOf >= static_cast<int32_t>(m_.globals_.size()) ||
+          copy.copyOf == copy.global)
+        return fail("is a copy of global " + std::to_string(copy.copyOf) +
+                    ", which is not another global");
+      const ValueInfo &source = m_.globals_[copy.copyOf];
+      if (source.type.dtype != DType::F32 ||
+          (copy.type.dtype != DType::F16 && copy.type.dtype != DType::BF16) ||
+          source.type.shape != copy.type.shape)
+        return fail("is " + copy.type.describe() + ", not a float16 or " +
+                    "bfloat16 copy of '" + source.name + "' (" +
+                    source.type.describe() + ")");
+      if (globals->Get(copy.global)->initial_value())
+        return fail("is a copy of '" + source.name +
+                    "' but has an initial value of its own");
     }
     context_.clear();
     return true;

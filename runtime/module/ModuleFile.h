@@ -56,6 +56,9 @@ struct ValueInfo {
   /// ignored index.
   int64_t numClasses = 0;
   int64_t ignoreIndex = -100;
+  /// A global's source when it is a 16-bit copy of another (fb::Global's
+  /// copy_of), or -1.
+  int32_t copyOf = -1;
 };
 
 /// A function's signature and plan.

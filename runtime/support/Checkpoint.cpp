@@ -446,10 +446,7 @@ std::string decode(const MappedNpz &npz, CheckpointContents &out) {
     if (tensor.dtype() != DType::U16)
       return "'" + name + "' is marked bfloat16 but stored as " +
              dtypeName(tensor.dtype());
-    Tensor converted(DType::BF16, tensor.shape());
-    if (tensor.byteSize() > 0)
-      std::memcpy(converted.bytes(), tensor.bytes(), tensor.byteSize());
-    tensor = std::move(converted);
+    tensor = bfloat16FromBits(tensor);
   }
   if (!bfloat16.empty())
     return "'" + *bfloat16.begin() + "' is marked bfloat16 but missing";

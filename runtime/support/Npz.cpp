@@ -489,6 +489,20 @@ bool readMembers(zip_t *archive, const std::string &path, NamedTensors &out,
 
 } // namespace
 
+Tensor bfloat16AsBits(const Tensor &tensor) {
+  Tensor bits(DType::U16, tensor.shape());
+  if (tensor.byteSize() > 0)
+    std::memcpy(bits.bytes(), tensor.bytes(), tensor.byteSize());
+  return bits;
+}
+
+Tensor bfloat16FromBits(const Tensor &bits) {
+  Tensor tensor(DType::BF16, bits.shape());
+  if (bits.byteSize() > 0)
+    std::memcpy(tensor.bytes(), bits.bytes(), bits.byteSize());
+  return tensor;
+}
+
 //===----------------------------------------------------------------------===//
 // Public API
 //===----------------------------------------------------------------------===//

@@ -25,6 +25,12 @@ namespace dlc {
 /// Named arrays in file order.
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+/// NumPy has no bfloat16: dlc writes a bfloat16 array as the uint16 array
+/// of its bits (checkpoints, dlc-run's outputs and saved state), and reads
+/// such an array back where a bfloat16 value is expected.
+Tensor bfloat16AsBits(const Tensor &tensor);
+Tensor bfloat16FromBits(const Tensor &bits);
+
 /// Reads a .npy file (format 1.0, 2.0 or 3.0). Big-endian arrays are byte
 /// swapped and Fortran-order arrays transposed, so `out` is always native
 /// row-major. Returns false and sets *error (if non-null) on failure.

@@ -181,4 +181,38 @@ void Tensor::checkType(DType t) const {
   (void)t;
 }
 
+namespace {
+
+template <typename Narrow>
+void widenAll(const void *in, float *out, size_t n) {
+  const auto *from = static_cast<const Narrow *>(in);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = static_cast<float>(from[i]);
+}
+
+template <typename Narrow>
+void narrowAll(const float *in, void *out, size_t n) {
+  auto *to = static_cast<Narrow *>(out);
+  for (size_t i = 0; i < n; ++i)
+    to[i] = Narrow(in[i]);
+}
+
+} // namespace
+
+void widenToFloat(DType dtype, const void *in, float *out, size_t n) {
+  assert(dtype == DType::F16 || dtype == DType::BF16);
+  if (dtype == DType::F16)
+    widenAll<Half>(in, out, n);
+  else
+    widenAll<BFloat16>(in, out, n);
+}
+
+void narrowFromFloat(DType dtype, const float *in, void *out, size_t n) {
+  assert(dtype == DType::F16 || dtype == DType::BF16);
+  if (dtype == DType::F16)
+    narrowAll<Half>(in, out, n);
+  else
+    narrowAll<BFloat16>(in, out, n);
+}
+
 } // namespace dlc

@@ -34,6 +34,12 @@ bool isFloat(DType t);
 bool isSignedInt(DType t);
 bool isUnsignedInt(DType t);
 
+/// `n` elements of the 16-bit float `dtype` (F16 or BF16) to float32: exact.
+void widenToFloat(DType dtype, const void *in, float *out, size_t n);
+/// `n` float32 elements to the 16-bit float `dtype` (F16 or BF16), rounded
+/// to nearest even.
+void narrowFromFloat(DType dtype, const float *in, void *out, size_t n);
+
 /// Maps a C++ storage type to its DType.
 template <typename T> struct DTypeOf;
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };

@@ -157,10 +157,11 @@ void FunctionBuilder::copy(Ref source, Ref destination, uint64_t bytes,
 
 uint32_t ModuleBuilder::global(const std::string &name, const std::string &role,
                                DType dtype, std::vector<int64_t> shape,
-                               std::vector<uint8_t> initial) {
+                               std::vector<uint8_t> initial, int32_t copyOf) {
   GlobalSpec g;
   g.value = {name, role, dtype, std::move(shape), -1};
   g.initial = std::move(initial);
+  g.copyOf = copyOf;
   globals_.push_back(std::move(g));
   return static_cast<uint32_t>(globals_.size() - 1);
 }
@@ -192,7 +193,7 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
     auto role = b.CreateString(g.value.role);
     auto type = tensorType(b, g.value.dtype, g.value.shape);
     auto init = g.initial.empty() ? 0 : alignedBytes(b, g.initial);
-    globals.push_back(fb::CreateGlobal(b, name, role, type, init));
+    globals.push_back(fb::CreateGlobal(b, name, role, type, init, g.copyOf));
   }
   std::vector<Offset<fb::Constant>> constants;
   for (const ConstantSpec &c : constants_) {

@@ -408,6 +408,33 @@ TEST(ModuleLoad, BadGlobalsAndSignaturesAreRefused) {
     m.global("short", "param", DType::F32, {2}, {1, 2, 3});
     expectInvalid(m, "initial value has 3 bytes, its type float32[2] needs 8");
   }
+  // A 16-bit copy names another float32 global of its shape and has no
+  // initial value of its own.
+  {
+    ModuleBuilder m = smallModule();
+    m.global("w@bf16", "weight_copy", DType::BF16, {2, 2}, {}, 5);
+    expectInvalid(m, "global 1 ('w@bf16'): is a copy of global 5, which is "
+                     "not another global");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.global("w@bf16", "weight_copy", DType::BF16, {4}, {}, 0);
+    expectInvalid(m, "global 1 ('w@bf16'): is bfloat16[4], not a float16 or "
+                     "bfloat16 copy of 'w' (float32[2,2])");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.global("w@f32", "weight_copy", DType::F32, {2, 2}, {}, 0);
+    expectInvalid(m, "global 1 ('w@f32'): is float32[2,2], not a float16 or "
+                     "bfloat16 copy of 'w' (float32[2,2])");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.global("w@fp16", "weight_copy", DType::F16, {2, 2},
+             std::vector<uint8_t>(8, 0), 0);
+    expectInvalid(m, "global 1 ('w@fp16'): is a copy of 'w' but has an "
+                     "initial value of its own");
+  }
 }
 
 TEST(ModuleLoad, KernelReferencesAreChecked) {

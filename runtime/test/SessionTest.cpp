@@ -1,5 +1,6 @@
 //===- SessionTest.cpp - Sessions, calls, globals and checkpoints ---------===//
 #include "dlc/runtime.hpp"
+#include "runtime/support/Float16.h"
 #include "runtime/test/TestModules.h"
 #include "runtime/test/TestUtil.h"
 
@@ -8,6 +9,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <unistd.h>
 
 using namespace dlc;
@@ -399,6 +401,61 @@ TEST(Session, CheckpointsRestoreGlobalsStepAndMetadata) {
   std::ifstream latest(dir + "/LATEST");
   std::string name((std::istreambuf_iterator<char>(latest)), {});
   EXPECT_NE(name.find("step-00000004.dlcc"), std::string::npos) << name;
+}
+
+TEST(Session, SixteenBitCopiesFollowTheirSource) {
+  // acc's float16 and bfloat16 copies: rounded from acc when the session
+  // opens, when acc is set and when a checkpoint restores it; never set
+  // directly.
+  ModuleBuilder m = accumulator();
+  m.global("acc@fp16", "weight_copy", DType::F16, {4}, {}, 0);
+  m.global("acc@bf16", "weight_copy", DType::BF16, {4}, {}, 0);
+  Opened s = open(m);
+  auto copies = [&] {
+    std::vector<uint16_t> h(4), b(4);
+    EXPECT_TRUE(outcome(dlc_session_get_global(s.session.get(), "acc@fp16",
+                                               h.data(), 8))
+                    .ok());
+    EXPECT_TRUE(outcome(dlc_session_get_global(s.session.get(), "acc@bf16",
+                                               b.data(), 8))
+                    .ok());
+    std::vector<float> values;
+    for (int i = 0; i < 4; ++i) {
+      values.push_back(static_cast<float>(Half::fromBits(h[i])));
+      values.push_back(static_cast<float>(BFloat16::fromBits(b[i])));
+    }
+    return values;
+  };
+  EXPECT_EQ(copies(), std::vector<float>(8, 0.0f));
+  // 1 + 2^-9 rounds to 1 in bfloat16 (8 bits) but not in float16 (11).
+  std::vector<float> v{1.0f + 1.0f / 512, -2.0f, 65536.0f, 0.5f};
+  ASSERT_TRUE(
+      outcome(dlc_session_set_global(s.session.get(), "acc", v.data(), 16))
+          .ok());
+  float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(copies(), (std::vector<float>{1.0f + 1.0f / 512, 1.0f, -2.0f,
+                                          -2.0f, inf, 65536.0f, 0.5f, 0.5f}));
+  std::vector<uint16_t> bits(4);
+  Outcome o = outcome(dlc_session_set_global(s.session.get(), "acc@bf16",
+                                             bits.data(), 8));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message,
+            "global 'acc@bf16' is the session's bfloat16 copy of 'acc': set "
+            "that one");
+
+  std::string dir = tempDir("copies");
+  ASSERT_TRUE(outcome(dlc_session_save_checkpoint(s.session.get(), dir.c_str(),
+                                                  nullptr, 0))
+                  .ok());
+  std::vector<float> zeros(4, 0.0f);
+  ASSERT_TRUE(outcome(dlc_session_set_global(s.session.get(), "acc",
+                                             zeros.data(), 16))
+                  .ok());
+  ASSERT_TRUE(outcome(dlc_session_load_checkpoint(s.session.get(),
+                                                  dir.c_str(), nullptr))
+                  .ok());
+  EXPECT_EQ(copies(), (std::vector<float>{1.0f + 1.0f / 512, 1.0f, -2.0f,
+                                          -2.0f, inf, 65536.0f, 0.5f, 0.5f}));
 }
 
 TEST(Session, CheckpointsOfOtherModelsAreRefusedWithoutChanges) {

@@ -127,9 +127,6 @@ std::string describeType(RankedTensorType type) {
   return s + "]";
 }
 
-/// Whether NumPy, hence .npz, has the dtype (it has no bfloat16).
-bool isNpzStorable(::dlc::DType dtype) { return dtype != ::dlc::DType::BF16; }
-
 /// Sets the one element of a float tensor to `value`.
 LogicalResult setScalar(Tensor &tensor, double value) {
   if (tensor.numElements() != 1)
@@ -322,10 +319,6 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   if (!options.saveStateFile.empty()) {
     if (llvm::sys::fs::is_directory(options.saveStateFile))
       return fail(options.saveStateFile + ": is a directory");
-    for (auto &entry : state)
-      if (!isNpzStorable(entry.getValue().dtype()))
-        return fail(options.saveStateFile + ": '" + entry.getKey() + "' is " +
-                    entry.getValue().describe() + ", which .npz cannot hold");
     StringRef dir = llvm::sys::path::parent_path(options.saveStateFile);
     if (std::error_code ec = llvm::sys::fs::access(
             dir.empty() ? "." : dir, llvm::sys::fs::AccessMode::Write))
@@ -400,7 +393,10 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   if (!options.saveStateFile.empty()) {
     NamedTensors saved;
     for (auto &entry : state)
-      saved.emplace_back(entry.getKey().str(), entry.getValue());
+      saved.emplace_back(entry.getKey().str(),
+                         entry.getValue().dtype() == ::dlc::DType::BF16
+                             ? ::dlc::bfloat16AsBits(entry.getValue())
+                             : entry.getValue());
     llvm::sort(saved, [](auto &a, auto &b) { return a.first < b.first; });
     if (!writeNpz(options.saveStateFile, saved, &error))
       return fail(error);

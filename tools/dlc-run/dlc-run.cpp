@@ -258,6 +258,9 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
     used.insert(name);
     FailureOr<::dlc::DType> dtype = mlir::dlc::dtypeOf(type.getElementType());
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    if (*dtype == ::dlc::DType::BF16 &&
+        it->second.dtype() == ::dlc::DType::U16)
+      it->second = ::dlc::bfloat16FromBits(it->second);
     if (it->second.dtype() != *dtype || it->second.shape() != shape)
       problems += "; array '" + name + "' is " + it->second.describe();
     inputs.push_back(it->second);
@@ -445,7 +448,9 @@ int main(int argc, char **argv) {
   ::dlc::NamedTensors outputs;
   for (auto [i, value] : llvm::enumerate(*results))
     outputs.emplace_back(valueName(func.getResultAttrDict(i), "result", i),
-                         std::move(value));
+                         value.dtype() == ::dlc::DType::BF16
+                             ? ::dlc::bfloat16AsBits(value)
+                             : std::move(value));
   if (!::dlc::writeNpz(outputsFile, outputs, &error))
     return fail(error);
   return 0;

@@ -178,7 +178,10 @@ dlc_status_t dlc_session_stage_inputs(dlc_session_t *session,
                                       size_t num_inputs);
 
 /** Copies a global's current value out of / into the session; `bytes` must
- * be its exact size. Unknown names are DLC_NOT_FOUND. */
+ * be its exact size. Unknown names are DLC_NOT_FOUND. A module trained in
+ * mixed precision keeps 16-bit copies of its parameters (role
+ * "weight_copy"): setting a parameter updates its copies, and setting a
+ * copy itself is DLC_INVALID_ARGUMENT. */
 dlc_status_t dlc_session_get_global(dlc_session_t *session, const char *name,
                                     void *data, size_t bytes);
 dlc_status_t dlc_session_set_global(dlc_session_t *session, const char *name,
