@@ -147,7 +147,9 @@ OFFSET_CASES = [("cnn_bn", "float32"), ("gpt", "float32")]
 DTYPES = {"Bool": np.bool_, "I8": np.int8, "I16": np.int16, "I32": np.int32,
           "I64": np.int64, "U8": np.uint8, "U16": np.uint16,
           "U32": np.uint32, "U64": np.uint64, "F16": np.float16,
-          "F32": np.float32, "F64": np.float64}
+          "F32": np.float32, "F64": np.float64,
+          # NumPy has no bfloat16: its buffers hold the bit patterns.
+          "BF16": np.uint16}
 OPTIONS = ["--train", "--loss", "cross_entropy", "--optimizer", "sgd", "--lr",
            "0.1", "--momentum", "0.9", "--embed-parameters=false"]
 # Hyperparameters whose module value is 0 (weight decay) run with this, so
@@ -266,9 +268,14 @@ def run(data: dict, function: str, arguments: dict, launch,
         else:
             raise RuntimeError(f"{function}: {step['location']}: cannot "
                                f"emulate a {kind}")
-    return {r["name"]: buffer.view(DTYPES[r["type"]["dtype"]])
-            .reshape(r["type"]["shape"]).copy()
-            for r, buffer in zip(fn["results"], results)}
+    values = {}
+    for r, buffer in zip(fn["results"], results):
+        value = buffer.view(DTYPES[r["type"]["dtype"]]).reshape(
+            r["type"]["shape"]).copy()
+        # bfloat16 results are compared as the numbers they are.
+        values[r["name"]] = (from_bfloat16(value)
+                             if r["type"]["dtype"] == "BF16" else value)
+    return values
 
 
 def from_bfloat16(bits):
@@ -421,7 +428,8 @@ def draw_arguments(data: dict, base: str, batch: int) -> dict:
     and what keeps the deep models' activations in range), BatchNorm
     statistics and hyperparameters as the module holds them (a zero
     hyperparameter, the weight decay, as HYPERPARAMETER), the step counter
-    STEP, momentum buffers drawn from a seeded generator (the loss scale
+    STEP, the 16-bit copies of parameters (the parameters rounded),
+    momentum buffers drawn from a seeded generator (the loss scale
     and its counters, dlc.*, as the module holds them), and the first
     `batch` samples and labels of the exported data."""
     rng = np.random.default_rng(SEED)
@@ -438,6 +446,12 @@ def draw_arguments(data: dict, base: str, batch: int) -> dict:
             value = samples["labels" if role == "label" else a["name"]][:batch]
         elif role == "param":
             value = numpy_helper.to_array(initializers[a["name"]])
+        elif role == "weight_copy":
+            # The parameter rounded, as the runtime keeps it.
+            source = numpy_helper.to_array(
+                initializers[a["name"].rsplit("@", 1)[0]]).astype(np.float64)
+            value = (to_bfloat16(source) if a["type"]["dtype"] == "BF16"
+                     else source)
         elif role == "optimizer_state" and not a["name"].startswith("dlc."):
             value = rng.standard_normal(shape) * STATE_SCALE
         elif role == "step":
