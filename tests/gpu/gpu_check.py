@@ -12,6 +12,10 @@
            checks of CUDA modules compiled with `--conv-layout nhwc`
            (channels-last convolutions, BatchNorm and pools; float32 only,
            so resnet18 and mobilenet_v2 check their forward).
+  bf16     the models that train in float32, compiled for both targets with
+  fp16     `--precision bf16` or `fp16` (mixed precision; fp16 with dynamic
+           loss scaling): every step's loss on cuda:0 within RTOL_LOW of
+           the CPU module's in the same precision.
   resume   on cuda:0, 10 steps == 5 steps, a checkpoint, and 5 more from it:
            byte-identical logs (every kernel and library call is
            deterministic: no atomics, cuDNN's nondeterministic engines are
@@ -60,6 +64,16 @@ from compiled_check import CheckError, losses, run  # noqa: E402
 STEPS = 10
 RTOL = 1e-3
 RTOL64 = 1e-6
+# Mixed precision: both devices round the same float32 sums, summed in
+# different orders, to 16 bits; where the sums differ by their ~1e-6 a
+# rounding boundary between them sends one element a unit in the last place
+# (2^-8 for bfloat16, 2^-11 for float16) the other way, and the CUDA
+# emulation saw one train_step's arrays differ by up to 4.4e-3 (bfloat16)
+# and 6.6e-4 (float16) of their largest magnitude. A loss averages many
+# such elements; ten steps carry the differences on. 1e-2 and 2e-3: a few
+# times one step's array differences, while a wrong 16-bit kernel (bits
+# read as the other type, a missed rounding) is off by 1e-1 or more.
+RTOL_LOW = {"bf16": 1e-2, "fp16": 2e-3}
 SKIP = 77
 MODELS = ["mlp", "cnn_bn", "resnet18", "mobilenet_v2", "gpt", "encoder"]
 TRAIN_DTYPE = {"resnet18": "float64", "mobilenet_v2": "float64"}
@@ -102,6 +116,11 @@ def prepare_model(name, dlc_compile, directory):
     variants = {"cpu": ["--target", "cpu"], "cuda": ["--target", "cuda"]}
     if name in CONVOLUTIONAL:
         variants[NHWC] = ["--target", "cuda", "--conv-layout", "nhwc"]
+    low = [] if name in TRAIN_DTYPE else list(RTOL_LOW)
+    for precision in low:
+        for target in ("cpu", "cuda"):
+            variants[f"{target}-{precision}"] = [
+                "--target", target, "--precision", precision]
     for variant, options in variants.items():
         common = ["--batch-size", str(batch), *options,
                   "--embed-parameters=false"]
@@ -110,8 +129,9 @@ def prepare_model(name, dlc_compile, directory):
                  "--loss", "cross_entropy", "--optimizer", "sgd", "--lr",
                  str(LEARNING_RATE.get(name, 0.1)), "-o",
                  f"{out}.{variant}.train.dlcm"], TIMEOUT)
-        run([dlc_compile, bases["float32"] + ".onnx", *common, "-o",
-             f"{out}.{variant}.forward.dlcm"], TIMEOUT)
+        if variant.split("-")[-1] not in RTOL_LOW:
+            run([dlc_compile, bases["float32"] + ".onnx", *common, "-o",
+                 f"{out}.{variant}.forward.dlcm"], TIMEOUT)
 
 
 def train(runner, module, device, data, log, extra=()):
@@ -121,19 +141,22 @@ def train(runner, module, device, data, log, extra=()):
          str(STEPS), "--no-shuffle", "--log", log, *extra], TIMEOUT)
 
 
-def check_train(name, runner, d, variant="cuda"):
+def check_train(name, runner, d, variant="cuda", precision=None):
+    """`precision` (bf16, fp16): the modules compiled with it."""
     out = os.path.join(d, name)
+    reference = f"cpu-{precision}" if precision else "cpu"
     logs = {}
-    for target, device in (("cpu", "cpu"), (variant, "cuda:0")):
+    for target, device in ((reference, "cpu"), (variant, "cuda:0")):
         logs[target] = f"{out}.{target}.train.jsonl"
         train(runner, f"{out}.{target}.train.dlcm", device,
               out + ".data.npz", logs[target], ["--init-seed", INIT_SEED])
-    want, got = losses(logs["cpu"]), losses(logs[variant])
+    want, got = losses(logs[reference]), losses(logs[variant])
     if len(want) != STEPS or len(got) != STEPS:
         raise CheckError(f"logs have {len(want)} and {len(got)} steps")
     worst = max(abs(g - w) / max(abs(w), 1e-30) for g, w in zip(got, want))
-    dtype = TRAIN_DTYPE.get(name, "float32")
-    rtol = RTOL64 if dtype == "float64" else RTOL
+    dtype = precision or TRAIN_DTYPE.get(name, "float32")
+    rtol = (RTOL_LOW[precision] if precision else
+            RTOL64 if dtype == "float64" else RTOL)
     if not worst <= rtol:
         raise CheckError(f"losses differ by {worst:.2e} relative (> {rtol:g})"
                          f": cuda {got}, cpu {want}")
@@ -195,6 +218,11 @@ def run_checks(runner, d, names):
             if os.path.exists(f"{out}.{NHWC}.{kind}.dlcm"):
                 checks.append((f"{kind} nhwc", functools.partial(
                     fn, variant=NHWC)))
+        for precision in RTOL_LOW:
+            if os.path.exists(f"{out}.cuda-{precision}.train.dlcm"):
+                checks.append((f"train {precision}", functools.partial(
+                    check_train, variant=f"cuda-{precision}",
+                    precision=precision)))
         for label, fn in checks:
             try:
                 detail = fn(name, runner, d)
