@@ -367,15 +367,20 @@ FailureOr<FoldedEpilogue> Writer::epilogueOf(MatmulOp op,
   // add (and a ReLU of it); the step takes the fusion over only when the
   // fusion computes nothing else. The matmul's own result buffer stays in
   // the memory plan, unwritten and unread (the fusion was its only user).
-  // float64, bfloat16 and float16 products keep their kernel until a GPU
-  // run shows that cuBLASLt has algorithms with a bias epilogue for them
-  // (its heuristics failing would leave the step without one).
+  // float32, bfloat16 and float16 products with a bias of their own type:
+  // cuBLASLt's bias epilogues take those (llm.c trains GPT-2 with bfloat16
+  // ones); a 16-bit sum is then rounded once, not after the product and
+  // again after the add as the IR says, which is within its rounding.
+  // float64 products keep their kernel until a GPU run shows that cuBLASLt
+  // has algorithms with a bias epilogue for them (its heuristics failing
+  // would leave the step without one).
   FoldedEpilogue none;
   auto mark = op->getAttrOfType<StringAttr>(kEpilogueAttr);
   Value product = op.getResult();
+  Type element = getElementTypeOrSelf(product.getType());
   if (options.target != Target::Cuda || !mark || !product.hasOneUse() ||
       BufferPlacement::byteSize(product) == 0 ||
-      !getElementTypeOrSelf(product.getType()).isF32())
+      !(element.isF32() || element.isBF16() || element.isF16()))
     return none;
   auto fusion = dyn_cast<FusionOp>(*product.getUsers().begin());
   if (!fusion || fusion->getBlock() != op->getBlock() ||
