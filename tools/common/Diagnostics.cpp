@@ -1,6 +1,7 @@
 //===- Diagnostics.cpp - How dlc's command-line tools report errors -------===//
 
 #include "tools/common/Diagnostics.h"
+#include "tools/common/Help.h"
 #include "ir/Locations.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -29,9 +30,10 @@ bool ::dlc::tools::writeModule(ModuleOp module, llvm::StringRef path,
   return true;
 }
 
-bool ::dlc::tools::parseCommandLine(int argc, char **argv,
-                                  llvm::StringRef overview,
-                                  llvm::StringRef tool) {
+bool ::dlc::tools::parseCommandLine(
+    int argc, char **argv, llvm::StringRef overview, llvm::StringRef tool,
+    llvm::ArrayRef<const llvm::cl::OptionCategory *> shown) {
+  showOnlyInHelp(shown);
   std::string errors;
   llvm::raw_string_ostream os(errors);
   if (llvm::cl::ParseCommandLineOptions(argc, argv, overview, &os))

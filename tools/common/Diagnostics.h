@@ -13,7 +13,9 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <memory>
 #include <string>
@@ -25,9 +27,11 @@ using mlir::dlc::escapeForOneLine;
 
 /// Parses the command line like llvm::cl::ParseCommandLineOptions, but a bad
 /// option is reported as one "tool: error: ..." line and makes this return
-/// false instead of exiting, so the caller exits with code 1.
+/// false instead of exiting, so the caller exits with code 1. --help lists
+/// the options of the categories `shown` (showOnlyInHelp).
 bool parseCommandLine(int argc, char **argv, llvm::StringRef overview,
-                      llvm::StringRef tool);
+                      llvm::StringRef tool,
+                      llvm::ArrayRef<const llvm::cl::OptionCategory *> shown);
 
 /// Prints `module` as MLIR text to `path` ("-" for stdout). On failure
 /// prints one "tool: error: ..." line and returns false; the file is only

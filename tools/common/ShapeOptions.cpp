@@ -11,19 +11,24 @@ namespace cl = llvm::cl;
 
 namespace {
 struct ShapeOptions {
+  cl::OptionCategory category{"Shape options"};
   // A string, so that a bad value gets the tools' one-line error rather
   // than cl's own message.
   cl::opt<std::string> batchSize{
       "batch-size", cl::desc("Binds the symbolic leading dimension of inputs"),
-      cl::value_desc("N")};
-  cl::list<std::string> dims{"dim",
-                             cl::desc("Binds a symbolic dimension: --dim NAME=N"),
-                             cl::value_desc("NAME=N")};
+      cl::value_desc("N"), cl::cat(category)};
+  cl::list<std::string> dims{
+      "dim", cl::desc("Binds a symbolic dimension: --dim NAME=N"),
+      cl::value_desc("NAME=N"), cl::cat(category)};
 };
 llvm::ManagedStatic<ShapeOptions> shapeOptions;
 } // namespace
 
 void dlc::tools::registerShapeOptions() { *shapeOptions; }
+
+const cl::OptionCategory &dlc::tools::shapeOptionCategory() {
+  return shapeOptions->category;
+}
 
 bool dlc::tools::applyShapeOptions(llvm::StringRef tool,
                                    mlir::dlc::ImportOptions &options) {

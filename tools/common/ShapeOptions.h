@@ -10,11 +10,14 @@
 #include "frontend/Importer.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 
 namespace dlc::tools {
 
 /// Registers --batch-size N and --dim NAME=N (call before parsing).
 void registerShapeOptions();
+/// Their category in --help.
+const llvm::cl::OptionCategory &shapeOptionCategory();
 
 /// Copies the parsed options into `options`. On a bad value prints one
 /// "tool: error: ..." line and returns false.

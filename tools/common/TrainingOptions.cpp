@@ -118,6 +118,10 @@ namespace dlc::tools {
 
 void registerTrainingOptions() { (void)options(); }
 
+const cl::OptionCategory &trainingOptionCategory() {
+  return options().category;
+}
+
 mlir::dlc::TrainingPipelineOptions trainingPipelineOptions() {
   Options &o = options();
   mlir::dlc::TrainingPipelineOptions result;

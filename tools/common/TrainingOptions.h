@@ -37,6 +37,9 @@ bool checkPrecision(llvm::StringRef tool);
 /// Whether --precision was given at all.
 bool precisionGiven();
 
+/// The category of the training options in --help.
+const llvm::cl::OptionCategory &trainingOptionCategory();
+
 /// Whether training scales the loss dynamically: --loss-scaling dynamic,
 /// or --precision fp16 without --loss-scaling none.
 bool dynamicLossScaling();

@@ -41,13 +41,16 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory compileOptions("dlc-compile options");
 static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<model.onnx|model.onnxtxt>"),
-                                      cl::Required);
+                                      cl::Required, cl::cat(compileOptions));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::value_desc("file"), cl::init("-"));
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(compileOptions));
 static cl::opt<bool> train("train",
-                           cl::desc("Build a training program (train_step)"));
+                           cl::desc("Build a training program (train_step)"),
+                           cl::cat(compileOptions));
 enum class Emit { Auto, Mlir, Fused, Kernels, Module, Exe };
 static cl::opt<Emit> emit(
     "emit",
@@ -62,41 +65,42 @@ static cl::opt<Emit> emit(
         clEnumValN(Emit::Module, "module", "A compiled module (.dlcm)"),
         clEnumValN(Emit::Exe, "exe",
                    "A training binary (the runner with the module)")),
-    cl::init(Emit::Auto));
+    cl::init(Emit::Auto), cl::cat(compileOptions));
 enum class TargetKind { Cpu, Cuda };
 static cl::opt<TargetKind> target(
     "target", cl::desc("The device the module runs on"),
     cl::values(clEnumValN(TargetKind::Cpu, "cpu", "CPU threads (default)"),
                clEnumValN(TargetKind::Cuda, "cuda", "NVIDIA GPUs")),
-    cl::init(TargetKind::Cpu));
+    cl::init(TargetKind::Cpu), cl::cat(compileOptions));
 static cl::opt<bool> reportMemory(
     "report-memory",
-    cl::desc("Print each compiled function's memory plan (arena peak)"));
+    cl::desc("Print each compiled function's memory plan (arena peak)"),
+    cl::cat(compileOptions));
 static cl::opt<std::string>
     hostCompiler("host-compiler",
                  cl::desc("C++ compiler for CPU kernels (default c++)"),
-                 cl::init("c++"));
+                 cl::init("c++"), cl::cat(compileOptions));
 static cl::opt<std::string>
     hostCpu("host-cpu",
             cl::desc("-march of CPU kernels (default native: the module "
                      "then runs on CPUs with this machine's features)"),
-            cl::init("native"));
+            cl::init("native"), cl::cat(compileOptions));
 static cl::list<std::string>
     cudaArch("cuda-arch",
              cl::desc("Architectures of CUDA cubins (default sm_80,sm_90a; "
                       "PTX is added for the first)"),
-             cl::CommaSeparated);
+             cl::CommaSeparated, cl::cat(compileOptions));
 static cl::opt<bool> embedParameters(
     "embed-parameters",
     cl::desc("Store the parameters' initial values in the module (default "
              "true; false: a run takes them from a checkpoint)"),
-    cl::init(true));
+    cl::init(true), cl::cat(compileOptions));
 static cl::opt<bool>
     tf32("tf32",
          cl::desc("--target cuda: float32 matmuls and convolutions may use "
                   "TF32 tensor cores (10-bit mantissa products, float32 "
                   "sums; default off); the same as --precision tf32"),
-         cl::init(false));
+         cl::init(false), cl::cat(compileOptions));
 enum class ConvLayout { Auto, ChannelsFirst, ChannelsLast };
 static cl::opt<ConvLayout> convLayout(
     "conv-layout",
@@ -110,13 +114,13 @@ static cl::opt<ConvLayout> convLayout(
                           "channels first, as the model is written"),
                clEnumValN(ConvLayout::ChannelsLast, "nhwc",
                           "channels last (NWC, NHWC, NDHWC)")),
-    cl::init(ConvLayout::Auto));
+    cl::init(ConvLayout::Auto), cl::cat(compileOptions));
 static cl::opt<bool> cudnnNondeterministic(
     "cudnn-nondeterministic",
     cl::desc("--target cuda: convolutions may take cuDNN engines that use "
              "atomics, whose results vary in the last bits from run to run "
              "(default off: bit-exact resume)"),
-    cl::init(false));
+    cl::init(false), cl::cat(compileOptions));
 
 namespace {
 
@@ -153,7 +157,8 @@ bool tensorCores() {
 /// import, mixed precision first (the training pipeline has run it).
 LogicalResult lowerForExecution(ModuleOp module) {
   PassManager pm(module.getContext());
-  if (auto precision = ::dlc::tools::mixedPrecisionOptions(); precision && !train)
+  if (auto precision = ::dlc::tools::mixedPrecisionOptions();
+      precision && !train)
     pm.addPass(mlir::dlc::createDLCMixedPrecision(*precision));
   mlir::dlc::ExecutionPipelineOptions options;
   options.functionalize = !train;
@@ -161,10 +166,9 @@ LogicalResult lowerForExecution(ModuleOp module) {
   options.fusedAttention = target == TargetKind::Cuda;
   options.splitReductions = target == TargetKind::Cuda;
   options.sortScatters = target == TargetKind::Cuda;
-  options.channelsLast =
-      convLayout == ConvLayout::ChannelsLast ||
-      (convLayout == ConvLayout::Auto && target == TargetKind::Cuda &&
-       tensorCores());
+  options.channelsLast = convLayout == ConvLayout::ChannelsLast ||
+                         (convLayout == ConvLayout::Auto &&
+                          target == TargetKind::Cuda && tensorCores());
   mlir::dlc::buildExecutionPipeline(pm, options);
   return pm.run(module);
 }
@@ -252,7 +256,10 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   ::dlc::tools::registerShapeOptions();
   ::dlc::tools::registerTrainingOptions();
-  if (!::dlc::tools::parseCommandLine(argc, argv, "dlc compiler\n", kTool))
+  if (!::dlc::tools::parseCommandLine(
+          argc, argv, "dlc compiler\n", kTool,
+          {&compileOptions, &::dlc::tools::shapeOptionCategory(),
+           &::dlc::tools::trainingOptionCategory()}))
     return 1;
 
   if (!train) {

@@ -1,14 +1,17 @@
 //===- dlc-opt.cpp - Runs dlc passes on dlc IR, as mlir-opt does ----------===//
 //
-// Registers the dlc dialect, the func dialect and every dlc pass, plus MLIR's
-// generic transforms (canonicalize, cse, inline...). All of mlir-opt's
-// standard options (-split-input-file, -verify-diagnostics, pass pipelines)
-// come from MlirOptMain.
+// Registers the dlc dialect, the func dialect and every dlc pass, plus the
+// generic MLIR transforms a dlc pipeline uses (canonicalize, cse,
+// symbol-dce). All of mlir-opt's standard options (-split-input-file,
+// -verify-diagnostics, pass pipelines, IR printing) come from MlirOptMain;
+// LLVM's own options, remarks and MLIR's debugging hooks are under
+// --help-hidden.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ir/Dialect.h"
 #include "passes/Passes.h"
+#include "tools/common/Help.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,10 +19,25 @@
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
-  mlir::registerTransformsPasses();
+  // What is registered before main is LLVM's.
+  ::dlc::tools::OptionsSoFar llvmOptions;
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
   mlir::dlc::registerDLCPasses();
   mlir::DialectRegistry registry;
   registry.insert<mlir::dlc::DLCDialect, mlir::func::FuncDialect>();
+  std::string help = mlir::registerCLIOptions("dlc optimizer driver", registry);
+  llvmOptions.hideFromHelp();
+  ::dlc::tools::hideFromHelp(
+      {"irdl-file", "load-dialect-plugin", "load-pass-plugin", "log-actions-to",
+       "log-mlir-actions-filter", "profile-actions-to",
+       "mlir-enable-debugger-hook", "mlir-debug-counter",
+       "mlir-print-debug-counter", "run-reproducer",
+       "mlir-very-unsafe-disable-verifier-on-parsing",
+       "mlir-use-nameloc-as-prefix", "mlir-print-value-users"},
+      {"Remark Options"});
+  auto [input, output] = mlir::parseCLIOptions(argc, argv, help);
   return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "dlc optimizer driver\n", registry));
+      mlir::MlirOptMain(argc, argv, input, output, registry));
 }

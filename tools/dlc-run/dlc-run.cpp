@@ -17,8 +17,8 @@
 // --train runs train_step K times (an ONNX model is compiled first with the
 // training options, the same words dlc-compile takes; an .mlir module is
 // one dlc-compile --train made, and takes only --lr and --weight-decay,
-// which override its compiled-in values). DATA.npz holds one array per model input
-// and the label array, samples on the first axis; each epoch visits a
+// which override its compiled-in values). DATA.npz holds one array per model
+// input and the label array, samples on the first axis; each epoch visits a
 // permutation of the samples in whole batches (the identity with
 // --no-shuffle, else drawn from --seed, which also seeds dropout) and drops
 // the partial last batch. Each step prints its loss
@@ -55,9 +55,9 @@
 #include "runtime/support/Npz.h"
 #include "tools/common/Diagnostics.h"
 #include "tools/common/ShapeOptions.h"
+#include "tools/common/TrainingOptions.h"
 #include "tools/dlc-run/GradCheck.h"
 #include "tools/dlc-run/Train.h"
-#include "tools/common/TrainingOptions.h"
 #include "tools/runner/Runner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -76,59 +76,70 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory runOptions("dlc-run options");
 static cl::opt<bool> interpret("interpret",
-                               cl::desc("Run on the reference evaluator"));
+                               cl::desc("Run on the reference evaluator"),
+                               cl::cat(runOptions));
 static cl::opt<std::string> modelFile(cl::Positional,
                                       cl::desc("<model.onnx|model.mlir>"),
-                                      cl::Required);
-static cl::opt<std::string> inputsFile("inputs", cl::desc("Input arrays (.npz)"),
-                                       cl::value_desc("file"));
+                                      cl::Required, cl::cat(runOptions));
+static cl::opt<std::string> inputsFile("inputs",
+                                       cl::desc("Input arrays (.npz)"),
+                                       cl::value_desc("file"),
+                                       cl::cat(runOptions));
 static cl::opt<uint64_t> randomInputs(
     "random-inputs",
     cl::desc("Instead of --inputs, feed seeded random inputs: floats in "
              "[-1, 1), integers in [0, 4), bools (for before/after tests of "
              "passes)"),
-    cl::value_desc("seed"));
+    cl::value_desc("seed"), cl::cat(runOptions));
 static cl::opt<std::string> outputsFile("outputs",
                                         cl::desc("Where to write the outputs "
                                                  "(.npz)"),
-                                        cl::value_desc("file"));
+                                        cl::value_desc("file"),
+                                        cl::cat(runOptions));
 static cl::opt<std::string> functionName("function",
                                          cl::desc("Function to run"),
-                                         cl::init("forward"));
+                                         cl::init("forward"),
+                                         cl::cat(runOptions));
 
 static cl::opt<std::string> gradcheckFile(
     "gradcheck",
     cl::desc("Write autodiff and finite-difference gradients of the "
              "function for these result cotangents (.npz) instead of its "
              "results"),
-    cl::value_desc("file"));
+    cl::value_desc("file"), cl::cat(runOptions));
 
-static cl::opt<bool> train("train", cl::desc("Train: run train_step"));
+static cl::opt<bool> train("train", cl::desc("Train: run train_step"),
+                           cl::cat(runOptions));
 static cl::opt<std::string> dataFile("data",
                                      cl::desc("--train: the samples (.npz)"),
-                                     cl::value_desc("file"));
+                                     cl::value_desc("file"),
+                                     cl::cat(runOptions));
 static cl::opt<int64_t> steps("steps", cl::desc("--train: how many steps"),
-                              cl::init(0));
-static cl::opt<bool> noShuffle(
-    "no-shuffle", cl::desc("--train: visit samples in order"));
+                              cl::init(0), cl::cat(runOptions));
+static cl::opt<bool> noShuffle("no-shuffle",
+                               cl::desc("--train: visit samples in order"),
+                               cl::cat(runOptions));
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("--train: shuffle and dropout seed"),
-                              cl::init(0));
-static cl::opt<std::string> logFile(
-    "log", cl::desc("--train: per-step metrics (JSON lines)"),
-    cl::value_desc("file"));
-static cl::opt<std::string> saveStateFile(
-    "save-state", cl::desc("--train: where to write the final state (.npz)"),
-    cl::value_desc("file"));
+                              cl::init(0), cl::cat(runOptions));
+static cl::opt<std::string>
+    logFile("log", cl::desc("--train: per-step metrics (JSON lines)"),
+            cl::value_desc("file"), cl::cat(runOptions));
+static cl::opt<std::string>
+    saveStateFile("save-state",
+                  cl::desc("--train: where to write the final state (.npz)"),
+                  cl::value_desc("file"), cl::cat(runOptions));
 
 static constexpr const char *kTool = "dlc-run";
 
 /// Prints one error line. Names in `message` come from the user's files
 /// (array names, dlc.name attributes) and are escaped like diagnostics.
 static int fail(const llvm::Twine &message) {
-  llvm::errs() << kTool << ": error: "
-               << ::dlc::tools::escapeForOneLine(message.str()) << "\n";
+  llvm::errs() << kTool
+               << ": error: " << ::dlc::tools::escapeForOneLine(message.str())
+               << "\n";
   return 1;
 }
 
@@ -171,7 +182,8 @@ static LogicalResult checkSignature(func::FuncOp func) {
     llvm::raw_string_ostream os(text);
     os << type;
     fail("function '" + functionName + "': " + kind + " '" + name +
-         "' has type " + text + "; dlc-run runs tensors of static shape "
+         "' has type " + text +
+         "; dlc-run runs tensors of static shape "
          "with element type i1, i8 to i64, ui8 to ui64, f16, bf16, f32 or "
          "f64");
     return failure();
@@ -187,8 +199,7 @@ static LogicalResult checkSignature(func::FuncOp func) {
   return success();
 }
 
-static FailureOr<OwningOpRef<ModuleOp>>
-loadModel(MLIRContext &context) {
+static FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context) {
   if (llvm::StringRef(modelFile).ends_with_insensitive(".mlir")) {
     if (::dlc::tools::precisionGiven()) {
       llvm::errs() << kTool << ": error: --precision applies when importing "
@@ -249,8 +260,8 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
       inputs.push_back(*fallback);
       continue;
     }
-    expected += (expected.empty() ? "" : ", ") + name + ": " +
-                describeType(type);
+    expected +=
+        (expected.empty() ? "" : ", ") + name + ": " + describeType(type);
     if (it == arrays.end()) {
       problems += "; missing array '" + name + "'";
       continue;
@@ -258,8 +269,7 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
     used.insert(name);
     FailureOr<::dlc::DType> dtype = mlir::dlc::dtypeOf(type.getElementType());
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-    if (*dtype == ::dlc::DType::BF16 &&
-        it->second.dtype() == ::dlc::DType::U16)
+    if (*dtype == ::dlc::DType::BF16 && it->second.dtype() == ::dlc::DType::U16)
       it->second = ::dlc::bfloat16FromBits(it->second);
     if (it->second.dtype() != *dtype || it->second.shape() != shape)
       problems += "; array '" + name + "' is " + it->second.describe();
@@ -269,8 +279,8 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
     if (!used.count(name))
       problems += "; unexpected array '" + name + "'";
   if (!problems.empty()) {
-    fail(file + ": does not match the model's " + what + " (" + expected +
-         ")" + problems);
+    fail(file + ": does not match the model's " + what + " (" + expected + ")" +
+         problems);
     return failure();
   }
   return inputs;
@@ -288,8 +298,8 @@ readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
     std::string name = valueName(attrs, "arg", i);
     StringRef role = mlir::dlc::roles::roleOf(attrs);
     auto global = globals.find(name);
-    bool bound = mlir::dlc::roles::isGlobalRole(role) &&
-                 global != globals.end();
+    bool bound =
+        mlir::dlc::roles::isGlobalRole(role) && global != globals.end();
     expected.push_back({name, cast<RankedTensorType>(type),
                         bound ? &global->second : nullptr});
   }
@@ -297,8 +307,7 @@ readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
 }
 
 /// Reads --gradcheck's cotangents, one per float result of `func`.
-static FailureOr<SmallVector<::dlc::Tensor>>
-readCotangents(func::FuncOp func) {
+static FailureOr<SmallVector<::dlc::Tensor>> readCotangents(func::FuncOp func) {
   SmallVector<ExpectedArray> expected;
   for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
     if (isa<FloatType>(cast<RankedTensorType>(type).getElementType()))
@@ -361,8 +370,10 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   ::dlc::tools::registerShapeOptions();
   ::dlc::tools::registerTrainingOptions();
-  if (!::dlc::tools::parseCommandLine(argc, argv, "dlc program runner\n",
-                                      kTool))
+  if (!::dlc::tools::parseCommandLine(
+          argc, argv, "dlc program runner\n", kTool,
+          {&runOptions, &::dlc::tools::shapeOptionCategory(),
+           &::dlc::tools::trainingOptionCategory()}))
     return 1;
 
   if (!interpret)
@@ -376,7 +387,8 @@ int main(int argc, char **argv) {
           ::dlc::tools::compileOnlyTrainingOptionsGiven();
       if (!given.empty())
         return fail(given.front() + " applies when compiling an ONNX model; " +
-                    modelFile + " is compiled already (only --lr and "
+                    modelFile +
+                    " is compiled already (only --lr and "
                     "--weight-decay, run-time inputs, may change)");
     }
     if (!::dlc::tools::checkTrainingOptions(kTool))

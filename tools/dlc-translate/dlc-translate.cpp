@@ -26,20 +26,23 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory translateOptions("dlc-translate options");
 static cl::opt<bool> importOnnx("import-onnx",
                                 cl::desc("Import an ONNX model (.onnx, or "
-                                         "ONNX text syntax in .onnxtxt)"));
+                                         "ONNX text syntax in .onnxtxt)"),
+                                cl::cat(translateOptions));
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model>"),
-                                      cl::Required);
+                                      cl::Required, cl::cat(translateOptions));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::value_desc("file"), cl::init("-"));
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(translateOptions));
 static cl::opt<std::string> importMode(
     "mode",
     cl::desc("Semantics of BatchNormalization and Dropout: as-exported "
              "(default; as the graph says), training (batch statistics, "
              "running statistics written back, dropout active) or inference "
              "(running statistics, no dropout)"),
-    cl::value_desc("mode"), cl::init("as-exported"));
+    cl::value_desc("mode"), cl::init("as-exported"), cl::cat(translateOptions));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -47,8 +50,9 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   ::dlc::tools::registerShapeOptions();
   const char *tool = "dlc-translate";
-  if (!::dlc::tools::parseCommandLine(argc, argv, "dlc ONNX importer\n",
-                                      tool))
+  if (!::dlc::tools::parseCommandLine(
+          argc, argv, "dlc ONNX importer\n", tool,
+          {&translateOptions, &::dlc::tools::shapeOptionCategory()}))
     return 1;
 
   if (!importOnnx) {
