@@ -7,7 +7,7 @@
 # prepare) and the benchmark's modules and data (bench/bench_gpu.py
 # prepare: the five small models, then GPT-2 124M and ResNet-50 in float32,
 # TF32 and bfloat16, whose batches the GPU machine draws itself), packed
-# into .gpu-bundle/bundle.tar.xz (about 29 MB, under the device tool's 64:
+# into .gpu-bundle/bundle.tar.xz (about 30 MB, under the device tool's 64:
 # carry .gpu-bundle with it). About 8 minutes on 2 cores; GPT-2's export
 # takes ~5 GB of memory.
 #   bash bench/prepare_gpu_bundle.sh [BUILD_DIR]
