@@ -18,6 +18,8 @@ packages=(
   libdnnl-dev libopenblas-dev openmpi-bin libopenmpi-dev libgtest-dev libgmock-dev
   # Python references (for /usr/bin/python3)
   python3-onnx python3-torch python3-torchvision python3-numpy
+  # plots of training logs (scripts/plot_metrics.py)
+  python3-matplotlib
 )
 
 missing=()
