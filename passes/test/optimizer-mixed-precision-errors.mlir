@@ -59,3 +59,15 @@ module {
     return %0, %w : tensor<f32>, tensor<2xf32>
   }
 }
+
+// -----
+
+// GradScaler unscales float32 gradients only.
+// expected-error@+1 {{dlc-optimizer: loss scaling needs float32 or float64 parameters (master weights); 'w' is 'f16'}}
+module {
+  func.func @loss_grad(%w: tensor<2xf16> {dlc.name = "w", dlc.role = "param"}, %s: tensor<f32> {dlc.name = "dlc.loss_scale", dlc.role = "loss_scale"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf16> {dlc.name = "w", dlc.role = "gradient"}) {
+    %c = dlc.cast %w : tensor<2xf16> to tensor<2xf32>
+    %0 = dlc.reduce_sum %c axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf16>
+  }
+}

@@ -229,15 +229,15 @@ struct AutodiffPass : public mlir::dlc::impl::DLCAutodiffBase<AutodiffPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (vjp && lossScale) {
+      module.emitError() << "dlc-autodiff: loss-scale applies to a loss "
+                            "gradient, not to vjp";
+      return signalPassFailure();
+    }
     auto func = module.lookupSymbol<func::FuncOp>(functionName);
     if (!func || func.isExternal()) {
       module.emitError() << "dlc-autodiff: no function @" << functionName
                          << " with a body";
-      return signalPassFailure();
-    }
-    if (vjp && lossScale) {
-      module.emitError() << "dlc-autodiff: loss-scale applies to a loss "
-                            "gradient, not to vjp";
       return signalPassFailure();
     }
     if (vjp ? failed(buildVJPFunction(func)) : failed(buildLossGradient(func)))
@@ -311,6 +311,14 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
   // (GradScaler's scale(loss).backward()), an f32 argument of its own.
   Value seed = grad::splat(builder, func.getLoc(), grad::typeOf(loss), 1.0);
   if (lossScale) {
+    // The scale (2^16 at first) is beyond float16's range.
+    Type lossElement = lossType.getElementType();
+    if (!lossElement.isF32() && !lossElement.isF64()) {
+      gradFunc.erase();
+      return func.emitError()
+             << "dlc-autodiff: loss-scale needs a float32 or float64 loss; @"
+             << func.getSymName() << " returns " << lossElement;
+    }
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       if (roles::nameOf(func.getArgAttrDict(i)) == roles::kLossScaleName) {
         gradFunc.erase();

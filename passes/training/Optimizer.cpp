@@ -20,7 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -58,9 +58,12 @@ std::string copyName(StringRef param, Type element) {
   return (param + (element.isBF16() ? "@bf16" : "@fp16")).str();
 }
 
-/// The 16-bit float types mixed precision casts argument `arg` to, in the
-/// order of its uses.
+/// The 16-bit float types mixed precision casts the float32 argument `arg`
+/// to, in the order of its uses (none for other arguments: a copy's source
+/// is a float32 master weight).
 SmallVector<Type> lowPrecisionCastsOf(BlockArgument arg) {
+  if (!getElementTypeOrSelf(arg.getType()).isF32())
+    return {};
   SmallVector<Operation *> casts;
   for (Operation *user : arg.getUsers()) {
     if (!isa<CastOp>(user))
@@ -270,10 +273,13 @@ FailureOr<Settings> OptimizerPass::checkOptions() {
     return emitError() << "weight-decay is not a number";
   settings.weightDecay = weightDecay >= 0 ? double(weightDecay)
                                           : (optimizer == "adamw" ? 0.01 : 0.0);
-  // GradScaler's own checks, and a scale that is a number.
-  if (!(initScale > 0 && std::isfinite(initScale)))
+  // GradScaler's own checks, and a scale that is a number: a normal
+  // float32 (it is stored as one) whose reciprocal is finite too.
+  float scale = static_cast<float>(initScale);
+  if (!(std::isnormal(scale) && scale > 0 && std::isfinite(1.0f / scale)))
     return emitError() << "init-scale " << initScale
-                       << " is not a finite number > 0";
+                       << " is not a float32 number > 0 whose reciprocal is "
+                          "finite";
   if (!(growthFactor > 1 && std::isfinite(growthFactor)))
     return emitError() << "growth-factor " << growthFactor
                        << " is not a finite number > 1";
@@ -363,12 +369,21 @@ LogicalResult OptimizerPass::checkNewNames(func::FuncOp source) {
     return roles::roleOf(source.getArgAttrDict(arg.getArgNumber())) ==
            roles::kLossScale;
   });
+  // Copies of the parameters that have a gradient (the others are not
+  // updated, and keep their casts).
   if (lowPrecisionCopies)
-    for (unsigned i = 0; i < source.getNumArguments(); ++i)
-      if (roles::roleOf(source.getArgAttrDict(i)) == roles::kParam)
+    for (unsigned i = 0; i < source.getNumArguments(); ++i) {
+      StringRef name = roles::nameOf(source.getArgAttrDict(i));
+      bool trainable = llvm::any_of(
+          llvm::seq(1u, source.getNumResults()), [&](unsigned r) {
+            DictionaryAttr attrs = source.getResultAttrDict(r);
+            return roles::roleOf(attrs) == roles::kGradient &&
+                   roles::nameOf(attrs) == name;
+          });
+      if (trainable)
         for (Type element : lowPrecisionCastsOf(source.getArgument(i)))
-          names.push_back(
-              copyName(roles::nameOf(source.getArgAttrDict(i)), element));
+          names.push_back(copyName(name, element));
+    }
   if (scaled) {
     names.push_back(kGrowthTrackerName.str());
     names.push_back(kSkippedStepsName.str());
@@ -574,6 +589,20 @@ LogicalResult OptimizerPass::run() {
                        << " with a one-block body";
   if (failed(checkSource(source)) || failed(checkNewNames(source)))
     return failure();
+  // GradScaler unscales float32 gradients only ("Attempting to unscale
+  // FP16 gradients"): a 16-bit one times 1/65536 loses its small values.
+  for (unsigned i = 0; i < source.getNumArguments(); ++i)
+    if (roles::roleOf(source.getArgAttrDict(i)) == roles::kLossScale)
+      for (unsigned r = 1; r < source.getNumResults(); ++r) {
+        Type element = getElementTypeOrSelf(source.getResultTypes()[r]);
+        if (roles::roleOf(source.getResultAttrDict(r)) == roles::kGradient &&
+            !element.isF32() && !element.isF64())
+          return emitError()
+                 << "loss scaling needs float32 or float64 parameters "
+                    "(master weights); '"
+                 << roles::nameOf(source.getResultAttrDict(r)) << "' is "
+                 << element;
+      }
   Location loc = source.getLoc();
 
   // train_step starts as a copy of the gradient function.

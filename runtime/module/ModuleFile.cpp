@@ -163,6 +163,8 @@ private:
           return fail("initial value is not 64-byte aligned");
       }
       info.copyOf = g->copy_of();
+      if (info.copyOf < -1)
+        return fail("is a copy of global " + std::to_string(info.copyOf));
       m_.globals_.push_back(std::move(info));
     }
     for (ValueInfo &copy : m_.globals_) {

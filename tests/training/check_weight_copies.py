@@ -15,7 +15,9 @@ run STEPS steps on the reference evaluator, each binding what the previous
 one returned. Every result they share (loss, metrics, parameters,
 optimizer state) must be bit-identical, the first must return a copy of
 each parameter equal to the rounding of the parameter it returns, and the
-second no copy at all.
+second no copy at all. A third run of the first leaves the copies out of
+each step's inputs, so that dlc-run rounds them from the parameters given,
+as a session does when a parameter is set: it too must be bit-identical.
 """
 import sys
 
@@ -42,7 +44,10 @@ def rounded(values, precision):
     return ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
 
 
-def trajectory(tools, case, copies):
+def trajectory(tools, case, copies, feed_copies=True):
+    """The steps' results; `feed_copies` False leaves the copies out of
+    each step's inputs, so that dlc-run rounds them from the parameters
+    (as a session does when a parameter is set)."""
     autodiff = "--dlc-autodiff" + (f"={case.autodiff}" if case.autodiff else "")
     module = tools.pipeline(MODEL, [
         "--dlc-functionalize", "--dlc-add-loss=loss=mse",
@@ -53,13 +58,20 @@ def trajectory(tools, case, copies):
         out = tools.call(module, "train_step", {"x": x, "labels": y, **state})
         steps.append(out)
         state = {name: value for name, value in out.items()
-                 if name.startswith(("fc.", "optimizer.", "dlc."))}
+                 if name.startswith(("fc.", "optimizer.", "dlc.")) and
+                 (feed_copies or "@" not in name)}
     return steps
 
 
 def run_case(tools, case):
     with_copies = trajectory(tools, case, "true")
     casting = trajectory(tools, case, "false")
+    derived = trajectory(tools, case, "true", feed_copies=False)
+    for k, (a, b) in enumerate(zip(with_copies, derived)):
+        for name, value in a.items():
+            if value.tobytes() != b[name].tobytes():
+                raise common.Mismatch(f"step {k}: {name} differs when the "
+                                      "copies are rounded from the inputs")
     suffix = "@bf16" if case.precision == "bf16" else "@fp16"
     for k, (a, b) in enumerate(zip(with_copies, casting)):
         copies = sorted(n for n in a if n.endswith(suffix))
@@ -81,8 +93,8 @@ def run_case(tools, case):
     if case.autodiff and not 0 < skipped < STEPS:
         raise common.Mismatch(f"{skipped} of {STEPS} steps skipped: the case "
                               "must have both kinds")
-    return (f"{STEPS} steps ({skipped} skipped) bit-identical, copies equal "
-            "the rounded parameters")
+    return (f"{STEPS} steps ({skipped} skipped) bit-identical (copies fed, "
+            "derived or cast), copies equal the rounded parameters")
 
 
 CASES = [

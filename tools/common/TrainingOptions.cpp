@@ -228,8 +228,10 @@ bool checkTrainingOptions(llvm::StringRef tool) {
                     " applies to dynamic loss scaling (--precision fp16 or "
                     "--loss-scaling dynamic)");
   // GradScaler's own checks, and a scale that is a number.
-  if (!(o.lossScaleInit > 0 && std::isfinite(o.lossScaleInit)))
-    return fail("--loss-scale-init must be a finite number > 0");
+  float scale = static_cast<float>(o.lossScaleInit);
+  if (!(std::isnormal(scale) && scale > 0 && std::isfinite(1.0f / scale)))
+    return fail("--loss-scale-init must be a float32 number > 0 whose "
+                "reciprocal is finite");
   if (!(o.lossScaleGrowthFactor > 1 && std::isfinite(o.lossScaleGrowthFactor)))
     return fail("--loss-scale-growth-factor must be a finite number > 1");
   if (!(o.lossScaleBackoffFactor > 0 && o.lossScaleBackoffFactor < 1))

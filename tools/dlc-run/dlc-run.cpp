@@ -241,10 +241,11 @@ struct ExpectedArray {
 };
 
 /// Reads `file` and matches its arrays to `expected` by name, reporting
-/// every mismatch at once.
+/// every mismatch at once. `given` (when set) tells which came from the
+/// file rather than a fallback.
 static FailureOr<SmallVector<::dlc::Tensor>>
 readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
-           StringRef what) {
+           StringRef what, SmallVectorImpl<bool> *given = nullptr) {
   ::dlc::NamedTensors arrays;
   std::string error;
   if (!::dlc::readNpz(file, arrays, &error)) {
@@ -256,6 +257,8 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
   llvm::StringSet<> used;
   for (const auto &[name, type, fallback] : expectedArrays) {
     auto it = llvm::find_if(arrays, [&](auto &a) { return a.first == name; });
+    if (given)
+      given->push_back(it != arrays.end());
     if (it == arrays.end() && fallback) {
       inputs.push_back(*fallback);
       continue;
@@ -288,7 +291,8 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
 
 /// Reads --inputs, one array per argument of `func` (which passed
 /// checkSignature); arguments bound to a global (by their dlc.role) may be
-/// left out and take its value in `globals`.
+/// left out and take its value in `globals`, but a parameter's 16-bit copy
+/// left out is the rounding of the parameter's value, as in a session.
 static FailureOr<SmallVector<::dlc::Tensor>>
 readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
   SmallVector<ExpectedArray> expected;
@@ -303,7 +307,30 @@ readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
     expected.push_back({name, cast<RankedTensorType>(type),
                         bound ? &global->second : nullptr});
   }
-  return readArrays(inputsFile, expected, "inputs");
+  SmallVector<bool> given;
+  FailureOr<SmallVector<::dlc::Tensor>> inputs =
+      readArrays(inputsFile, expected, "inputs", &given);
+  if (failed(inputs))
+    return failure();
+  auto module = func->getParentOfType<ModuleOp>();
+  for (auto [i, copy] : llvm::enumerate(expected)) {
+    auto global = module.lookupSymbol<mlir::dlc::GlobalOp>(copy.name);
+    auto source = global ? global->getAttrOfType<FlatSymbolRefAttr>(
+                               mlir::dlc::roles::kCopyOfAttr)
+                         : FlatSymbolRefAttr();
+    if (given[i] || !source)
+      continue;
+    auto it = llvm::find_if(expected, [&](const ExpectedArray &a) {
+      return a.name == source.getValue();
+    });
+    if (it == expected.end())
+      continue;
+    const ::dlc::Tensor &value = (*inputs)[it - expected.begin()];
+    ::dlc::Tensor &rounded = (*inputs)[i];
+    ::dlc::narrowFromFloat(rounded.dtype(), value.data<float>(),
+                           rounded.bytes(), value.numElements());
+  }
+  return inputs;
 }
 
 /// Reads --gradcheck's cotangents, one per float result of `func`.
