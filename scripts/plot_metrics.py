@@ -48,11 +48,14 @@ def read_log(path):
 
 def series(entries, key):
     """(steps, values) of the entries with a number under `key` (JSON
-    null, a non-finite value, is left out)."""
-    points = [(e["step"], e[key]) for e in entries
+    null, a non-finite value, is left out), in step order. A step logged
+    twice (a run killed after its last checkpoint logs the steps its
+    resumed run takes again) keeps its last value."""
+    points = {e["step"]: e[key] for e in entries
               if isinstance(e.get(key), (int, float)) and
-              math.isfinite(e[key])]
-    return [p[0] for p in points], [p[1] for p in points]
+              math.isfinite(e[key])}
+    steps = sorted(points)
+    return steps, [points[s] for s in steps]
 
 
 def main():
