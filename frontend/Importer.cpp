@@ -232,6 +232,22 @@ ModelImporter::importInputs(SmallVectorImpl<Type> &argTypes,
     argTypes.push_back(*type);
     argNames.push_back(info.name());
   }
+  // A value for an input the graph does not have is a mistake (a typo in
+  // a name), not something to ignore.
+  for (const auto &fixed : options_.constantInputs)
+    if (!names.count(fixed.getKey())) {
+      InFlightDiagnostic diag = error()
+                                << "a value is given for input '"
+                                << fixed.getKey()
+                                << "', which the graph does not have; its "
+                                   "inputs are: ";
+      SmallVector<StringRef> inputs;
+      for (const onnx::ValueInfoProto &info : graph_.input())
+        if (!globals_.count(info.name()))
+          inputs.push_back(info.name());
+      llvm::interleaveComma(inputs, diag);
+      return diag;
+    }
   return success();
 }
 

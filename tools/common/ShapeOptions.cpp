@@ -1,6 +1,7 @@
 //===- ShapeOptions.cpp - --batch-size and --dim for tools that import ----===//
 
 #include "tools/common/ShapeOptions.h"
+#include "runtime/support/Npz.h"
 #include "tools/common/Diagnostics.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -20,6 +21,11 @@ struct ShapeOptions {
   cl::list<std::string> dims{
       "dim", cl::desc("Binds a symbolic dimension: --dim NAME=N"),
       cl::value_desc("NAME=N"), cl::cat(category)};
+  cl::list<std::string> bindInputs{
+      "bind-input",
+      cl::desc("Fixes a graph input to the array of a .npy file, as a "
+               "constant (a Reshape's shape, Resize's scales)"),
+      cl::value_desc("NAME=FILE.npy"), cl::cat(category)};
 };
 llvm::ManagedStatic<ShapeOptions> shapeOptions;
 } // namespace
@@ -52,6 +58,26 @@ bool dlc::tools::applyShapeOptions(llvm::StringRef tool,
       return false;
     }
     options.dims[name] = n;
+  }
+  for (const std::string &b : o.bindInputs) {
+    auto [name, file] = llvm::StringRef(b).split('=');
+    if (name.empty() || file.empty()) {
+      llvm::errs() << tool << ": error: --bind-input expects NAME=FILE.npy, "
+                   << "got '" << escapeForOneLine(b) << "'\n";
+      return false;
+    }
+    ::dlc::Tensor value;
+    std::string error;
+    if (!::dlc::readNpy(file.str(), value, &error)) {
+      llvm::errs() << tool << ": error: --bind-input " << name << ": "
+                   << escapeForOneLine(error) << "\n";
+      return false;
+    }
+    if (!options.constantInputs.try_emplace(name, std::move(value)).second) {
+      llvm::errs() << tool << ": error: --bind-input " << name
+                   << " is given twice\n";
+      return false;
+    }
   }
   return true;
 }

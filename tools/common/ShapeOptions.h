@@ -1,7 +1,8 @@
-//===- ShapeOptions.h - --batch-size and --dim for tools that import ------===//
+//===- ShapeOptions.h - Shape bindings for the tools that import ----------===//
 //
-// Every tool that imports ONNX models binds symbolic dimensions the same
-// way; the options and their checks live here once.
+// Every tool that imports ONNX models binds symbolic dimensions and
+// shape-deciding inputs the same way (--batch-size, --dim, --bind-input);
+// the options and their checks live here once.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_TOOLS_COMMON_SHAPEOPTIONS_H
@@ -14,7 +15,8 @@
 
 namespace dlc::tools {
 
-/// Registers --batch-size N and --dim NAME=N (call before parsing).
+/// Registers --batch-size N, --dim NAME=N and --bind-input NAME=FILE.npy
+/// (call before parsing).
 void registerShapeOptions();
 /// Their category in --help.
 const llvm::cl::OptionCategory &shapeOptionCategory();
