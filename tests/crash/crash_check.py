@@ -3,6 +3,7 @@
 exactly the run that was never killed.
 
     crash_check.py --dlc-compile BIN --dlc-run BIN --work DIR [--kills 20]
+        [--option=--precision=fp16 ...]
 
 The test MLP (tools/dlc-run/test/Inputs/mlp.onnxtxt) is compiled for
 training and run for STEPS steps with a checkpoint after every step, once
@@ -14,8 +15,10 @@ a checkpoint is being written, and resumes (`--resume DIR`) to STEPS; a
 run killed before its first checkpoint starts over. Each must end with the
 same parameters, optimizer state and step as the straight run, bit for
 bit, and its log from the step it resumed at must equal the straight
-run's lines. Prints one line per kill point and a summary; exit code 1 on
-any difference.
+run's lines. --option adds a dlc-compile option (ctest also runs float16
+mixed precision with a loss scale that overflows at first, so that kills
+land among skipped steps). Prints one line per kill point and a summary;
+exit code 1 on any difference.
 """
 import argparse
 import os
@@ -56,6 +59,8 @@ def main():
     parser.add_argument("--dlc-run", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--option", action="append", default=[],
+                        help="a dlc-compile option for the module")
     args = parser.parse_args()
     work = args.work
     shutil.rmtree(work, ignore_errors=True)
@@ -64,7 +69,8 @@ def main():
     subprocess.run([sys.executable, MAKE_DATA, "classes", data, "64"],
                    check=True)
     subprocess.run([args.dlc_compile, MODEL, "--train", "--batch-size", "4",
-                    "--optimizer", "adamw", "--lr", "0.05", "-o", module],
+                    "--optimizer", "adamw", "--lr", "0.05", *args.option,
+                    "-o", module],
                    check=True)
 
     def command(folder, log, resume=False):
@@ -119,7 +125,8 @@ def main():
               f"{f', {len(leftovers)} unfinished checkpoint file left' if leftovers else ''}"
               f": {'differs in ' + ', '.join(problems) if problems else 'resumed bit-exact'}",
               flush=True)
-    print(f"{kills} kill points in {attempts} runs of {STEPS} steps "
+    options = " ".join(args.option) or "float32"
+    print(f"{options}: {kills} kill points in {attempts} runs of {STEPS} steps "
           f"({duration:.2f} s each), {failures} differ from the run never "
           "killed")
     if kills < args.kills:
