@@ -199,8 +199,8 @@ LogicalResult Writer::addGlobals() {
     // A 16-bit copy of a parameter takes no bytes of its own: the runtime
     // derives it from its source, which comes first in the module.
     int copyOf = -1;
-    if (auto source = global->getAttrOfType<FlatSymbolRefAttr>(
-            roles::kCopyOfAttr)) {
+    if (auto source =
+            global->getAttrOfType<FlatSymbolRefAttr>(roles::kCopyOfAttr)) {
       auto it = globalIndex.find(source.getValue());
       if (it == globalIndex.end())
         return global.emitOpError()

@@ -236,11 +236,10 @@ ModelImporter::importInputs(SmallVectorImpl<Type> &argTypes,
   // a name), not something to ignore.
   for (const auto &fixed : options_.constantInputs)
     if (!names.count(fixed.getKey())) {
-      InFlightDiagnostic diag = error()
-                                << "a value is given for input '"
-                                << fixed.getKey()
-                                << "', which the graph does not have; its "
-                                   "inputs are: ";
+      InFlightDiagnostic diag =
+          error() << "a value is given for input '" << fixed.getKey()
+                  << "', which the graph does not have; its "
+                     "inputs are: ";
       SmallVector<StringRef> inputs;
       for (const onnx::ValueInfoProto &info : graph_.input())
         if (!globals_.count(info.name()))

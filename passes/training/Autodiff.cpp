@@ -329,10 +329,11 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
       }
     auto scaleType = RankedTensorType::get({}, builder.getF32Type());
     // Adding an argument to a func.func with a body cannot fail.
-    (void)gradFunc.insertArgument(
-        gradFunc.getNumArguments(), scaleType,
-        roles::attrs(builder.getContext(), roles::kLossScaleName, roles::kLossScale),
-        func.getLoc());
+    (void)gradFunc.insertArgument(gradFunc.getNumArguments(), scaleType,
+                                  roles::attrs(builder.getContext(),
+                                               roles::kLossScaleName,
+                                               roles::kLossScale),
+                                  func.getLoc());
     seed = grad::castTo(builder, func.getLoc(), gradFunc.getArguments().back(),
                         grad::typeOf(loss).getElementType());
   }

@@ -72,9 +72,8 @@ SmallVector<Type> lowPrecisionCastsOf(BlockArgument arg) {
     if (element.isBF16() || element.isF16())
       casts.push_back(user);
   }
-  llvm::sort(casts, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(casts,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   SmallVector<Type> types;
   for (Operation *cast : casts) {
     Type element = getElementTypeOrSelf(cast->getResultTypes().front());
@@ -116,12 +115,12 @@ public:
 
   /// Makes the existing argument `arg` (named `name`) read a new global of
   /// `type` with every element `value`, as optimizer state.
-  void bindToNewGlobal(BlockArgument arg, StringRef name,
-                       RankedTensorType type, double value, Location loc) {
+  void bindToNewGlobal(BlockArgument arg, StringRef name, RankedTensorType type,
+                       double value, Location loc) {
     addGlobal(name, type, value, loc);
-    func_.setArgAttrs(arg.getArgNumber(),
-                      roles::attrs(module_.getContext(), name,
-                                   roles::kOptimizerState));
+    func_.setArgAttrs(
+        arg.getArgNumber(),
+        roles::attrs(module_.getContext(), name, roles::kOptimizerState));
   }
 
   /// Returns `value` as the new value of the argument `arg`.
@@ -348,6 +347,18 @@ LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
   }
   if (numGradients == 0)
     return emitError() << "@" << functionName << " returns no gradient";
+  // GradScaler unscales float32 gradients only ("Attempting to unscale
+  // FP16 gradients"): a 16-bit one times 1/65536 loses its small values.
+  if (numScales > 0)
+    for (unsigned r = 1; r < source.getNumResults(); ++r) {
+      Type element = getElementTypeOrSelf(source.getResultTypes()[r]);
+      if (roles::roleOf(source.getResultAttrDict(r)) == roles::kGradient &&
+          !element.isF32() && !element.isF64())
+        return emitError() << "loss scaling needs float32 or float64 "
+                              "parameters (master weights); '"
+                           << roles::nameOf(source.getResultAttrDict(r))
+                           << "' is " << element;
+    }
   return success();
 }
 
@@ -374,8 +385,8 @@ LogicalResult OptimizerPass::checkNewNames(func::FuncOp source) {
   if (lowPrecisionCopies)
     for (unsigned i = 0; i < source.getNumArguments(); ++i) {
       StringRef name = roles::nameOf(source.getArgAttrDict(i));
-      bool trainable = llvm::any_of(
-          llvm::seq(1u, source.getNumResults()), [&](unsigned r) {
+      bool trainable =
+          llvm::any_of(llvm::seq(1u, source.getNumResults()), [&](unsigned r) {
             DictionaryAttr attrs = source.getResultAttrDict(r);
             return roles::roleOf(attrs) == roles::kGradient &&
                    roles::nameOf(attrs) == name;
@@ -473,17 +484,15 @@ LossScaling OptimizerPass::unscaleGradients(
   scaling.scale = scale;
   auto i64Scalar = RankedTensorType::get({}, b.getI64Type());
   step.bindToNewGlobal(scale, roles::kLossScaleName,
-                       cast<RankedTensorType>(scale.getType()), initScale,
-                       loc);
+                       cast<RankedTensorType>(scale.getType()), initScale, loc);
   scaling.growthTracker = step.addStateArgument(
       kGrowthTrackerName, roles::kOptimizerState, i64Scalar, 0, loc);
   scaling.skipped = step.addStateArgument(
       kSkippedStepsName, roles::kOptimizerState, i64Scalar, 0, loc);
-  Value inverse = castTo(
-      b, loc,
-      div(b, loc, scalar(b, loc, b.getF64Type(), 1.0),
-          castTo(b, loc, scale, b.getF64Type())),
-      b.getF32Type());
+  Value inverse = castTo(b, loc,
+                         div(b, loc, scalar(b, loc, b.getF64Type(), 1.0),
+                             castTo(b, loc, scale, b.getF64Type())),
+                         b.getF32Type());
   Value nonFinite;
   for (auto &[param, g] : grads) {
     Type element = typeOf(g).getElementType();
@@ -513,16 +522,14 @@ void OptimizerPass::updateLossScale(OpBuilder &b, Location loc,
   Value clean = add(b, loc, scaling.growthTracker, i64c(1));
   Value grow = CompareOp::create(b, loc, ComparePredicate::eq, clean,
                                  i64c(growthInterval));
-  Value grown = castTo(b, loc, mul(b, loc, scale64, scalar(b, loc, f64,
-                                                           growthFactor)),
-                       f32);
+  Value grown = castTo(
+      b, loc, mul(b, loc, scale64, scalar(b, loc, f64, growthFactor)), f32);
   // |grown| < inf is false for inf and NaN.
-  Value grownFinite =
-      CompareOp::create(b, loc, ComparePredicate::lt, AbsOp::create(b, loc, grown),
-                        scalar(b, loc, f32, INFINITY));
+  Value grownFinite = CompareOp::create(b, loc, ComparePredicate::lt,
+                                        AbsOp::create(b, loc, grown),
+                                        scalar(b, loc, f32, INFINITY));
   Value afterClean = SelectOp::create(
-      b, loc, grow,
-      SelectOp::create(b, loc, grownFinite, grown, scaling.scale),
+      b, loc, grow, SelectOp::create(b, loc, grownFinite, grown, scaling.scale),
       scaling.scale);
   Value backedOff = castTo(
       b, loc, mul(b, loc, scale64, scalar(b, loc, f64, backoffFactor)), f32);
@@ -561,8 +568,8 @@ LogicalResult OptimizerPass::addLowPrecisionCopies(
             tensorFromAttr(*global.getInitialValue());
         SmallVector<::dlc::Tensor> cast;
         if (failed(value) || failed(evaluateOp(nextCopy, {*value}, cast)))
-          return emitError() << "cannot read the initial value of @\""
-                             << name << "\"";
+          return emitError()
+                 << "cannot read the initial value of @\"" << name << "\"";
         initial = attrFromTensor(cast.front(), type);
       }
       BlockArgument copy = step.addCopyArgument(copyName(name, element), name,
@@ -589,20 +596,6 @@ LogicalResult OptimizerPass::run() {
                        << " with a one-block body";
   if (failed(checkSource(source)) || failed(checkNewNames(source)))
     return failure();
-  // GradScaler unscales float32 gradients only ("Attempting to unscale
-  // FP16 gradients"): a 16-bit one times 1/65536 loses its small values.
-  for (unsigned i = 0; i < source.getNumArguments(); ++i)
-    if (roles::roleOf(source.getArgAttrDict(i)) == roles::kLossScale)
-      for (unsigned r = 1; r < source.getNumResults(); ++r) {
-        Type element = getElementTypeOrSelf(source.getResultTypes()[r]);
-        if (roles::roleOf(source.getResultAttrDict(r)) == roles::kGradient &&
-            !element.isF32() && !element.isF64())
-          return emitError()
-                 << "loss scaling needs float32 or float64 parameters "
-                    "(master weights); '"
-                 << roles::nameOf(source.getResultAttrDict(r)) << "' is "
-                 << element;
-      }
   Location loc = source.getLoc();
 
   // train_step starts as a copy of the gradient function.
@@ -702,8 +695,8 @@ LogicalResult OptimizerPass::run() {
         g = nesterov ? add(b, loc, g, mul(b, loc, next, c(momentum))) : next;
       }
       updatedParams.push_back(
-          {param, step.updateUnlessSkipped(b, loc, param,
-                                           sub(b, loc, p, mul(b, loc, g, lrT)))});
+          {param, step.updateUnlessSkipped(
+                      b, loc, param, sub(b, loc, p, mul(b, loc, g, lrT)))});
       continue;
     }
     // adam: L2 added to the gradient; adamw: p *= 1 - lr * weight_decay.
@@ -735,10 +728,10 @@ LogicalResult OptimizerPass::run() {
     Value denom = add(
         b, loc, div(b, loc, SqrtOp::create(b, loc, vNext), bc2Sqrt), c(eps));
     updatedParams.push_back(
-        {param,
-         step.updateUnlessSkipped(
-             b, loc, param,
-             add(b, loc, p, div(b, loc, mul(b, loc, stepSize, mNext), denom)))});
+        {param, step.updateUnlessSkipped(
+                    b, loc, param,
+                    add(b, loc, p,
+                        div(b, loc, mul(b, loc, stepSize, mNext), denom)))});
   }
   if (lowPrecisionCopies &&
       failed(addLowPrecisionCopies(b, loc, step, updatedParams)))

@@ -59,30 +59,28 @@ dlc_status_t Session::setGlobal(size_t index, const void *data) {
                           globals[globals[index].copyOf].name +
                           "': set that one");
   DLC_RETURN_IF_ERROR(writeGlobal(index, data));
-  std::vector<uint16_t> narrow;
   for (const ValueInfo &copy : globals)
-    if (copy.copyOf == static_cast<int32_t>(index)) {
-      narrow.resize(copy.type.numElements);
-      narrowFromFloat(copy.type.dtype, static_cast<const float *>(data),
-                      narrow.data(), narrow.size());
-      DLC_RETURN_IF_ERROR(writeGlobal(copy.global, narrow.data()));
-    }
+    if (copy.copyOf == static_cast<int32_t>(index))
+      DLC_RETURN_IF_ERROR(writeCopy(copy, static_cast<const float *>(data)));
   return nullptr;
 }
 
 dlc_status_t Session::refreshCopies() {
-  std::vector<float> wide;
-  std::vector<uint16_t> narrow;
+  std::vector<float> source;
   for (const ValueInfo &copy : module_->globals()) {
     if (copy.copyOf < 0)
       continue;
-    wide.resize(copy.type.numElements);
-    narrow.resize(copy.type.numElements);
-    DLC_RETURN_IF_ERROR(readGlobal(copy.copyOf, wide.data()));
-    narrowFromFloat(copy.type.dtype, wide.data(), narrow.data(), wide.size());
-    DLC_RETURN_IF_ERROR(writeGlobal(copy.global, narrow.data()));
+    source.resize(copy.type.numElements);
+    DLC_RETURN_IF_ERROR(readGlobal(copy.copyOf, source.data()));
+    DLC_RETURN_IF_ERROR(writeCopy(copy, source.data()));
   }
   return nullptr;
+}
+
+dlc_status_t Session::writeCopy(const ValueInfo &copy, const float *value) {
+  std::vector<uint16_t> narrow(copy.type.numElements);
+  narrowFromFloat(copy.type.dtype, value, narrow.data(), narrow.size());
+  return writeGlobal(copy.global, narrow.data());
 }
 
 int64_t Session::step() const {

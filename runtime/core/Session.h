@@ -113,6 +113,9 @@ protected:
   std::shared_ptr<const ModuleFile> module_;
 
 private:
+  /// Writes the 16-bit global `copy` rounded from its source's `value`.
+  dlc_status_t writeCopy(const ValueInfo &copy, const float *value);
+
   dlc_status_t findFunction(const std::string &function, size_t &index) const;
   /// A staging slot of `function` that holds no pending inputs, or -1.
   int freeSlot(size_t function) const;

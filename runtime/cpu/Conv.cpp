@@ -206,11 +206,12 @@ public:
            ThreadPool &pool) override {
     auto *base = static_cast<std::byte *>(scratch);
     T *xs = reinterpret_cast<T *>(base);
-    T *ws = reinterpret_cast<T *>(base + alignScratch(g_.xElements() * sizeof(T)));
+    T *ws =
+        reinterpret_cast<T *>(base + alignScratch(g_.xElements() * sizeof(T)));
     T *ys = reinterpret_cast<T *>(reinterpret_cast<std::byte *>(ws) +
                                   alignScratch(g_.wElements() * sizeof(T)));
-    void *rest =
-        reinterpret_cast<std::byte *>(ys) + alignScratch(g_.yElements() * sizeof(T));
+    void *rest = reinterpret_cast<std::byte *>(ys) +
+                 alignScratch(g_.yElements() * sizeof(T));
     int64_t in = 1, kernel = 1, out = 1;
     for (size_t d = 0; d < g_.spatialRank(); ++d) {
       in *= g_.input[d];
@@ -249,10 +250,10 @@ class WidenedConv final : public ConvKernel {
 public:
   WidenedConv(Kind kind, DType dtype, const ConvGeometry &g,
               std::unique_ptr<ConvKernel> inner)
-      : kind_(kind), dtype_(dtype),
-        elements_{static_cast<size_t>(g.xElements()),
-                  static_cast<size_t>(g.wElements()),
-                  static_cast<size_t>(g.yElements())},
+      : kind_(kind),
+        dtype_(dtype), elements_{static_cast<size_t>(g.xElements()),
+                                 static_cast<size_t>(g.wElements()),
+                                 static_cast<size_t>(g.yElements())},
         inner_(std::move(inner)) {}
 
   size_t scratchBytes() const override {

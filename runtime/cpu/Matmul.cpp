@@ -100,10 +100,10 @@ class WidenedMatmul final : public MatmulKernel {
 public:
   WidenedMatmul(const fb::MatmulStep &s, std::unique_ptr<MatmulKernel> inner)
       : dtype_(static_cast<DType>(s.dtype())),
-        lhsElements_(storedElements(s.batch(), s.lhs_batch_stride(),
-                                    s.m() * s.k())),
-        rhsElements_(storedElements(s.batch(), s.rhs_batch_stride(),
-                                    s.k() * s.n())),
+        lhsElements_(
+            storedElements(s.batch(), s.lhs_batch_stride(), s.m() * s.k())),
+        rhsElements_(
+            storedElements(s.batch(), s.rhs_batch_stride(), s.k() * s.n())),
         resultElements_(s.batch() * s.m() * s.n()), inner_(std::move(inner)) {}
 
   size_t scratchBytes() const override {
@@ -116,12 +116,12 @@ public:
   void run(const void *lhs, const void *rhs, void *result, void *scratch,
            dnnl::stream &stream) override {
     auto *lhs32 = static_cast<float *>(scratch);
-    auto *rhs32 = reinterpret_cast<float *>(
-        reinterpret_cast<std::byte *>(lhs32) +
-        alignScratch(lhsElements_ * sizeof(float)));
-    auto *result32 = reinterpret_cast<float *>(
-        reinterpret_cast<std::byte *>(rhs32) +
-        alignScratch(rhsElements_ * sizeof(float)));
+    auto *rhs32 =
+        reinterpret_cast<float *>(reinterpret_cast<std::byte *>(lhs32) +
+                                  alignScratch(lhsElements_ * sizeof(float)));
+    auto *result32 =
+        reinterpret_cast<float *>(reinterpret_cast<std::byte *>(rhs32) +
+                                  alignScratch(rhsElements_ * sizeof(float)));
     void *rest = reinterpret_cast<std::byte *>(result32) +
                  alignScratch(resultElements_ * sizeof(float));
     widenToFloat(dtype_, lhs, lhs32, lhsElements_);
@@ -134,7 +134,8 @@ private:
   /// The elements a batch of `batch` operands of `each` elements spans
   /// `stride` apart (one operand when broadcast: stride 0).
   static size_t storedElements(int64_t batch, int64_t stride, int64_t each) {
-    return static_cast<size_t>(stride == 0 ? each : (batch - 1) * stride + each);
+    return static_cast<size_t>(stride == 0 ? each
+                                           : (batch - 1) * stride + each);
   }
 
   DType dtype_;

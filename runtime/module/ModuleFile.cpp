@@ -170,8 +170,8 @@ private:
     for (ValueInfo &copy : m_.globals_) {
       if (copy.copyOf < 0)
         continue;
-      context_ = "global " + std::to_string(copy.global) + " ('" + copy.name +
-                 "')";
+      context_ =
+          "global " + std::to_string(copy.global) + " ('" + copy.name + "')";
       if (copy.copyOf >= static_cast<int32_t>(m_.globals_.size()) ||
           copy.copyOf == copy.global)
         return fail("is a copy of global " + std::to_string(copy.copyOf) +

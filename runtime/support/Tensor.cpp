@@ -183,8 +183,7 @@ void Tensor::checkType(DType t) const {
 
 namespace {
 
-template <typename Narrow>
-void widenAll(const void *in, float *out, size_t n) {
+template <typename Narrow> void widenAll(const void *in, float *out, size_t n) {
   const auto *from = static_cast<const Narrow *>(in);
   for (size_t i = 0; i < n; ++i)
     out[i] = static_cast<float>(from[i]);

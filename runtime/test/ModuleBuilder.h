@@ -124,8 +124,8 @@ public:
   /// Adds a global with `initial` bytes (empty: none), a 16-bit copy of
   /// global `copyOf` if that is not -1, and returns its index.
   uint32_t global(const std::string &name, const std::string &role, DType dtype,
-                  std::vector<int64_t> shape,
-                  std::vector<uint8_t> initial = {}, int32_t copyOf = -1);
+                  std::vector<int64_t> shape, std::vector<uint8_t> initial = {},
+                  int32_t copyOf = -1);
   uint32_t constant(DType dtype, std::vector<int64_t> shape,
                     std::vector<uint8_t> data);
   uint32_t kernel(const std::string &name);

@@ -418,6 +418,11 @@ TEST(ModuleLoad, BadGlobalsAndSignaturesAreRefused) {
   }
   {
     ModuleBuilder m = smallModule();
+    m.global("w@bf16", "weight_copy", DType::BF16, {2, 2}, {}, -2);
+    expectInvalid(m, "global 1 ('w@bf16'): is a copy of global -2");
+  }
+  {
+    ModuleBuilder m = smallModule();
     m.global("w@bf16", "weight_copy", DType::BF16, {4}, {}, 0);
     expectInvalid(m, "global 1 ('w@bf16'): is bfloat16[4], not a float16 or "
                      "bfloat16 copy of 'w' (float32[2,2])");

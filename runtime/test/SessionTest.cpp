@@ -433,11 +433,11 @@ TEST(Session, SixteenBitCopiesFollowTheirSource) {
       outcome(dlc_session_set_global(s.session.get(), "acc", v.data(), 16))
           .ok());
   float inf = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(copies(), (std::vector<float>{1.0f + 1.0f / 512, 1.0f, -2.0f,
-                                          -2.0f, inf, 65536.0f, 0.5f, 0.5f}));
+  EXPECT_EQ(copies(), (std::vector<float>{1.0f + 1.0f / 512, 1.0f, -2.0f, -2.0f,
+                                          inf, 65536.0f, 0.5f, 0.5f}));
   std::vector<uint16_t> bits(4);
-  Outcome o = outcome(dlc_session_set_global(s.session.get(), "acc@bf16",
-                                             bits.data(), 8));
+  Outcome o = outcome(
+      dlc_session_set_global(s.session.get(), "acc@bf16", bits.data(), 8));
   EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
   EXPECT_EQ(o.message,
             "global 'acc@bf16' is the session's bfloat16 copy of 'acc': set "
@@ -448,14 +448,14 @@ TEST(Session, SixteenBitCopiesFollowTheirSource) {
                                                   nullptr, 0))
                   .ok());
   std::vector<float> zeros(4, 0.0f);
-  ASSERT_TRUE(outcome(dlc_session_set_global(s.session.get(), "acc",
-                                             zeros.data(), 16))
+  ASSERT_TRUE(
+      outcome(dlc_session_set_global(s.session.get(), "acc", zeros.data(), 16))
+          .ok());
+  ASSERT_TRUE(outcome(dlc_session_load_checkpoint(s.session.get(), dir.c_str(),
+                                                  nullptr))
                   .ok());
-  ASSERT_TRUE(outcome(dlc_session_load_checkpoint(s.session.get(),
-                                                  dir.c_str(), nullptr))
-                  .ok());
-  EXPECT_EQ(copies(), (std::vector<float>{1.0f + 1.0f / 512, 1.0f, -2.0f,
-                                          -2.0f, inf, 65536.0f, 0.5f, 0.5f}));
+  EXPECT_EQ(copies(), (std::vector<float>{1.0f + 1.0f / 512, 1.0f, -2.0f, -2.0f,
+                                          inf, 65536.0f, 0.5f, 0.5f}));
 }
 
 TEST(Session, CheckpointsOfOtherModelsAreRefusedWithoutChanges) {

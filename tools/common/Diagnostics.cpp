@@ -1,8 +1,8 @@
 //===- Diagnostics.cpp - How dlc's command-line tools report errors -------===//
 
 #include "tools/common/Diagnostics.h"
-#include "tools/common/Help.h"
 #include "ir/Locations.h"
+#include "tools/common/Help.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"

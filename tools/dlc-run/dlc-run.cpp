@@ -327,6 +327,18 @@ readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
       continue;
     const ::dlc::Tensor &value = (*inputs)[it - expected.begin()];
     ::dlc::Tensor &rounded = (*inputs)[i];
+    // dlc-optimizer makes only such copies; a module written by hand may
+    // not.
+    if (value.dtype() != ::dlc::DType::F32 ||
+        (rounded.dtype() != ::dlc::DType::F16 &&
+         rounded.dtype() != ::dlc::DType::BF16) ||
+        value.shape() != rounded.shape()) {
+      fail("'" + copy.name + "' (" + rounded.describe() +
+           ") is not a 16-bit copy of its " +
+           mlir::dlc::roles::kCopyOfAttr.str() + " '" +
+           source.getValue().str() + "' (" + value.describe() + ")");
+      return failure();
+    }
     ::dlc::narrowFromFloat(rounded.dtype(), value.data<float>(),
                            rounded.bytes(), value.numElements());
   }
