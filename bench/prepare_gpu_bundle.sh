@@ -2,7 +2,7 @@
 # Prepares, on the build machine, everything bench/gpu_round.sh needs on a
 # GPU machine, which has no MLIR and can install nothing (ENVIRONMENT.md):
 # the runtime's binaries (the runner, the step timer, the GPU tests) and the
-# shared libraries they need beyond the C and C++ runtimes, the six models
+# shared libraries they need beyond the C and C++ runtimes, the seven models
 # compiled for cpu and cuda without their weights (tests/gpu/gpu_check.py
 # prepare) and the benchmark's modules and data (bench/bench_gpu.py
 # prepare: the five small models, then GPT-2 124M and ResNet-50 in float32,

@@ -524,9 +524,6 @@ Writer::convStep(Operation *op, const BufferPlacement &placement,
   ArrayRef<int64_t> stride, padLow, padHigh, dilation;
   int64_t groups;
   if (auto conv = dyn_cast<ConvOp>(op)) {
-    if (llvm::any_of(conv.getInputDilation(), [](int64_t d) { return d != 1; }))
-      return op->emitOpError() << "with an input dilation (a transposed "
-                                  "convolution) has no compiled kernel yet";
     kind = fb::ConvKind::Forward;
     x = conv.getInput(), w = conv.getFilter(), y = conv.getResult();
     stride = conv.getStride(), padLow = conv.getPadLow();

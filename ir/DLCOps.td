@@ -622,41 +622,37 @@ def DLC_ConvOp : DLC_Op<"conv",
   let summary = "N-d grouped convolution (cross-correlation)";
   let description = [{
     `input` is `[N, C, spatial...]`, `filter` `[O, C / groups, kernel...]`.
-    Per spatial dimension: the input is dilated by `input_dilation` (zeros
-    inserted between elements, which expresses transposed convolution and
-    the data gradient), padded by `pad_low`/`pad_high`, and correlated with
-    the filter dilated by `dilation` at steps of `stride`.
+    Per spatial dimension: the input is padded by `pad_low`/`pad_high` and
+    correlated with the filter dilated by `dilation` at steps of `stride`.
+    A transposed convolution is dlc.conv_grad_input.
 
     With `channels_last` the channels are the innermost dimension instead:
     `input` is `[N, spatial..., C]`, `filter` `[O, kernel..., C / groups]`
     and the result `[N, output..., O]` (NHWC and OHWI for 2-D), the
     layout tensor-core convolutions read without a transpose
-    (dlc-channels-last). The arithmetic and its order are the same. A
-    channels-last convolution has no input dilation.
+    (dlc-channels-last). The arithmetic and its order are the same.
 
     Example:
     ```mlir
     %y = dlc.conv %x, %w stride [1, 1] pad_low [1, 1] pad_high [1, 1]
-        dilation [1, 1] input_dilation [1, 1] groups 1
+        dilation [1, 1] groups 1
         : tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32> -> tensor<1x16x8x8xf32>
     %z = dlc.conv %u, %v channels_last stride [1, 1] pad_low [1, 1]
-        pad_high [1, 1] dilation [1, 1] input_dilation [1, 1] groups 1
+        pad_high [1, 1] dilation [1, 1] groups 1
         : tensor<1x8x8x3xf32>, tensor<16x3x3x3xf32> -> tensor<1x8x8x16xf32>
     ```
   }];
   let arguments = (ins DLC_FloatTensor:$input, DLC_FloatTensor:$filter,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$pad_low,
                        DenseI64ArrayAttr:$pad_high, DenseI64ArrayAttr:$dilation,
-                       DenseI64ArrayAttr:$input_dilation, I64Attr:$groups,
-                       UnitAttr:$channels_last);
+                       I64Attr:$groups, UnitAttr:$channels_last);
   let results = (outs DLC_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $filter (`channels_last` $channels_last^)? `stride` $stride
     `pad_low` $pad_low `pad_high` $pad_high `dilation` $dilation
-    `input_dilation` $input_dilation `groups` $groups attr-dict `:`
+    `groups` $groups attr-dict `:`
     type($input) `,` type($filter) `->` type($result)
   }];
-  let hasVerifier = 1;
 }
 
 class DLC_PoolOp<string mnemonic, string semantics>
@@ -728,12 +724,16 @@ def DLC_DropoutOp : DLC_Op<"dropout", [DLC_Differentiable, Pure,
 //===----------------------------------------------------------------------===//
 
 def DLC_ConvGradInputOp : DLC_Op<"conv_grad_input",
-    [Pure, SameOperandsAndResultElementType]> {
+    [DLC_Differentiable, Pure, SameOperandsAndResultElementType]> {
   let summary = "the gradient of dlc.conv with respect to its input";
   let description = [{
-    For `y = dlc.conv(x, w)` with these attributes (`input_dilation` of
-    all ones; `channels_last` as dlc.conv's) and `x` of the result type,
-    returns `dL/dx` given `dL/dy` (`grad_output`).
+    For `y = dlc.conv(x, w)` with these attributes (`channels_last` as
+    dlc.conv's) and `x` of the result type, returns `dL/dx` given `dL/dy`
+    (`grad_output`). It is also the transposed convolution (ONNX's
+    ConvTranspose, cuDNN's backward-data, oneDNN's deconvolution): each
+    `grad_output` element scatters the filter into the result at `stride`
+    steps. Being linear in both operands, it is differentiable: its
+    gradients are a dlc.conv and a dlc.conv_grad_filter.
 
     Example:
     ```mlir
@@ -760,8 +760,8 @@ def DLC_ConvGradFilterOp : DLC_Op<"conv_grad_filter",
     [Pure, SameOperandsAndResultElementType]> {
   let summary = "the gradient of dlc.conv with respect to its filter";
   let description = [{
-    For `y = dlc.conv(x, w)` with these attributes (`input_dilation` of
-    all ones; `channels_last` as dlc.conv's) and `w` of the result type,
+    For `y = dlc.conv(x, w)` with these attributes (`channels_last` as
+    dlc.conv's) and `w` of the result type,
     returns `dL/dw` given `x` and `dL/dy` (`grad_output`).
 
     Example:

@@ -710,8 +710,7 @@ static FailureOr<RankedTensorType>
 inferConvType(std::optional<Location> loc, RankedTensorType input,
               RankedTensorType filter, ArrayRef<int64_t> stride,
               ArrayRef<int64_t> padLow, ArrayRef<int64_t> padHigh,
-              ArrayRef<int64_t> dilation, ArrayRef<int64_t> inputDilation,
-              int64_t groups) {
+              ArrayRef<int64_t> dilation, int64_t groups) {
   if (input.getRank() < 3 || filter.getRank() != input.getRank())
     return emitOptionalError(loc, "input and filter must have the same rank, "
                                   "3 or more");
@@ -720,8 +719,7 @@ inferConvType(std::optional<Location> loc, RankedTensorType input,
                                {{"stride", stride},
                                 {"pad_low", padLow},
                                 {"pad_high", padHigh},
-                                {"dilation", dilation},
-                                {"input_dilation", inputDilation}})))
+                                {"dilation", dilation}})))
     return failure();
   int64_t channels = input.getDimSize(1), outChannels = filter.getDimSize(0);
   if (groups <= 0 || channels % groups != 0 || outChannels % groups != 0)
@@ -734,9 +732,9 @@ inferConvType(std::optional<Location> loc, RankedTensorType input,
                              channels / groups);
   SmallVector<int64_t> shape = {input.getDimSize(0), outChannels};
   for (int64_t d = 0; d < spatial; ++d) {
-    std::optional<int64_t> size = windowOutputSize(
-        input.getDimSize(d + 2), filter.getDimSize(d + 2), stride[d], padLow[d],
-        padHigh[d], dilation[d], inputDilation[d]);
+    std::optional<int64_t> size =
+        windowOutputSize(input.getDimSize(d + 2), filter.getDimSize(d + 2),
+                         stride[d], padLow[d], padHigh[d], dilation[d]);
     if (!size)
       return emitOptionalError(loc, "filter does not fit spatial dimension ", d,
                                " (or the padded size exceeds ",
@@ -761,16 +759,14 @@ static RankedTensorType relayout(RankedTensorType type, bool channelsLast,
 }
 
 /// inferConvType over operands in the layout `channelsLast` says.
-static FailureOr<RankedTensorType>
-inferConvTypeIn(bool channelsLast, std::optional<Location> loc,
-                RankedTensorType input, RankedTensorType filter,
-                ArrayRef<int64_t> stride, ArrayRef<int64_t> padLow,
-                ArrayRef<int64_t> padHigh, ArrayRef<int64_t> dilation,
-                ArrayRef<int64_t> inputDilation, int64_t groups) {
-  FailureOr<RankedTensorType> type = inferConvType(
-      loc, relayout(input, channelsLast, true),
-      relayout(filter, channelsLast, true), stride, padLow, padHigh, dilation,
-      inputDilation, groups);
+static FailureOr<RankedTensorType> inferConvTypeIn(
+    bool channelsLast, std::optional<Location> loc, RankedTensorType input,
+    RankedTensorType filter, ArrayRef<int64_t> stride, ArrayRef<int64_t> padLow,
+    ArrayRef<int64_t> padHigh, ArrayRef<int64_t> dilation, int64_t groups) {
+  FailureOr<RankedTensorType> type =
+      inferConvType(loc, relayout(input, channelsLast, true),
+                    relayout(filter, channelsLast, true), stride, padLow,
+                    padHigh, dilation, groups);
   if (failed(type))
     return failure();
   return relayout(*type, channelsLast, false);
@@ -782,20 +778,11 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        SmallVectorImpl<Type> &inferred) {
   FailureOr<RankedTensorType> type = inferConvTypeIn(
       adaptor.getChannelsLast(), loc, tensorType(adaptor.getInput()),
-      tensorType(adaptor.getFilter()), adaptor.getStride(),
-      adaptor.getPadLow(), adaptor.getPadHigh(), adaptor.getDilation(),
-      adaptor.getInputDilation(), adaptor.getGroups());
+      tensorType(adaptor.getFilter()), adaptor.getStride(), adaptor.getPadLow(),
+      adaptor.getPadHigh(), adaptor.getDilation(), adaptor.getGroups());
   if (failed(type))
     return failure();
   inferred.push_back(*type);
-  return success();
-}
-
-LogicalResult ConvOp::verify() {
-  if (getChannelsLast() &&
-      llvm::any_of(getInputDilation(), [](int64_t d) { return d != 1; }))
-    return emitOpError() << "with channels_last has no input dilation "
-                            "(a transposed convolution stays channels-first)";
   return success();
 }
 
@@ -811,22 +798,20 @@ static LogicalResult checkGradOutput(Operation *op, RankedTensorType gradOutput,
 }
 
 LogicalResult ConvGradInputOp::verify() {
-  SmallVector<int64_t> ones(getStride().size(), 1);
-  FailureOr<RankedTensorType> forward = inferConvTypeIn(
-      getChannelsLast(), getLoc(), tensorType(getResult()),
-      tensorType(getFilter()), getStride(), getPadLow(), getPadHigh(),
-      getDilation(), ones, getGroups());
+  FailureOr<RankedTensorType> forward =
+      inferConvTypeIn(getChannelsLast(), getLoc(), tensorType(getResult()),
+                      tensorType(getFilter()), getStride(), getPadLow(),
+                      getPadHigh(), getDilation(), getGroups());
   if (failed(forward))
     return failure();
   return checkGradOutput(*this, tensorType(getGradOutput()), *forward);
 }
 
 LogicalResult ConvGradFilterOp::verify() {
-  SmallVector<int64_t> ones(getStride().size(), 1);
-  FailureOr<RankedTensorType> forward = inferConvTypeIn(
-      getChannelsLast(), getLoc(), tensorType(getInput()),
-      tensorType(getResult()), getStride(), getPadLow(), getPadHigh(),
-      getDilation(), ones, getGroups());
+  FailureOr<RankedTensorType> forward =
+      inferConvTypeIn(getChannelsLast(), getLoc(), tensorType(getInput()),
+                      tensorType(getResult()), getStride(), getPadLow(),
+                      getPadHigh(), getDilation(), getGroups());
   if (failed(forward))
     return failure();
   return checkGradOutput(*this, tensorType(getGradOutput()), *forward);
@@ -854,7 +839,7 @@ inferPoolType(std::optional<Location> loc, RankedTensorType input,
   for (int64_t d = 0; d < spatial; ++d) {
     std::optional<int64_t> size =
         windowOutputSize(input.getDimSize(d + 2), window[d], stride[d],
-                         padLow[d], padHigh[d], dilation[d], 1);
+                         padLow[d], padHigh[d], dilation[d]);
     if (!size)
       return emitOptionalError(loc, "window does not fit spatial dimension ", d,
                                " (or the padded size exceeds ",

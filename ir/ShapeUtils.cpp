@@ -51,23 +51,17 @@ bool isBroadcastableTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
 
 std::optional<int64_t> windowOutputSize(int64_t input, int64_t window,
                                         int64_t stride, int64_t low,
-                                        int64_t high, int64_t dilation,
-                                        int64_t inputDilation) {
-  if (input < 0 || window <= 0 || stride <= 0 || dilation <= 0 ||
-      inputDilation <= 0 || low < 0 || high < 0)
+                                        int64_t high, int64_t dilation) {
+  if (input < 0 || window <= 0 || stride <= 0 || dilation <= 0 || low < 0 ||
+      high < 0)
     return std::nullopt;
   // Every intermediate is bounded by kMaxTensorElements, far from overflow.
   auto bounded = [](std::optional<int64_t> v) {
     return v && *v <= kMaxTensorElements ? v : std::nullopt;
   };
-  std::optional<int64_t> dilatedInput =
-      input == 0 ? std::optional<int64_t>(0)
-                 : bounded(llvm::checkedMulAdd(input - 1, inputDilation,
-                                               int64_t(1)));
   std::optional<int64_t> padded;
-  if (dilatedInput)
-    if (std::optional<int64_t> withLow = llvm::checkedAdd(*dilatedInput, low))
-      padded = bounded(llvm::checkedAdd(*withLow, high));
+  if (std::optional<int64_t> withLow = llvm::checkedAdd(input, low))
+    padded = bounded(llvm::checkedAdd(*withLow, high));
   std::optional<int64_t> effectiveWindow =
       bounded(llvm::checkedMulAdd(window - 1, dilation, int64_t(1)));
   if (!padded || !effectiveWindow || *padded < *effectiveWindow)

@@ -36,15 +36,14 @@ std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
 /// True if `from` broadcasts to exactly `to`.
 bool isBroadcastableTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to);
 
-/// Output size of a sliding window over one dimension: the input dilated by
-/// `inputDilation`, padded by `low`/`high`, a window of `window` elements
-/// dilated by `dilation`, at steps of `stride`. Nullopt if the window does not
+/// Output size of a sliding window over one dimension: the input padded by
+/// `low`/`high`, a window of `window` elements dilated by `dilation`, at
+/// steps of `stride`. Nullopt if the window does not
 /// fit once, a parameter is out of range (non-positive window, stride or
 /// dilation, negative padding) or a size exceeds kMaxTensorElements.
 std::optional<int64_t> windowOutputSize(int64_t input, int64_t window,
                                         int64_t stride, int64_t low,
-                                        int64_t high, int64_t dilation,
-                                        int64_t inputDilation);
+                                        int64_t high, int64_t dilation);
 
 /// The permutation from a channels-first tensor of `rank` ([N, C, s...]) to
 /// its channels-last form ([N, s..., C]): dimension i of the channels-last

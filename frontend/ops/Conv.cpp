@@ -1,10 +1,10 @@
 //===- Conv.cpp - ONNX convolutions: Conv, ConvTranspose ------------------===//
 //
 // Conv is dlc.conv once auto_pad is resolved into explicit padding.
-// ConvTranspose is also dlc.conv: the input dilated by the strides,
-// correlated with the spatially flipped filter whose channel axes are
-// swapped within each group. The window attributes (strides, dilations,
-// pads, auto_pad) are read as the pools read them, through RuleUtils.h.
+// ConvTranspose is dlc.conv_grad_input, the data gradient of the
+// convolution it transposes, whose filter is ONNX's weight as it is. The
+// window attributes (strides, dilations, pads, auto_pad) are read as the
+// pools read them, through RuleUtils.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,22 +81,24 @@ void convRule(NodeContext &c) {
                     high))
     return;
   int64_t group = c.intAttr("group", 1);
-  Value y = c.build<ConvOp>(
-      {x, w}, {c.namedI64s("stride", *strides), c.namedI64s("pad_low", low),
-               c.namedI64s("pad_high", high),
-               c.namedI64s("dilation", *dilations),
-               c.namedI64s("input_dilation", SmallVector<int64_t>(spatial, 1)),
-               c.namedI64("groups", group)});
+  Value y = c.build<ConvOp>({x, w}, {c.namedI64s("stride", *strides),
+                                     c.namedI64s("pad_low", low),
+                                     c.namedI64s("pad_high", high),
+                                     c.namedI64s("dilation", *dilations),
+                                     c.namedI64("groups", group)});
   if (c.hasInput(2))
     y = addChannelBias(c, y, c.input(2));
   c.setOutput(0, y);
 }
 
-/// ConvTranspose as a convolution: each input element scatters the kernel
-/// into the output at stride steps, which is the correlation of the
-/// stride-dilated input, padded by dilation * (k - 1) on both sides less
-/// the ONNX pads, with the flipped kernel. The weight [Cin, Cout/g, k...]
-/// becomes [Cout, Cin/g, k...] by swapping the channel axes in each group.
+/// ConvTranspose as dlc.conv_grad_input: each input element scatters the
+/// kernel into the output at stride steps, which is the data gradient of
+/// the convolution G from the output (Cout channels) to the input (Cin)
+/// with ONNX's strides, dilations and begin pads and the weight
+/// [Cin, Cout/g, k...] as G's filter. G's end padding is chosen so that G
+/// maps exactly the output positions an input element reaches back to the
+/// input; output positions past that reach (output_padding, an
+/// output_shape larger than the reach) are zeros, a dlc.pad.
 void convTransposeRule(NodeContext &c) {
   Value x = c.input(0), w = c.input(1);
   if (!checkConvOperands(c, x, w))
@@ -132,13 +134,12 @@ void convTransposeRule(NodeContext &c) {
   // attribute is at most kMaxTensorElements (spatialAttr, readPads), so
   // only the stride times the input can overflow, and the sizes are bounded
   // by kMaxTensorElements before any further arithmetic.
-  SmallVector<int64_t> full(spatial), reach(spatial);
+  SmallVector<int64_t> full(spatial);
   for (int64_t d = 0; d < spatial; ++d) {
     std::optional<int64_t> window =
         windowExtent(c, kernel[d], (*dilations)[d], d);
     if (!window)
       return;
-    reach[d] = *window - 1;
     std::optional<int64_t> spread = llvm::checkedMulAdd(
         (*strides)[d], input[d] - 1, (*outputPadding)[d] + *window);
     if (!spread || *spread > kMaxTensorElements) {
@@ -191,51 +192,46 @@ void convTransposeRule(NodeContext &c) {
     }
   }
 
-  SmallVector<int64_t> convLow(spatial), convHigh(spatial), cropLow(spatial),
-      outSize(spatial);
+  // Per dimension: the output size; `reached`, the output positions an
+  // input element reaches (the last input's window ends at
+  // stride * (in - 1) + window - 1 - low), computed by G; G's end padding,
+  // which makes G map the reached positions to exactly `in` outputs; and
+  // the zeros after them.
+  SmallVector<int64_t> reached(spatial), gHigh(spatial), tail(spatial);
   for (int64_t d = 0; d < spatial; ++d) {
-    outSize[d] = full[d] - low[d] - high[d];
-    if (outSize[d] <= 0) {
-      c.error() << "output size " << outSize[d] << " of spatial dimension "
-                << d << " is not positive";
+    int64_t outSize = full[d] - low[d] - high[d];
+    if (outSize <= 0) {
+      c.error() << "output size " << outSize << " of spatial dimension " << d
+                << " is not positive";
       return;
     }
-    int64_t lo = reach[d] - low[d];
-    int64_t hi = reach[d] - high[d] + (*outputPadding)[d];
-    // Padding beyond the kernel's reach crops the output instead.
-    convLow[d] = std::max<int64_t>(lo, 0);
-    convHigh[d] = std::max<int64_t>(hi, 0);
-    cropLow[d] = convLow[d] - lo;
+    int64_t reach = full[d] - (*outputPadding)[d] - low[d];
+    if (reach <= 0) {
+      c.error() << "pads [" << ArrayRef<int64_t>(low) << "] start the output "
+                << "of spatial dimension " << d
+                << " past every position an input element reaches";
+      return;
+    }
+    reached[d] = std::min(outSize, reach);
+    gHigh[d] = reach - reached[d];
+    tail[d] = outSize - reached[d];
   }
 
-  int64_t outPerGroup = wType.getDimSize(1), inPerGroup = inChannels / group;
-  SmallVector<int64_t> grouped = {group, inPerGroup, outPerGroup};
-  grouped.append(kernel.begin(), kernel.end());
-  SmallVector<int64_t> perm = {0, 2, 1};
-  for (int64_t d = 0; d < spatial; ++d)
-    perm.push_back(3 + d);
-  SmallVector<int64_t> filterShape = {group * outPerGroup, inPerGroup};
-  filterShape.append(kernel.begin(), kernel.end());
-  Value filter = c.reshape(c.transpose(c.reshape(w, grouped), perm),
-                           filterShape);
-  SmallVector<int64_t> offsets(spatial + 2, 0), steps(spatial + 2, 1);
-  for (int64_t d = 0; d < spatial; ++d) {
-    offsets[d + 2] = kernel[d] - 1;
-    steps[d + 2] = -1;
-  }
-  filter = c.slice(filter, offsets, filterShape, steps);
-
-  Value y = c.build<ConvOp>(
-      {x, filter},
-      {c.namedI64s("stride", SmallVector<int64_t>(spatial, 1)),
-       c.namedI64s("pad_low", convLow), c.namedI64s("pad_high", convHigh),
-       c.namedI64s("dilation", *dilations),
-       c.namedI64s("input_dilation", *strides), c.namedI64("groups", group)});
-  if (y && typeOf(y).getShape().drop_front(2) != ArrayRef<int64_t>(outSize)) {
-    SmallVector<int64_t> start = {0, 0}, sizes(typeOf(y).getShape().take_front(2));
-    start.append(cropLow);
-    sizes.append(outSize);
-    y = c.slice(y, start, sizes, SmallVector<int64_t>(spatial + 2, 1));
+  int64_t outChannels = group * wType.getDimSize(1);
+  SmallVector<int64_t> shape = {xType.getDimSize(0), outChannels};
+  shape.append(reached.begin(), reached.end());
+  Value y = c.buildTyped<ConvGradInputOp>(
+      RankedTensorType::get(shape, xType.getElementType()), {x, w},
+      {c.namedI64s("stride", *strides), c.namedI64s("pad_low", low),
+       c.namedI64s("pad_high", gHigh), c.namedI64s("dilation", *dilations),
+       c.namedI64("groups", group)});
+  if (llvm::any_of(tail, [](int64_t t) { return t > 0; })) {
+    SmallVector<int64_t> padLow(spatial + 2, 0), padHigh = {0, 0};
+    padHigh.append(tail.begin(), tail.end());
+    y = c.build<PadOp>(
+        {y},
+        {c.namedI64s("low", padLow), c.namedI64s("high", padHigh),
+         c.named("mode", PadModeAttr::get(c.context(), PadMode::constant))});
   }
   if (c.hasInput(2))
     y = addChannelBias(c, y, c.input(2));

@@ -8,10 +8,9 @@
 //
 // Convolution and pooling share WindowTaps: for every output position, the
 // list of (window element, input element) pairs that land inside the input.
-// Positions that fall in the padding, or between the elements of a dilated
-// input (input_dilation), are simply absent: padding adds zero to a sum and
-// never wins a maximum. A max pool whose window sees no input element yields
-// the lowest value (-inf for floats). Summation order: for conv, input
+// Positions that fall in the padding are simply absent: padding adds zero to
+// a sum and never wins a maximum. A max pool whose window sees no input element
+// yields the lowest value (-inf for floats). Summation order: for conv, input
 // channel outer and window position (row-major) inner; for matmul, k
 // ascending; for pools, window position in row-major order.
 //
@@ -47,7 +46,7 @@ struct WindowTaps {
 
 struct WindowGeometry {
   ArrayRef<int64_t> inSize, windowSize, outSize;
-  ArrayRef<int64_t> stride, padLow, dilation, inputDilation;
+  ArrayRef<int64_t> stride, padLow, dilation;
 };
 
 /// Floor and ceiling division for b > 0.
@@ -60,31 +59,16 @@ int64_t ceilDivSigned(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 /// of taps that land in the input, whatever the window and padding sizes.
 SmallVector<std::pair<int64_t, int64_t>>
 dimensionTaps(const WindowGeometry &g, size_t d, int64_t y) {
-  // Window element k reads padded, dilated position p = y*s + k*dil - pad,
-  // which is input element p / idil when 0 <= p <= (in-1)*idil and p is a
-  // multiple of idil.
+  // Window element k reads padded position p = y*s + k*dil - pad, which is
+  // input element p when 0 <= p < in.
   int64_t s = g.stride[d], dil = g.dilation[d], pad = g.padLow[d];
-  int64_t idil = g.inputDilation[d], in = g.inSize[d], w = g.windowSize[d];
+  int64_t in = g.inSize[d], w = g.windowSize[d];
   int64_t origin = y * s - pad;
   SmallVector<std::pair<int64_t, int64_t>> taps;
-  if (in == 0)
-    return taps;
-  if (idil == 1) {
-    int64_t kLo = std::max<int64_t>(0, ceilDivSigned(-origin, dil));
-    int64_t kHi = std::min<int64_t>(w - 1, floorDiv(in - 1 - origin, dil));
-    for (int64_t k = kLo; k <= kHi; ++k)
-      taps.push_back({k, origin + k * dil});
-    return taps;
-  }
-  // Dilated input: visit the input elements the window can reach.
-  int64_t last = origin + (w - 1) * dil;
-  int64_t xLo = std::max<int64_t>(0, ceilDivSigned(origin, idil));
-  int64_t xHi = std::min<int64_t>(in - 1, floorDiv(last, idil));
-  for (int64_t x = xLo; x <= xHi; ++x) {
-    int64_t offset = x * idil - origin;
-    if (offset % dil == 0)
-      taps.push_back({offset / dil, x});
-  }
+  int64_t kLo = std::max<int64_t>(0, ceilDivSigned(-origin, dil));
+  int64_t kHi = std::min<int64_t>(w - 1, floorDiv(in - 1 - origin, dil));
+  for (int64_t k = kLo; k <= kHi; ++k)
+    taps.push_back({k, origin + k * dil});
   return taps;
 }
 
@@ -173,17 +157,11 @@ ConvGeometry convGeometry(OpT op, ArrayRef<int64_t> xStored,
   SmallVector<int64_t> xShape = channelsFirst(xStored),
                        wShape = channelsFirst(wStored),
                        yShape = channelsFirst(yStored);
-  // The gradient ops differentiate a convolution without input dilation.
-  SmallVector<int64_t> inputDilation(xShape.size() - 2, 1);
-  if constexpr (std::is_same_v<OpT, ConvOp>)
-    inputDilation.assign(op.getInputDilation().begin(),
-                         op.getInputDilation().end());
   ConvGeometry g;
   g.taps = buildWindowTaps({ArrayRef<int64_t>(xShape).drop_front(2),
                             ArrayRef<int64_t>(wShape).drop_front(2),
                             ArrayRef<int64_t>(yShape).drop_front(2),
-                            op.getStride(), op.getPadLow(), op.getDilation(),
-                            inputDilation});
+                            op.getStride(), op.getPadLow(), op.getDilation()});
   int64_t groups = static_cast<int64_t>(op.getGroups());
   g.batch = xShape[0];
   g.channels = xShape[1];
@@ -232,11 +210,10 @@ PoolGeometry poolGeometry(ArrayRef<int64_t> xShape, ArrayRef<int64_t> yShape,
                           ArrayRef<int64_t> window, ArrayRef<int64_t> stride,
                           ArrayRef<int64_t> padLow,
                           ArrayRef<int64_t> dilation) {
-  SmallVector<int64_t> noInputDilation(window.size(), 1);
   return {xShape[0] * xShape[1], productOf(xShape, 2, xShape.size()),
           productOf(yShape, 2, yShape.size()),
           buildWindowTaps({xShape.drop_front(2), window, yShape.drop_front(2),
-                           stride, padLow, dilation, noInputDilation})};
+                           stride, padLow, dilation})};
 }
 
 /// Fills `out` by `body(TypeTag<T>{})`, T its storage type, and appends it

@@ -367,7 +367,7 @@ func.func @matmul_batch(%a: tensor<2x3x4xf32>, %b: tensor<3x4x2xf32>) -> tensor<
 func.func @conv_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error@+2 {{input and filter must have the same rank, 3 or more}}
   // expected-error@+1 {{failed to infer returned types}}
-  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x6x6xf32>
+  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 
@@ -376,7 +376,7 @@ func.func @conv_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1
 func.func @conv_attrs(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error@+2 {{stride has 1 entries for 2 spatial dimensions}}
   // expected-error@+1 {{failed to infer returned types}}
-  %0 = dlc.conv %x, %w stride [1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  %0 = dlc.conv %x, %w stride [1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 
@@ -385,7 +385,7 @@ func.func @conv_attrs(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tenso
 func.func @conv_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error@+2 {{groups 2 must divide input channels 3 and output channels 4}}
   // expected-error@+1 {{failed to infer returned types}}
-  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x3x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x6x6xf32>
+  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 2 : tensor<1x3x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 
@@ -394,7 +394,7 @@ func.func @conv_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tens
 func.func @conv_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error@+2 {{filter has 4 input channels per group, expected 2}}
   // expected-error@+1 {{failed to infer returned types}}
-  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x6x6xf32>
+  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 2 : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 
@@ -403,7 +403,7 @@ func.func @conv_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> te
 func.func @conv_fit(%x: tensor<1x3x2x2xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x1x1xf32> {
   // expected-error@+2 {{filter does not fit spatial dimension 0}}
   // expected-error@+1 {{failed to infer returned types}}
-  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 1 : tensor<1x3x2x2xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x1x1xf32>
+  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 1 : tensor<1x3x2x2xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x1x1xf32>
   return %0 : tensor<1x4x1x1xf32>
 }
 
@@ -559,7 +559,7 @@ func.func @gather_elements_axis(%a: tensor<4x2xf32>, %i: tensor<4x2xi64>) -> ten
 func.func @conv_groups_zero(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error@+2 {{groups 0 must divide input channels 4 and output channels 4}}
   // expected-error@+1 {{failed to infer returned types}}
-  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 0 : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x6x6xf32>
+  %0 = dlc.conv %x, %w stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 0 : tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 
@@ -568,7 +568,7 @@ func.func @conv_groups_zero(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) ->
 func.func @conv_zero_stride(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x6xf32> {
   // expected-error@+2 {{stride [0] must be positive}}
   // expected-error@+1 {{failed to infer returned types}}
-  %0 = dlc.conv %x, %w stride [0] pad_low [0] pad_high [0] dilation [1] input_dilation [1] groups 1 : tensor<1x3x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x6xf32>
+  %0 = dlc.conv %x, %w stride [0] pad_low [0] pad_high [0] dilation [1] groups 1 : tensor<1x3x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x6xf32>
   return %0 : tensor<1x4x6xf32>
 }
 
@@ -577,7 +577,7 @@ func.func @conv_zero_stride(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) -> ten
 func.func @conv_negative_pad(%x: tensor<1x3x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x4xf32> {
   // expected-error@+2 {{pad_low [-1] must be non-negative}}
   // expected-error@+1 {{failed to infer returned types}}
-  %0 = dlc.conv %x, %w stride [1] pad_low [-1] pad_high [0] dilation [1] input_dilation [1] groups 1 : tensor<1x3x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x4xf32>
+  %0 = dlc.conv %x, %w stride [1] pad_low [-1] pad_high [0] dilation [1] groups 1 : tensor<1x3x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x4xf32>
   return %0 : tensor<1x4x4xf32>
 }
 
@@ -738,17 +738,9 @@ func.func @segment_starts(%rows: tensor<6x3xf32>, %ids: tensor<6xi64>, %order: t
 
 // -----
 
-func.func @conv_channels_last_input_dilation(%x: tensor<1x8x8x4xf32>, %w: tensor<4x3x3x4xf32>) -> tensor<1x17x17x4xf32> {
-  // expected-error@+1 {{with channels_last has no input dilation (a transposed convolution stays channels-first)}}
-  %0 = dlc.conv %x, %w channels_last stride [1, 1] pad_low [2, 2] pad_high [2, 2] dilation [1, 1] input_dilation [2, 2] groups 1 : tensor<1x8x8x4xf32>, tensor<4x3x3x4xf32> -> tensor<1x17x17x4xf32>
-  return %0 : tensor<1x17x17x4xf32>
-}
-
-// -----
-
 func.func @conv_channels_last_result(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error@+2 {{inferred type(s) 'tensor<1x6x6x4xf32>' are incompatible with return type(s) of operation 'tensor<1x4x6x6xf32>'}}
   // expected-error@+1 {{failed to infer returned types}}
-  %0 = dlc.conv %x, %w channels_last stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 1 : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  %0 = dlc.conv %x, %w channels_last stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 1 : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }

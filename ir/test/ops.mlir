@@ -124,11 +124,11 @@ func.func @reductions(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 func.func @nn(%x: tensor<1x4x8x8xf32>, %w: tensor<8x2x3x3xf32>, %a: tensor<5x2x3xf32>, %b: tensor<3x4xf32>) -> tensor<5x2x4xf32> {
   // CHECK: dlc.matmul %{{.*}}, %{{.*}} : tensor<5x2x3xf32>, tensor<3x4xf32> -> tensor<5x2x4xf32>
   %0 = dlc.matmul %a, %b : tensor<5x2x3xf32>, tensor<3x4xf32> -> tensor<5x2x4xf32>
-  // CHECK: dlc.conv %{{.*}}, %{{.*}} stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x4x4xf32>
-  %1 = dlc.conv %x, %w stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x4x4xf32>
-  // A transposed convolution: the input dilated by the stride.
-  // CHECK: input_dilation [2, 2]
-  %2 = dlc.conv %x, %w stride [1, 1] pad_low [2, 2] pad_high [2, 2] dilation [1, 1] input_dilation [2, 2] groups 2 : tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x17x17xf32>
+  // CHECK: dlc.conv %{{.*}}, %{{.*}} stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 2 : tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x4x4xf32>
+  %1 = dlc.conv %x, %w stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 2 : tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32> -> tensor<1x8x4x4xf32>
+  // A transposed convolution (ONNX ConvTranspose) is a conv_grad_input.
+  // CHECK: dlc.conv_grad_input %{{.*}}, %{{.*}} stride [2, 2] pad_low [1, 1] pad_high [0, 0] dilation [1, 1] groups 2 : tensor<1x8x4x4xf32>, tensor<8x2x3x3xf32> -> tensor<1x4x8x8xf32>
+  %2 = dlc.conv_grad_input %1, %w stride [2, 2] pad_low [1, 1] pad_high [0, 0] dilation [1, 1] groups 2 : tensor<1x8x4x4xf32>, tensor<8x2x3x3xf32> -> tensor<1x4x8x8xf32>
   // CHECK: dlc.max_pool %{{.*}} window [2, 2] stride [2, 2] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   %3 = dlc.max_pool %x window [2, 2] stride [2, 2] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   // CHECK: dlc.sum_pool
@@ -158,7 +158,7 @@ func.func @fusion(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, t
 
 // CHECK-LABEL: func.func @conv_channels_last
 func.func @conv_channels_last(%x: tensor<1x8x8x4xf32>, %w: tensor<8x3x3x2xf32>) -> tensor<1x4x4x8xf32> {
-  // CHECK: dlc.conv %{{.*}}, %{{.*}} channels_last stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x8x8x4xf32>, tensor<8x3x3x2xf32> -> tensor<1x4x4x8xf32>
-  %0 = dlc.conv %x, %w channels_last stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] input_dilation [1, 1] groups 2 : tensor<1x8x8x4xf32>, tensor<8x3x3x2xf32> -> tensor<1x4x4x8xf32>
+  // CHECK: dlc.conv %{{.*}}, %{{.*}} channels_last stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 2 : tensor<1x8x8x4xf32>, tensor<8x3x3x2xf32> -> tensor<1x4x4x8xf32>
+  %0 = dlc.conv %x, %w channels_last stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 2 : tensor<1x8x8x4xf32>, tensor<8x3x3x2xf32> -> tensor<1x4x4x8xf32>
   return %0 : tensor<1x4x4x8xf32>
 }

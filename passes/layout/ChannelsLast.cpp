@@ -63,14 +63,10 @@ bool isConvolution(Operation *op) {
 }
 
 /// A convolution the pass rewrites: channels-first, with spatial
-/// dimensions, of a type tensor cores take, and no input dilation (cuDNN's
-/// forward and gradient convolutions have none).
+/// dimensions, of a type tensor cores take.
 bool isEligibleConvolution(Operation *op) {
   if (!isConvolution(op) || op->hasAttr("channels_last"))
     return false;
-  if (auto conv = dyn_cast<ConvOp>(op))
-    if (llvm::any_of(conv.getInputDilation(), [](int64_t d) { return d != 1; }))
-      return false;
   auto type = grad::typeOf(op->getResult(0));
   Type element = type.getElementType();
   return type.getRank() >= 3 &&
@@ -278,8 +274,7 @@ private:
               return ConvOp::create(b, loc, operand(0), operand(1),
                                     conv.getStride(), conv.getPadLow(),
                                     conv.getPadHigh(), conv.getDilation(),
-                                    conv.getInputDilation(), conv.getGroups(),
-                                    /*channels_last=*/true);
+                                    conv.getGroups(), /*channels_last=*/true);
             })
             .Case<ConvGradInputOp>([&](ConvGradInputOp grad) {
               return ConvGradInputOp::create(

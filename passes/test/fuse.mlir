@@ -128,7 +128,7 @@ func.func @epilogues(%x: tensor<4x3xf32>, %w: tensor<3x8xf32>, %b: tensor<8xf32>
   %1 = dlc.add %0, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
   %2 = dlc.compare le, %1, %zero : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xi1>
   %3 = dlc.select %2, %zero, %1 : tensor<4x8xi1>, tensor<f32>, tensor<4x8xf32> -> tensor<4x8xf32>
-  %4 = dlc.conv %img, %k stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] input_dilation [1, 1] groups 1 : tensor<1x2x5x5xf32>, tensor<6x2x3x3xf32> -> tensor<1x6x3x3xf32>
+  %4 = dlc.conv %img, %k stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 1 : tensor<1x2x5x5xf32>, tensor<6x2x3x3xf32> -> tensor<1x6x3x3xf32>
   %5 = dlc.add %4, %c : tensor<1x6x3x3xf32>, tensor<6x1x1xf32> -> tensor<1x6x3x3xf32>
   %6 = dlc.matmul %x, %w : tensor<4x3xf32>, tensor<3x8xf32> -> tensor<4x8xf32>
   %7 = dlc.add %6, %rb : tensor<4x8xf32>, tensor<4x1xf32> -> tensor<4x8xf32>

@@ -1,4 +1,4 @@
-"""The CUDA backend against the CPU on the six exported models
+"""The CUDA backend against the CPU on the seven exported models
 (tests/models/models.py), as issue 5 asks; ctest `gpu.models` (label gpu).
 
   train    the model compiled for each target (`dlc-compile --train

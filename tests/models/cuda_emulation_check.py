@@ -40,6 +40,7 @@ Usage: /usr/bin/python3 tests/models/cuda_emulation_check.py
 
 import argparse
 import ctypes
+import itertools
 import os
 import shutil
 import subprocess
@@ -111,6 +112,8 @@ CASES = [
     ("gpt", "float32", 2, ["forward", "train_step"], [], BF16),
     ("gpt", "float32", 2, ["forward", "train_step"], [], FP16),
     ("encoder", "float32", 3, ["forward", "train_step"], [], []),
+    ("deconv", "float32", 4, ["forward", "train_step"], [], []),
+    ("deconv", "float32", 4, ["train_step"], NHWC, []),
 ]
 
 # Largest |cuda - cpu| allowed, relative to the largest |cpu| of the array.
@@ -335,15 +338,13 @@ def matmul(s: dict, view):
 
 
 def conv(s: dict, view):
-    """A 2-d ConvStep in float64 (grouped, strided, padded, dilated), its
-    buffers NCHW / OIHW or, channels_last, NHWC / OHWI."""
+    """An N-d ConvStep in float64 (grouped, strided, padded, dilated), its
+    buffers channels first (NCHW / OIHW in 2-d) or, channels_last, with the
+    channels innermost (NHWC / OHWI)."""
     dtype = DTYPES[s["dtype"]]
     xs, ws, ys = s["x_shape"], s["w_shape"], s["y_shape"]
-    if len(xs) != 4:
-        raise RuntimeError(f"cannot emulate a {len(xs) - 2}-d convolution")
-    (st_h, st_w), (pl_h, pl_w) = s["stride"], s["pad_low"]
-    (ph_h, ph_w), (dl_h, dl_w) = s["pad_high"], s["dilation"]
-    groups = s["groups"]
+    stride, low, high = s["stride"], s["pad_low"], s["pad_high"]
+    dilation, groups = s["dilation"], s["groups"]
     channels_last = s.get("channels_last", False)
 
     def channels_first_view(key, shape):
@@ -355,45 +356,47 @@ def conv(s: dict, view):
         return np.moveaxis(view(s[key], dtype, stored), -1, 1)
     x, w, y = (channels_first_view(k, shape)
                for k, shape in (("x", xs), ("w", ws), ("y", ys)))
-    n, c, h, wd = xs
-    o, cg, kh, kw = ws
-    oh, ow = ys[2:]
+    n, c, spatial = xs[0], xs[1], xs[2:]
+    o, cg, kernel = ws[0], ws[1], ws[2:]
+    out_spatial = ys[2:]
     og = o // groups
-    padded = (n, c, h + pl_h + ph_h, wd + pl_w + ph_w)
-    wg = w.astype(np.float64).reshape(groups, og, cg, kh, kw)
+    padded = tuple(size + lo + hi for size, lo, hi in
+                   zip(spatial, low, high))
+    inside = (slice(None), slice(None)) + tuple(
+        slice(lo, lo + size) for lo, size in zip(low, spatial))
+    wg = w.astype(np.float64).reshape(groups, og, cg, *kernel)
+    if s["kind"] in ("Forward", "BackwardFilter"):
+        xp = np.zeros((n, c) + padded)
+        xp[inside] = x
     if s["kind"] == "Forward":
-        xp = np.zeros(padded)
-        xp[:, :, pl_h:pl_h + h, pl_w:pl_w + wd] = x
-        out = np.zeros((n, groups, og, oh, ow))
+        out = np.zeros((n, groups, og, *out_spatial))
     elif s["kind"] == "BackwardFilter":
-        xp = np.zeros(padded)
-        xp[:, :, pl_h:pl_h + h, pl_w:pl_w + wd] = x
-        dy = y.astype(np.float64).reshape(n, groups, og, oh, ow)
-        out = np.zeros((groups, og, cg, kh, kw))
+        dy = y.astype(np.float64).reshape(n, groups, og, *out_spatial)
+        out = np.zeros((groups, og, cg, *kernel))
     else:
-        dy = y.astype(np.float64).reshape(n, groups, og, oh, ow)
-        out = np.zeros((n, groups, cg) + padded[2:])
-    for i in range(kh):
-        for j in range(kw):
-            rows = slice(i * dl_h, i * dl_h + (oh - 1) * st_h + 1, st_h)
-            cols = slice(j * dl_w, j * dl_w + (ow - 1) * st_w + 1, st_w)
-            if s["kind"] == "Forward":
-                patch = xp[:, :, rows, cols].reshape(n, groups, cg, oh, ow)
-                out += np.einsum("ngchw,goc->ngohw", patch, wg[..., i, j],
-                                 optimize=True)
-            elif s["kind"] == "BackwardFilter":
-                patch = xp[:, :, rows, cols].reshape(n, groups, cg, oh, ow)
-                out[..., i, j] += np.einsum("ngchw,ngohw->goc", patch, dy,
-                                            optimize=True)
-            else:
-                out[:, :, :, rows, cols] += np.einsum(
-                    "ngohw,goc->ngchw", dy, wg[..., i, j], optimize=True)
+        dy = y.astype(np.float64).reshape(n, groups, og, *out_spatial)
+        out = np.zeros((n, groups, cg) + padded)
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        window = (slice(None),) * 3 + tuple(
+            slice(t * d, t * d + (size - 1) * st + 1, st)
+            for t, d, size, st in zip(tap, dilation, out_spatial, stride))
+        if s["kind"] == "Forward":
+            patch = xp.reshape(n, groups, cg, *padded)[window]
+            out += np.einsum("ngc...,goc->ngo...", patch, wg[(...,) + tap],
+                             optimize=True)
+        elif s["kind"] == "BackwardFilter":
+            patch = xp.reshape(n, groups, cg, *padded)[window]
+            out[(...,) + tap] += np.einsum("ngc...,ngo...->goc", patch, dy,
+                                           optimize=True)
+        else:
+            out[window] += np.einsum("ngo...,goc->ngc...", dy,
+                                     wg[(...,) + tap], optimize=True)
     if s["kind"] == "Forward":
         y[...] = out.reshape(ys)
     elif s["kind"] == "BackwardFilter":
         w[...] = out.reshape(ws)
     else:
-        x[...] = out.reshape(padded)[:, :, pl_h:pl_h + h, pl_w:pl_w + wd]
+        x[...] = out.reshape((n, c) + padded)[inside]
 
 
 def cuda_launcher(data: dict, lib: ctypes.CDLL):
@@ -613,7 +616,7 @@ def main():
     p.add_argument("--flatc", default=shutil.which("flatc"),
                    help="flatc, which builds dlc (default: from PATH)")
     p.add_argument("--models", default=",".join(models.MODELS),
-                   help="comma-separated (default: all six)")
+                   help="comma-separated (default: all seven)")
     args = p.parse_args()
     for tool, what in [(args.flatc, "flatc"), (shutil.which("g++"), "g++")]:
         if not tool:

@@ -1,4 +1,4 @@
-"""Every generated CUDA kernel of the six models compiles, and the kernels
+"""Every generated CUDA kernel of the seven models compiles, and the kernels
 take the shapes the CUDA code generator promises. Each model
 (tests/models/models.py, exported for training) is compiled with
 `dlc-compile --train --target cuda`, which generates the kernels of @forward
@@ -18,7 +18,7 @@ runtime/module/dlcm.fbs) and checked:
     ld.global.v4 and st.global.v4 as views read and written), in the kernels
     that run several fusions' kernels in one launch (horizontal fusion,
     codegen/HorizontalFusion.h) as in the others;
-and across the six models:
+and across the seven models:
   - some kernel reduces with warp shuffles, and some with a whole block;
   - some kernel reads and writes 16 bytes at a time (ld.global.v4 and
     st.global.v4: NVVM merged an elementwise group's accesses);

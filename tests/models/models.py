@@ -1,11 +1,13 @@
-"""The six PyTorch models behind the exported-model checks (tests/models/).
+"""The seven PyTorch models behind the exported-model checks (tests/models/).
 
 Each model is small enough that a forward pass at its test batch takes seconds in
 dlc's naive C++ evaluator, yet together they cover what real exporters emit:
 Gemm/MatMul chains, convolutions with BatchNorm in both modes, residual blocks,
-depthwise convolutions, a GPT-style decoder (embeddings, LayerNorm, causal
-attention with a masked softmax, GELU) and a ViT-style encoder (banded and
-biased attention, attention pooling).
+depthwise convolutions, transposed convolutions (ConvTranspose in 1-D and
+2-D: strides, padding, output padding, groups, dilation), a GPT-style
+decoder (embeddings, LayerNorm, causal attention with a masked softmax,
+GELU) and a ViT-style encoder (banded and biased attention, attention
+pooling).
 
 Everything is deterministic: `build(name)` seeds torch before constructing a
 model, and `make_inputs(name, batch)` draws inputs from a seeded numpy
@@ -57,6 +59,28 @@ class CNNBN(nn.Module):
 
     def forward(self, x):
         return self.fc(self.features(x))
+
+
+class Deconv(nn.Module):
+    """[B, 4, 8, 8] -> [B, 10] through transposed convolutions: a grouped
+    2-D one that doubles the resolution (stride 2, padding 1, output
+    padding 1), a strided Conv2d back down, then the channels' rows as a
+    sequence through a dilated 1-D one (stride 3, output padding 2, whose
+    last output no input reaches), averaged into a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1,
+                                     output_padding=1, groups=2)
+        self.down = nn.Conv2d(6, 8, 4, stride=4)
+        self.up1d = nn.ConvTranspose1d(8, 4, 3, stride=3, padding=1,
+                                       dilation=2, output_padding=2)
+        self.fc = nn.Linear(4, 10)
+
+    def forward(self, x):
+        y = self.down(torch.relu(self.up(x)))          # [B, 8, 4, 4]
+        z = torch.relu(self.up1d(y.flatten(2)))        # [B, 4, 50]
+        return self.fc(z.mean(dim=2))
 
 
 @dataclass
@@ -253,6 +277,8 @@ MODELS: Dict[str, ModelSpec] = {
     "mobilenet_v2": ModelSpec("mobilenet_v2", _mobilenet_v2, ["input"],
                               ["logits"], [[3, 32, 32]], ["float32"], 4,
                               batch=8),
+    "deconv": ModelSpec("deconv", Deconv, ["input"], ["logits"],
+                        [[4, 8, 8]], ["float32"], 7),
     "gpt": ModelSpec("gpt", GPT, ["tokens"], ["logits"],
                      [[GPTConfig.context]], ["int64"], 5),
     "encoder": ModelSpec("encoder", Encoder, ["input"], ["logits"],

@@ -141,7 +141,7 @@ def f32(x: float) -> float:
 # float64 reference brings dlc to 6.2e-5). At batch 16 neither crosses a
 # kink (PyTorch float32 4.1e-5, dlc 2.0e-5 from float64).
 BATCH = {"mlp": 8, "cnn_bn": 4, "resnet18": 8, "mobilenet_v2": 16, "gpt": 4,
-         "encoder": 4}
+         "encoder": 4, "deconv": 4}
 
 # The optimizers: dlc-run's flags and the same torch.optim, given `r`, the
 # rounding to the model's type. dlc keeps the learning rate and weight
@@ -193,10 +193,11 @@ ALL_CHECKS = ["grad"] + list(OPTIMIZERS)
 #   at step 6 and 16% at step 9, as is dlc.
 CTEST_CHECKS = {
     "float32": {"mlp": ALL_CHECKS, "cnn_bn": ALL_CHECKS, "gpt": ALL_CHECKS,
-                "encoder": ALL_CHECKS, "resnet18": ["grad"],
+                "encoder": ALL_CHECKS, "deconv": ALL_CHECKS,
+                "resnet18": ["grad"],
                 "mobilenet_v2": ["grad"]},
     "float64": {"mlp": ALL_CHECKS, "cnn_bn": ALL_CHECKS, "gpt": ALL_CHECKS,
-                "encoder": ALL_CHECKS,
+                "encoder": ALL_CHECKS, "deconv": ALL_CHECKS,
                 "resnet18": ALL_CHECKS,
                 "mobilenet_v2": ["grad", "adamw"]},
     # --precision bf16 (against CPU autocast): float32's plan, for the same
@@ -205,7 +206,8 @@ CTEST_CHECKS = {
     # backward of its ReLU6 on the CPU ("hardshrink_backward_cpu" not
     # implemented), so there is no autocast reference.
     "bf16": {"mlp": ALL_CHECKS, "cnn_bn": ALL_CHECKS, "gpt": ALL_CHECKS,
-             "encoder": ALL_CHECKS, "resnet18": ["grad"]},
+             "encoder": ALL_CHECKS, "deconv": ALL_CHECKS,
+             "resnet18": ["grad"]},
 }
 
 

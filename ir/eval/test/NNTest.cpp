@@ -35,26 +35,21 @@ struct Conv2dParams {
   int64_t n, c, h, w;       // input
   int64_t o, kh, kw;        // filter (input channels per group: c / groups)
   int64_t groups;
-  int64_t stride[2], padLow[2], padHigh[2], dilation[2], inputDilation[2];
+  int64_t stride[2], padLow[2], padHigh[2], dilation[2];
 };
 
 /// Output size of one dimension, from the description.
 int64_t outSize(int64_t in, int64_t k, int64_t stride, int64_t lo, int64_t hi,
-                int64_t dil, int64_t idil) {
-  int64_t dilated = (in - 1) * idil + 1 + lo + hi;
-  return (dilated - ((k - 1) * dil + 1)) / stride + 1;
+                int64_t dil) {
+  return (in + lo + hi - ((k - 1) * dil + 1)) / stride + 1;
 }
 
-/// The padded, dilated input at (row, col) of the virtual image: zero in the
-/// padding and in the holes input dilation inserts.
+/// The padded input at (row, col) of the virtual image: zero in the
+/// padding.
 double virtualPixel(const std::vector<float> &x, const Conv2dParams &p,
                     int64_t n, int64_t c, int64_t row, int64_t col) {
   int64_t r = row - p.padLow[0], s = col - p.padLow[1];
-  if (r < 0 || s < 0 || r % p.inputDilation[0] || s % p.inputDilation[1])
-    return 0.0;
-  r /= p.inputDilation[0];
-  s /= p.inputDilation[1];
-  if (r >= p.h || s >= p.w)
+  if (r < 0 || s < 0 || r >= p.h || s >= p.w)
     return 0.0;
   return x[((n * p.c + c) * p.h + r) * p.w + s];
 }
@@ -63,10 +58,10 @@ std::vector<double> naiveConv2d(const std::vector<float> &x,
                                 const std::vector<float> &w,
                                 const Conv2dParams &p, int64_t &oh,
                                 int64_t &ow) {
-  oh = outSize(p.h, p.kh, p.stride[0], p.padLow[0], p.padHigh[0],
-               p.dilation[0], p.inputDilation[0]);
-  ow = outSize(p.w, p.kw, p.stride[1], p.padLow[1], p.padHigh[1],
-               p.dilation[1], p.inputDilation[1]);
+  oh =
+      outSize(p.h, p.kh, p.stride[0], p.padLow[0], p.padHigh[0], p.dilation[0]);
+  ow =
+      outSize(p.w, p.kw, p.stride[1], p.padLow[1], p.padHigh[1], p.dilation[1]);
   int64_t cg = p.c / p.groups, og = p.o / p.groups;
   std::vector<double> out;
   for (int64_t n = 0; n < p.n; ++n)
@@ -116,9 +111,8 @@ void NN::checkConvAgainstNaive(const Conv2dParams &p) {
       "func.func @main(%x: " + in + ", %w: " + filter + ") -> " + out +
       " {\n  %0 = dlc.conv %x, %w stride " + list(p.stride) + " pad_low " +
       list(p.padLow) + " pad_high " + list(p.padHigh) + " dilation " +
-      list(p.dilation) + " input_dilation " + list(p.inputDilation) +
-      " groups " + std::to_string(p.groups) + " : " + in + ", " + filter +
-      " -> " + out + "\n  return %0 : " + out + "\n}\n";
+      list(p.dilation) + " groups " + std::to_string(p.groups) + " : " + in +
+      ", " + filter + " -> " + out + "\n  return %0 : " + out + "\n}\n";
   Tensor result = runOne(source, {f32({p.n, p.c, p.h, p.w}, x),
                                        f32({p.o, p.c / p.groups, p.kh, p.kw}, w)});
   EXPECT_EQ(result.shape(), (std::vector<int64_t>{p.n, p.o, oh, ow}));
@@ -181,46 +175,56 @@ TEST_F(NN, Conv1dHandExampleWithPadding) {
     func.func @main() -> tensor<1x1x5xf32> {
       %x = dlc.constant dense<[[[1.0, 2.0, 3.0, 4.0, 5.0]]]> : tensor<1x1x5xf32>
       %w = dlc.constant dense<[[[1.0, 0.0, -1.0]]]> : tensor<1x1x3xf32>
-      %0 = dlc.conv %x, %w stride [1] pad_low [1] pad_high [1] dilation [1] input_dilation [1] groups 1 : tensor<1x1x5xf32>, tensor<1x1x3xf32> -> tensor<1x1x5xf32>
+      %0 = dlc.conv %x, %w stride [1] pad_low [1] pad_high [1] dilation [1] groups 1 : tensor<1x1x5xf32>, tensor<1x1x3xf32> -> tensor<1x1x5xf32>
       return %0 : tensor<1x1x5xf32>
     })mlir");
   // Padded input [0 1 2 3 4 5 0]; out[i] = p[i] - p[i + 2].
   expectValues(out, {-2, -2, -2, -2, 4});
 }
 
-TEST_F(NN, TransposedConvThroughInputDilation) {
+TEST_F(NN, TransposedConvIsConvGradInput) {
   // ConvTranspose of x = [1, 2, 3] with w = [10, 1] at stride 2 puts x[i] w[k]
-  // at 2i + k: [10, 1, 20, 2, 30, 3]. As a dlc.conv: dilate the input by 2
-  // ([1 0 2 0 3]), pad by kernel - 1 = 1 on both sides and correlate with
-  // the flipped filter [1, 10].
+  // at 2i + k: [10, 1, 20, 2, 30, 3], the data gradient of the stride-2
+  // convolution from 6 elements to 3 with the filter as it is.
   Tensor out = runOne(R"mlir(
     func.func @main() -> tensor<1x1x6xf32> {
       %x = dlc.constant dense<[[[1.0, 2.0, 3.0]]]> : tensor<1x1x3xf32>
-      %w = dlc.constant dense<[[[1.0, 10.0]]]> : tensor<1x1x2xf32>
-      %0 = dlc.conv %x, %w stride [1] pad_low [1] pad_high [1] dilation [1] input_dilation [2] groups 1 : tensor<1x1x3xf32>, tensor<1x1x2xf32> -> tensor<1x1x6xf32>
+      %w = dlc.constant dense<[[[10.0, 1.0]]]> : tensor<1x1x2xf32>
+      %0 = dlc.conv_grad_input %x, %w stride [2] pad_low [0] pad_high [0] dilation [1] groups 1 : tensor<1x1x3xf32>, tensor<1x1x2xf32> -> tensor<1x1x6xf32>
       return %0 : tensor<1x1x6xf32>
     })mlir");
   expectValues(out, {10, 1, 20, 2, 30, 3});
 }
 
 TEST_F(NN, ConvGroupedStridedDilatedPaddedMatchesNaive) {
-  Conv2dParams p{2, 4, 7, 6, 6, 3, 2, /*groups=*/2,
-                 /*stride=*/{2, 1}, /*padLow=*/{1, 0}, /*padHigh=*/{2, 1},
-                 /*dilation=*/{1, 2}, /*inputDilation=*/{1, 1}};
+  Conv2dParams p{2,
+                 4,
+                 7,
+                 6,
+                 6,
+                 3,
+                 2,
+                 /*groups=*/2,
+                 /*stride=*/{2, 1},
+                 /*padLow=*/{1, 0},
+                 /*padHigh=*/{2, 1},
+                 /*dilation=*/{1, 2}};
   checkConvAgainstNaive(p);
 }
 
 TEST_F(NN, ConvDepthwiseMatchesNaive) {
-  Conv2dParams p{1, 3, 5, 5, 3, 3, 3, /*groups=*/3,
-                 /*stride=*/{1, 1}, /*padLow=*/{1, 1}, /*padHigh=*/{1, 1},
-                 /*dilation=*/{1, 1}, /*inputDilation=*/{1, 1}};
-  checkConvAgainstNaive(p);
-}
-
-TEST_F(NN, ConvInputDilationMatchesNaive) {
-  Conv2dParams p{1, 2, 3, 4, 3, 3, 2, /*groups=*/1,
-                 /*stride=*/{1, 2}, /*padLow=*/{2, 1}, /*padHigh=*/{2, 0},
-                 /*dilation=*/{1, 1}, /*inputDilation=*/{2, 3}};
+  Conv2dParams p{1,
+                 3,
+                 5,
+                 5,
+                 3,
+                 3,
+                 3,
+                 /*groups=*/3,
+                 /*stride=*/{1, 1},
+                 /*padLow=*/{1, 1},
+                 /*padHigh=*/{1, 1},
+                 /*dilation=*/{1, 1}};
   checkConvAgainstNaive(p);
 }
 
@@ -303,8 +307,7 @@ std::pair<double, double> dot(const Tensor &a, const Tensor &b) {
   return {sum, scale};
 }
 
-/// An N-d convolution with input_dilation all ones: its shapes and
-/// attributes.
+/// An N-d convolution: its shapes and attributes.
 struct ConvCase {
   std::vector<int64_t> x, w;
   int64_t groups;
@@ -314,7 +317,7 @@ struct ConvCase {
     std::vector<int64_t> shape = {x[0], w[0]};
     for (size_t d = 0; d + 2 < x.size(); ++d)
       shape.push_back(outSize(x[d + 2], w[d + 2], stride[d], padLow[d],
-                              padHigh[d], dilation[d], 1));
+                              padHigh[d], dilation[d]));
     return shape;
   }
   std::string attrs() const {
@@ -335,17 +338,14 @@ void NNGrad::checkConvAdjoint(const ConvCase &c, uint64_t seed) {
   std::vector<int64_t> yShape = c.y();
   std::string x = typeOf(c.x, "f64"), w = typeOf(c.w, "f64"),
               y = typeOf(yShape, "f64");
-  std::vector<int64_t> ones(c.stride.size(), 1);
   std::string groups = " groups " + std::to_string(c.groups);
   std::string source =
-      "func.func @main(%x: " + x + ", %w: " + w + ", %dy: " + y + ") -> (" +
-      y + ", " + x + ", " + w + ") {\n" +
-      "  %y = dlc.conv %x, %w " + c.attrs() + " input_dilation " +
-      listOf(ones) + groups + " : " + x + ", " + w + " -> " + y + "\n" +
+      "func.func @main(%x: " + x + ", %w: " + w + ", %dy: " + y + ") -> (" + y +
+      ", " + x + ", " + w + ") {\n" + "  %y = dlc.conv %x, %w " + c.attrs() +
+      groups + " : " + x + ", " + w + " -> " + y + "\n" +
       "  %dx = dlc.conv_grad_input %dy, %w " + c.attrs() + groups + " : " + y +
-      ", " + w + " -> " + x + "\n" +
-      "  %dw = dlc.conv_grad_filter %x, %dy " + c.attrs() + groups + " : " + x +
-      ", " + y + " -> " + w + "\n" +
+      ", " + w + " -> " + x + "\n" + "  %dw = dlc.conv_grad_filter %x, %dy " +
+      c.attrs() + groups + " : " + x + ", " + y + " -> " + w + "\n" +
       "  return %y, %dx, %dw : " + y + ", " + x + ", " + w + "\n}\n";
   Tensor xs = randomF64(c.x, seed), ws = randomF64(c.w, seed + 1),
          dys = randomF64(yShape, seed + 2);

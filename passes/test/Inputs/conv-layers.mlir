@@ -9,7 +9,7 @@ func.func @stage(%x: tensor<2x3x6x6xf32>, %w: tensor<4x3x3x3xf32>,
                  %x1: tensor<2x3x8xf32>, %w1: tensor<4x3x3xf32>)
     -> (tensor<2x5xf32>, tensor<4x3x3x3xf32>, tensor<2x4x3xf32>, tensor<1x4x1x1xf32>) {
   %y = dlc.conv %x, %w stride [1, 1] pad_low [1, 1] pad_high [1, 1]
-      dilation [1, 1] input_dilation [1, 1] groups 1
+      dilation [1, 1] groups 1
       : tensor<2x3x6x6xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x6x6xf32>
   %n = dlc.constant dense<72.0> : tensor<f32>
   %s = dlc.reduce_sum %y axes [0, 2, 3] keep_dims : tensor<2x4x6x6xf32> -> tensor<1x4x1x1xf32>
@@ -29,7 +29,7 @@ func.func @stage(%x: tensor<2x3x6x6xf32>, %w: tensor<4x3x3x3xf32>,
   %p = dlc.max_pool %relu window [2, 2] stride [2, 2] pad_low [0, 0]
       pad_high [0, 0] dilation [1, 1] : tensor<2x4x6x6xf32> -> tensor<2x4x3x3xf32>
   %y2 = dlc.conv %p, %w2 stride [1, 1] pad_low [1, 1] pad_high [1, 1]
-      dilation [1, 1] input_dilation [1, 1] groups 2
+      dilation [1, 1] groups 2
       : tensor<2x4x3x3xf32>, tensor<4x2x3x3xf32> -> tensor<2x4x3x3xf32>
   %r = dlc.add %y2, %p : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32> -> tensor<2x4x3x3xf32>
   %avg = dlc.reduce_sum %r axes [2, 3] : tensor<2x4x3x3xf32> -> tensor<2x4xf32>
@@ -50,7 +50,7 @@ func.func @stage(%x: tensor<2x3x6x6xf32>, %w: tensor<4x3x3x3xf32>,
   %wnew = dlc.sub %w, %step : tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32> -> tensor<4x3x3x3xf32>
   // A 1-D convolution into a sum pool.
   %z = dlc.conv %x1, %w1 stride [1] pad_low [0] pad_high [0] dilation [1]
-      input_dilation [1] groups 1
+      groups 1
       : tensor<2x3x8xf32>, tensor<4x3x3xf32> -> tensor<2x4x6xf32>
   %zp = dlc.sum_pool %z window [2] stride [2] pad_low [0] pad_high [0]
       dilation [1] : tensor<2x4x6xf32> -> tensor<2x4x3xf32>

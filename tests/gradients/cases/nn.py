@@ -4,8 +4,9 @@ The MLIR of each case is generated from its attributes (the shapes follow
 from them), and the torch reference is written from the op's definition:
 asymmetric padding is an explicit torch.nn.functional.pad before a
 convolution or pool with no padding of its own (zeros for conv and sum,
--inf for max, so padding never wins), input_dilation scatters the input
-into a zero tensor at steps of the dilation, and sum_pool is avg_pool with
+-inf for max, so padding never wins), a transposed convolution
+(conv_grad_input) is torch's conv_transpose without padding, cropped by
+pad_low and zero-extended to the result's size, and sum_pool is avg_pool with
 divisor_override=1 or, where avg_pool has no dilation, a depthwise
 convolution with a ones filter. Random points have no ties, so max_pool is
 smooth there; the tie cases use fixed data and skip finite differences.
@@ -24,8 +25,8 @@ def ints(values):
     return "[" + ", ".join(str(v) for v in values) + "]"
 
 
-def window_size(n, k, stride, low, high, dilation, input_dilation=1):
-    padded = (n - 1) * input_dilation + 1 + low + high
+def window_size(n, k, stride, low, high, dilation):
+    padded = n + low + high
     return (padded - ((k - 1) * dilation + 1)) // stride + 1
 
 
@@ -53,45 +54,66 @@ func.func @f(%a: {tensor_type(a)}, %b: {tensor_type(b)}) -> {tensor_type(y)} {{
 
 # --- conv --------------------------------------------------------------------
 
-def dilate(x, input_dilation):
-    """x with input_dilation - 1 zeros between neighbours in each spatial dim."""
-    if all(d == 1 for d in input_dilation):
-        return x
-    shape = list(x.shape[:2]) + [(n - 1) * d + 1 for n, d in
-                                 zip(x.shape[2:], input_dilation)]
-    out = torch.zeros(shape, dtype=x.dtype)
-    index = (slice(None), slice(None)) + tuple(slice(None, None, d)
-                                               for d in input_dilation)
-    out[index] = x
-    return out
-
-
-def conv_ref(x, w, stride, low, high, dilation, input_dilation, groups):
+def conv_ref(x, w, stride, low, high, dilation, groups):
     conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[x.dim() - 2]
-    x = torch_pad(dilate(x, input_dilation), low, high)
-    return conv(x, w, stride=stride, dilation=dilation, groups=groups)
+    return conv(torch_pad(x, low, high), w, stride=stride, dilation=dilation,
+                groups=groups)
 
 
 def conv_case(name, x, w, stride=None, low=None, high=None, dilation=None,
-              input_dilation=None, groups=1):
+              groups=1):
     spatial = len(x) - 2
     ones, zeros = [1] * spatial, [0] * spatial
     stride, dilation = stride or ones, dilation or ones
-    input_dilation = input_dilation or ones
     low, high = low or zeros, high or zeros
     y = [x[0], w[0]] + [window_size(x[d + 2], w[d + 2], stride[d], low[d],
-                                    high[d], dilation[d], input_dilation[d])
+                                    high[d], dilation[d])
                         for d in range(spatial)]
     X, W, Y = tensor_type(x), tensor_type(w), tensor_type(y)
     text = f"""
 func.func @f(%x: {X}, %w: {W}) -> {Y} {{
-  %y = dlc.conv %x, %w stride {ints(stride)} pad_low {ints(low)} pad_high {ints(high)} dilation {ints(dilation)} input_dilation {ints(input_dilation)} groups {groups} : {X}, {W} -> {Y}
+  %y = dlc.conv %x, %w stride {ints(stride)} pad_low {ints(low)} pad_high {ints(high)} dilation {ints(dilation)} groups {groups} : {X}, {W} -> {Y}
   return %y : {Y}
 }}"""
     return Case(name, text,
                 torch=lambda a, b: conv_ref(a, b, stride, low, high, dilation,
-                                            input_dilation, groups),
+                                            groups),
                 inputs=[rand(*x), rand(*w)])
+
+
+def conv_transpose_ref(g, w, stride, low, dilation, groups, size):
+    """torch's transposed convolution without padding, its spatial
+    dimensions cropped by `low` and extended with zeros to `size`."""
+    transpose = {1: F.conv_transpose1d, 2: F.conv_transpose2d,
+                 3: F.conv_transpose3d}[g.dim() - 2]
+    r = transpose(g, w, stride=stride, dilation=dilation, groups=groups)
+    extra = [max(0, lo + n - full) for lo, n, full in
+             zip(low, size, r.shape[2:])]
+    r = torch_pad(r, [0] * len(size), extra)
+    index = (slice(None), slice(None)) + tuple(
+        slice(lo, lo + n) for lo, n in zip(low, size))
+    return r[index]
+
+
+def conv_transpose_case(name, g, w, r, stride=None, low=None, high=None,
+                        dilation=None, groups=1):
+    """dlc.conv_grad_input of g ([N, O, ...]) by w ([O, C/groups, k...]) into
+    r's spatial size: a transposed convolution, as ConvTranspose imports."""
+    spatial = len(g) - 2
+    ones, zeros = [1] * spatial, [0] * spatial
+    stride, dilation = stride or ones, dilation or ones
+    low, high = low or zeros, high or zeros
+    result = [g[0], w[1] * groups] + r
+    G, W, R = tensor_type(g), tensor_type(w), tensor_type(result)
+    text = f"""
+func.func @f(%g: {G}, %w: {W}) -> {R} {{
+  %r = dlc.conv_grad_input %g, %w stride {ints(stride)} pad_low {ints(low)} pad_high {ints(high)} dilation {ints(dilation)} groups {groups} : {G}, {W} -> {R}
+  return %r : {R}
+}}"""
+    return Case(name, text,
+                torch=lambda a, b: conv_transpose_ref(a, b, stride, low,
+                                                      dilation, groups, r),
+                inputs=[rand(*g), rand(*w)])
 
 
 # --- pools -------------------------------------------------------------------
@@ -176,23 +198,22 @@ CASES = [
     conv_case("conv3d_stride_pad_dilation", [2, 2, 5, 4, 6], [2, 1, 2, 2, 3],
               groups=2, stride=[2, 1, 2], low=[1, 0, 2], high=[0, 1, 1],
               dilation=[1, 2, 1]),
-    # Transposed convolutions (input_dilation > 1), as ConvTranspose imports
-    # them (stride 1, padding (k - 1) * dilation) and in general: padding
-    # beyond the kernel's reach on either side, a stride that leaves input
-    # elements unread, groups.
-    conv_case("conv1d_transposed", [2, 3, 4], [2, 3, 3],
-              low=[2], high=[2], input_dilation=[2]),
-    conv_case("conv1d_transposed_wide_pad", [1, 2, 4], [2, 2, 2],
-              low=[3], high=[4], input_dilation=[3]),
-    conv_case("conv1d_transposed_strided", [1, 2, 5], [3, 2, 2],
-              stride=[2], low=[0], high=[1], input_dilation=[2], dilation=[2]),
-    conv_case("conv2d_transposed_groups", [2, 4, 3, 4], [6, 2, 2, 3],
-              groups=2, low=[1, 2], high=[1, 0], input_dilation=[2, 3],
-              dilation=[2, 1]),
-    conv_case("conv2d_transposed_stride_pad", [1, 2, 4, 3], [2, 2, 3, 2],
-              stride=[2, 3], low=[4, 0], high=[0, 3], input_dilation=[3, 2]),
-    conv_case("conv3d_transposed", [1, 2, 2, 3, 2], [2, 2, 2, 2, 2],
-              low=[1, 1, 1], high=[1, 1, 1], input_dilation=[2, 1, 2]),
+    # Transposed convolutions (ConvTranspose): strides that interleave the
+    # scattered kernels, padding that crops them, a result that G's end
+    # padding leaves partly unreached (output_padding), dilation, groups.
+    conv_transpose_case("conv1d_transposed", [2, 3, 4], [3, 2, 3], [4],
+                        low=[1], high=[1]),
+    conv_transpose_case("conv1d_transposed_strided", [1, 2, 5], [2, 3, 2],
+                        [10], stride=[2]),
+    conv_transpose_case("conv1d_transposed_output_padding", [1, 2, 4],
+                        [2, 2, 3], [14], stride=[3], low=[1], high=[0],
+                        dilation=[2]),
+    conv_transpose_case("conv2d_transposed_groups", [2, 4, 3, 4],
+                        [4, 3, 2, 3], [6, 10], stride=[2, 3], low=[0, 1],
+                        high=[0, 1], groups=2),
+    conv_transpose_case("conv3d_transposed", [1, 2, 2, 3, 2],
+                        [2, 2, 2, 2, 2], [4, 5, 3], stride=[2, 2, 1],
+                        low=[0, 1, 0], high=[0, 0, 0]),
 
     # --- max_pool --------------------------------------------------------------
     pool_case("max_pool1d_overlapping", "max_pool", [2, 3, 9], [3], stride=[1],
