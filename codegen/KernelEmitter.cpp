@@ -221,6 +221,21 @@ private:
                               ArrayRef<int64_t> padLow,
                               ArrayRef<int64_t> dilation,
                               ArrayRef<std::string> index);
+  /// argmax or argmin at `index`: the position of the first best element
+  /// along `axis` (the last with `selectLast`), a NaN being best, as the
+  /// evaluator chooses.
+  FailureOr<std::string> argReduce(Operation *op, int64_t axis, bool keepDims,
+                                   bool selectLast,
+                                   ArrayRef<std::string> index);
+  /// A cumulative sum at `index`: the prefix (suffix with `reverse`) along
+  /// the axis up to the element, itself excluded with `exclusive`, summed in
+  /// the evaluator's order and rounded once.
+  FailureOr<std::string> cumsum(CumSumOp op, ArrayRef<std::string> index);
+  /// `v` (the values or the indices) of a top_k at `index`: the element of
+  /// rank index[axis] in the evaluator's strict order (NaN first for the
+  /// largest, last for the smallest; equal values by position), found by
+  /// rank + 1 scans of the line, each for the successor of the last.
+  FailureOr<std::string> topK(TopKOp op, Value v, ArrayRef<std::string> index);
   FailureOr<std::string> reshape(ReshapeOp op, ArrayRef<std::string> index);
   /// `v` (the output or the mask) of a dropout at `index`: the mask bit is
   /// Philox's draw for the element's row-major position, as the evaluator's.
@@ -502,6 +517,12 @@ FailureOr<std::string> Emitter::compute(Operation *op, Value v,
             SmallVector<int64_t> axes(r.getAxes());
             return reduction(r, axes, index);
           })
+      .Case<ArgMaxOp, ArgMinOp>([&](auto r) {
+        return argReduce(r, static_cast<int64_t>(r.getAxis()), r.getKeepDims(),
+                         r.getSelectLastIndex(), index);
+      })
+      .Case<CumSumOp>([&](CumSumOp c) { return cumsum(c, index); })
+      .Case<TopKOp>([&](TopKOp t) { return topK(t, v, index); })
       .Case<DropoutOp>([&](DropoutOp d) { return dropout(d, v, index); })
       .Case<ScatterElementsOp>(
           [&](ScatterElementsOp s) { return scatterAsGather(s, index); })
@@ -944,6 +965,121 @@ FailureOr<std::string> Emitter::reduction(Operation *op, ArrayRef<int64_t> axes,
     return let(*type, heldAs(element, accType, terms.front(), *type));
   }
   return let(*type, heldAs(element, accType, acc, *type));
+}
+
+FailureOr<std::string> Emitter::argReduce(Operation *op, int64_t axis,
+                                          bool keepDims, bool selectLast,
+                                          ArrayRef<std::string> index) {
+  Value input = op->getOperand(0);
+  FailureOr<std::string> type =
+      cType(op, getElementTypeOrSelf(input.getType()));
+  if (failed(type))
+    return failure();
+  Index in(index.begin(), index.end());
+  if (keepDims)
+    in[axis] = "0";
+  else
+    in.insert(in.begin() + axis, "0");
+  FailureOr<std::string> first = value(input, in);
+  if (failed(first))
+    return failure();
+  std::string best = fresh("best"), at = fresh("at"), k = fresh("k");
+  line(*type + " " + best + " = " + *first + ";");
+  line("int64_t " + at + " = 0;");
+  // A NaN is the answer once found (x != x is false for integers).
+  openLoop("for (int64_t " + k + " = 1; " + k + " < " +
+           std::to_string(shapeOf(input)[axis]) + " && " + best +
+           " == " + best + "; ++" + k + ")");
+  in[axis] = k;
+  FailureOr<std::string> v = value(input, in);
+  if (failed(v))
+    return failure();
+  std::string x = let(*type, *v);
+  open("if (" + x + " != " + x + " || " + x +
+       (isa<ArgMaxOp>(op) ? " > " : " < ") + best +
+       (selectLast ? " || " + x + " == " + best : std::string()) + ")");
+  line(best + " = " + x + ";");
+  line(at + " = " + k + ";");
+  close();
+  close();
+  return at;
+}
+
+FailureOr<std::string> Emitter::cumsum(CumSumOp op,
+                                       ArrayRef<std::string> index) {
+  Type element = op.getType().getElementType();
+  FailureOr<std::string> type = cType(op, element);
+  if (failed(type))
+    return failure();
+  // Integers add in 64 bits, wrapping as the evaluator's.
+  std::string accType =
+      isa<IntegerType>(element) ? "int64_t" : accumulatorType(element);
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  std::string size = std::to_string(shapeOf(op.getInput())[axis]);
+  std::string sum = fresh("sum"), k = fresh("k");
+  line(accType + " " + sum + " = 0;");
+  // The evaluator walks the line from its start (its end with `reverse`)
+  // and stops at the element, or just before it with `exclusive`.
+  std::string here = index[axis];
+  if (op.getReverse())
+    openLoop("for (int64_t " + k + " = " + size + " - 1; " + k +
+             (op.getExclusive() ? " > " : " >= ") + here + "; --" + k + ")");
+  else
+    openLoop("for (int64_t " + k + " = 0; " + k +
+             (op.getExclusive() ? " < " : " <= ") + here + "; ++" + k + ")");
+  Index in(index.begin(), index.end());
+  in[axis] = k;
+  FailureOr<std::string> v = value(op.getInput(), in);
+  if (failed(v))
+    return failure();
+  line(sum + " = " + sum + " + (" + accType + ")" + *v + ";");
+  close();
+  return let(*type, heldAs(element, accType, sum, *type));
+}
+
+FailureOr<std::string> Emitter::topK(TopKOp op, Value v,
+                                     ArrayRef<std::string> index) {
+  Value input = op.getInput();
+  FailureOr<std::string> type =
+      cType(op, op.getValues().getType().getElementType());
+  if (failed(type))
+    return failure();
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  std::string size = std::to_string(shapeOf(input)[axis]);
+  std::string largest = op.getLargest() ? "true" : "false";
+  std::string value_ = fresh("top"), at = fresh("at"), rank = fresh("r"),
+              next = fresh("next"), nextAt = fresh("nat"), m = fresh("m");
+  line(*type + " " + value_ + " = (" + *type + ")0;");
+  line("int64_t " + at + " = -1;");
+  openLoop("for (int64_t " + rank + " = 0; " + rank + " <= " + index[axis] +
+           "; ++" + rank + ")");
+  line(*type + " " + next + " = (" + *type + ")0;");
+  line("int64_t " + nextAt + " = -1;");
+  openLoop("for (int64_t " + m + " = 0; " + m + " < " + size + "; ++" + m +
+           ")");
+  Index in(index.begin(), index.end());
+  in[axis] = m;
+  FailureOr<std::string> x = value(input, in);
+  if (failed(x))
+    return failure();
+  // Among the elements after the last one taken, the first in the order.
+  open("if ((" + at + " < 0 || dlc_topk_before(" + value_ + ", " + at + ", " +
+       *x + ", " + m + ", " + largest + ")) && (" + nextAt +
+       " < 0 || dlc_topk_before(" + *x + ", " + m + ", " + next + ", " +
+       nextAt + ", " + largest + ")))");
+  line(next + " = " + *x + ";");
+  line(nextAt + " = " + m + ";");
+  close();
+  close();
+  line(value_ + " = " + next + ";");
+  line(at + " = " + nextAt + ";");
+  close();
+  // Both results come from one scan: the other is remembered for its reads.
+  Value other = v == op.getValues() ? op.getIndices() : op.getValues();
+  auto key = std::make_pair(other.getAsOpaquePointer(), joinIndex(index));
+  memo[key] = other == op.getIndices() ? at : value_;
+  memoLog.push_back(key);
+  return v == op.getValues() ? value_ : at;
 }
 
 size_t Emitter::openWindowTaps(ArrayRef<int64_t> window,
@@ -1921,6 +2057,17 @@ DLC_FN bool dlc_dropout_keeps(uint64_t seed, uint64_t stream, uint64_t index,
     k1 += 0xBB67AE85u;
   }
   return (double)c0 * 0x1.0p-32 >= ratio;
+}
+// top_k's strict order (the evaluator's): NaN before every number for the
+// largest, after for the smallest; equal values by position.
+template <typename T>
+DLC_FN bool dlc_topk_before(T a, int64_t ia, T b, int64_t ib, bool largest) {
+  bool nanA = a != a, nanB = b != b;
+  if (nanA != nanB)
+    return largest ? nanA : nanB;
+  if (!nanA && a != b)
+    return largest ? a > b : a < b;
+  return ia < ib;
 }
 DLC_FN int64_t dlc_clamp_index(int64_t i, int64_t n) {
   return i < 0 ? 0 : (i >= n ? n - 1 : i);

@@ -685,11 +685,13 @@ Writer::addFunction(func::FuncOp func) {
   };
   // Fusions whose work a matmul step does (epilogueOf).
   llvm::DenseSet<Operation *> folded;
-  for (Operation &op : block) {
+  // One op's plan steps; failure when it has no compiled path (its own
+  // diagnostic says why).
+  auto planOp = [&](Operation &op) -> LogicalResult {
     std::string location = describeLocation(op.getLoc());
     if (auto fusion = dyn_cast<FusionOp>(op)) {
       if (transposedMatmulOperand(fusion) || folded.contains(fusion))
-        continue;
+        return success();
       FailureOr<EmittedKernel> kernel =
           emitKernel(fusion, kPlaceholder, options.target);
       if (failed(kernel))
@@ -707,7 +709,7 @@ Writer::addFunction(func::FuncOp func) {
     } else if (isa<MatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp>(op) &&
                BufferPlacement::byteSize(op.getResult(0)) == 0) {
       // An empty result has nothing to compute.
-      continue;
+      return success();
     } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
       FailureOr<FoldedEpilogue> epilogue = epilogueOf(matmul, placement);
       if (failed(epilogue))
@@ -741,7 +743,7 @@ Writer::addFunction(func::FuncOp func) {
                              *kernel, *buffers, location);
       addWritten(step, std::move(*buffers));
     } else if (isa<ReshapeOp, ConstantOp>(op)) {
-      continue;
+      return success();
     } else if (isa<func::ReturnOp>(op)) {
       for (auto [index, value] : llvm::enumerate(op.getOperands())) {
         if (!placement.needsCopy(index))
@@ -763,6 +765,33 @@ Writer::addFunction(func::FuncOp func) {
              << "has no compiled kernel yet (it is not in a dlc.fusion and "
                 "is no library op)";
     }
+    return success();
+  };
+  // Every op without a compiled path is reported in one error, as autodiff
+  // reports every op without a gradient rule: each op's diagnostic is
+  // caught and listed.
+  SmallVector<std::string> refused;
+  {
+    ScopedDiagnosticHandler catcher(func.getContext(), [&](Diagnostic &d) {
+      if (d.getSeverity() != DiagnosticSeverity::Error)
+        return failure();
+      refused.push_back(describeLocation(d.getLocation()) + ": " + d.str());
+      return success();
+    });
+    for (Operation &op : block)
+      if (failed(planOp(op)) && refused.empty())
+        refused.push_back(describeLocation(op.getLoc()) + ": failed");
+  }
+  if (!refused.empty()) {
+    InFlightDiagnostic diag = func.emitOpError()
+                              << "has " << refused.size()
+                              << (refused.size() == 1 ? " op" : " ops")
+                              << " without a compiled path on "
+                              << (options.target == Target::Cpu ? "the CPU"
+                                                                : "CUDA")
+                              << ": ";
+    llvm::interleave(refused, diag, "; ");
+    return failure();
   }
   std::vector<flatbuffers::Offset<fb::Step>> steps;
   for (const StepGroup &group : groupSteps(plan)) {

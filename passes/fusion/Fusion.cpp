@@ -52,8 +52,8 @@ KernelRole mlir::dlc::kernelRoleOf(Operation *op) {
   if (isa<TransposeOp, BroadcastToOp, SliceOp, PadOp, ConcatOp, GatherOp,
           GatherElementsOp, SegmentSumOp>(op))
     return KernelRole::Movement;
-  if (isa<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp, MaxPoolOp,
-          SumPoolOp>(op))
+  if (isa<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp, ArgMaxOp,
+          ArgMinOp, CumSumOp, TopKOp, MaxPoolOp, SumPoolOp>(op))
     return KernelRole::Reducing;
   if (isa<ScatterElementsOp, MaxPoolGradOp>(op))
     return KernelRole::Scatter;
@@ -79,6 +79,14 @@ double readsPerElement(Operation *user) {
   if (isa<MaxPoolOp, SumPoolOp>(user))
     return static_cast<double>(ShapedType::getNumElements(
         user->getAttrOfType<DenseI64ArrayAttr>("window").asArrayRef()));
+  // A cumulative sum reads half its line per element on average, and a
+  // top_k scans its line once per rank up to its own.
+  if (auto cumsum = dyn_cast<CumSumOp>(user))
+    return cast<ShapedType>(cumsum.getType()).getDimSize(cumsum.getAxis()) /
+           2.0;
+  if (auto topK = dyn_cast<TopKOp>(user))
+    return topK.getInput().getType().getDimSize(topK.getAxis()) *
+           (topK.getK() + 1) / 2.0;
   if (kernelRoleOf(user) == KernelRole::Reducing)
     return static_cast<double>(numElementsOf(user->getOperand(0))) /
            std::max<int64_t>(1, numElementsOf(user->getResult(0)));

@@ -27,7 +27,8 @@ enum class KernelRole {
   /// Reads operand elements at remapped indices (transpose, slice, pad,
   /// concat, broadcast_to, gather, segment sums, reshape inside a group).
   Movement,
-  /// Folds an inner loop per result element (reductions, pooling).
+  /// Folds an inner loop per result element (reductions, argmax/argmin,
+  /// cumulative sums, top_k, pooling).
   Reducing,
   /// Writes at data-dependent positions (scatter_elements, the max-pool
   /// gradient routing each window's gradient to its maximum): always alone.

@@ -36,6 +36,17 @@ const cl::OptionCategory &dlc::tools::shapeOptionCategory() {
   return shapeOptions->category;
 }
 
+std::string dlc::tools::shapeOptionGiven() {
+  const ShapeOptions &o = *shapeOptions;
+  if (o.batchSize.getNumOccurrences())
+    return "--batch-size";
+  if (o.dims.getNumOccurrences())
+    return "--dim";
+  if (o.bindInputs.getNumOccurrences())
+    return "--bind-input";
+  return "";
+}
+
 bool dlc::tools::applyShapeOptions(llvm::StringRef tool,
                                    mlir::dlc::ImportOptions &options) {
   const ShapeOptions &o = *shapeOptions;

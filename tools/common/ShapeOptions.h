@@ -13,6 +13,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 
+#include <string>
+
 namespace dlc::tools {
 
 /// Registers --batch-size N, --dim NAME=N and --bind-input NAME=FILE.npy
@@ -20,6 +22,10 @@ namespace dlc::tools {
 void registerShapeOptions();
 /// Their category in --help.
 const llvm::cl::OptionCategory &shapeOptionCategory();
+
+/// The first shape option given on the command line ("--batch-size",
+/// "--dim" or "--bind-input"), or "" when none was.
+std::string shapeOptionGiven();
 
 /// Copies the parsed options into `options`. On a bad value prints one
 /// "tool: error: ..." line and returns false.

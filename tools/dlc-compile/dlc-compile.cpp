@@ -6,6 +6,12 @@
 // With --train the model becomes a module with @train_step and @forward (and
 // the intermediate @forward_train, @loss and @loss_grad, kept for
 // inspection); without it, the model is imported with inference semantics.
+//
+//   dlc-compile MODULE.mlir [--target cpu|cuda] [--emit=KIND] -o OUT
+//
+// compiles dlc IR as it is (what --emit=mlir, dlc-translate or dlc-opt
+// wrote, or hand-written): its @forward and @train_step, their globals
+// turned into arguments.
 // What is written (--emit, by default from OUT's extension: .dlcm a module,
 // anything else the IR):
 //   mlir    the dlc IR after the training passes
@@ -23,6 +29,7 @@
 #include "passes/Pipeline.h"
 #include "passes/memory/BufferPlacement.h"
 #include "tools/common/Diagnostics.h"
+#include "tools/common/IrFile.h"
 #include "tools/common/ShapeOptions.h"
 #include "tools/common/TrainingOptions.h"
 #include "tools/dlc-compile/Executable.h"
@@ -43,7 +50,8 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory compileOptions("dlc-compile options");
 static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("<model.onnx|model.onnxtxt>"),
+                                      cl::desc("<model.onnx|model.onnxtxt|"
+                                               "module.mlir>"),
                                       cl::Required, cl::cat(compileOptions));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
@@ -155,13 +163,15 @@ bool tensorCores() {
 
 /// Fusion and memory planning (passes/Pipeline.h); for an inference
 /// import, mixed precision first (the training pipeline has run it).
-LogicalResult lowerForExecution(ModuleOp module) {
+/// The execution pipeline for --target; `irInput`: the module was parsed
+/// from dlc IR, whose functions may still read and write globals.
+LogicalResult lowerForExecution(ModuleOp module, bool irInput) {
   PassManager pm(module.getContext());
   if (auto precision = ::dlc::tools::mixedPrecisionOptions();
       precision && !train)
     pm.addPass(mlir::dlc::createDLCMixedPrecision(*precision));
   mlir::dlc::ExecutionPipelineOptions options;
-  options.functionalize = !train;
+  options.functionalize = !train || irInput;
   options.foldsEpilogues = target == TargetKind::Cuda;
   options.fusedAttention = target == TargetKind::Cuda;
   options.splitReductions = target == TargetKind::Cuda;
@@ -280,13 +290,25 @@ int main(int argc, char **argv) {
     llvm::errs() << kTool << ": error: --emit=exe needs -o NAME\n";
     return 1;
   }
+  bool irInput = ::dlc::tools::isDlcIrFile(inputFile);
+  if (irInput && train) {
+    llvm::errs() << kTool << ": error: --train applies when compiling an "
+                 << "ONNX model; " << inputFile << " is dlc IR, whose "
+                 << "@forward and @train_step compile as they are (dlc-compile "
+                 << "--train --emit=mlir writes a training module)\n";
+    return 1;
+  }
+  if (irInput && !::dlc::tools::checkNoImportOptions(kTool, inputFile))
+    return 1;
   mlir::dlc::ImportOptions options;
   if (!::dlc::tools::applyShapeOptions(kTool, options))
     return 1;
   MLIRContext context;
   ::dlc::tools::DiagnosticPrinter printer(context, kTool);
   FailureOr<OwningOpRef<ModuleOp>> module;
-  if (train) {
+  if (irInput) {
+    module = ::dlc::tools::parseDlcIrFile(&context, inputFile);
+  } else if (train) {
     module = ::dlc::tools::compileForTraining(&context, inputFile, options);
   } else {
     options.mode = mlir::dlc::ImportMode::Inference;
@@ -304,7 +326,12 @@ int main(int argc, char **argv) {
   }
 
   std::vector<std::string> functions = keepCompiledFunctions(**module);
-  if (failed(lowerForExecution(**module)))
+  if (functions.empty()) {
+    llvm::errs() << kTool << ": error: " << inputFile
+                 << " has no @forward or @train_step to compile\n";
+    return 1;
+  }
+  if (failed(lowerForExecution(**module, irInput)))
     return 1;
   if (reportMemory)
     printMemoryReport(**module);
@@ -331,11 +358,15 @@ int main(int argc, char **argv) {
         mlir::dlc::codegen::generateKernelSource(**module, writerOptions);
     return succeeded(source) && writeBytes(*source, false) ? 0 : 1;
   }
-  FailureOr<std::string> onnx = mlir::dlc::readOnnxWithoutInitializers(
-      &context, inputFile, globalNames(**module));
-  if (failed(onnx))
-    return 1;
-  writerOptions.onnxModel = std::move(*onnx);
+  // The model export starts from (none for dlc IR: such a module cannot
+  // export ONNX).
+  if (!irInput) {
+    FailureOr<std::string> onnx = mlir::dlc::readOnnxWithoutInitializers(
+        &context, inputFile, globalNames(**module));
+    if (failed(onnx))
+      return 1;
+    writerOptions.onnxModel = std::move(*onnx);
+  }
   FailureOr<std::string> bytes =
       mlir::dlc::codegen::writeModule(**module, writerOptions);
   if (failed(bytes))

@@ -54,6 +54,7 @@
 #include "passes/Passes.h"
 #include "runtime/support/Npz.h"
 #include "tools/common/Diagnostics.h"
+#include "tools/common/IrFile.h"
 #include "tools/common/ShapeOptions.h"
 #include "tools/common/TrainingOptions.h"
 #include "tools/dlc-run/GradCheck.h"
@@ -68,7 +69,6 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
 
 #include <cstring>
 #include <random>
@@ -200,20 +200,10 @@ static LogicalResult checkSignature(func::FuncOp func) {
 }
 
 static FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context) {
-  if (llvm::StringRef(modelFile).ends_with_insensitive(".mlir")) {
-    if (::dlc::tools::precisionGiven()) {
-      llvm::errs() << kTool << ": error: --precision applies when importing "
-                   << "an ONNX model; " << modelFile
-                   << " is dlc IR (run dlc-opt --dlc-mixed-precision)\n";
+  if (::dlc::tools::isDlcIrFile(modelFile)) {
+    if (!::dlc::tools::checkNoImportOptions(kTool, modelFile))
       return failure();
-    }
-    mlir::dlc::registerImporterDialects(&context);
-    llvm::SourceMgr sourceMgr;
-    OwningOpRef<ModuleOp> module =
-        parseSourceFile<ModuleOp>(modelFile, sourceMgr, &context);
-    if (!module)
-      return failure();
-    return module;
+    return ::dlc::tools::parseDlcIrFile(&context, modelFile);
   }
   mlir::dlc::ImportOptions options;
   if (!::dlc::tools::applyShapeOptions(kTool, options))
@@ -421,7 +411,7 @@ int main(int argc, char **argv) {
   if (train) {
     if (dataFile.empty() || !steps.getNumOccurrences())
       return fail("--train needs --data and --steps");
-    if (llvm::StringRef(modelFile).ends_with_insensitive(".mlir")) {
+    if (::dlc::tools::isDlcIrFile(modelFile)) {
       llvm::SmallVector<std::string> given =
           ::dlc::tools::compileOnlyTrainingOptionsGiven();
       if (!given.empty())
