@@ -269,7 +269,9 @@ std::optional<Tensor> mlir::dlc::tensorFromProto(const onnx::TensorProto &p,
     // Any non-zero byte is true; copying bytes could create invalid bools.
     for (int64_t i = 0; i < *count; ++i)
       out.data<bool>()[i] = (*raw)[i] != 0;
-  } else {
+  } else if (!raw->empty()) {
+    // An empty tensor has no buffer, and memcpy's pointers may not be null
+    // even for no bytes.
     std::memcpy(out.bytes(), raw->data(), raw->size());
   }
   return out;

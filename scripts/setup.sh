@@ -20,6 +20,9 @@ packages=(
   python3-onnx python3-torch python3-torchvision python3-numpy
   # plots of training logs (scripts/plot_metrics.py)
   python3-matplotlib
+  # fuzzing (fuzz/run.sh): clang with libFuzzer, the sanitizer runtimes, and
+  # clang's OpenMP, which the runtime links when built with clang
+  clang-22 libfuzzer-22-dev libclang-rt-22-dev libomp-22-dev
 )
 
 missing=()

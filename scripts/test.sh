@@ -8,4 +8,13 @@ build="${DLC_BUILD_DIR:-$root/build}"
 
 bash "$root/scripts/build.sh"
 cd "$build"
-ctest --output-on-failure -j "${DLC_JOBS:-2}" "$@"
+# fuzz.ci's executions per target: ctest shows a passing test's output only
+# with -V, and CI's record should have them.
+fuzz_summary="$root/build-fuzz/ci/summary.txt"
+rm -f "$fuzz_summary"
+status=0
+ctest --output-on-failure -j "${DLC_JOBS:-2}" "$@" || status=$?
+if [ -f "$fuzz_summary" ]; then
+  cat "$fuzz_summary"
+fi
+exit "$status"

@@ -1,4 +1,4 @@
-//===- DataLoader.cpp - Batches from a memory-mapped .npz dataset ---------===//
+//===- DataLoader.cpp - Batches from a memory-mapped dataset --------------===//
 //
 // Prefetching is a ring of depth + 1 slots, each with one buffer per array:
 // the batch at position p lives in slot p % (depth + 1). The caller holds
@@ -17,6 +17,7 @@
 
 #include "runtime/support/MappedNpz.h"
 #include "runtime/support/Shuffle.h"
+#include "runtime/support/TokenFile.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -54,11 +55,34 @@ std::string describeShape(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
-/// Where one expected array's samples lie.
+/// Where one expected array's samples lie: sample i at data + i * stride,
+/// `elements` values of type `from`, handed out as `to` (token ids widen).
 struct Source {
   const std::byte *data;
-  size_t sampleBytes;
+  size_t stride;
+  int64_t elements;
+  DType from, to;
 };
+
+/// `n` unsigned token ids (U16 or U32) as I64 or I32.
+void widenIds(DType from, DType to, const std::byte *in, std::byte *out,
+              int64_t n) {
+  auto widen = [&](auto *src) {
+    if (to == DType::I64) {
+      auto *dst = reinterpret_cast<int64_t *>(out);
+      for (int64_t i = 0; i < n; ++i)
+        dst[i] = src[i];
+    } else {
+      auto *dst = reinterpret_cast<int32_t *>(out);
+      for (int64_t i = 0; i < n; ++i)
+        dst[i] = static_cast<int32_t>(src[i]);
+    }
+  };
+  if (from == DType::U16)
+    widen(reinterpret_cast<const uint16_t *>(in));
+  else
+    widen(reinterpret_cast<const uint32_t *>(in));
+}
 
 /// One batch being assembled or handed out.
 struct Slot {
@@ -71,7 +95,9 @@ struct Slot {
 } // namespace
 
 struct DataLoader::State {
+  /// The dataset: one of the two.
   std::unique_ptr<MappedNpz> npz;
+  std::unique_ptr<TokenFile> tokens;
   std::vector<Source> sources;
   int64_t samples = 0;
   int64_t batchSize = 0;
@@ -103,19 +129,29 @@ struct DataLoader::State {
       : samples(samples), order(samples, shuffle, seed) {}
 
   /// Gathers the batch at `position` into `slot`.
+  const std::string &path() const {
+    return npz ? npz->path() : tokens->path();
+  }
+
   bool fill(Slot &slot, int64_t position, std::string *error) {
-    if (!npz->file().checkSize(error))
+    if (!(npz ? npz->file().checkSize(error) : tokens->checkSize(error)))
       return false;
     const std::vector<int64_t> &permutation =
         order.permutation(position / batchesPerEpoch);
     const int64_t *rows =
         permutation.data() + (position % batchesPerEpoch) * batchSize;
     for (size_t i = 0; i < sources.size(); ++i) {
-      size_t sampleBytes = sources[i].sampleBytes;
+      const Source &source = sources[i];
+      size_t sampleBytes = source.elements * dtypeSize(source.to);
       std::byte *out = slot.buffers[i].get();
-      for (int64_t j = 0; j < batchSize; ++j)
-        std::memcpy(out + j * sampleBytes,
-                    sources[i].data + rows[j] * sampleBytes, sampleBytes);
+      for (int64_t j = 0; j < batchSize; ++j) {
+        const std::byte *in = source.data + rows[j] * source.stride;
+        if (source.from == source.to)
+          std::memcpy(out + j * sampleBytes, in, sampleBytes);
+        else
+          widenIds(source.from, source.to, in, out + j * sampleBytes,
+                   source.elements);
+      }
     }
     slot.batch.position = position;
     return true;
@@ -263,21 +299,84 @@ DataLoader::open(const std::string &path,
   auto state = std::make_unique<State>(samples, shuffle, seed);
   state->npz = std::move(npz);
   state->batchSize = batchSize;
-  state->batchesPerEpoch = samples / batchSize;
   state->depth = prefetchDepth;
-  // The caller's slot, plus `depth` being filled ahead.
-  state->slots.resize(static_cast<size_t>(prefetchDepth) + 1);
   for (size_t i = 0; i < expected.size(); ++i) {
     const MappedArray &array = *arrays[i];
-    size_t sampleBytes = array.bytes / static_cast<size_t>(samples);
-    state->sources.push_back({array.data, sampleBytes});
-    size_t batchBytes = sampleBytes * static_cast<size_t>(batchSize);
+    int64_t elements = 1;
+    for (int64_t dim : expected[i].sampleShape)
+      elements *= dim;
+    state->sources.push_back({array.data, array.bytes / samples, elements,
+                              array.dtype, array.dtype});
+  }
+  return start(std::move(state), path, expected, error);
+}
+
+std::unique_ptr<DataLoader>
+DataLoader::openTokens(const std::string &path, DType rawWidth,
+                       const ArraySpec &input, const ArraySpec &label,
+                       int64_t batchSize, bool shuffle, uint64_t seed,
+                       int prefetchDepth, std::string *error) {
+  if (batchSize <= 0 || prefetchDepth < 0) {
+    fail(error, path + ": the batch size must be positive and the prefetch "
+                       "depth not negative");
+    return nullptr;
+  }
+  for (const ArraySpec *spec : {&input, &label}) {
+    if (spec->sampleShape.size() != 1 || spec->sampleShape[0] <= 0 ||
+        (spec->dtype != DType::I64 && spec->dtype != DType::I32) ||
+        spec->sampleShape != input.sampleShape) {
+      fail(error, path + ": token files feed an int64 or int32 [T] input and "
+                         "labels of the same shape; the model has '" +
+                      input.name + "' " + dtypeName(input.dtype) +
+                      describeSpecShape(input) + " and '" + label.name + "' " +
+                      dtypeName(label.dtype) + describeSpecShape(label));
+      return nullptr;
+    }
+  }
+  std::unique_ptr<TokenFile> tokens = TokenFile::open(path, rawWidth, error);
+  if (!tokens)
+    return nullptr;
+  int64_t length = input.sampleShape[0];
+  int64_t samples = tokens->count() > 0 ? (tokens->count() - 1) / length : 0;
+  if (samples < batchSize) {
+    fail(error, path + ": " + std::to_string(tokens->count()) +
+                    " token ids make " + std::to_string(samples) +
+                    " sequences of " + std::to_string(length) +
+                    " (and their next tokens), fewer than the batch size " +
+                    std::to_string(batchSize));
+    return nullptr;
+  }
+  auto state = std::make_unique<State>(samples, shuffle, seed);
+  size_t width = dtypeSize(tokens->dtype());
+  size_t stride = static_cast<size_t>(length) * width;
+  state->sources.push_back(
+      {tokens->tokens(), stride, length, tokens->dtype(), input.dtype});
+  state->sources.push_back(
+      {tokens->tokens() + width, stride, length, tokens->dtype(), label.dtype});
+  state->tokens = std::move(tokens);
+  state->batchSize = batchSize;
+  state->depth = prefetchDepth;
+  return start(std::move(state), path, {input, label}, error);
+}
+
+std::unique_ptr<DataLoader>
+DataLoader::start(std::unique_ptr<State> state, const std::string &path,
+                  const std::vector<ArraySpec> &expected, std::string *error) {
+  int64_t batchSize = state->batchSize;
+  state->batchesPerEpoch = state->samples / batchSize;
+  // The caller's slot, plus `depth` being filled ahead.
+  state->slots.resize(static_cast<size_t>(state->depth) + 1);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Source &source = state->sources[i];
+    size_t batchBytes = static_cast<size_t>(source.elements) *
+                        dtypeSize(source.to) * static_cast<size_t>(batchSize);
     // aligned_alloc wants a non-zero multiple of the alignment.
     size_t allocated = std::max<size_t>(1, (batchBytes + kBufferAlignment - 1) /
                                                kBufferAlignment) *
                        kBufferAlignment;
-    std::vector<int64_t> shape = array.shape;
-    shape[0] = batchSize;
+    std::vector<int64_t> shape = {batchSize};
+    shape.insert(shape.end(), expected[i].sampleShape.begin(),
+                 expected[i].sampleShape.end());
     for (Slot &slot : state->slots) {
       Buffer buffer(static_cast<std::byte *>(
           std::aligned_alloc(kBufferAlignment, allocated)));
@@ -288,12 +387,12 @@ DataLoader::open(const std::string &path,
         return nullptr;
       }
       slot.batch.arrays.push_back(
-          {buffer.get(), array.dtype, shape, batchBytes});
+          {buffer.get(), source.to, shape, batchBytes});
       slot.buffers.push_back(std::move(buffer));
     }
   }
 
-  if (prefetchDepth > 0) {
+  if (state->depth > 0) {
     int code = pthread_create(&state->thread, nullptr, &State::threadMain,
                               state.get());
     if (code != 0) {
@@ -332,7 +431,7 @@ int64_t DataLoader::position() const {
 bool DataLoader::seek(int64_t position, std::string *error) {
   State &s = *state_;
   if (position < 0)
-    return fail(error, s.npz->path() + ": cannot seek to batch position " +
+    return fail(error, s.path() + ": cannot seek to batch position " +
                            std::to_string(position));
   {
     std::lock_guard<std::mutex> lock(s.mutex);

@@ -1,7 +1,8 @@
-//===- DataLoader.h - Batches from a memory-mapped .npz dataset -----------===//
+//===- DataLoader.h - Batches from a memory-mapped dataset ----------------===//
 //
 // A training dataset is an .npz with one array per model input and label,
-// samples on the first axis (np.savez(path, input=x, labels=y)). The loader
+// samples on the first axis (np.savez(path, input=x, labels=y)), or a
+// token file (TokenFile.h) whose samples are windows of the token stream. The loader
 // maps it (MappedNpz), checks it against what the model expects, and hands
 // out batches: batch b of an epoch holds the samples perm[b*B .. b*B+B) of
 // that epoch's permutation (Shuffle.h: the same order as dlc-run --train),
@@ -66,6 +67,16 @@ public:
   open(const std::string &path, const std::vector<ArraySpec> &expected,
        int64_t batchSize, bool shuffle, uint64_t seed, int prefetchDepth,
        std::string *error);
+  /// Opens the token file `path` (TokenFile.h; `rawWidth` U16 or U32 is the
+  /// id type of a file without llm.c's header) for language-model batches:
+  /// sample i is the window of T ids from id i*T for `input` (int64 or
+  /// int32 [T]) and the window one id later for `label`, its next tokens,
+  /// so N = (ids - 1) / T. Batches, shuffling, prefetching and seek as
+  /// open's.
+  static std::unique_ptr<DataLoader>
+  openTokens(const std::string &path, DType rawWidth, const ArraySpec &input,
+             const ArraySpec &label, int64_t batchSize, bool shuffle,
+             uint64_t seed, int prefetchDepth, std::string *error);
   /// Stops the background thread.
   ~DataLoader();
   DataLoader(const DataLoader &) = delete;
@@ -92,6 +103,11 @@ public:
 private:
   struct State;
   explicit DataLoader(std::unique_ptr<State> state);
+  /// Allocates `state`'s batch buffers for `expected` and starts the
+  /// prefetch thread: what open and openTokens share.
+  static std::unique_ptr<DataLoader>
+  start(std::unique_ptr<State> state, const std::string &path,
+        const std::vector<ArraySpec> &expected, std::string *error);
 
   std::unique_ptr<State> state_;
 };

@@ -3,12 +3,18 @@
 // open + fstat + mmap. The descriptor stays open for checkSize, which asks
 // the file itself (not its path, which may since name another file).
 //
+// Under AddressSanitizer the rest of the mapping's last page is poisoned: a
+// reader that runs past the end of the file is then reported, where it
+// would otherwise read zeros unnoticed (fuzz/ relies on this). Without the
+// sanitizer the poisoning macros do nothing.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/support/MappedFile.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sanitizer/asan_interface.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +28,13 @@ bool fail(std::string *error, const std::string &path,
   if (error)
     *error = path + ": " + reason;
   return false;
+}
+
+/// The bytes from the end of a `size`-byte file's mapping to the end of its
+/// last page.
+size_t pageTail(size_t size) {
+  size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return (page - size % page) % page;
 }
 
 } // namespace
@@ -56,13 +69,16 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::string &path,
       return nullptr;
     }
     data = static_cast<const std::byte *>(mapping);
+    ASAN_POISON_MEMORY_REGION(data + size, pageTail(size));
   }
   return std::unique_ptr<MappedFile>(new MappedFile(path, fd, data, size));
 }
 
 MappedFile::~MappedFile() {
-  if (data_)
+  if (data_) {
+    ASAN_UNPOISON_MEMORY_REGION(data_ + size_, pageTail(size_));
     ::munmap(const_cast<std::byte *>(data_), size_);
+  }
   ::close(fd_);
 }
 

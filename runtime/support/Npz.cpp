@@ -423,7 +423,9 @@ std::string zipErrorString(int code) {
 
 /// Reads one member completely. The size in the archive is untrusted, so it
 /// only sizes the first reservation; the buffer grows with the bytes that
-/// actually decompress, and libzip checks the CRC at the end.
+/// actually decompress, and libzip checks the CRC at the end. Reads fill the
+/// reservation first (the declared size and one byte more, which finds the
+/// end), so a small member costs its size, not a 1 MiB chunk.
 bool readMember(zip_t *archive, zip_uint64_t index, const zip_stat_t &stat,
                 const std::string &what, std::vector<unsigned char> &out,
                 std::string *error) {
@@ -434,11 +436,12 @@ bool readMember(zip_t *archive, zip_uint64_t index, const zip_stat_t &stat,
     return fail(error, what,
                 std::string("cannot open: ") + zip_strerror(archive));
   if (stat.valid & ZIP_STAT_SIZE)
-    out.reserve(static_cast<size_t>(std::min(stat.size, kMaxReserve)));
+    out.reserve(static_cast<size_t>(std::min(stat.size, kMaxReserve)) + 1);
   while (true) {
     size_t used = out.size();
-    out.resize(used + kChunk);
-    zip_int64_t n = zip_fread(file, out.data() + used, kChunk);
+    size_t chunk = out.capacity() > used ? out.capacity() - used : kChunk;
+    out.resize(used + chunk);
+    zip_int64_t n = zip_fread(file, out.data() + used, chunk);
     if (n < 0) {
       std::string reason =
           std::string("cannot read: ") + zip_file_strerror(file);

@@ -88,6 +88,8 @@ const std::vector<OptionSpec> &optionSpecs() {
       {"inputs", "FILE", stringOption(&Options::inputs)},
       {"outputs", "FILE", stringOption(&Options::outputs)},
       {"data", "FILE", stringOption(&Options::data)},
+      {"seq-len", "T", intOption("seq-len", &Options::seqLen, 1)},
+      {"token-dtype", "TYPE", stringOption(&Options::tokenDtype)},
       {"steps", "N", intOption("steps", &Options::steps, 0)},
       {"epochs", "N", intOption("epochs", &Options::epochs, 0)},
       {"no-shuffle", nullptr, flag(&Options::noShuffle)},
@@ -103,6 +105,7 @@ const std::vector<OptionSpec> &optionSpecs() {
       {"weight-decay", "X",
        numberOption("weight-decay", &Options::weightDecay)},
       {"log", "FILE", stringOption(&Options::log)},
+      {"tensorboard", "DIR", stringOption(&Options::tensorboard)},
       {"eval-data", "FILE", stringOption(&Options::evalData)},
       {"checkpoint-dir", "DIR", stringOption(&Options::checkpointDir)},
       {"checkpoint-every", "N",
@@ -209,7 +212,16 @@ std::string usage(const std::string &tool, bool embedded) {
          "Training (train_step, one optimizer step per batch):\n"
          "  --data FILE           samples: one array per model input and "
          "label,\n"
-         "                        samples on the first axis\n"
+         "                        samples on the first axis (.npz); or a "
+         "token file\n"
+         "                        (.bin: nanoGPT's ids, or llm.c's with its "
+         "header)\n"
+         "                        cut into sequences and their next tokens\n"
+         "  --seq-len T           token files: the sequence length (the "
+         "model's)\n"
+         "  --token-dtype TYPE    token files without a header: uint16 "
+         "(default)\n"
+         "                        or uint32\n"
          "  --steps N             train until N steps are done in all (with\n"
          "                        --resume, counting the steps before it)\n"
          "  --epochs E            the same as --steps E * (samples / batch)\n"
@@ -219,6 +231,11 @@ std::string usage(const std::string &tool, bool embedded) {
          "  --weight-decay X      the weight decay\n"
          "  --log FILE            append one JSON line per step (and per "
          "evaluation)\n"
+         "  --tensorboard DIR     write the logged scalars (loss, learning "
+         "rate,\n"
+         "                        loss scale, throughput, eval accuracy) as "
+         "a\n"
+         "                        TensorBoard event file in DIR\n"
          "  --eval-data FILE      after training and at each checkpoint, "
          "the accuracy\n"
          "                        of forward on this data\n"

@@ -30,6 +30,10 @@ struct Options {
 
   // Training.
   std::string data;
+  /// Token files (--data *.bin): the sequence length, checked against the
+  /// model's, and the id width of files without llm.c's header.
+  std::optional<int64_t> seqLen;
+  std::string tokenDtype;
   std::optional<int64_t> steps;
   std::optional<int64_t> epochs;
   bool noShuffle = false;
@@ -37,6 +41,7 @@ struct Options {
   std::optional<double> lr;
   std::optional<double> weightDecay;
   std::string log;
+  std::string tensorboard;
   std::string evalData;
   std::string checkpointDir;
   std::optional<int64_t> checkpointEvery;

@@ -44,10 +44,11 @@ std::string formatDuration(double seconds) {
 }
 
 Progress::Progress(std::FILE *out, bool live, int64_t firstStep,
-                   int64_t lastStep, int64_t samplesPerStep)
+                   int64_t lastStep, int64_t itemsPerStep, std::string unit)
     : out_(out), live_(live), firstStep_(firstStep), lastStep_(lastStep),
-      samplesPerStep_(samplesPerStep),
+      itemsPerStep_(itemsPerStep),
       every_(std::max<int64_t>(1, (lastStep - firstStep) / 20)),
+      unit_(std::move(unit)),
       start_(Clock::now()), lastTime_(start_), doneStep_(firstStep),
       printedStep_(firstStep) {}
 
@@ -70,28 +71,32 @@ void Progress::print(int64_t stepsDone, double loss, Clock::time_point now) {
   double seconds = secondsBetween(lastTime_, now);
   double rate =
       seconds > 0
-          ? static_cast<double>((stepsDone - printedStep_) * samplesPerStep_) /
+          ? static_cast<double>((stepsDone - printedStep_) * itemsPerStep_) /
                 seconds
           : 0.0;
   lastTime_ = now;
   printedStep_ = stepsDone;
+  std::string elapsed = formatDuration(secondsBetween(start_, now));
+  std::string eta =
+      rate > 0 ? formatDuration(static_cast<double>((lastStep_ - stepsDone) *
+                                                    itemsPerStep_) /
+                                rate)
+               : "-:--";
   if (!live_) {
-    std::fprintf(out_, "step %lld/%lld loss %.4f %.1f samples/s\n",
+    std::fprintf(out_, "step %lld/%lld loss %.4f %.1f %s/s elapsed %s ETA %s\n",
                  static_cast<long long>(stepsDone),
-                 static_cast<long long>(lastStep_), loss, rate);
+                 static_cast<long long>(lastStep_), loss, rate, unit_.c_str(),
+                 elapsed.c_str(), eta.c_str());
     std::fflush(out_);
     return;
   }
-  std::string eta =
-      rate > 0 ? formatDuration(static_cast<double>((lastStep_ - stepsDone) *
-                                                    samplesPerStep_) /
-                                rate)
-               : "-:--";
   // "\x1b[K" clears what a longer previous line left.
-  std::fprintf(out_, "\rstep %lld/%lld  loss %.4f  %s samples/s  ETA %s\x1b[K",
+  std::fprintf(out_,
+               "\rstep %lld/%lld  loss %.4f  %s %s/s  elapsed %s  ETA %s\x1b[K",
                static_cast<long long>(stepsDone),
                static_cast<long long>(lastStep_), loss,
-               withThousands(std::llround(rate)).c_str(), eta.c_str());
+               withThousands(std::llround(rate)).c_str(), unit_.c_str(),
+               elapsed.c_str(), eta.c_str());
   std::fflush(out_);
   lineOpen_ = true;
 }
@@ -109,10 +114,10 @@ void Progress::finish() {
   double seconds = secondsBetween(start_, Clock::now());
   int64_t steps = doneStep_ - firstStep_;
   double rate = seconds > 0
-                    ? static_cast<double>(steps * samplesPerStep_) / seconds
+                    ? static_cast<double>(steps * itemsPerStep_) / seconds
                     : 0.0;
-  std::fprintf(out_, "trained %lld steps in %.2f s, %.1f samples/s\n",
-               static_cast<long long>(steps), seconds, rate);
+  std::fprintf(out_, "trained %lld steps in %.2f s, %.1f %s/s\n",
+               static_cast<long long>(steps), seconds, rate, unit_.c_str());
   std::fflush(out_);
 }
 

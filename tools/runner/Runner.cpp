@@ -25,6 +25,8 @@ namespace dlc::runner {
 namespace {
 
 const char *const kTrainingOptions[] = {"--data",
+                                        "--seq-len",
+                                        "--token-dtype",
                                         "--steps",
                                         "--epochs",
                                         "--no-shuffle",
@@ -32,6 +34,7 @@ const char *const kTrainingOptions[] = {"--data",
                                         "--lr",
                                         "--weight-decay",
                                         "--log",
+                                        "--tensorboard",
                                         "--eval-data",
                                         "--checkpoint-dir",
                                         "--checkpoint-every",

@@ -9,9 +9,11 @@
 #include "tools/runner/MetricsLog.h"
 #include "tools/runner/Progress.h"
 #include "tools/runner/SeededInit.h"
+#include "tools/runner/TensorBoard.h"
 #include "tools/runner/Values.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -53,6 +55,24 @@ struct RunState {
   int64_t target = -1;
   int64_t checkpointEvery = 0;
 };
+
+/// Whether --data names a token file rather than arrays (.npz, .npy):
+/// a .bin file, or any file with --seq-len.
+bool isTokenFile(const Options &options) {
+  const std::string &path = options.data;
+  return options.seqLen ||
+         (path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0);
+}
+
+/// The id width --token-dtype names (uint16 when left out).
+DType tokenDtype(const Options &options) {
+  if (options.tokenDtype.empty() || options.tokenDtype == "uint16")
+    return DType::U16;
+  if (options.tokenDtype == "uint32")
+    return DType::U32;
+  throw Error("--token-dtype must be uint16 or uint32, not '" +
+              options.tokenDtype + "'");
+}
 
 bool isDirectory(const std::string &path) {
   struct stat st;
@@ -115,7 +135,15 @@ private:
   int64_t checkpointEvery_ = 0;
   std::unique_ptr<Evaluation> evaluation_;
   std::unique_ptr<MetricsLog> log_;
+  std::unique_ptr<TensorBoardWriter> tensorboard_;
   std::unique_ptr<Progress> progress_;
+  /// What a step trains on, for throughput: samples, or tokens (a token
+  /// file's sequences).
+  int64_t itemsPerStep_ = 0;
+  std::string unit_ = "samples";
+  /// When the last step (or a checkpoint) ended: a step's throughput is
+  /// measured from there.
+  Progress::Clock::time_point lastStepEnd_;
 };
 
 void Trainer::run() {
@@ -133,6 +161,8 @@ void Trainer::run() {
   }
   if (!options_.log.empty())
     log_ = std::make_unique<MetricsLog>(options_.log);
+  if (!options_.tensorboard.empty())
+    tensorboard_ = std::make_unique<TensorBoardWriter>(options_.tensorboard);
   if (!options_.profile.empty()) {
     checkWritable(options_.profile, "--profile");
     session_.setProfiling(true);
@@ -149,7 +179,8 @@ void Trainer::run() {
                  static_cast<long long>(target_));
   int64_t first = std::min(state_.stepsDone, target_);
   progress_ = std::make_unique<Progress>(stderr, ::isatty(STDERR_FILENO), first,
-                                         target_, batchSize_);
+                                         target_, itemsPerStep_, unit_);
+  lastStepEnd_ = Progress::Clock::now();
   // The batch of step k + 1 is staged before step k is called, so that on a
   // GPU its copy travels while step k computes. Before a checkpoint nothing
   // is staged ahead, so that the data position it records is exact.
@@ -186,6 +217,7 @@ void Trainer::run() {
       saveCheckpoint();
       evaluate();
       progress_->exclude(Progress::Clock::now() - paused);
+      lastStepEnd_ = Progress::Clock::now();
     }
   }
   progress_->finish();
@@ -301,8 +333,32 @@ void Trainer::openData() {
                      std::vector<int64_t>(arg.info.shape + 1,
                                           arg.info.shape + arg.info.rank)});
   std::string error;
-  loader_ = DataLoader::open(options_.data, specs, batchSize_, state_.shuffle,
-                             state_.seed, /*prefetchDepth=*/2, &error);
+  if (isTokenFile(options_)) {
+    // One input of [T] token ids and the labels: the next tokens.
+    if (specs.size() != 2 || specs[0].sampleShape.size() != 1)
+      throw Error(options_.data + ": a token file feeds a model with one "
+                                  "input of token ids [B, T] and labels; "
+                                  "train_step takes " +
+                  std::to_string(specs.size()) + " data arrays");
+    int64_t length = specs[0].sampleShape[0];
+    if (options_.seqLen && *options_.seqLen != length)
+      throw Error("--seq-len " + std::to_string(*options_.seqLen) +
+                  " differs from the sequence length " +
+                  std::to_string(length) + " the module was compiled for ('" +
+                  specs[0].name + "' [" + std::to_string(batchSize_) + ", " +
+                  std::to_string(length) + "])");
+    loader_ = DataLoader::openTokens(options_.data, tokenDtype(options_),
+                                     specs[0], specs[1], batchSize_,
+                                     state_.shuffle, state_.seed,
+                                     /*prefetchDepth=*/2, &error);
+    itemsPerStep_ = batchSize_ * length;
+    unit_ = "tokens";
+  } else {
+    itemsPerStep_ = batchSize_;
+    loader_ = DataLoader::open(options_.data, specs, batchSize_,
+                               state_.shuffle, state_.seed,
+                               /*prefetchDepth=*/2, &error);
+  }
   if (!loader_)
     throw Error(error);
   if (state_.resumed && loader_->numSamples() != state_.samples)
@@ -402,6 +458,17 @@ void Trainer::step() {
         jsonNumber(outputs_[i].getDouble(0), outputs_[i].dtype() == DType::F64);
   if (log_)
     log_->append(line + "}");
+  if (tensorboard_) {
+    Progress::Clock::time_point now = Progress::Clock::now();
+    double seconds = std::chrono::duration<double>(now - lastStepEnd_).count();
+    lastStepEnd_ = now;
+    for (size_t i : logged_)
+      tensorboard_->scalar("train/" + signature_.outputs[i].name,
+                           state_.stepsDone, outputs_[i].getDouble(0));
+    if (seconds > 0)
+      tensorboard_->scalar("train/" + unit_ + "_per_second", state_.stepsDone,
+                           static_cast<double>(itemsPerStep_) / seconds);
+  }
   ++state_.stepsDone;
   progress_->update(state_.stepsDone, lossIndex_ >= 0
                                           ? outputs_[lossIndex_].getDouble(0)
@@ -433,6 +500,8 @@ void Trainer::evaluate() {
                  ", \"step\": " + std::to_string(state_.stepsDone) +
                  ", \"accuracy\": " + accuracy +
                  ", \"samples\": " + std::to_string(result.samples) + "}");
+  if (tensorboard_)
+    tensorboard_->scalar("eval/accuracy", state_.stepsDone, result.accuracy());
   say("eval " + evaluation_->path() + " at step " +
           std::to_string(state_.stepsDone) + ": accuracy " + accuracy + " (" +
           std::to_string(result.correct) + " of " +

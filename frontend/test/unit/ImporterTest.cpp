@@ -10,6 +10,7 @@
 
 #include "frontend/Importer.h"
 #include "frontend/NodeContext.h"
+#include "frontend/TensorProto.h"
 #include "ir/Dialect.h"
 #include "ir/eval/Evaluator.h"
 
@@ -206,6 +207,21 @@ TEST_F(ImporterTest, ExternalDataIsRefusedWithoutAFolder) {
   EXPECT_NE(errors.back().find("external data is not allowed here"),
             std::string::npos)
       << errors.back();
+}
+
+// fuzz/regressions/external-data/empty-raw-data.pb: an empty raw_data
+// copied no bytes to the null buffer of an empty tensor, which memcpy may
+// not be given (UBSan's report; fuzz/run.sh replays the input).
+TEST(TensorProtoTest, EmptyRawDataIsAnEmptyTensor) {
+  onnx::TensorProto proto;
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  proto.add_dims(0);
+  proto.set_raw_data("");
+  std::string message;
+  std::optional<::dlc::Tensor> tensor = tensorFromProto(proto, "", message);
+  ASSERT_TRUE(tensor) << message;
+  EXPECT_EQ(tensor->shape(), std::vector<int64_t>{0});
+  EXPECT_EQ(tensor->byteSize(), 0u);
 }
 
 TEST_F(ImporterTest, NodeDisplayNameIsTheNameOrOpTypeAndIndex) {
