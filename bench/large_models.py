@@ -397,7 +397,8 @@ def run_torch(name, mode, precisions, data, seconds):
 
 def run_dlc(runner, module, data, steps, profile=None):
     """Each step's milliseconds, from the runner's progress lines (one a
-    step below 40 steps: 'step K/N loss L R samples/s'), and its loss."""
+    step below 40 steps: 'step K/N loss L R samples/s elapsed E ETA T'),
+    and its loss."""
     result = subprocess.run(
         [runner, module, "--data", data, "--steps", str(steps),
          "--no-shuffle", "--init-seed", INIT_SEED] +
@@ -405,7 +406,7 @@ def run_dlc(runner, module, data, steps, profile=None):
         capture_output=True, text=True, timeout=300)
     if result.returncode:
         raise RuntimeError(result.stderr.strip().splitlines()[-1])
-    lines = re.findall(r"^step \d+/\d+ loss (\S+) (\S+) samples/s$",
+    lines = re.findall(r"^step \d+/\d+ loss (\S+) (\S+) samples/s ",
                        result.stderr, re.M)
     if len(lines) != steps:
         raise RuntimeError(f"{len(lines)} progress lines for {steps} steps")

@@ -20,6 +20,7 @@
 #include "runtime/support/Shuffle.h"
 #include "tools/common/Diagnostics.h"
 #include "tools/common/TrainingOptions.h"
+#include "tools/runner/Progress.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
@@ -32,6 +33,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <unistd.h>
 
 using namespace mlir;
 namespace roles = mlir::dlc::roles;
@@ -339,6 +341,9 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   // and interpreted runs see the same batches.
   ::dlc::SampleOrder order(samples, options.shuffle, options.seed);
   int64_t batchesPerEpoch = samples / batch;
+  // The runner's progress on stderr: the same lines as a compiled run's.
+  ::dlc::runner::Progress progress(stderr, ::isatty(STDERR_FILENO),
+                                   /*firstStep=*/0, options.steps, batch);
   for (int64_t step = 0; step < options.steps; ++step) {
     const std::vector<int64_t> &permutation =
         order.permutation(step / batchesPerEpoch);
@@ -367,15 +372,20 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
       });
       results = evaluator->run(func, inputs);
     }
-    if (failed(results))
+    if (failed(results)) {
+      progress.interrupt();
       return fail("step " + std::to_string(step) + ": " + problem);
+    }
 
     std::string line = "{\"step\": " + std::to_string(step);
     std::string text = "step " + std::to_string(step);
+    double loss = std::nan("");
     for (auto [i, value] : llvm::enumerate(*results)) {
       DictionaryAttr attrs = func.getResultAttrDict(i);
       StringRef role = roles::roleOf(attrs), name = roles::nameOf(attrs);
       if (role == roles::kLoss || role == roles::kMetric) {
+        if (role == roles::kLoss && std::isnan(loss))
+          loss = value.getDouble(0);
         std::string number = jsonNumber(value);
         line += ", " + jsonString(name) + ": " + number;
         text += " " + escapeForOneLine(name) + " " + number;
@@ -384,11 +394,14 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
       }
     }
     llvm::outs() << text << "\n";
+    llvm::outs().flush();
     if (log) {
       *log << line << "}\n";
       log->flush();
     }
+    progress.update(step + 1, loss);
   }
+  progress.finish();
 
   if (!options.saveStateFile.empty()) {
     NamedTensors saved;

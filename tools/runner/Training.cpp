@@ -463,7 +463,7 @@ void Trainer::step() {
     double seconds = std::chrono::duration<double>(now - lastStepEnd_).count();
     lastStepEnd_ = now;
     for (size_t i : logged_)
-      tensorboard_->scalar("train/" + signature_.outputs[i].name,
+      tensorboard_->scalar(std::string("train/") + signature_.outputs[i].name,
                            state_.stepsDone, outputs_[i].getDouble(0));
     if (seconds > 0)
       tensorboard_->scalar("train/" + unit_ + "_per_second", state_.stepsDone,
