@@ -524,6 +524,17 @@ FailureOr<std::string> Emitter::compute(Operation *op, Value v,
       .Case<CumSumOp>([&](CumSumOp c) { return cumsum(c, index); })
       .Case<TopKOp>([&](TopKOp t) { return topK(t, v, index); })
       .Case<DropoutOp>([&](DropoutOp d) { return dropout(d, v, index); })
+      .Case<RandomUniformOp>([&](RandomUniformOp r) -> FailureOr<std::string> {
+        // Drawn in double and rounded once, as the evaluator draws it.
+        FailureOr<std::string> type = cType(r, r.getType().getElementType());
+        FailureOr<std::string> seed = value(r.getSeed(), Index());
+        if (failed(type) || failed(seed))
+          return failure();
+        return let(*type, "(" + *type + ")dlc_philox_uniform((uint64_t)" +
+                              *seed + ", " + std::to_string(r.getStream()) +
+                              "ULL, (uint64_t)(" +
+                              linear(shapeOf(r.getResult()), index) + "))");
+      })
       .Case<ScatterElementsOp>(
           [&](ScatterElementsOp s) { return scatterAsGather(s, index); })
       .Case<SegmentSumOp>([&](SegmentSumOp s) { return segmentSum(s, index); })
@@ -2040,10 +2051,10 @@ template <typename T> DLC_FN T dlc_sigmoid(T x) {
 }
 DLC_FN int64_t dlc_min_index(int64_t a, int64_t b) { return a < b ? a : b; }
 DLC_FN int64_t dlc_wrap_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
-// Philox4x32-10, as runtime/support/Philox.h: whether dropout `stream`
-// keeps element `index` under `seed`.
-DLC_FN bool dlc_dropout_keeps(uint64_t seed, uint64_t stream, uint64_t index,
-                              double ratio) {
+// Philox4x32-10, as runtime/support/Philox.h: element `index` of stream
+// `stream` under `seed`, in [0, 1).
+DLC_FN double dlc_philox_uniform(uint64_t seed, uint64_t stream,
+                                 uint64_t index) {
   uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32);
   uint32_t c2 = (uint32_t)stream, c3 = 0;
   uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
@@ -2056,7 +2067,12 @@ DLC_FN bool dlc_dropout_keeps(uint64_t seed, uint64_t stream, uint64_t index,
     k0 += 0x9E3779B9u;
     k1 += 0xBB67AE85u;
   }
-  return (double)c0 * 0x1.0p-32 >= ratio;
+  return (double)c0 * 0x1.0p-32;
+}
+// Whether dropout `stream` keeps element `index` under `seed`.
+DLC_FN bool dlc_dropout_keeps(uint64_t seed, uint64_t stream, uint64_t index,
+                              double ratio) {
+  return dlc_philox_uniform(seed, stream, index) >= ratio;
 }
 // top_k's strict order (the evaluator's): NaN before every number for the
 // largest, after for the smallest; equal values by position.

@@ -9,6 +9,7 @@
 #ifndef DLC_FRONTEND_IMPORTER_H
 #define DLC_FRONTEND_IMPORTER_H
 
+#include "ir/Roles.h"
 #include "runtime/support/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -52,7 +53,7 @@ std::optional<ImportMode> parseImportMode(llvm::StringRef name);
 
 /// The name of the global holding the seed of a training-mode import's
 /// dropouts (a tensor<i64>, 0 initially, advanced by one per call).
-inline constexpr llvm::StringLiteral kRngSeedGlobal = "dlc.rng_seed";
+inline constexpr llvm::StringLiteral kRngSeedGlobal = roles::kRngSeedGlobal;
 
 struct ImportOptions {
   /// Training- or inference-mode semantics for BatchNormalization and

@@ -717,6 +717,30 @@ def DLC_DropoutOp : DLC_Op<"dropout", [DLC_Differentiable, Pure,
   let hasVerifier = 1;
 }
 
+def DLC_RandomUniformOp : DLC_Op<"random_uniform", [Pure]> {
+  let summary = "uniform random numbers in [0, 1) drawn from Philox";
+  let description = [{
+    Element i (row-major) is `w * 2^-32`, computed in float64 and rounded
+    once to the result type, where `w` is the first word Philox4x32-10 gives
+    for key `seed` and counter `(i low, i high, stream, 0)`: dlc.dropout's
+    draw, so every backend gives the same numbers, and `stream` tells the
+    draws of one program apart. Data augmentation (dlc-augment) draws each
+    sample's flip, crop offset and angle from it. It has no gradient.
+
+    Example:
+    ```mlir
+    %u = dlc.random_uniform %seed {stream = 2147483648 : i64}
+        : tensor<i64> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins DLC_TensorOf<[I64]>:$seed, I64Attr:$stream);
+  let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $seed attr-dict `:` type($seed) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Gradient ops: what the vector-Jacobian products of convolution and
 // pooling need beyond the forward ops (each maps to one library call, as

@@ -897,6 +897,13 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+LogicalResult RandomUniformOp::verify() {
+  if (getSeed().getType().getRank() != 0)
+    return emitOpError() << "seed must be a scalar, got "
+                         << getSeed().getType();
+  return success();
+}
+
 LogicalResult MaxPoolGradOp::verify() {
   FailureOr<RankedTensorType> forward =
       inferPoolType(getLoc(), tensorType(getInput()), getWindow(), getStride(),

@@ -27,6 +27,9 @@ inline constexpr StringLiteral kIgnoreIndexAttr = "dlc.ignore_index";
 inline constexpr StringLiteral kParam = "param";
 /// Model state a function writes (BatchNorm statistics, the dropout seed).
 inline constexpr StringLiteral kState = "state";
+/// The global a training step's random draws (dropout, augmentation) take
+/// their seed from (a tensor<i64>), advanced by one per step.
+inline constexpr StringLiteral kRngSeedGlobal = "dlc.rng_seed";
 inline constexpr StringLiteral kOptimizerState = "optimizer_state";
 /// The number of steps taken.
 inline constexpr StringLiteral kStep = "step";

@@ -197,6 +197,32 @@ def DLCAutodiff : Pass<"dlc-autodiff", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCAugment : Pass<"dlc-augment", "ModuleOp"> {
+  let summary = "random data augmentation of the training function's images";
+  let description = [{
+    Replaces each image argument ([N, C, H, W], float) of `function` by its
+    augmented form, computed in the function on the device that trains:
+    `transforms` lists, in order, `hflip`, `vflip` (each sample mirrored
+    when its draw is below 0.5), `crop:P` (zero padding of P, then a
+    random H x W window), `rotate:D` (a random angle uniform in [-D, D]
+    degrees about the center, bilinear, zero outside) and
+    `normalize:MEAN/STD` (per-channel, comma-separated lists, or one value),
+    as torchvision's functional transforms compute them. Each sample draws
+    its own parameters from dlc.random_uniform under `@"dlc.rng_seed"`
+    (declared, and advanced per step, when the function has no dropout),
+    so runs are reproducible and resume exactly. Runs before
+    dlc-functionalize; the inference function is left as it is.
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string",
+           /*default=*/"\"forward_train\"", "the training model function">,
+    Option<"transforms", "transforms", "std::string", /*default=*/"\"\"",
+           "comma-separated: hflip, vflip, crop:P, rotate:D, "
+           "normalize:MEAN/STD">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 def DLCAddLoss : Pass<"dlc-add-loss", "ModuleOp"> {
   let summary = "builds the loss function from a model function";
   let description = [{

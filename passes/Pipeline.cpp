@@ -9,6 +9,9 @@ using namespace mlir::dlc;
 
 void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
                                       const TrainingPipelineOptions &options) {
+  // Random augmentation of the images, drawn in the step itself.
+  if (!options.augment.transforms.empty())
+    pm.addPass(createDLCAugment(options.augment));
   // Attention becomes one op, whose gradient rule recomputes what it needs.
   pm.addPass(createDLCFuseAttention());
   // Parameters and state become arguments and results.

@@ -17,6 +17,9 @@ namespace mlir::dlc {
 
 /// The options of every training pass.
 struct TrainingPipelineOptions {
+  /// Data augmentation of the training function's images (none when its
+  /// transforms are empty).
+  DLCAugmentOptions augment;
   DLCAddLossOptions loss;
   /// Mixed precision (bf16/fp16), when set: before autodiff.
   std::optional<DLCMixedPrecisionOptions> mixedPrecision;

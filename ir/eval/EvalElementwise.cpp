@@ -417,6 +417,30 @@ LogicalResult eval::evalCast(CastOp op, Operands operands, Results &results) {
   return success();
 }
 
+LogicalResult eval::evalRandomUniform(RandomUniformOp op, Operands operands,
+                                      Results &results) {
+  Tensor out = resultTensor(op);
+  uint64_t seed = static_cast<uint64_t>(operands[0].data<int64_t>()[0]);
+  uint64_t stream = static_cast<uint64_t>(op.getStream());
+  LogicalResult status =
+      visitDType(out.dtype(), [&](auto tag) -> LogicalResult {
+        using T = typename decltype(tag)::type;
+        if constexpr (!kFloatDomain<ComputeT<T>>) {
+          return unsupportedType(op, out.dtype());
+        } else {
+          T *data = out.data<T>();
+          for (int64_t i = 0; i < out.numElements(); ++i)
+            data[i] = fromCompute<T>(static_cast<ComputeT<T>>(
+                ::dlc::philoxUniform(seed, stream, static_cast<uint64_t>(i))));
+          return success();
+        }
+      });
+  if (failed(status))
+    return failure();
+  results.push_back(std::move(out));
+  return success();
+}
+
 LogicalResult eval::evalDropout(DropoutOp op, Operands operands,
                                 Results &results) {
   const Tensor &input = operands[0];

@@ -399,6 +399,8 @@ LogicalResult evalCompare(CompareOp op, Operands operands, Results &results);
 LogicalResult evalSelect(SelectOp op, Operands operands, Results &results);
 LogicalResult evalCast(CastOp op, Operands operands, Results &results);
 LogicalResult evalDropout(DropoutOp op, Operands operands, Results &results);
+LogicalResult evalRandomUniform(RandomUniformOp op, Operands operands,
+                                Results &results);
 
 // EvalTensor.cpp
 LogicalResult evalReshape(ReshapeOp op, Operands operands, Results &results);

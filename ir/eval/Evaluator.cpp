@@ -260,18 +260,17 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
               [&](auto b) { return evalBroadcastTo(b, operands, results); })
           .Case<ConcatOp>(
               [&](auto c) { return evalConcat(c, operands, results); })
-          .Case<SliceOp>([&](auto s) { return evalSlice(s, operands, results); })
+          .Case<SliceOp>(
+              [&](auto s) { return evalSlice(s, operands, results); })
           .Case<PadOp>([&](auto p) { return evalPad(p, operands, results); })
           .Case<GatherOp>(
               [&](auto g) { return evalGather(g, operands, results); })
           .Case<GatherElementsOp>(
               [&](auto g) { return evalGatherElements(g, operands, results); })
-          .Case<ScatterElementsOp>([&](auto s) {
-            return evalScatterElements(s, operands, results);
-          })
-          .Case<SegmentSumOp>([&](auto s) {
-            return evalSegmentSum(s, operands, results);
-          })
+          .Case<ScatterElementsOp>(
+              [&](auto s) { return evalScatterElements(s, operands, results); })
+          .Case<SegmentSumOp>(
+              [&](auto s) { return evalSegmentSum(s, operands, results); })
           .Case<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp>(
               [&](auto r) {
                 return evalReduce(op, r.getAxes(), operands, results);
@@ -292,12 +291,12 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           })
           .Case<DropoutOp>(
               [&](auto d) { return evalDropout(d, operands, results); })
-          .Case<ConvGradInputOp>([&](auto c) {
-            return evalConvGradInput(c, operands, results);
-          })
-          .Case<ConvGradFilterOp>([&](auto c) {
-            return evalConvGradFilter(c, operands, results);
-          })
+          .Case<RandomUniformOp>(
+              [&](auto r) { return evalRandomUniform(r, operands, results); })
+          .Case<ConvGradInputOp>(
+              [&](auto c) { return evalConvGradInput(c, operands, results); })
+          .Case<ConvGradFilterOp>(
+              [&](auto c) { return evalConvGradFilter(c, operands, results); })
           .Case<MaxPoolGradOp>(
               [&](auto m) { return evalMaxPoolGrad(m, operands, results); })
           .Case<AttentionOp>(

@@ -744,3 +744,11 @@ func.func @conv_channels_last_result(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3
   %0 = dlc.conv %x, %w channels_last stride [1, 1] pad_low [0, 0] pad_high [0, 0] dilation [1, 1] groups 1 : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
+
+// -----
+
+func.func @random_uniform_seed(%seed: tensor<2xi64>) -> tensor<3xf32> {
+  // expected-error@+1 {{'dlc.random_uniform' op seed must be a scalar, got 'tensor<2xi64>'}}
+  %0 = dlc.random_uniform %seed {stream = 0 : i64} : tensor<2xi64> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

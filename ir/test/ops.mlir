@@ -136,6 +136,8 @@ func.func @nn(%x: tensor<1x4x8x8xf32>, %w: tensor<8x2x3x3xf32>, %a: tensor<5x2x3
   // CHECK: dlc.dropout %{{.*}}, %{{.*}} {ratio = 1.000000e-01 : f64, stream = 3 : i64} : tensor<1x4x8x8xf32>, tensor<i64> -> tensor<1x4x8x8xi1>
   %seed = dlc.constant dense<7> : tensor<i64>
   %5, %6 = dlc.dropout %x, %seed {ratio = 0.1 : f64, stream = 3 : i64} : tensor<1x4x8x8xf32>, tensor<i64> -> tensor<1x4x8x8xi1>
+  // CHECK: dlc.random_uniform %{{.*}} {stream = 1073741824 : i64} : tensor<i64> -> tensor<2x3xf32>
+  %7 = dlc.random_uniform %seed {stream = 1073741824 : i64} : tensor<i64> -> tensor<2x3xf32>
   return %0 : tensor<5x2x4xf32>
 }
 

@@ -47,7 +47,7 @@ KernelRole mlir::dlc::kernelRoleOf(Operation *op) {
   }
   if (op->hasTrait<OpTrait::Elementwise>() ||
       isa<AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp,
-          XorOp, CompareOp, SelectOp, CastOp, DropoutOp>(op))
+          XorOp, CompareOp, SelectOp, CastOp, DropoutOp, RandomUniformOp>(op))
     return KernelRole::Elementwise;
   if (isa<TransposeOp, BroadcastToOp, SliceOp, PadOp, ConcatOp, GatherOp,
           GatherElementsOp, SegmentSumOp>(op))
@@ -71,7 +71,7 @@ bool isExpensive(Operation *op) {
   return kernelRoleOf(op) == KernelRole::Reducing ||
          isa<ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp, PowOp, SqrtOp, RsqrtOp,
              SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp,
-             AsinhOp, AcoshOp, AtanhOp, DropoutOp>(op);
+             AsinhOp, AcoshOp, AtanhOp, DropoutOp, RandomUniformOp>(op);
 }
 
 /// How many producer elements one element of `user` reads (per use).

@@ -77,7 +77,8 @@ bool isEligibleConvolution(Operation *op) {
 /// operands, wherever it is stored. Dropout is not one of them here: its
 /// mask follows the row-major element index.
 bool isLayoutFreeElementwise(Operation *op) {
-  return !isa<DropoutOp>(op) && kernelRoleOf(op) == KernelRole::Elementwise;
+  return !isa<DropoutOp, RandomUniformOp>(op) &&
+         kernelRoleOf(op) == KernelRole::Elementwise;
 }
 
 class ChannelsLastRewriter {

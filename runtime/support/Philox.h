@@ -30,15 +30,20 @@ inline std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter,
   return counter;
 }
 
-/// Whether dlc.dropout keeps element `index` of the dropout numbered
-/// `stream` under `seed`: Philox's first word as a fraction of 2^32 is at
-/// least `ratio`.
-inline bool dropoutKeeps(uint64_t seed, uint64_t stream, uint64_t index,
-                         double ratio) {
+/// The draw of element `index` of the stream numbered `stream` under
+/// `seed`: Philox's first word as a fraction of 2^32, in [0, 1).
+inline double philoxUniform(uint64_t seed, uint64_t stream, uint64_t index) {
   std::array<uint32_t, 4> bits =
       philox4x32({uint32_t(index), uint32_t(index >> 32), uint32_t(stream), 0u},
                  {uint32_t(seed), uint32_t(seed >> 32)});
-  return double(bits[0]) * 0x1.0p-32 >= ratio;
+  return double(bits[0]) * 0x1.0p-32;
+}
+
+/// Whether dlc.dropout keeps element `index` of the dropout numbered
+/// `stream` under `seed`: its draw is at least `ratio`.
+inline bool dropoutKeeps(uint64_t seed, uint64_t stream, uint64_t index,
+                         double ratio) {
+  return philoxUniform(seed, stream, index) >= ratio;
 }
 
 } // namespace dlc

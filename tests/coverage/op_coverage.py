@@ -373,10 +373,13 @@ def state_case():
 dlc.global_store @"count", %next : {s}
 %seed = dlc.constant dense<42> : tensor<i64>
 %d, %mask = dlc.dropout %y, %seed {{ratio = 0.25 : f64, stream = 1 : i64}} : {x}, tensor<i64> -> {tensor([4, 5], "i1")}
+%u = dlc.random_uniform %seed {{stream = 1073741824 : i64}} : tensor<i64> -> {tensor([3, 7])}
 """
-    results = [("d", "%d", x), ("mask", "%mask", tensor([4, 5], "i1"))]
-    return ("globals, dropout",
-            ["global", "global_load", "global_store", "dropout"],
+    results = [("d", "%d", x), ("mask", "%mask", tensor([4, 5], "i1")),
+               ("u", "%u", tensor([3, 7]))]
+    return ("globals, random draws",
+            ["global", "global_load", "global_store", "dropout",
+             "random_uniform"],
             module([("x", x)], results, body, prelude), {"x": (-2, 2)})
 
 
@@ -478,11 +481,14 @@ def run_cuda(module_path, values, work, flatc):
     fn = next(f for f in data["functions"] if f["name"] == "forward")
     args = dict(values)
     for a in fn["arguments"]:
-        if a["name"] not in args:  # a global's initial value
-            initial = data["globals"][a["global"]]["initial_value"]
-            args[a["name"]] = np.frombuffer(
-                bytes(initial), emulation.DTYPES[a["type"]["dtype"]]).reshape(
-                    a["type"]["shape"])
+        if a["name"] not in args:
+            # A global's initial value; the module stores none for zeros.
+            dtype = emulation.DTYPES[a["type"]["dtype"]]
+            initial = data["globals"][a["global"]].get("initial_value")
+            args[a["name"]] = (
+                np.frombuffer(bytes(initial), dtype) if initial
+                else np.zeros(int(np.prod(a["type"]["shape"])), dtype)
+            ).reshape(a["type"]["shape"])
     return emulation.run(data, "forward", args,
                          emulation.cuda_launcher(data, lib), 0)
 

@@ -38,6 +38,12 @@ struct Options {
   cl::opt<double> labelSmoothing{
       "label-smoothing", cl::desc("cross_entropy: label smoothing in [0, 1]"),
       cl::init(0.0), cl::cat(category)};
+  cl::opt<std::string> augment{
+      "augment",
+      cl::desc("Random augmentation of image inputs [N, C, H, W] in each "
+               "training step: comma-separated hflip, vflip, crop:P, "
+               "rotate:D, normalize:MEAN/STD (dlc-augment)"),
+      cl::value_desc("list"), cl::cat(category)};
   cl::opt<std::string> optimizer{"optimizer", cl::desc("sgd, adam or adamw"),
                                  cl::init("sgd"), cl::cat(category)};
   cl::opt<double> lr{"lr", cl::desc("Learning rate (default 1e-3)"),
@@ -125,6 +131,7 @@ const cl::OptionCategory &trainingOptionCategory() {
 mlir::dlc::TrainingPipelineOptions trainingPipelineOptions() {
   Options &o = options();
   mlir::dlc::TrainingPipelineOptions result;
+  result.augment.transforms = o.augment;
   result.loss.loss = o.loss;
   result.loss.output = o.lossOutput;
   result.loss.label = o.labelInput;
@@ -250,6 +257,7 @@ llvm::SmallVector<std::string> compileOnlyTrainingOptionsGiven() {
                                &o.labelInput,
                                &o.ignoreIndex,
                                &o.labelSmoothing,
+                               &o.augment,
                                &o.optimizer,
                                &o.momentum,
                                &o.dampening,
