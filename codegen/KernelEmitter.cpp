@@ -1022,15 +1022,18 @@ FailureOr<std::string> Emitter::cumsum(CumSumOp op,
   FailureOr<std::string> type = cType(op, element);
   if (failed(type))
     return failure();
-  // Integers add in 64 bits, wrapping as the evaluator's.
+  // Integers add in 64 unsigned bits, wrapping as the evaluator's (signed
+  // overflow would be undefined).
   std::string accType =
-      isa<IntegerType>(element) ? "int64_t" : accumulatorType(element);
+      isa<IntegerType>(element) ? "uint64_t" : accumulatorType(element);
   int64_t axis = static_cast<int64_t>(op.getAxis());
   std::string size = std::to_string(shapeOf(op.getInput())[axis]);
   std::string sum = fresh("sum"), k = fresh("k");
   line(accType + " " + sum + " = 0;");
   // The evaluator walks the line from its start (its end with `reverse`)
-  // and stops at the element, or just before it with `exclusive`.
+  // and stops at the element, or just before it with `exclusive`; floats
+  // add in accumulatorType (double on the CPU, as the evaluator; float on
+  // CUDA).
   std::string here = index[axis];
   if (op.getReverse())
     openLoop("for (int64_t " + k + " = " + size + " - 1; " + k +

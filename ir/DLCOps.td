@@ -718,10 +718,11 @@ def DLC_DropoutOp : DLC_Op<"dropout", [DLC_Differentiable, Pure,
 }
 
 def DLC_RandomUniformOp : DLC_Op<"random_uniform", [Pure]> {
-  let summary = "uniform random numbers in [0, 1) drawn from Philox";
+  let summary = "uniform random numbers in [0, 1] drawn from Philox";
   let description = [{
-    Element i (row-major) is `w * 2^-32`, computed in float64 and rounded
-    once to the result type, where `w` is the first word Philox4x32-10 gives
+    Element i (row-major) is `w * 2^-32` in [0, 1), computed in float64 and
+    rounded to the result type (through float32 for bfloat16 and float16;
+    the rounding may give 1), where `w` is the first word Philox4x32-10 gives
     for key `seed` and counter `(i low, i high, stream, 0)`: dlc.dropout's
     draw, so every backend gives the same numbers, and `stream` tells the
     draws of one program apart. Data augmentation (dlc-augment) draws each

@@ -2,8 +2,8 @@
 
 // The image argument is replaced by its augmentation at the entry; the
 // seed global is declared, loaded first and advanced before the return;
-// each draw takes a stream of its own from 2^30; labels (not images) and
-// other functions are left as they are.
+// each draw takes a stream of its own from 2^30; arguments that are no
+// images and other functions are left as they are.
 // CHECK: dlc.global @dlc.rng_seed : tensor<i64> = dense<0> : tensor<i64>
 // CHECK-LABEL: func.func @forward_train
 // CHECK-NEXT: %[[SEED:.*]] = dlc.global_load @dlc.rng_seed
@@ -28,14 +28,15 @@
 // CHECK: dlc.constant dense<[{{\[}}{{\[}}[5.000000e-01]], {{\[}}[4.000000e-01]]]]> : tensor<1x2x1x1xf32>
 // CHECK: %[[AUGMENTED:.*]] = dlc.div
 // CHECK: dlc.matmul %[[AUGMENTED]]
+// CHECK: dlc.add %{{.*}}, %arg1
 // CHECK: dlc.global_store @dlc.rng_seed
 // CHECK-LABEL: func.func @forward(
 // CHECK-NOT: dlc.random_uniform
 // CHECK: dlc.matmul %arg0
-func.func @forward_train(%x: tensor<2x2x6x5xf32>, %labels: tensor<2x2x6x5xf32>) -> tensor<2x2x6x5xf32> {
+func.func @forward_train(%x: tensor<2x2x6x5xf32>, %bias: tensor<6x5xf32>) -> tensor<2x2x6x5xf32> {
   %w = dlc.constant dense<1.0> : tensor<5x5xf32>
   %y = dlc.matmul %x, %w : tensor<2x2x6x5xf32>, tensor<5x5xf32> -> tensor<2x2x6x5xf32>
-  %z = dlc.add %y, %labels : tensor<2x2x6x5xf32>, tensor<2x2x6x5xf32> -> tensor<2x2x6x5xf32>
+  %z = dlc.add %y, %bias : tensor<2x2x6x5xf32>, tensor<6x5xf32> -> tensor<2x2x6x5xf32>
   return %z : tensor<2x2x6x5xf32>
 }
 func.func @forward(%x: tensor<2x2x6x5xf32>) -> tensor<2x2x6x5xf32> {
@@ -64,4 +65,17 @@ func.func @forward_train(%x: tensor<1x2x6x5xf32>) -> tensor<1x2x6x5xf32> {
   %next = dlc.add %seed, %one : tensor<i64>, tensor<i64> -> tensor<i64>
   dlc.global_store @dlc.rng_seed, %next : tensor<i64>
   return %d : tensor<1x2x6x5xf32>
+}
+
+// -----
+
+// Two images (an image and its mask) share their draws: the same streams;
+// a bfloat16 image is augmented in float32 and rounded back.
+// CHECK-LABEL: func.func @forward_train
+// CHECK: %[[IMAGE:.*]] = dlc.cast %arg0 : tensor<2x2x4x4xbf16> to tensor<2x2x4x4xf32>
+// CHECK: dlc.random_uniform %{{.*}} {stream = 1073741824 : i64}
+// CHECK: dlc.cast %{{.*}} : tensor<2x2x4x4xf32> to tensor<2x2x4x4xbf16>
+// CHECK: dlc.random_uniform %{{.*}} {stream = 1073741824 : i64}
+func.func @forward_train(%x: tensor<2x2x4x4xbf16>, %mask: tensor<2x2x4x4xf32>) -> (tensor<2x2x4x4xbf16>, tensor<2x2x4x4xf32>) {
+  return %x, %mask : tensor<2x2x4x4xbf16>, tensor<2x2x4x4xf32>
 }

@@ -5,7 +5,10 @@
 // on the device that trains. Every sample draws its own parameters from
 // dlc.random_uniform under the step's seed (@"dlc.rng_seed", which the step
 // advances; dropout draws from the same seed on streams of its own), so a
-// run is reproducible and resumes exactly. The transforms, in the order
+// run is reproducible and resumes exactly. A sample's images (an image and
+// its mask, say) share its draws: they are flipped, cropped and rotated
+// alike. 16-bit images are augmented in float32 (pixel coordinates and
+// indices are exact there) and rounded back once. The transforms, in the order
 // given, as torchvision's functional transforms compute them:
 //  - hflip, vflip: the sample is mirrored when its draw u < 0.5;
 //  - crop:P: zero padding of P on each side, then the H x W window at
@@ -41,8 +44,8 @@ using namespace mlir::dlc::grad;
 
 namespace {
 
-/// Streams of the augmentation draws: far above the dropout streams the
-/// importer numbers from 0.
+/// Streams of the augmentation draws, one per draw of the transform list:
+/// far above the dropout streams the importer numbers from 0.
 constexpr int64_t kFirstStream = int64_t(1) << 30;
 
 struct Transform {
@@ -130,6 +133,21 @@ public:
   ImageAugmenter(OpBuilder &b, Location loc, Value seed, int64_t firstStream)
       : b(b), loc(loc), seed(seed), stream(firstStream) {}
 
+  /// `image` through `transforms`, computed in float32 or float64.
+  FailureOr<Value> augment(Value image, ArrayRef<Transform> transforms) {
+    Type element = typeOf(image).getElementType();
+    bool wide = element.isF32() || element.isF64();
+    Value x = wide ? image : castTo(b, loc, image, b.getF32Type());
+    for (const Transform &t : transforms) {
+      FailureOr<Value> next = apply(x, t);
+      if (failed(next))
+        return failure();
+      x = *next;
+    }
+    return wide ? x : castTo(b, loc, x, element);
+  }
+
+private:
   FailureOr<Value> apply(Value x, const Transform &t) {
     switch (t.kind) {
     case Transform::HFlip:
@@ -146,8 +164,8 @@ public:
     llvm_unreachable("every transform is handled");
   }
 
-private:
-  /// One draw in [0, 1) per sample, [N, 1, 1, 1], from a stream of its own.
+  /// One draw in [0, 1] per sample (1 only by rounding), [N, 1, 1, 1], from
+  /// a stream of its own.
   Value draw(Value x) {
     RankedTensorType type = typeOf(x);
     auto drawType = RankedTensorType::get({type.getDimSize(0), 1, 1, 1},
@@ -392,21 +410,17 @@ struct AugmentPass : public mlir::dlc::impl::DLCAugmentBase<AugmentPass> {
       return signalPassFailure();
     OpBuilder b(func.getContext());
     b.setInsertionPointAfterValue(*seed);
-    for (auto [k, image] : llvm::enumerate(images)) {
+    for (BlockArgument image : images) {
       SmallVector<OpOperand *> uses;
       for (OpOperand &use : image.getUses())
         uses.push_back(&use);
-      ImageAugmenter augmenter(b, image.getLoc(), *seed,
-                               kFirstStream + 64 * static_cast<int64_t>(k));
-      Value x = image;
-      for (const Transform &t : *parsed) {
-        FailureOr<Value> next = augmenter.apply(x, t);
-        if (failed(next))
-          return signalPassFailure();
-        x = *next;
-      }
+      // The same streams for every image: a sample's images share draws.
+      ImageAugmenter augmenter(b, image.getLoc(), *seed, kFirstStream);
+      FailureOr<Value> x = augmenter.augment(image, *parsed);
+      if (failed(x))
+        return signalPassFailure();
       for (OpOperand *use : uses)
-        use->set(x);
+        use->set(*x);
     }
   }
 };

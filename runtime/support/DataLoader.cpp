@@ -313,14 +313,18 @@ DataLoader::open(const std::string &path,
 
 std::unique_ptr<DataLoader>
 DataLoader::openTokens(const std::string &path, DType rawWidth,
-                       const ArraySpec &input, const ArraySpec &label,
-                       int64_t batchSize, bool shuffle, uint64_t seed,
-                       int prefetchDepth, std::string *error) {
-  if (batchSize <= 0 || prefetchDepth < 0) {
-    fail(error, path + ": the batch size must be positive and the prefetch "
-                       "depth not negative");
+                       const std::vector<ArraySpec> &expected,
+                       size_t labelIndex, int64_t batchSize, bool shuffle,
+                       uint64_t seed, int prefetchDepth, std::string *error) {
+  if (batchSize <= 0 || prefetchDepth < 0 || expected.size() != 2 ||
+      labelIndex > 1) {
+    fail(error, path + ": token files feed one input and its label, with a "
+                       "positive batch size and a prefetch depth not "
+                       "negative");
     return nullptr;
   }
+  const ArraySpec &input = expected[1 - labelIndex],
+                  &label = expected[labelIndex];
   for (const ArraySpec *spec : {&input, &label}) {
     if (spec->sampleShape.size() != 1 || spec->sampleShape[0] <= 0 ||
         (spec->dtype != DType::I64 && spec->dtype != DType::I32) ||
@@ -349,14 +353,14 @@ DataLoader::openTokens(const std::string &path, DType rawWidth,
   auto state = std::make_unique<State>(samples, shuffle, seed);
   size_t width = dtypeSize(tokens->dtype());
   size_t stride = static_cast<size_t>(length) * width;
-  state->sources.push_back(
-      {tokens->tokens(), stride, length, tokens->dtype(), input.dtype});
-  state->sources.push_back(
-      {tokens->tokens() + width, stride, length, tokens->dtype(), label.dtype});
+  for (size_t i = 0; i < 2; ++i)
+    state->sources.push_back({tokens->tokens() + (i == labelIndex ? width : 0),
+                              stride, length, tokens->dtype(),
+                              expected[i].dtype});
   state->tokens = std::move(tokens);
   state->batchSize = batchSize;
   state->depth = prefetchDepth;
-  return start(std::move(state), path, {input, label}, error);
+  return start(std::move(state), path, expected, error);
 }
 
 std::unique_ptr<DataLoader>

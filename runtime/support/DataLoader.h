@@ -68,15 +68,17 @@ public:
        int64_t batchSize, bool shuffle, uint64_t seed, int prefetchDepth,
        std::string *error);
   /// Opens the token file `path` (TokenFile.h; `rawWidth` U16 or U32 is the
-  /// id type of a file without llm.c's header) for language-model batches:
-  /// sample i is the window of T ids from id i*T for `input` (int64 or
-  /// int32 [T]) and the window one id later for `label`, its next tokens,
+  /// id type of a file without llm.c's header) for language-model batches
+  /// of the two `expected` arrays, in their order: sample i is the window
+  /// of T ids from id i*T for the input (int64 or int32 [T]) and the window
+  /// one id later, its next tokens, for the label (expected[labelIndex]),
   /// so N = (ids - 1) / T. Batches, shuffling, prefetching and seek as
   /// open's.
   static std::unique_ptr<DataLoader>
-  openTokens(const std::string &path, DType rawWidth, const ArraySpec &input,
-             const ArraySpec &label, int64_t batchSize, bool shuffle,
-             uint64_t seed, int prefetchDepth, std::string *error);
+  openTokens(const std::string &path, DType rawWidth,
+             const std::vector<ArraySpec> &expected, size_t labelIndex,
+             int64_t batchSize, bool shuffle, uint64_t seed, int prefetchDepth,
+             std::string *error);
   /// Stops the background thread.
   ~DataLoader();
   DataLoader(const DataLoader &) = delete;

@@ -272,6 +272,27 @@ int main(int argc, char **argv) {
            &::dlc::tools::trainingOptionCategory()}))
     return 1;
 
+  // dlc IR is compiled as it is: the options that build a training program
+  // or steer an import do not apply to it.
+  bool irInput = ::dlc::tools::isDlcIrFile(inputFile);
+  if (irInput) {
+    llvm::SmallVector<std::string> given =
+        ::dlc::tools::compileOnlyTrainingOptionsGiven();
+    for (auto &[name, value] : ::dlc::tools::hyperparametersGiven())
+      given.push_back(name == "dlc.lr" ? "--lr" : "--weight-decay");
+    if (train)
+      given.insert(given.begin(), "--train");
+    if (!given.empty()) {
+      llvm::errs() << kTool << ": error: " << given.front()
+                   << " applies when compiling an ONNX model; " << inputFile
+                   << " is dlc IR, whose @forward and @train_step compile as "
+                      "they are (dlc-compile --train --emit=mlir writes a "
+                      "training module)\n";
+      return 1;
+    }
+    if (!::dlc::tools::checkNoImportOptions(kTool, inputFile))
+      return 1;
+  }
   if (!train) {
     llvm::SmallVector<std::string> given =
         ::dlc::tools::compileOnlyTrainingOptionsGiven();
@@ -290,16 +311,6 @@ int main(int argc, char **argv) {
     llvm::errs() << kTool << ": error: --emit=exe needs -o NAME\n";
     return 1;
   }
-  bool irInput = ::dlc::tools::isDlcIrFile(inputFile);
-  if (irInput && train) {
-    llvm::errs() << kTool << ": error: --train applies when compiling an "
-                 << "ONNX model; " << inputFile << " is dlc IR, whose "
-                 << "@forward and @train_step compile as they are (dlc-compile "
-                 << "--train --emit=mlir writes a training module)\n";
-    return 1;
-  }
-  if (irInput && !::dlc::tools::checkNoImportOptions(kTool, inputFile))
-    return 1;
   mlir::dlc::ImportOptions options;
   if (!::dlc::tools::applyShapeOptions(kTool, options))
     return 1;

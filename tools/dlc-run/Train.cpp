@@ -342,8 +342,11 @@ int runTrainingLoop(ModuleOp module, const TrainLoopOptions &options,
   ::dlc::SampleOrder order(samples, options.shuffle, options.seed);
   int64_t batchesPerEpoch = samples / batch;
   // The runner's progress on stderr: the same lines as a compiled run's.
-  ::dlc::runner::Progress progress(stderr, ::isatty(STDERR_FILENO),
-                                   /*firstStep=*/0, options.steps, batch);
+  // Redrawn in place only when the per-step lines on stdout do not share
+  // its terminal.
+  ::dlc::runner::Progress progress(
+      stderr, ::isatty(STDERR_FILENO) && !::isatty(STDOUT_FILENO),
+      /*firstStep=*/0, options.steps, batch);
   for (int64_t step = 0; step < options.steps; ++step) {
     const std::vector<int64_t> &permutation =
         order.permutation(step / batchesPerEpoch);

@@ -56,12 +56,21 @@ struct RunState {
   int64_t checkpointEvery = 0;
 };
 
-/// Whether --data names a token file rather than arrays (.npz, .npy):
-/// a .bin file, or any file with --seq-len.
+/// Whether `path` ends with `suffix`.
+bool endsWith(const std::string &path, const std::string &suffix) {
+  return path.size() >= suffix.size() &&
+         path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Whether --data names a token file rather than arrays: a .bin file, or
+/// any file but an .npz or .npy with --seq-len.
 bool isTokenFile(const Options &options) {
   const std::string &path = options.data;
-  return options.seqLen ||
-         (path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0);
+  bool arrays = endsWith(path, ".npz") || endsWith(path, ".npy");
+  if (arrays && (options.seqLen || !options.tokenDtype.empty()))
+    throw Error(std::string(options.seqLen ? "--seq-len" : "--token-dtype") +
+                " applies to token files; " + path + " holds arrays");
+  return !arrays && (options.seqLen || endsWith(path, ".bin"));
 }
 
 /// The id width --token-dtype names (uint16 when left out).
@@ -334,22 +343,31 @@ void Trainer::openData() {
                                           arg.info.shape + arg.info.rank)});
   std::string error;
   if (isTokenFile(options_)) {
-    // One input of [T] token ids and the labels: the next tokens.
-    if (specs.size() != 2 || specs[0].sampleShape.size() != 1)
-      throw Error(options_.data + ": a token file feeds a model with one "
-                                  "input of token ids [B, T] and labels; "
-                                  "train_step takes " +
+    // One input of [T] token ids and its label, the next tokens, told
+    // apart by their roles.
+    bool roles =
+        data_.size() == 2 &&
+        std::string(data_[0].info.role) != std::string(data_[1].info.role) &&
+        (std::string(data_[0].info.role) == "label" ||
+         std::string(data_[1].info.role) == "label");
+    if (!roles || specs[0].sampleShape.size() != 1)
+      throw Error(options_.data +
+                  ": a token file feeds a model with one "
+                  "input of token ids [B, T] and its label; "
+                  "train_step takes " +
                   std::to_string(specs.size()) + " data arrays");
+    size_t labelIndex = std::string(data_[0].info.role) == "label" ? 0 : 1;
     int64_t length = specs[0].sampleShape[0];
     if (options_.seqLen && *options_.seqLen != length)
       throw Error("--seq-len " + std::to_string(*options_.seqLen) +
                   " differs from the sequence length " +
                   std::to_string(length) + " the module was compiled for ('" +
-                  specs[0].name + "' [" + std::to_string(batchSize_) + ", " +
-                  std::to_string(length) + "])");
-    loader_ = DataLoader::openTokens(options_.data, tokenDtype(options_),
-                                     specs[0], specs[1], batchSize_,
-                                     state_.shuffle, state_.seed,
+                  specs[1 - labelIndex].name + "' [" +
+                  std::to_string(batchSize_) + ", " + std::to_string(length) +
+                  "])");
+    loader_ = DataLoader::openTokens(options_.data, tokenDtype(options_), specs,
+                                     labelIndex, batchSize_, state_.shuffle,
+                                     state_.seed,
                                      /*prefetchDepth=*/2, &error);
     itemsPerStep_ = batchSize_ * length;
     unit_ = "tokens";

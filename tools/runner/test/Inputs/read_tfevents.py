@@ -94,6 +94,9 @@ def main():
                             tag = v2.decode()
                         elif n2 == 2 and w2 == 5:
                             (number_,) = struct.unpack("<f", v2)
+                    if tag is None or number_ is None:
+                        sys.exit(f"step {step}: a summary value without "
+                                 f"its tag or simple_value")
                     print(tag, step, "%.9g" % number_)
 
 
