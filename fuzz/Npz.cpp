@@ -1,0 +1,64 @@
+//===- Npz.cpp - Fuzz target: .npz archives -------------------------------===//
+//
+// The input is a .npz (or .npy) file, read by both of dlc's readers: readNpz
+// (libzip; dlc-run --inputs, the evaluator's data) and MappedNpz (its own
+// zip parser over a mapping; datasets and checkpoints), the latter with
+// and without CRC checks so that a stale CRC does not hide the parsing
+// behind it. Under AddressSanitizer the mapping's tail is poisoned
+// (runtime/support/MappedFile.cpp), so reading past the file is reported.
+// Where both readers accept an archive they must agree on every array.
+//
+//===----------------------------------------------------------------------===//
+#include "fuzz/Scratch.h"
+#include "runtime/support/MappedNpz.h"
+#include "runtime/support/Npz.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+bool sameArrays(const dlc::NamedTensors &read, const dlc::MappedNpz &mapped) {
+  const std::vector<dlc::MappedArray> &arrays = mapped.arrays();
+  if (read.size() != arrays.size())
+    return false;
+  for (size_t i = 0; i < read.size(); ++i) {
+    const auto &[name, tensor] = read[i];
+    const dlc::MappedArray &array = arrays[i];
+    if (name != array.name || tensor.dtype() != array.dtype ||
+        tensor.shape() != array.shape || tensor.byteSize() != array.bytes ||
+        (array.bytes &&
+         std::memcmp(tensor.bytes(), array.data, array.bytes) != 0))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string path = dlc::fuzz::scratchDir() + "/input.npz";
+  dlc::fuzz::writeFile(path, data, size);
+
+  std::string error;
+  std::unique_ptr<dlc::MappedNpz> unchecked =
+      dlc::MappedNpz::open(path, dlc::CrcCheck::Skip, &error);
+  if (!unchecked && error.empty())
+    std::abort();
+  unchecked.reset();
+
+  error.clear();
+  std::unique_ptr<dlc::MappedNpz> mapped =
+      dlc::MappedNpz::open(path, dlc::CrcCheck::Verify, &error);
+  if (!mapped && error.empty())
+    std::abort();
+
+  error.clear();
+  dlc::NamedTensors read;
+  bool readOk = dlc::readNpz(path, read, &error);
+  if (!readOk && error.empty())
+    std::abort();
+  if (readOk && mapped && !sameArrays(read, *mapped))
+    std::abort();
+  return 0;
+}

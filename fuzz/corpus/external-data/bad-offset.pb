@@ -1,0 +1,3 @@
+Bwj
+locationweights.binj
+offset-8p

@@ -1,0 +1,4 @@
+	Bwj
+locationweights.binj
+offset100j
+length16p

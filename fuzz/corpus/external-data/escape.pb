@@ -1,0 +1,3 @@
+Bwj
+location
+escape.binp

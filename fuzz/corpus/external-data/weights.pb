@@ -1,0 +1,4 @@
+Bwj
+locationweights.binj
+offset0j
+length24p
