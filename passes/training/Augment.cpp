@@ -204,13 +204,21 @@ private:
     return SelectOp::create(b, loc, chosen, flipped, x);
   }
 
+  /// An image's element type and its [N, C, H, W] sizes.
+  struct Image {
+    Type element;
+    int64_t n, c, h, w;
+  };
+  static Image imageOf(Value x) {
+    RankedTensorType type = typeOf(x);
+    ArrayRef<int64_t> shape = type.getShape();
+    return {type.getElementType(), shape[0], shape[1], shape[2], shape[3]};
+  }
+
   Value crop(Value x, int64_t pad) {
     if (pad == 0)
       return x;
-    RankedTensorType type = typeOf(x);
-    ArrayRef<int64_t> shape = type.getShape();
-    Type element = type.getElementType();
-    int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
+    auto [element, n, c, h, w] = imageOf(x);
     Value padded =
         PadOp::create(b, loc, x, Value(), SmallVector<int64_t>{0, 0, pad, pad},
                       SmallVector<int64_t>{0, 0, pad, pad}, PadMode::constant);
@@ -234,10 +242,7 @@ private:
   Value rotate(Value x, double degrees) {
     if (degrees == 0)
       return x;
-    RankedTensorType type = typeOf(x);
-    ArrayRef<int64_t> shape = type.getShape();
-    Type element = type.getElementType();
-    int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
+    auto [element, n, c, h, w] = imageOf(x);
     // F.rotate samples output pixel (i, j) at the inverse rotation of its
     // center: with r = -angle and p = (j - (W-1)/2, i - (H-1)/2),
     // x = cos r p.x + sin r p.y + (W-1)/2, y = -sin r p.x + cos r p.y +

@@ -584,10 +584,10 @@ def main():
                    help="write --table instead of checking it")
     p.add_argument("-k", default="", help="only cases whose name has this")
     args = p.parse_args()
-    for tool, what in [(args.flatc, "flatc"), (shutil.which("g++"), "g++")]:
-        if not tool:
-            print(f"SKIP: no {what}")
-            return SKIP
+    missing = emulation.missing_tool(args.flatc)
+    if missing:
+        print(f"SKIP: no {missing}")
+        return SKIP
     os.makedirs(args.work, exist_ok=True)
     ops = dialect_ops(args.build)
     covered = {op for case in CASES for op in case[1]} | set(STRUCTURAL)

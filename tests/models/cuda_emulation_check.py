@@ -166,6 +166,14 @@ STATE_SCALE = 0.01
 SEED = 7
 
 
+def missing_tool(flatc):
+    """What the emulation lacks to run ("flatc", "g++"), or None."""
+    for tool, what in [(flatc, "flatc"), (shutil.which("g++"), "g++")]:
+        if not tool:
+            return what
+    return None
+
+
 def build_kernels(data: dict, out: str) -> ctypes.CDLL:
     """The CUDA module's kernels compiled for the host into `out` (with a
     DLC_EMU_ENTRY per kernel), loaded. -O1: the sources are large and each
@@ -618,10 +626,10 @@ def main():
     p.add_argument("--models", default=",".join(models.MODELS),
                    help="comma-separated (default: all seven)")
     args = p.parse_args()
-    for tool, what in [(args.flatc, "flatc"), (shutil.which("g++"), "g++")]:
-        if not tool:
-            print(f"SKIP: no {what}")
-            return SKIP
+    missing = missing_tool(args.flatc)
+    if missing:
+        print(f"SKIP: no {missing}")
+        return SKIP
     os.makedirs(args.work, exist_ok=True)
     selected = args.models.split(",")
     checks = failed = 0
