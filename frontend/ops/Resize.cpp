@@ -86,6 +86,9 @@ struct AxisResize {
   double roiStart = 0.0, roiExtent = 1.0;
 };
 
+/// The longest resized axis: 2^24 positions, far beyond any image side.
+constexpr int64_t kMaxResizedAxis = int64_t(1) << 24;
+
 /// One source element of an output position and its weight.
 using Tap = std::pair<int64_t, double>;
 
@@ -482,6 +485,15 @@ void finishResize(NodeContext &c, Value x, const ResizeMode &m,
     if (a.inSize == 0 && a.outSize > 0) {
       c.error() << "cannot resize the empty axis " << a.axis << " to size "
                 << a.outSize;
+      return;
+    }
+    // Each resized axis gets interpolation tables of its output length at
+    // import (planAxis): bounded, so that a model cannot make the importer
+    // allocate gigabytes (found by fuzz/, onnx-import).
+    if (a.outSize > kMaxResizedAxis) {
+      c.error() << "output size " << a.outSize << " of axis " << a.axis
+                << " exceeds the " << kMaxResizedAxis
+                << " positions a resized axis may have";
       return;
     }
     shape[a.axis] = a.outSize;
