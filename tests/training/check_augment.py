@@ -36,7 +36,9 @@ from torchvision.transforms import InterpolationMode
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "coverage"))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import op_coverage  # noqa: E402  (run_cuda, the CUDA emulation)
+from philox import philox_uniform  # noqa: E402
 
 FIRST_STREAM = 1 << 30
 ROTATE_TOL = 1e-5
@@ -53,18 +55,10 @@ CASES = [
 ]
 
 
-def philox_uniform(seed, stream, index):
-    """dlc.random_uniform's element `index` (runtime/support/Philox.h)."""
-    m0, m1, w0, w1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
-    mask = 0xFFFFFFFF
-    c = [index & mask, (index >> 32) & mask, stream & mask, 0]
-    k = [seed & mask, (seed >> 32) & mask]
-    for _ in range(10):
-        p0, p1 = m0 * c[0], m1 * c[2]
-        c = [(p1 >> 32) ^ c[1] ^ k[0], p1 & mask,
-             (p0 >> 32) ^ c[3] ^ k[1], p0 & mask]
-        k = [(k[0] + w0) & mask, (k[1] + w1) & mask]
-    return np.float32(c[0] * 2.0 ** -32)
+def draw(seed, stream, index):
+    """dlc.random_uniform's element `index`, rounded to float32 as dlc
+    draws it for float32 images."""
+    return np.float32(philox_uniform(seed, stream, index))
 
 
 def parse(spec):
@@ -92,7 +86,7 @@ def reference(images, spec, seed):
                                std * (channels // len(std)))
             continue
         draws = 2 if name == "crop" else 1
-        u = [[philox_uniform(seed, stream + d, n) for d in range(draws)]
+        u = [[draw(seed, stream + d, n) for d in range(draws)]
              for n in range(out.shape[0])]
         stream += draws
         samples = []

@@ -21,22 +21,27 @@ MetricsLog::~MetricsLog() {
     ::close(fd_);
 }
 
+int writeFully(int fd, const char *data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return n < 0 ? errno : ENOSPC;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 void MetricsLog::append(const std::string &record) {
   if (fd_ < 0)
     return;
   std::string line = record + "\n";
   // O_APPEND writes of a regular file go in one piece unless the disk is
   // full or a signal interrupts them; a short write is finished, not lost.
-  size_t done = 0;
-  while (done < line.size()) {
-    ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      throw Error(path_ + ": cannot append to the log: " +
-                  std::strerror(n < 0 ? errno : ENOSPC));
-    done += static_cast<size_t>(n);
-  }
+  if (int error = writeFully(fd_, line.data(), line.size()))
+    throw Error(path_ + ": cannot append to the log: " + std::strerror(error));
 }
 
 } // namespace dlc::runner

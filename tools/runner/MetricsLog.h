@@ -9,9 +9,15 @@
 #ifndef DLC_TOOLS_RUNNER_METRICSLOG_H
 #define DLC_TOOLS_RUNNER_METRICSLOG_H
 
+#include <cstddef>
 #include <string>
 
 namespace dlc::runner {
+
+/// Writes all `size` bytes of `data` to `fd`, finishing short writes and
+/// retrying interrupted ones. Returns 0, or the errno of the failure
+/// (ENOSPC for a write that made no progress).
+int writeFully(int fd, const char *data, size_t size);
 
 class MetricsLog {
 public:

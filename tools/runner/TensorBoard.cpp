@@ -2,6 +2,7 @@
 #include "tools/runner/TensorBoard.h"
 
 #include "tools/runner/Error.h"
+#include "tools/runner/MetricsLog.h"
 #include "tools/runner/event.pb.h"
 
 #include <cerrno>
@@ -109,16 +110,9 @@ void TensorBoardWriter::writeRecord(const std::string &bytes) {
   appendLittleEndian(record, masked(crc32c(record.data(), 8)), 4);
   record += bytes;
   appendLittleEndian(record, masked(crc32c(bytes.data(), bytes.size())), 4);
-  size_t written = 0;
-  while (written < record.size()) {
-    ssize_t n = ::write(fd_, record.data() + written, record.size() - written);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      throw Error("--tensorboard: cannot write " + path_ + ": " +
-                  std::strerror(errno));
-    written += static_cast<size_t>(n);
-  }
+  if (int error = writeFully(fd_, record.data(), record.size()))
+    throw Error("--tensorboard: cannot write " + path_ + ": " +
+                std::strerror(error));
 }
 
 } // namespace dlc::runner

@@ -6,9 +6,16 @@ maximum/minimum ties (split evenly), pow at a zero base and a zero exponent.
 Inputs keep FD away from kinks: data arrays for the piecewise ops, domains
 bounded away from singularities for the rest.
 """
+import os
+import sys
+
 import numpy as np
 import torch
 from gradcheck import Case, rand, positive, data
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tools"))
+from philox import philox_uniform  # noqa: E402
 
 
 def ttype(shape, element="f64"):
@@ -53,19 +60,8 @@ PIECEWISE = np.array([[-1.7, -0.2, 0.3], [0.8, 1.3, 2.6]])
 
 def philox_keep(seed, stream, count, ratio):
     """dlc.dropout's keep mask (runtime/support/Philox.h), element by element."""
-    m0, m1, w0, w1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
-    mask32 = 0xFFFFFFFF
-    keep = np.empty(count, dtype=bool)
-    for i in range(count):
-        c = [i & mask32, (i >> 32) & mask32, stream & mask32, 0]
-        k = [seed & mask32, (seed >> 32) & mask32]
-        for _ in range(10):
-            p0, p1 = m0 * c[0], m1 * c[2]
-            c = [(p1 >> 32) ^ c[1] ^ k[0], p1 & mask32,
-                 (p0 >> 32) ^ c[3] ^ k[1], p0 & mask32]
-            k = [(k[0] + w0) & mask32, (k[1] + w1) & mask32]
-        keep[i] = c[0] * 2.0**-32 >= ratio
-    return keep
+    return np.array([philox_uniform(seed, stream, i) >= ratio
+                     for i in range(count)], dtype=bool)
 
 
 def dropout(name, shape, ratio, stream, seed):
