@@ -278,6 +278,19 @@ def runner_options():
         write(out, "args-%d" % i, b"\0".join(a.encode() for a in args))
 
 
+def token_file():
+    """nanoGPT's raw ids and llm.c's files (header: magic, version, count)."""
+    out = fresh("token-file")
+    ids = np.arange(40, dtype=np.uint16) * 1000
+    write(out, "nanogpt-uint16.bin", ids.tobytes())
+    write(out, "nanogpt-uint32.bin", ids.astype(np.uint32).tobytes())
+    for version, dtype in [(1, np.uint16), (2, np.uint32)]:
+        header = np.zeros(256, np.int32)
+        header[:3] = [20240520, version, len(ids)]
+        write(out, "llmc-v%d.bin" % version,
+              header.tobytes() + ids.astype(dtype).tobytes())
+
+
 def main():
     build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1
                             else os.path.join(ROOT, "build"))
@@ -288,6 +301,7 @@ def main():
         npy()
         npz(data, checkpoint)
         runner_options()
+        token_file()
 
 
 if __name__ == "__main__":

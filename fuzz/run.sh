@@ -22,7 +22,7 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${DLC_FUZZ_BUILD:-$repo/build-fuzz}"
-targets=(onnx-import external-data module-load checkpoint npy npz runner-options)
+targets=(onnx-import external-data module-load checkpoint npy npz runner-options token-file)
 
 usage() {
   sed -n '5,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
