@@ -480,9 +480,14 @@ enum class MaskKind { None, Causal, Bias };
 /// The mask of `bias` (null: none) for `tq` x `tk` scores: a constant of
 /// zeros is none, a constant of 0 on and below the diagonal and -inf above
 /// it (the same for every head) is causal, anything else a bias to read.
+/// In a dlc.plan.launch the op reads the launch's arguments: the constant
+/// is the launch's operand.
 MaskKind maskKindOf(Value bias, int64_t tq, int64_t tk) {
   if (!bias)
     return MaskKind::None;
+  if (auto argument = dyn_cast<BlockArgument>(bias))
+    if (auto launch = dyn_cast<LaunchOp>(argument.getOwner()->getParentOp()))
+      bias = launch.getInputs()[argument.getArgNumber()];
   auto constant = bias.getDefiningOp<ConstantOp>();
   auto values =
       constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;

@@ -1,42 +1,34 @@
-//===- ModuleWriter.cpp - dlc IR to a .dlcm compiled module ---------------===//
+//===- ModuleWriter.cpp - The execution plan to a .dlcm compiled module ---===//
 //
-// Walks each compiled function's top-level ops in order, which is the
-// execution order of its plan:
-//   dlc.fusion            -> a KernelStep running the fusion's kernel
-//   dlc.matmul            -> a MatmulStep (a 2-D transpose feeding it only
-//                            becomes the step's transposed flag: BLAS reads
-//                            either layout); for CUDA, with the bias add
-//                            (and ReLU) of the fusion that consumes it when
-//                            that fusion is nothing else (cuBLASLt's
-//                            epilogue: see epilogueOf)
+// Serializes each compiled function's execution plan (codegen/plan, ir/
+// PlanOps.td) one top-level op to one step, in order:
+//   dlc.plan.launch       -> a KernelStep running the launch's kernel,
+//                            generated (and compiled) once per kernel name
+//   dlc.plan.matmul       -> a MatmulStep (transposed flags, epilogue, bias)
 //   conv / its gradients  -> a ConvStep
+//   dlc.plan.copy         -> a CopyStep into its result's buffer
 //   dlc.reshape           -> nothing (a view, BufferPlacement)
-//   dlc.constant          -> a module constant
-//   func.return           -> CopySteps for results that are not computed in
-//                            place
-// Identical kernels (same body and shapes, as the repeated blocks of a
-// ResNet produce) are generated and compiled once. For CUDA, independent
-// kernel steps then merge into groups that one kernel runs in one launch
-// (HorizontalFusion.h), as a training step's per-parameter updates do.
+//   dlc.constant          -> a module constant, once read by a step
+// Library calls with an empty result compute nothing and are left out.
+// Every decision (which kernels share a launch, which epilogues a library
+// applies, which kernels are one) was taken by a pass on the plan; this
+// file takes none.
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ModuleWriter.h"
-#include "codegen/AttentionKernels.h"
-#include "codegen/HorizontalFusion.h"
 #include "codegen/HostCompiler.h"
 #include "codegen/Nvrtc.h"
+#include "codegen/plan/PlanBuffers.h"
+#include "codegen/plan/PlanKernels.h"
 #include "ir/Locations.h"
-#include "ir/ShapeUtils.h"
 #include "ir/Roles.h"
+#include "ir/ShapeUtils.h"
 #include "ir/eval/Evaluator.h"
-#include "passes/fusion/Fusion.h"
-#include "passes/memory/BufferPlacement.h"
 #include "runtime/module/Format.h"
 #include "runtime/module/dlcm_generated.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/xxhash.h"
 
@@ -62,56 +54,6 @@ std::vector<int64_t> shapeVector(Value v) {
   return {shape.begin(), shape.end()};
 }
 
-/// The buffers a matmul step reads: a transpose feeding only matmuls is a
-/// view (BufferPlacement), read through the transposed flag.
-struct MatmulOperands {
-  Value lhs, rhs;
-  bool lhsTransposed = false, rhsTransposed = false;
-};
-
-MatmulOperands matmulOperands(MatmulOp op) {
-  MatmulOperands operands{op.getLhs(), op.getRhs()};
-  if (auto fusion = operands.lhs.getDefiningOp<FusionOp>())
-    if (Value source = transposedMatmulOperand(fusion)) {
-      operands.lhs = source;
-      operands.lhsTransposed = true;
-    }
-  if (auto fusion = operands.rhs.getDefiningOp<FusionOp>())
-    if (Value source = transposedMatmulOperand(fusion)) {
-      operands.rhs = source;
-      operands.rhsTransposed = true;
-    }
-  return operands;
-}
-
-/// A fusion whose whole work a CUDA matmul step takes over (epilogueOf).
-struct FoldedEpilogue {
-  /// Null when the matmul's consumer stays a kernel of its own.
-  FusionOp fusion;
-  fb::MatmulEpilogue kind = fb::MatmulEpilogue::None;
-  /// The fusion's result, which the step writes, and its bias operand.
-  Value result, bias;
-};
-
-/// The name kernels are emitted under until added (Writer::addKernel), so
-/// that identical kernels have identical sources.
-constexpr char kPlaceholder[] = "DLC_KERNEL_NAME";
-
-/// What a function's plan holds at a step before the step is written: the
-/// step as written, or (for a kernel step, which horizontal fusion may
-/// merge with others) the fusion whose kernel it runs, as emitted but not
-/// yet named.
-struct PlannedWork {
-  flatbuffers::Offset<fb::Step> written;
-  FusionOp fusion;
-  EmittedKernel kernel;
-};
-
-/// The bytes `v` occupies, as a step's buffer size.
-uint64_t bytesOf(Value v) {
-  return static_cast<uint64_t>(BufferPlacement::byteSize(v));
-}
-
 class Writer {
 public:
   Writer(ModuleOp module, const ModuleWriterOptions &options)
@@ -127,34 +69,21 @@ private:
   FailureOr<std::vector<flatbuffers::Offset<fb::Function>>> addFunctions();
   std::string kernelSource() const;
   FailureOr<flatbuffers::Offset<fb::Function>> addFunction(func::FuncOp func);
-  FailureOr<fb::BufferRef> refOf(Value v, const BufferPlacement &placement);
-  /// The index of the kernel whose source (emitted as kPlaceholder) is
-  /// `source`, adding it under `header` (a comment saying where it comes
-  /// from) when no kernel has that source yet.
-  uint32_t addKernel(const std::string &source, const std::string &header);
-  /// The kernel step running kernel `index` (as emitted: `kernel`) over
-  /// `buffers`.
-  flatbuffers::Offset<fb::Step> kernelStep(uint32_t index,
-                                           const EmittedKernel &kernel,
-                                           const StepBuffers &buffers,
-                                           const std::string &location);
-  /// Writes the step of `group` (horizontal fusion's) of the plan `work`.
-  FailureOr<flatbuffers::Offset<fb::Step>>
-  writeGroup(const StepGroup &group, llvm::ArrayRef<PlannedWork> work);
+  /// The module constant holding `constant`'s value, added when first
+  /// read.
+  FailureOr<uint32_t> constantNumber(ConstantOp constant);
+  /// The index of `launch`'s kernel, generating its source when it is the
+  /// first launch of that kernel.
+  FailureOr<uint32_t> kernelIndex(LaunchOp launch);
   FailureOr<flatbuffers::Offset<fb::TensorType>> tensorType(Operation *where,
                                                             Value v);
-  /// For CUDA, the fusion consuming `op` whose bias add (and ReLU) the
-  /// matmul step applies instead (see the definition for when).
-  FailureOr<FoldedEpilogue> epilogueOf(MatmulOp op,
-                                       const BufferPlacement &placement);
-  /// The step of `op`, writing `epilogue.fusion`'s result with its
-  /// epilogue applied when there is one, and its buffers (`buffers`).
+  /// The step of plan op `op`, whose buffers are `buffers`.
   FailureOr<flatbuffers::Offset<fb::Step>>
-  matmulStep(MatmulOp op, const BufferPlacement &placement,
-             const FoldedEpilogue &epilogue, StepBuffers &buffers);
-  FailureOr<flatbuffers::Offset<fb::Step>>
-  convStep(Operation *op, const BufferPlacement &placement,
-           StepBuffers &buffers);
+  step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers);
+  FailureOr<flatbuffers::Offset<fb::Step>> matmulStep(PlanMatmulOp op,
+                                                      PlanBuffers &plan);
+  FailureOr<flatbuffers::Offset<fb::Step>> convStep(Operation *op,
+                                                    PlanBuffers &plan);
   /// Compiles `source` (kernelSource()) for the target.
   LogicalResult
   compileKernels(const std::string &source, std::vector<uint8_t> &sharedObject,
@@ -168,12 +97,12 @@ private:
   llvm::StringMap<int> globalIndex;
   std::string fingerprintText;
   std::vector<flatbuffers::Offset<fb::Constant>> constants;
-  llvm::DenseMap<Value, uint32_t> constantIndex;
-  /// Generated kernels: names, sources and a map from source (with a
-  /// placeholder name) to index, for deduplication.
+  llvm::DenseMap<Operation *, uint32_t> constantIndex;
+  /// Generated kernels in order of first launch: names (dlc-name-kernels')
+  /// and sources, and each name's index.
   std::vector<std::string> kernelNames;
   std::vector<std::string> kernelSources;
-  std::map<std::string, uint32_t> kernelBySource;
+  llvm::StringMap<uint32_t> kernelByName;
 };
 
 LogicalResult Writer::addGlobals() {
@@ -257,268 +186,100 @@ Writer::tensorType(Operation *where, Value v) {
   return fb::CreateTensorTypeDirect(fbb, *element, &shape);
 }
 
-FailureOr<fb::BufferRef> Writer::refOf(Value v,
-                                       const BufferPlacement &placement) {
-  Value base = placement.base(v);
-  const Placement &p = placement.of(base);
-  switch (p.kind) {
-  case Placement::Kind::Argument:
-    return fb::BufferRef(fb::BufferKind::Argument, p.index, 0);
-  case Placement::Kind::Result:
-    return fb::BufferRef(fb::BufferKind::Result, p.index, 0);
-  case Placement::Kind::Constant: {
-    auto it = constantIndex.find(base);
-    if (it != constantIndex.end())
-      return fb::BufferRef(fb::BufferKind::Constant, it->second, 0);
-    auto constant = base.getDefiningOp<ConstantOp>();
-    FailureOr<::dlc::Tensor> value = tensorFromAttr(constant.getValue());
-    if (failed(value))
-      return constant.emitOpError() << "has a value that cannot be read";
-    FailureOr<flatbuffers::Offset<fb::TensorType>> type =
-        tensorType(constant, base);
-    if (failed(type))
-      return failure();
-    fbb.ForceVectorAlignment(value->byteSize(), 1, ::dlc::kBufferAlignment);
-    auto data = fbb.CreateVector(
-        reinterpret_cast<const uint8_t *>(value->bytes()), value->byteSize());
-    uint32_t index = static_cast<uint32_t>(constants.size());
-    constants.push_back(fb::CreateConstant(fbb, *type, data));
-    constantIndex[base] = index;
-    return fb::BufferRef(fb::BufferKind::Constant, index, 0);
-  }
-  case Placement::Kind::Arena: {
-    Operation *def = base.getDefiningOp();
-    auto offsets = def->getAttrOfType<DenseI64ArrayAttr>(kArenaOffsetsAttr);
-    unsigned resultNumber = cast<OpResult>(base).getResultNumber();
-    if (!offsets || offsets.size() <= static_cast<int64_t>(resultNumber) ||
-        offsets[resultNumber] < 0)
-      return def->emitOpError()
-             << "has no arena offset; run dlc-plan-memory before codegen";
-    return fb::BufferRef(fb::BufferKind::Arena, 0,
-                         static_cast<uint64_t>(offsets[resultNumber]));
-  }
-  case Placement::Kind::View:
-    break;
-  }
-  llvm_unreachable("views resolve to their base");
+FailureOr<uint32_t> Writer::constantNumber(ConstantOp constant) {
+  auto it = constantIndex.find(constant);
+  if (it != constantIndex.end())
+    return it->second;
+  FailureOr<::dlc::Tensor> value = tensorFromAttr(constant.getValue());
+  if (failed(value))
+    return constant.emitOpError() << "has a value that cannot be read";
+  FailureOr<flatbuffers::Offset<fb::TensorType>> type =
+      tensorType(constant, constant.getResult());
+  if (failed(type))
+    return failure();
+  fbb.ForceVectorAlignment(value->byteSize(), 1, ::dlc::kBufferAlignment);
+  auto data = fbb.CreateVector(
+      reinterpret_cast<const uint8_t *>(value->bytes()), value->byteSize());
+  uint32_t index = static_cast<uint32_t>(constants.size());
+  constants.push_back(fb::CreateConstant(fbb, *type, data));
+  constantIndex[constant] = index;
+  return index;
 }
 
-uint32_t Writer::addKernel(const std::string &source,
-                           const std::string &header) {
-  auto [it, inserted] = kernelBySource.try_emplace(
-      source, static_cast<uint32_t>(kernelNames.size()));
+FailureOr<uint32_t> Writer::kernelIndex(LaunchOp launch) {
+  std::optional<StringRef> name = launch.getKernel();
+  if (!name)
+    return launch.emitOpError()
+           << "has no kernel name; run dlc-name-kernels before writing the "
+              "module";
+  auto [it, inserted] = kernelByName.try_emplace(
+      *name, static_cast<uint32_t>(kernelNames.size()));
   if (!inserted)
     return it->second;
-  std::string name = "dlc_kernel_" + std::to_string(kernelNames.size());
-  std::string named = source;
-  named.replace(named.find(kPlaceholder), sizeof(kPlaceholder) - 1, name);
-  kernelNames.push_back(name);
-  kernelSources.push_back(header + named);
+  FailureOr<EmittedKernel> kernel =
+      emitLaunchKernel(launch, *name, options.target);
+  if (failed(kernel))
+    return failure();
+  // The plan's schedule is the emitter's: a plan edited by hand cannot
+  // launch a kernel over other iterations than it was generated for.
+  if (kernel->iterations != launch.getIterations() ||
+      kernel->grain != launch.getGrain() ||
+      kernel->threadsPerIteration != launch.getThreads())
+    return launch.emitOpError()
+           << "has schedule iterations " << launch.getIterations() << ", grain "
+           << launch.getGrain() << ", threads " << launch.getThreads()
+           << "; its kernel was generated for " << kernel->iterations << ", "
+           << kernel->grain << ", " << kernel->threadsPerIteration;
+  kernelNames.push_back(name->str());
+  kernelSources.push_back(launchHeader(launch) + kernel->source);
   return it->second;
 }
 
-flatbuffers::Offset<fb::Step> Writer::kernelStep(uint32_t index,
-                                                 const EmittedKernel &kernel,
-                                                 const StepBuffers &buffers,
-                                                 const std::string &location) {
-  auto step = fb::CreateKernelStepDirect(
-      fbb, index, &buffers.refs, kernel.iterations, kernel.grain,
-      &buffers.bytes, buffers.outputs,
-      static_cast<uint32_t>(kernel.threadsPerIteration));
-  return fb::CreateStep(fbb, fb::StepKind::KernelStep, step.Union(),
-                        fbb.CreateString(location));
-}
-
-FailureOr<flatbuffers::Offset<fb::Step>>
-Writer::writeGroup(const StepGroup &group, ArrayRef<PlannedWork> work) {
-  const PlannedWork &first = work[group.members.front()];
-  FusionOp fusion = first.fusion;
-  if (!fusion)
-    return first.written;
-  std::string location = describeLocation(fusion.getLoc());
-  if (group.members.size() == 1)
-    return kernelStep(addKernel(first.kernel.source, "// " + location + "\n"),
-                      first.kernel, group.buffers, location);
-  SmallVector<GroupMember> members;
-  std::string header = "// " + std::to_string(group.members.size()) +
-                       " kernels in one launch (HorizontalFusion.h):\n";
-  for (auto [k, member] : llvm::enumerate(group.members)) {
-    FusionOp memberFusion = work[member].fusion;
-    members.push_back({memberFusion, group.slots[k]});
-    header += "//   member " + std::to_string(k) + ": " +
-              describeLocation(memberFusion.getLoc()) + "\n";
-  }
-  FailureOr<EmittedKernel> kernel =
-      emitKernelGroup(members, group.buffers.refs.size(), kPlaceholder);
-  if (failed(kernel))
-    return failure();
-  size_t others = group.members.size() - 1;
-  return kernelStep(addKernel(kernel->source, header), *kernel, group.buffers,
-                    location + " and " + std::to_string(others) +
-                        (others == 1 ? " more kernel" : " more kernels"));
-}
-
-FailureOr<FoldedEpilogue> Writer::epilogueOf(MatmulOp op,
-                                             const BufferPlacement &placement) {
-  // cuBLASLt adds a bias vector of n elements to every row of every batch
-  // (then applies ReLU) as it stores the product: the epilogue fusion's
-  // kernel and its pass over the product disappear. markLibraryEpilogues
-  // marked the matmuls whose only user is a fusion starting with such an
-  // add (and a ReLU of it); the step takes the fusion over only when the
-  // fusion computes nothing else. The matmul's own result buffer stays in
-  // the memory plan, unwritten and unread (the fusion was its only user).
-  // float32, bfloat16 and float16 products with a bias of their own type:
-  // cuBLASLt's bias epilogues take those (llm.c trains GPT-2 with bfloat16
-  // ones); a 16-bit sum is then rounded once, not after the product and
-  // again after the add as the IR says, which is within its rounding.
-  // float64 products keep their kernel until a GPU run shows that cuBLASLt
-  // has algorithms with a bias epilogue for them (its heuristics failing
-  // would leave the step without one).
-  FoldedEpilogue none;
-  auto mark = op->getAttrOfType<StringAttr>(kEpilogueAttr);
-  Value product = op.getResult();
-  Type element = getElementTypeOrSelf(product.getType());
-  if (options.target != Target::Cuda || !mark || !product.hasOneUse() ||
-      BufferPlacement::byteSize(product) == 0 ||
-      !(element.isF32() || element.isBF16() || element.isF16()))
-    return none;
-  auto fusion = dyn_cast<FusionOp>(*product.getUsers().begin());
-  if (!fusion || fusion->getBlock() != op->getBlock() ||
-      fusion.getNumResults() != 1 ||
-      fusion.getResult(0).getType() != product.getType())
-    return none;
-  Block &body = fusion.getBody().front();
-  Value x = body.getArgument(product.getUses().begin()->getOperandNumber());
-  auto add = x.hasOneUse() ? dyn_cast<AddOp>(*x.getUsers().begin()) : AddOp();
-  if (!add)
-    return none;
-  auto biasArgument =
-      dyn_cast<BlockArgument>(add.getLhs() == x ? add.getRhs() : add.getLhs());
-  auto resultType = cast<RankedTensorType>(op.getType());
-  int64_t n = resultType.getDimSize(resultType.getRank() - 1);
-  if (!biasArgument || biasArgument == x)
-    return none;
-  auto biasType = cast<RankedTensorType>(biasArgument.getType());
-  if (biasType.getElementType() != resultType.getElementType() ||
-      biasType.getNumElements() != n ||
-      (n != 1 && (biasType.getRank() == 0 ||
-                  biasType.getDimSize(biasType.getRank() - 1) != n)))
-    return none;
-  // Nothing but the epilogue: the add alone, or the add and its ReLU
-  // yielding the fusion's result. The mark says the sum has a ReLU user,
-  // max(sum, 0) or select(sum <= 0, 0, sum); with no other op but the
-  // select's compare (and splat constants), that user is the result.
-  SmallVector<Operation *> computing;
-  for (Operation &o : body.without_terminator())
-    if (!isa<ConstantOp>(o))
-      computing.push_back(&o);
-  Operation *last = body.getTerminator()->getOperand(0).getDefiningOp();
-  auto compares =
-      llvm::count_if(computing, [](Operation *o) { return isa<CompareOp>(o); });
-  fb::MatmulEpilogue kind;
-  if (mark.getValue() == "bias" && last == add && computing.size() == 1)
-    kind = fb::MatmulEpilogue::Bias;
-  else if (mark.getValue() == "bias_relu" && last &&
-           llvm::is_contained(add->getUsers(), last) &&
-           ((isa<MaxOp>(last) && computing.size() == 2) ||
-            (isa<SelectOp>(last) && computing.size() == 3 && compares == 1)))
-    kind = fb::MatmulEpilogue::BiasRelu;
-  else
-    return none;
-  // The step runs where the matmul is, writing the fusion's result early:
-  // only steps that write nothing may come between (views), and the result
-  // must not share memory with what the step reads (the planner lets it
-  // reuse the matmul's operands, which die before the fusion).
-  for (Operation *between = op->getNextNode(); between != fusion.getOperation();
-       between = between->getNextNode()) {
-    auto view = dyn_cast<FusionOp>(between);
-    if (!isa<ReshapeOp, ConstantOp>(between) &&
-        !(view && transposedMatmulOperand(view)))
-      return none;
-  }
-  Value bias = fusion.getInputs()[biasArgument.getArgNumber()];
-  MatmulOperands operands = matmulOperands(op);
-  Value result = fusion.getResult(0);
-  FailureOr<fb::BufferRef> resultRef = refOf(result, placement);
-  if (failed(resultRef))
-    return failure();
-  for (Value read : {operands.lhs, operands.rhs, bias}) {
-    FailureOr<fb::BufferRef> ref = refOf(read, placement);
-    if (failed(ref))
-      return failure();
-    if (overlaps(*ref, bytesOf(read), *resultRef, bytesOf(result)))
-      return none;
-  }
-  return FoldedEpilogue{fusion, kind, result, bias};
-}
-
-FailureOr<flatbuffers::Offset<fb::Step>>
-Writer::matmulStep(MatmulOp op, const BufferPlacement &placement,
-                   const FoldedEpilogue &epilogue, StepBuffers &buffers) {
+FailureOr<flatbuffers::Offset<fb::Step>> Writer::matmulStep(PlanMatmulOp op,
+                                                            PlanBuffers &plan) {
   auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
   auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
   auto resultType = cast<RankedTensorType>(op.getType());
-  int64_t m = lhsType.getDimSize(lhsType.getRank() - 2);
-  int64_t k = lhsType.getDimSize(lhsType.getRank() - 1);
-  int64_t n = rhsType.getDimSize(rhsType.getRank() - 1);
+  int64_t m = resultType.getDimSize(resultType.getRank() - 2);
+  int64_t n = resultType.getDimSize(resultType.getRank() - 1);
+  int64_t k = op.getLhsTransposed() ? lhsType.getDimSize(lhsType.getRank() - 2)
+                                    : lhsType.getDimSize(lhsType.getRank() - 1);
   int64_t batch = resultType.getNumElements() / std::max<int64_t>(1, m * n);
-  auto batchStride = [&](RankedTensorType type,
-                         int64_t matrix) -> FailureOr<int64_t> {
-    int64_t count = type.getNumElements() / std::max<int64_t>(1, matrix);
-    if (count == batch)
-      return matrix;
-    if (count == 1)
-      return 0;
-    return op.emitOpError()
-           << "broadcasts only some batch dimensions of an operand; compiled "
-              "matmuls take full or no batch dimensions";
+  // The verifier admits all or none of the batch dimensions.
+  auto batchStride = [&](RankedTensorType type, int64_t matrix) -> int64_t {
+    return type.getNumElements() / std::max<int64_t>(1, matrix) == batch
+               ? matrix
+               : 0;
   };
-  if (k == 0)
-    return op.emitOpError() << "contracts over an empty dimension; compiled "
-                               "matmuls need k >= 1";
-  FailureOr<int64_t> lhsStride = batchStride(lhsType, m * k);
-  FailureOr<int64_t> rhsStride = batchStride(rhsType, k * n);
-  if (failed(lhsStride) || failed(rhsStride))
-    return failure();
-  MatmulOperands operands = matmulOperands(op);
-  FailureOr<fb::BufferRef> lhsRef = refOf(operands.lhs, placement);
-  FailureOr<fb::BufferRef> rhsRef = refOf(operands.rhs, placement);
-  Value result = epilogue.fusion ? epilogue.result : op.getResult();
-  FailureOr<fb::BufferRef> resultRef = refOf(result, placement);
+  FailureOr<fb::BufferRef> lhsRef = plan.refOf(op.getLhs());
+  FailureOr<fb::BufferRef> rhsRef = plan.refOf(op.getRhs());
+  FailureOr<fb::BufferRef> resultRef = plan.refOf(op.getResult());
   FailureOr<fb::ElementType> element = elementTypeOf(op, op.getType());
   if (failed(lhsRef) || failed(rhsRef) || failed(resultRef) || failed(element))
     return failure();
-  // bfloat16 and float16 products accumulate in float32 (cuBLASLt's
-  // compute type, oneDNN's accumulator).
-  if (*element != fb::ElementType::F32 && *element != fb::ElementType::F64 &&
-      *element != fb::ElementType::BF16 && *element != fb::ElementType::F16)
-    return op.emitOpError()
-           << "on " << resultType.getElementType()
-           << " has no compiled kernel (float32, float64, bfloat16, float16)";
-  buffers = {
-      {*lhsRef, *rhsRef}, {bytesOf(operands.lhs), bytesOf(operands.rhs)}, 1};
   std::optional<fb::BufferRef> biasRef;
-  if (epilogue.fusion) {
-    FailureOr<fb::BufferRef> ref = refOf(epilogue.bias, placement);
+  if (Value bias = op.getBias()) {
+    FailureOr<fb::BufferRef> ref = plan.refOf(bias);
     if (failed(ref))
       return failure();
     biasRef = *ref;
-    buffers.refs.push_back(*ref);
-    buffers.bytes.push_back(bytesOf(epilogue.bias));
   }
-  buffers.refs.push_back(*resultRef);
-  buffers.bytes.push_back(bytesOf(result));
+  fb::MatmulEpilogue epilogue = op.getEpilogue() == MatmulEpilogue::bias_relu
+                                    ? fb::MatmulEpilogue::BiasRelu
+                                : op.getEpilogue() == MatmulEpilogue::bias
+                                    ? fb::MatmulEpilogue::Bias
+                                    : fb::MatmulEpilogue::None;
   auto step = fb::CreateMatmulStep(
       fbb, *element, &*lhsRef, &*rhsRef, &*resultRef, batch, m, n, k,
-      *lhsStride, *rhsStride, operands.lhsTransposed, operands.rhsTransposed,
-      epilogue.kind, biasRef ? &*biasRef : nullptr);
+      batchStride(lhsType, m * k), batchStride(rhsType, k * n),
+      op.getLhsTransposed(), op.getRhsTransposed(), epilogue,
+      biasRef ? &*biasRef : nullptr);
   return fb::CreateStep(fbb, fb::StepKind::MatmulStep, step.Union(),
                         fbb.CreateString(describeLocation(op.getLoc())));
 }
 
-FailureOr<flatbuffers::Offset<fb::Step>>
-Writer::convStep(Operation *op, const BufferPlacement &placement,
-                 StepBuffers &buffers) {
+FailureOr<flatbuffers::Offset<fb::Step>> Writer::convStep(Operation *op,
+                                                          PlanBuffers &plan) {
   fb::ConvKind kind;
   Value x, w, y;
   ArrayRef<int64_t> stride, padLow, padHigh, dilation;
@@ -543,28 +304,13 @@ Writer::convStep(Operation *op, const BufferPlacement &placement,
     padHigh = filter.getPadHigh(), dilation = filter.getDilation();
     groups = static_cast<int64_t>(filter.getGroups());
   }
-  FailureOr<fb::BufferRef> xRef = refOf(x, placement);
-  FailureOr<fb::BufferRef> wRef = refOf(w, placement);
-  FailureOr<fb::BufferRef> yRef = refOf(y, placement);
+  FailureOr<fb::BufferRef> xRef = plan.refOf(x);
+  FailureOr<fb::BufferRef> wRef = plan.refOf(w);
+  FailureOr<fb::BufferRef> yRef = plan.refOf(y);
   FailureOr<fb::ElementType> element =
       elementTypeOf(op, op->getResult(0).getType());
   if (failed(xRef) || failed(wRef) || failed(yRef) || failed(element))
     return failure();
-  if (*element != fb::ElementType::F32 && *element != fb::ElementType::F64 &&
-      *element != fb::ElementType::BF16 && *element != fb::ElementType::F16)
-    return op->emitOpError() << "has no compiled kernel for its element type "
-                                "(float32, float64, bfloat16, float16)";
-  // The step writes one of x, w and y and reads the other two.
-  Value values[] = {x, w, y};
-  fb::BufferRef refs[] = {*xRef, *wRef, *yRef};
-  size_t written = kind == fb::ConvKind::Forward        ? 2
-                   : kind == fb::ConvKind::BackwardData ? 0
-                                                        : 1;
-  buffers = {{}, {}, 1};
-  for (size_t i : {(written + 1) % 3, (written + 2) % 3, written}) {
-    buffers.refs.push_back(refs[i]);
-    buffers.bytes.push_back(bytesOf(values[i]));
-  }
   // The step lists shapes channels-first; channels_last says how the
   // buffers hold them.
   bool channelsLast = op->hasAttr("channels_last");
@@ -588,21 +334,37 @@ Writer::convStep(Operation *op, const BufferPlacement &placement,
                         fbb.CreateString(describeLocation(op->getLoc())));
 }
 
+FailureOr<flatbuffers::Offset<fb::Step>>
+Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers) {
+  if (auto matmul = dyn_cast<PlanMatmulOp>(op))
+    return matmulStep(matmul, plan);
+  if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
+    return convStep(op, plan);
+  std::string location = describeLocation(op->getLoc());
+  if (auto copy = dyn_cast<PlanCopyOp>(op)) {
+    auto step = fb::CreateCopyStep(fbb, &buffers.refs[0], &buffers.refs[1],
+                                   buffers.bytes[0]);
+    return fb::CreateStep(fbb, fb::StepKind::CopyStep, step.Union(),
+                          fbb.CreateString(location));
+  }
+  auto launch = cast<LaunchOp>(op);
+  FailureOr<uint32_t> kernel = kernelIndex(launch);
+  if (failed(kernel))
+    return failure();
+  auto step = fb::CreateKernelStepDirect(
+      fbb, *kernel, &buffers.refs, launch.getIterations(), launch.getGrain(),
+      &buffers.bytes, buffers.outputs,
+      static_cast<uint32_t>(launch.getThreads()));
+  return fb::CreateStep(fbb, fb::StepKind::KernelStep, step.Union(),
+                        fbb.CreateString(launchLocation(launch)));
+}
+
 FailureOr<flatbuffers::Offset<fb::Function>>
 Writer::addFunction(func::FuncOp func) {
-  if (!func.getBody().hasOneBlock())
-    return func.emitOpError() << "has more than one block; compiled "
-                                 "functions are single-block";
-  if (!func->hasAttr(kArenaSizeAttr))
-    return func.emitOpError()
-           << "has no memory plan; run dlc-plan-memory before codegen";
+  // dlc-lower-to-plan has checked the function (one block, a memory plan).
   Block &block = func.getBody().front();
-  for (Operation &op : block)
-    if (isa<GlobalLoadOp, GlobalStoreOp>(op))
-      return op.emitOpError() << "reads or writes a global; compiled "
-                                 "functions take globals as arguments (run "
-                                 "dlc-functionalize)";
-  BufferPlacement placement(func);
+  PlanBuffers plan(
+      func, [&](ConstantOp constant) { return constantNumber(constant); });
 
   // A value's role (its default when unattributed) and the global it
   // reads or updates.
@@ -659,146 +421,34 @@ Writer::addFunction(func::FuncOp func) {
         fb::CreateResultDirect(fbb, name.c_str(), role.c_str(), *type, global));
   }
 
-  // The plan in IR order: each step as horizontal fusion sees it (`plan`)
-  // and what it runs (`work`). For CUDA, kernels that may run in a group
-  // have the class of their threads per iteration; the CPU's kernels run
-  // alone, leaving the plan as it is.
-  std::vector<StepSummary> plan;
-  std::vector<PlannedWork> work;
-  auto addWritten = [&](flatbuffers::Offset<fb::Step> step,
-                        StepBuffers buffers) {
-    plan.push_back({std::move(buffers), 0});
-    work.push_back({step, FusionOp(), EmittedKernel()});
-  };
-  // A kernel's buffers: its operands then its results.
-  auto kernelBuffers = [&](ValueRange operands,
-                           ValueRange results) -> FailureOr<StepBuffers> {
-    StepBuffers buffers{{}, {}, static_cast<unsigned>(results.size())};
-    for (Value v : llvm::concat<Value>(operands, results)) {
-      FailureOr<fb::BufferRef> ref = refOf(v, placement);
-      if (failed(ref))
-        return failure();
-      buffers.refs.push_back(*ref);
-      buffers.bytes.push_back(bytesOf(v));
-    }
-    return buffers;
-  };
-  // Fusions whose work a matmul step does (epilogueOf).
-  llvm::DenseSet<Operation *> folded;
-  // One op's plan steps; failure when it has no compiled path (its own
-  // diagnostic says why).
-  auto planOp = [&](Operation &op) -> LogicalResult {
-    std::string location = describeLocation(op.getLoc());
-    if (auto fusion = dyn_cast<FusionOp>(op)) {
-      if (transposedMatmulOperand(fusion) || folded.contains(fusion))
-        return success();
-      FailureOr<EmittedKernel> kernel =
-          emitKernel(fusion, kPlaceholder, options.target);
-      if (failed(kernel))
-        return failure();
-      FailureOr<StepBuffers> buffers =
-          kernelBuffers(fusion.getInputs(), fusion.getResults());
-      if (failed(buffers))
-        return failure();
-      unsigned groupClass =
-          options.target == Target::Cuda && kernel->iterations > 0
-              ? static_cast<unsigned>(kernel->threadsPerIteration)
-              : 0;
-      plan.push_back({std::move(*buffers), groupClass});
-      work.push_back({{}, fusion, std::move(*kernel)});
-    } else if (isa<MatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp>(op) &&
-               BufferPlacement::byteSize(op.getResult(0)) == 0) {
-      // An empty result has nothing to compute.
-      return success();
-    } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
-      FailureOr<FoldedEpilogue> epilogue = epilogueOf(matmul, placement);
-      if (failed(epilogue))
-        return failure();
-      StepBuffers buffers;
-      FailureOr<flatbuffers::Offset<fb::Step>> step =
-          matmulStep(matmul, placement, *epilogue, buffers);
-      if (failed(step))
-        return failure();
-      addWritten(*step, std::move(buffers));
-      if (epilogue->fusion)
-        folded.insert(epilogue->fusion);
-    } else if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op)) {
-      StepBuffers buffers;
-      FailureOr<flatbuffers::Offset<fb::Step>> step =
-          convStep(&op, placement, buffers);
-      if (failed(step))
-        return failure();
-      addWritten(*step, std::move(buffers));
-    } else if (isa<AttentionOp, AttentionGradOp>(op)) {
-      // Hand-tiled kernels of their own (codegen/AttentionKernels.h), over
-      // the op's operands then results; never in a horizontal group.
-      FailureOr<EmittedKernel> kernel = emitAttentionKernel(&op, kPlaceholder);
-      if (failed(kernel))
-        return failure();
-      FailureOr<StepBuffers> buffers =
-          kernelBuffers(op.getOperands(), op.getResults());
-      if (failed(buffers))
-        return failure();
-      auto step = kernelStep(addKernel(kernel->source, "// " + location + "\n"),
-                             *kernel, *buffers, location);
-      addWritten(step, std::move(*buffers));
-    } else if (isa<ReshapeOp, ConstantOp>(op)) {
-      return success();
-    } else if (isa<func::ReturnOp>(op)) {
-      for (auto [index, value] : llvm::enumerate(op.getOperands())) {
-        if (!placement.needsCopy(index))
-          continue;
-        FailureOr<fb::BufferRef> source = refOf(value, placement);
-        if (failed(source))
-          return failure();
-        fb::BufferRef destination(fb::BufferKind::Result,
-                                  static_cast<uint32_t>(index), 0);
-        auto step =
-            fb::CreateCopyStep(fbb, &*source, &destination, bytesOf(value));
-        addWritten(
-            fb::CreateStep(fbb, fb::StepKind::CopyStep, step.Union(),
-                           fbb.CreateString(location)),
-            {{*source, destination}, {bytesOf(value), bytesOf(value)}, 1});
-      }
-    } else {
-      return op.emitOpError()
-             << "has no compiled kernel yet (it is not in a dlc.fusion and "
-                "is no library op)";
-    }
-    return success();
-  };
-  // Every op without a compiled path is reported in one error, as autodiff
-  // reports every op without a gradient rule: each op's diagnostic is
-  // caught and listed.
-  SmallVector<std::string> refused;
-  {
-    ScopedDiagnosticHandler catcher(func.getContext(), [&](Diagnostic &d) {
-      if (d.getSeverity() != DiagnosticSeverity::Error)
-        return failure();
-      refused.push_back(describeLocation(d.getLocation()) + ": " + d.str());
-      return success();
-    });
-    for (Operation &op : block)
-      if (failed(planOp(op)) && refused.empty())
-        refused.push_back(describeLocation(op.getLoc()) + ": failed");
-  }
-  if (!refused.empty()) {
-    InFlightDiagnostic diag = func.emitOpError()
-                              << "has " << refused.size()
-                              << (refused.size() == 1 ? " op" : " ops")
-                              << " without a compiled path on "
-                              << (options.target == Target::Cpu ? "the CPU"
-                                                                : "CUDA")
-                              << ": ";
-    llvm::interleave(refused, diag, "; ");
-    return failure();
-  }
   std::vector<flatbuffers::Offset<fb::Step>> steps;
-  for (const StepGroup &group : groupSteps(plan)) {
-    FailureOr<flatbuffers::Offset<fb::Step>> step = writeGroup(group, work);
-    if (failed(step))
+  for (Operation &op : block) {
+    if (isa<ReshapeOp, ConstantOp>(op))
+      continue;
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (unsigned index = 0; index < ret.getNumOperands(); ++index)
+        if (plan.placement().needsCopy(index))
+          return ret.emitOpError()
+                 << "returns operand #" << index
+                 << " without the dlc.plan.copy its result needs; run "
+                    "dlc-lower-to-plan before writing the module";
+      continue;
+    }
+    FailureOr<std::optional<StepBuffers>> buffers = plan.stepBuffers(&op);
+    if (failed(buffers))
       return failure();
-    steps.push_back(*step);
+    if (!*buffers) {
+      if (isa<PlanMatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
+        continue;
+      return op.emitOpError()
+             << "is no execution-plan op; run dlc-plan-pipeline (codegen/"
+                "plan) before writing the module";
+    }
+    FailureOr<flatbuffers::Offset<fb::Step>> written =
+        step(&op, plan, **buffers);
+    if (failed(written))
+      return failure();
+    steps.push_back(*written);
   }
   auto arenaSize = func->getAttrOfType<IntegerAttr>(kArenaSizeAttr).getInt();
   return fb::CreateFunctionDirect(fbb, func.getSymName().str().c_str(),
@@ -847,6 +497,12 @@ LogicalResult Writer::compileKernels(
 
 FailureOr<std::vector<flatbuffers::Offset<fb::Function>>>
 Writer::addFunctions() {
+  FailureOr<Target> target = planTarget(module, "writing a module");
+  if (failed(target))
+    return failure();
+  if (*target != options.target)
+    return module.emitError()
+           << "has an execution plan for another target than the module's";
   if (failed(addGlobals()))
     return failure();
   std::vector<flatbuffers::Offset<fb::Function>> functions;

@@ -1,12 +1,10 @@
 //===- ModuleWriter.h - dlc IR to a .dlcm compiled module -------*- C++ -*-===//
 //
-// The last stage of dlc-compile: from a module after dlc-fuse and
-// dlc-plan-memory, builds each function's execution plan (a kernel per
-// dlc.fusion, for CUDA with independent ones several to a launch; a
-// library call per matmul or convolution; copies where a result is an
-// argument), generates and compiles the kernels for the target, and writes
-// everything with the module's globals into the FlatBuffers container of
-// runtime/module/dlcm.fbs.
+// The last stage of dlc-compile: from a module lowered to the execution
+// plan (codegen/plan/Passes.h, buildPlanPipeline), serializes each
+// function's plan one op to one step, generates and compiles each named
+// kernel for the target, and writes everything with the module's globals
+// into the FlatBuffers container of runtime/module/dlcm.fbs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_CODEGEN_MODULEWRITER_H

@@ -78,4 +78,11 @@ def DLC_ScatterReduction : I32EnumAttr<"ScatterReduction",
   let cppNamespace = "::mlir::dlc";
 }
 
+def DLC_MatmulEpilogue : I32EnumAttr<"MatmulEpilogue",
+    "what a library matmul applies to its product as it stores it", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"bias", 1>,
+    I32EnumAttrCase<"bias_relu", 2>]> {
+  let cppNamespace = "::mlir::dlc";
+}
+
 #endif // DLC_DIALECT_TD

@@ -1,7 +1,7 @@
 //===- Dialect.h - The dlc dialect ----------------------------------------===//
 //
 // Declares the dlc dialect, its enums and its operations (generated from
-// DLCDialect.td and DLCOps.td).
+// DLCDialect.td, DLCOps.td and PlanOps.td).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_IR_DIALECT_H
@@ -34,5 +34,9 @@ struct GlobalStateResource
 
 #define GET_OP_CLASSES
 #include "ir/DLCOps.h.inc"
+
+// The execution-plan level (PlanOps.td).
+#define GET_OP_CLASSES
+#include "ir/PlanOps.h.inc"
 
 #endif // DLC_IR_DIALECT_H

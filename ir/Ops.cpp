@@ -92,6 +92,10 @@ void DLCDialect::initialize() {
 #define GET_OP_LIST
 #include "ir/DLCOps.cpp.inc"
       >();
+  addOperations<
+#define GET_OP_LIST
+#include "ir/PlanOps.cpp.inc"
+      >();
   registerConstantFolding();
 }
 

@@ -65,7 +65,8 @@ void mlir::dlc::buildExecutionPipeline(
   if (options.splitReductions)
     pm.addPass(createDLCSplitReductions());
   // Group ops into kernels (passes/fusion), then place every value
-  // (passes/memory); codegen/ModuleWriter reads both.
+  // (passes/memory); codegen/plan lowers the result to the execution
+  // plan.
   pm.addPass(createDLCFuse());
   DLCPlanMemoryOptions memory;
   memory.keepEpilogueOperands = options.foldsEpilogues;

@@ -229,14 +229,16 @@ LogicalResult fillResult(Operation *op, Tensor &out, Results &results,
 
 } // namespace
 
-LogicalResult eval::evalMatmul(MatmulOp op, Operands operands,
+LogicalResult eval::evalMatmul(Operation *op, Operands operands,
+                               bool lhsTransposed, bool rhsTransposed,
                                Results &results) {
   const Tensor &lhs = operands[0], &rhs = operands[1];
   Tensor out = resultTensor(op);
   ArrayRef<int64_t> outShape = out.shape();
   size_t batchRank = outShape.size() - 2;
   int64_t m = outShape[batchRank], n = outShape[batchRank + 1];
-  int64_t k = lhs.shape().back();
+  int64_t k =
+      lhsTransposed ? lhs.shape()[lhs.shape().size() - 2] : lhs.shape().back();
   ArrayRef<int64_t> batch = outShape.take_front(batchRank);
   // Batch strides in units of whole matrices, then in elements.
   SmallVector<int64_t> lhsBatch = broadcastStrides(
@@ -247,27 +249,56 @@ LogicalResult eval::evalMatmul(MatmulOp op, Operands operands,
     s *= m * k;
   for (int64_t &s : rhsBatch)
     s *= k * n;
+  // Element strides of a row and a column of each matrix as multiplied: a
+  // transposed operand is stored [k, m] (lhs) or [n, k] (rhs).
+  int64_t lhsRow = lhsTransposed ? 1 : k, lhsColumn = lhsTransposed ? m : 1;
+  int64_t rhsRow = rhsTransposed ? 1 : n, rhsColumn = rhsTransposed ? k : 1;
   return fillResult<Domain::Numeric>(op, out, results, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = AccumT<T>;
     std::vector<A> a = widen<T>(lhs), b = widen<T>(rhs);
     std::vector<A> row(n);
     T *dst = out.data<T>();
-    forEachOffset<2>(batch,
-                     {ArrayRef<int64_t>(lhsBatch), ArrayRef<int64_t>(rhsBatch)},
-                     {0, 0}, [&](const std::array<int64_t, 2> &base) {
-                       for (int64_t i = 0; i < m; ++i) {
-                         std::fill(row.begin(), row.end(), A(0));
-                         for (int64_t p = 0; p < k; ++p) {
-                           A left = a[base[0] + i * k + p];
-                           const A *right = &b[base[1] + p * n];
-                           for (int64_t j = 0; j < n; ++j)
-                             row[j] = wrapAdd(row[j], wrapMul(left, right[j]));
-                         }
-                         for (int64_t j = 0; j < n; ++j)
-                           *dst++ = fromAccum<T>(row[j]);
-                       }
-                     });
+    forEachOffset<2>(
+        batch, {ArrayRef<int64_t>(lhsBatch), ArrayRef<int64_t>(rhsBatch)},
+        {0, 0}, [&](const std::array<int64_t, 2> &base) {
+          for (int64_t i = 0; i < m; ++i) {
+            std::fill(row.begin(), row.end(), A(0));
+            for (int64_t p = 0; p < k; ++p) {
+              A left = a[base[0] + i * lhsRow + p * lhsColumn];
+              const A *right = &b[base[1] + p * rhsRow];
+              for (int64_t j = 0; j < n; ++j)
+                row[j] = wrapAdd(row[j], wrapMul(left, right[j * rhsColumn]));
+            }
+            for (int64_t j = 0; j < n; ++j)
+              *dst++ = fromAccum<T>(row[j]);
+          }
+        });
+  });
+}
+
+LogicalResult eval::evalPlanMatmul(PlanMatmulOp op, Operands operands,
+                                   Results &results) {
+  if (failed(evalMatmul(op, operands.take_front(2), op.getLhsTransposed(),
+                        op.getRhsTransposed(), results)))
+    return failure();
+  if (op.getEpilogue() == MatmulEpilogue::none)
+    return success();
+  // The epilogue as the ops it replaced computed it: the rounded product
+  // plus the bias, rounded, then max(sum, 0).
+  Tensor &out = results.back();
+  const Tensor &bias = operands[2];
+  int64_t n = out.shape().back();
+  bool relu = op.getEpilogue() == MatmulEpilogue::bias_relu;
+  return visitDomain<Domain::Numeric>(op, out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeT<T>;
+    T *y = out.data<T>();
+    const T *b = bias.data<T>();
+    for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
+      T sum = fromCompute<T>(toCompute(y[i]) + toCompute(b[i % n]));
+      y[i] = relu && toCompute(sum) < C(0) ? fromCompute<T>(C(0)) : sum;
+    }
   });
 }
 

@@ -428,7 +428,12 @@ LogicalResult evalCumSum(CumSumOp op, Operands operands, Results &results);
 LogicalResult evalTopK(TopKOp op, Operands operands, Results &results);
 
 // EvalNN.cpp
-LogicalResult evalMatmul(MatmulOp op, Operands operands, Results &results);
+/// dlc.matmul, or dlc.plan.matmul's product: an operand marked transposed
+/// is read with its last two dimensions swapped.
+LogicalResult evalMatmul(Operation *op, Operands operands, bool lhsTransposed,
+                         bool rhsTransposed, Results &results);
+LogicalResult evalPlanMatmul(PlanMatmulOp op, Operands operands,
+                             Results &results);
 LogicalResult evalConv(ConvOp op, Operands operands, Results &results);
 LogicalResult evalConvGradInput(ConvGradInputOp op, Operands operands,
                                 Results &results);

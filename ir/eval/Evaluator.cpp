@@ -169,10 +169,11 @@ FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
          << "has a block without a terminator";
 }
 
-LogicalResult evalFusion(FusionOp op, ArrayRef<Tensor> operands,
-                         Results &results) {
+/// A fusion or a plan's kernel launch: its body on its operands.
+LogicalResult evalBody(Operation *op, ArrayRef<Tensor> operands,
+                       Results &results) {
   FailureOr<SmallVector<Tensor>> values =
-      evaluateBlock(op.getBody().front(), operands, /*globals=*/nullptr);
+      evaluateBlock(op->getRegion(0).front(), operands, /*globals=*/nullptr);
   if (failed(values))
     return failure();
   results.append(std::make_move_iterator(values->begin()),
@@ -282,8 +283,15 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           .Case<CumSumOp>(
               [&](auto c) { return evalCumSum(c, operands, results); })
           .Case<TopKOp>([&](auto t) { return evalTopK(t, operands, results); })
-          .Case<MatmulOp>(
-              [&](auto m) { return evalMatmul(m, operands, results); })
+          .Case<MatmulOp>([&](auto m) {
+            return evalMatmul(m, operands, false, false, results);
+          })
+          .Case<PlanMatmulOp>(
+              [&](auto m) { return evalPlanMatmul(m, operands, results); })
+          .Case<PlanCopyOp>([&](auto) {
+            results.push_back(operands[0]);
+            return success();
+          })
           .Case<ConvOp>([&](auto c) { return evalConv(c, operands, results); })
           .Case<MaxPoolOp, SumPoolOp>([&](auto p) {
             return evalPool(op, p.getWindow(), p.getStride(), p.getPadLow(),
@@ -308,8 +316,8 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           .Case<CrossEntropyGradOp>([&](auto c) {
             return evalCrossEntropyGrad(c, operands, results);
           })
-          .Case<FusionOp>(
-              [&](auto f) { return evalFusion(f, operands, results); })
+          .Case<FusionOp, LaunchOp>(
+              [&](auto f) { return evalBody(f, operands, results); })
           .Default([&](Operation *) {
             return op->emitOpError() << "has no evaluator rule";
           });

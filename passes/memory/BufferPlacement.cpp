@@ -23,8 +23,9 @@ int64_t BufferPlacement::byteSize(Value value) {
 Value mlir::dlc::transposedMatmulOperand(FusionOp fusion) {
   if (fusion.getNumResults() != 1 || fusion.getInputs().size() != 1 ||
       fusion->use_empty() ||
-      !llvm::all_of(fusion->getUsers(),
-                    [](Operation *user) { return isa<MatmulOp>(user); }))
+      !llvm::all_of(fusion->getUsers(), [](Operation *user) {
+        return isa<MatmulOp, PlanMatmulOp>(user);
+      }))
     return {};
   Block &body = fusion.getBody().front();
   if (body.getOperations().size() != 2)

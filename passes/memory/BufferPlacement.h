@@ -1,12 +1,13 @@
 //===- BufferPlacement.h - Where each value of a function lives -*- C++ -*-===//
 //
 // The one definition of a compiled function's storage, shared by the memory
-// planner (which assigns arena offsets) and the plan writer (which turns
-// placements into buffer references):
+// planner (which assigns arena offsets) and the execution plan
+// (codegen/plan/PlanBuffers.h, which turns placements into buffer
+// references):
 //  - arguments and constants keep their own storage;
 //  - reshapes are views of their operand, and so is a fusion that only
 //    swaps the last two dimensions for matmuls (BLAS reads either layout,
-//    so the plan writer turns it into the matmul's transposed flag);
+//    so dlc-fold-transposes turns it into the matmul's transposed flag);
 //  - a returned value is written straight into its result's buffer (the
 //    first time it is returned; a second return, or returning an argument
 //    or a constant, is a copy);
@@ -41,8 +42,9 @@ struct Placement {
 };
 
 /// The input of `fusion` when the fusion only swaps the last two dimensions
-/// of it and every user is a matmul: the matmuls read the input transposed
-/// instead (a view, see above).
+/// of it and every user is a matmul (dlc.matmul, or dlc.plan.matmul on the
+/// plan level): the matmuls read the input transposed instead (a view, see
+/// above; codegen/plan's dlc-fold-transposes).
 Value transposedMatmulOperand(FusionOp fusion);
 
 class BufferPlacement {

@@ -28,7 +28,7 @@ func.func @chain(%x: tensor<1024xf32>) -> tensor<32x32xf32> {
 
 // A value read through a view stays live until the view's last reader; a
 // value returned twice is computed into the first result (the second is a
-// copy the plan writer adds); sizes round up to 64 bytes.
+// dlc.plan.copy dlc-lower-to-plan adds); sizes round up to 64 bytes.
 // CHECK-LABEL: func.func @views
 // CHECK-SAME: dlc.arena_size = 128 : i64
 // CHECK: %[[A:.*]] = dlc.neg %arg0 {dlc.arena_offsets = array<i64: 0>}

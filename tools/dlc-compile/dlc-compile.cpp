@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/ModuleWriter.h"
+#include "codegen/plan/Passes.h"
 #include "frontend/Importer.h"
 #include "passes/Pipeline.h"
 #include "passes/memory/BufferPlacement.h"
@@ -59,7 +60,7 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
 static cl::opt<bool> train("train",
                            cl::desc("Build a training program (train_step)"),
                            cl::cat(compileOptions));
-enum class Emit { Auto, Mlir, Fused, Kernels, Module, Exe };
+enum class Emit { Auto, Mlir, Fused, Plan, Kernels, Module, Exe };
 static cl::opt<Emit> emit(
     "emit",
     cl::desc("What to produce (default: a module for -o *.dlcm, "
@@ -68,6 +69,9 @@ static cl::opt<Emit> emit(
         clEnumValN(Emit::Mlir, "mlir", "The dlc IR after the training passes"),
         clEnumValN(Emit::Fused, "fused",
                    "The compiled functions after fusion and memory planning"),
+        clEnumValN(Emit::Plan, "plan",
+                   "The execution plan for --target: library calls, kernel "
+                   "launches and copies, one per step of the module"),
         clEnumValN(Emit::Kernels, "kernels",
                    "The generated kernel source for --target"),
         clEnumValN(Emit::Module, "module", "A compiled module (.dlcm)"),
@@ -330,7 +334,7 @@ int main(int argc, char **argv) {
   if (what == Emit::Mlir) {
     if (reportMemory) {
       llvm::errs() << kTool << ": error: --report-memory needs a compiled "
-                   << "output (--emit=fused, kernels, module or exe)\n";
+                   << "output (--emit=fused, plan, kernels, module or exe)\n";
       return 1;
     }
     return ::dlc::tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
@@ -348,11 +352,20 @@ int main(int argc, char **argv) {
     printMemoryReport(**module);
   if (what == Emit::Fused)
     return ::dlc::tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
+  mlir::dlc::codegen::Target codegenTarget =
+      target == TargetKind::Cpu ? mlir::dlc::codegen::Target::Cpu
+                                : mlir::dlc::codegen::Target::Cuda;
+  {
+    PassManager pm(&context);
+    mlir::dlc::codegen::buildPlanPipeline(pm, codegenTarget);
+    if (failed(pm.run(**module)))
+      return 1;
+  }
+  if (what == Emit::Plan)
+    return ::dlc::tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
 
   mlir::dlc::codegen::ModuleWriterOptions writerOptions;
-  writerOptions.target = target == TargetKind::Cpu
-                             ? mlir::dlc::codegen::Target::Cpu
-                             : mlir::dlc::codegen::Target::Cuda;
+  writerOptions.target = codegenTarget;
   writerOptions.functions = functions;
   writerOptions.modelName = llvm::sys::path::filename(inputFile).str();
   writerOptions.producer = "dlc-compile";

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/plan/Passes.h"
 #include "ir/Dialect.h"
 #include "passes/Passes.h"
 #include "tools/common/Help.h"
@@ -25,6 +26,8 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::dlc::registerDLCPasses();
+  mlir::dlc::codegen::registerDLCPlanPasses();
+  mlir::dlc::codegen::registerPlanPipeline();
   mlir::DialectRegistry registry;
   registry.insert<mlir::dlc::DLCDialect, mlir::func::FuncDialect>();
   std::string help = mlir::registerCLIOptions("dlc optimizer driver", registry);
@@ -35,7 +38,15 @@ int main(int argc, char **argv) {
        "mlir-enable-debugger-hook", "mlir-debug-counter",
        "mlir-print-debug-counter", "run-reproducer",
        "mlir-very-unsafe-disable-verifier-on-parsing",
-       "mlir-use-nameloc-as-prefix", "mlir-print-value-users"},
+       "mlir-use-nameloc-as-prefix", "mlir-print-value-users",
+       // Rarely wanted printing and reproducer knobs, so that the help
+       // stays a screen or two with every dlc pass listed.
+       "mlir-print-ir-tree-dir", "mlir-print-stacktrace-on-diagnostic",
+       "mlir-print-skip-regions", "mlir-pass-pipeline-local-reproducer",
+       "output-split-marker", "elide-resource-data-from-bytecode",
+       "emit-bytecode-version", "mlir-print-elementsattrs-with-hex-if-larger",
+       "mlir-elide-resource-strings-if-larger", "mlir-output-format",
+       "mlir-pass-statistics-display"},
       {"Remark Options"});
   auto [input, output] = mlir::parseCLIOptions(argc, argv, help);
   return mlir::asMainReturnCode(

@@ -1,0 +1,198 @@
+//===- LowerToPlan.cpp - Memory-planned functions to plan ops -------------===//
+
+#include "codegen/AttentionKernels.h"
+#include "codegen/plan/Passes.h"
+#include "codegen/plan/PlanKernels.h"
+#include "ir/Locations.h"
+#include "passes/fusion/Fusion.h"
+#include "passes/memory/BufferPlacement.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::dlc::codegen {
+#define GEN_PASS_DEF_DLCLOWERTOPLAN
+#include "codegen/plan/Passes.h.inc"
+} // namespace mlir::dlc::codegen
+
+using namespace mlir;
+using namespace mlir::dlc;
+using namespace mlir::dlc::codegen;
+
+namespace {
+
+/// Wraps `op` (a fusion or a fused attention op) in a launch of its kernel
+/// with `kernel`'s schedule, in its place.
+void wrapInLaunch(Operation *op, const EmittedKernel &kernel) {
+  OpBuilder builder(op);
+  auto launch = builder.create<LaunchOp>(
+      op->getLoc(), op->getResultTypes(), op->getOperands(),
+      /*kernel=*/nullptr, kernel.iterations, kernel.grain,
+      kernel.threadsPerIteration);
+  if (Attribute offsets = op->getAttr(kArenaOffsetsAttr)) {
+    launch->setAttr(kArenaOffsetsAttr, offsets);
+    op->removeAttr(kArenaOffsetsAttr);
+  }
+  Block *body = builder.createBlock(&launch.getBody());
+  for (Value operand : op->getOperands())
+    body->addArgument(operand.getType(), operand.getLoc());
+  op->replaceAllUsesWith(launch.getResults());
+  op->moveBefore(body, body->end());
+  op->setOperands(body->getArguments());
+  builder.setInsertionPointToEnd(body);
+  builder.create<PlanYieldOp>(op->getLoc(), op->getResults());
+}
+
+/// Whether the libraries (cuBLASLt, cuDNN, oneDNN, BLAS) compute on
+/// `op`'s element type; bfloat16 and float16 accumulate in float32.
+bool hasLibraryType(Operation *op) {
+  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  return element.isF32() || element.isF64() || element.isBF16() ||
+         element.isF16();
+}
+
+/// dlc.matmul -> dlc.plan.matmul, where a library call computes it.
+LogicalResult lowerMatmul(MatmulOp op) {
+  auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+  auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
+  auto resultType = cast<RankedTensorType>(op.getType());
+  int64_t m = lhsType.getDimSize(lhsType.getRank() - 2);
+  int64_t k = lhsType.getDimSize(lhsType.getRank() - 1);
+  int64_t n = rhsType.getDimSize(rhsType.getRank() - 1);
+  // An empty result has nothing to compute: the plan keeps no step for it.
+  if (BufferPlacement::byteSize(op.getResult()) != 0) {
+    if (k == 0)
+      return op.emitOpError() << "contracts over an empty dimension; compiled "
+                                 "matmuls need k >= 1";
+    int64_t batch = resultType.getNumElements() / std::max<int64_t>(1, m * n);
+    for (auto [type, matrix] :
+         {std::make_pair(lhsType, m * k), std::make_pair(rhsType, k * n)}) {
+      int64_t count = type.getNumElements() / std::max<int64_t>(1, matrix);
+      if (count != batch && count != 1)
+        return op.emitOpError()
+               << "broadcasts only some batch dimensions of an operand; "
+                  "compiled matmuls take full or no batch dimensions";
+    }
+    if (!hasLibraryType(op))
+      return op.emitOpError()
+             << "on " << resultType.getElementType()
+             << " has no compiled kernel (float32, float64, bfloat16, "
+                "float16)";
+  }
+  OpBuilder builder(op);
+  auto call = builder.create<PlanMatmulOp>(
+      op.getLoc(), op.getType(), op.getLhs(), op.getRhs(),
+      /*lhs_transposed=*/false, /*rhs_transposed=*/false, /*bias=*/Value(),
+      MatmulEpilogue::none);
+  // The offsets, and dlc-fuse's epilogue mark for dlc-fold-epilogues.
+  for (StringRef name :
+       {StringRef(kArenaOffsetsAttr), StringRef(kEpilogueAttr)})
+    if (Attribute value = op->getAttr(name))
+      call->setAttr(name, value);
+  op.replaceAllUsesWith(call.getResult());
+  op.erase();
+  return success();
+}
+
+/// One op's lowering; failure when it has no compiled path on `target`
+/// (its own diagnostic says why).
+LogicalResult lowerOp(Operation &op, Target target) {
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    // Transposed matmul operands are views: dlc-fold-transposes.
+    if (transposedMatmulOperand(fusion))
+      return success();
+    FailureOr<EmittedKernel> kernel =
+        emitKernel(fusion, kKernelPlaceholder, target);
+    if (failed(kernel))
+      return failure();
+    wrapInLaunch(fusion, *kernel);
+    return success();
+  }
+  if (isa<AttentionOp, AttentionGradOp>(op)) {
+    FailureOr<EmittedKernel> kernel =
+        emitAttentionKernel(&op, kKernelPlaceholder);
+    if (failed(kernel))
+      return failure();
+    wrapInLaunch(&op, *kernel);
+    return success();
+  }
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return lowerMatmul(matmul);
+  if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op)) {
+    if (BufferPlacement::byteSize(op.getResult(0)) == 0 || hasLibraryType(&op))
+      return success();
+    return op.emitOpError() << "has no compiled kernel for its element type "
+                               "(float32, float64, bfloat16, float16)";
+  }
+  if (isa<ReshapeOp, ConstantOp, func::ReturnOp>(op))
+    return success();
+  return op.emitOpError() << "has no compiled kernel yet (it is not in a "
+                             "dlc.fusion and is no library op)";
+}
+
+LogicalResult lowerFunction(func::FuncOp func, Target target) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError() << "has more than one block; compiled "
+                                 "functions are single-block";
+  if (!func->hasAttr(kArenaSizeAttr))
+    return func.emitOpError()
+           << "has no memory plan; run dlc-plan-memory before codegen";
+  Block &block = func.getBody().front();
+  for (Operation &op : block)
+    if (isa<GlobalLoadOp, GlobalStoreOp>(op))
+      return op.emitOpError() << "reads or writes a global; compiled "
+                                 "functions take globals as arguments (run "
+                                 "dlc-functionalize)";
+  // Which results need a copy, decided before the function changes.
+  BufferPlacement placement(func);
+  // Every op without a compiled path is reported in one error, as autodiff
+  // reports every op without a gradient rule: each op's diagnostic is
+  // caught and listed.
+  SmallVector<std::string> refused;
+  {
+    ScopedDiagnosticHandler catcher(func.getContext(), [&](Diagnostic &d) {
+      if (d.getSeverity() != DiagnosticSeverity::Error)
+        return failure();
+      refused.push_back(describeLocation(d.getLocation()) + ": " + d.str());
+      return success();
+    });
+    for (Operation &op : llvm::make_early_inc_range(block))
+      if (failed(lowerOp(op, target)) && refused.empty())
+        refused.push_back(describeLocation(op.getLoc()) + ": failed");
+  }
+  if (!refused.empty()) {
+    InFlightDiagnostic diag = func.emitOpError()
+                              << "has " << refused.size()
+                              << (refused.size() == 1 ? " op" : " ops")
+                              << " without a compiled path on "
+                              << (target == Target::Cpu ? "the CPU" : "CUDA")
+                              << ": ";
+    llvm::interleave(refused, diag, "; ");
+    return failure();
+  }
+  Operation *terminator = block.getTerminator();
+  OpBuilder builder(terminator);
+  for (unsigned index = 0; index < terminator->getNumOperands(); ++index)
+    if (placement.needsCopy(index))
+      terminator->setOperand(index, builder.create<PlanCopyOp>(
+                                        terminator->getLoc(),
+                                        terminator->getOperand(index).getType(),
+                                        terminator->getOperand(index)));
+  return success();
+}
+
+struct LowerToPlan : codegen::impl::DLCLowerToPlanBase<LowerToPlan> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto func : module.getOps<func::FuncOp>())
+      if (failed(lowerFunction(func, target)))
+        return signalPassFailure();
+    module->setAttr(kPlanTargetAttr,
+                    StringAttr::get(module.getContext(),
+                                    target == Target::Cpu ? "cpu" : "cuda"));
+  }
+};
+
+} // namespace

@@ -1,0 +1,158 @@
+//===- PlanOps.cpp - Verifiers of the execution-plan ops ------------------===//
+//
+// A plan op is serialized as it stands (codegen/ModuleWriter.cpp), so each
+// verifier checks what the step it becomes relies on: a launch's body and
+// buffers in the kernel ABI's order, a matmul's shapes as the library call
+// reads them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Dialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::dlc;
+
+//===----------------------------------------------------------------------===//
+// LaunchOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<FusionOp> LaunchOp::getMembers() {
+  return llvm::to_vector(getBody().front().getOps<FusionOp>());
+}
+
+Operation *LaunchOp::getAttention() {
+  for (Operation &op : getBody().front())
+    if (isa<AttentionOp, AttentionGradOp>(op))
+      return &op;
+  return nullptr;
+}
+
+LogicalResult LaunchOp::verify() {
+  // Signed: the attributes are i64, their accessors unsigned.
+  int64_t iterations = getIterationsAttr().getInt();
+  int64_t grain = getGrainAttr().getInt(), threads = getThreadsAttr().getInt();
+  if (iterations < 0 || grain < 1 || threads < 1)
+    return emitOpError() << "has schedule iterations " << iterations
+                         << ", grain " << grain << ", threads " << threads
+                         << "; expected iterations >= 0, grain and threads "
+                            ">= 1";
+  Block &block = getBody().front();
+  if (block.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError() << "has block arguments of types other than its "
+                            "operands'";
+  auto yield = dyn_cast<PlanYieldOp>(block.getTerminator());
+  if (!yield || yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "must end in a dlc.plan.yield of its results' "
+                            "types";
+  // A view of an argument lets a group's member read a buffer it shares
+  // with another member in its own shape.
+  auto isArgumentView = [](Value v) {
+    auto view = v.getDefiningOp<ReshapeOp>();
+    return view && isa<BlockArgument>(view.getInput());
+  };
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator()) {
+    if (isa<ReshapeOp>(op) && isArgumentView(op.getResult(0)))
+      continue;
+    if (!isa<FusionOp, AttentionOp, AttentionGradOp>(op))
+      return op.emitOpError() << "cannot run in a dlc.plan.launch (a launch "
+                                 "runs fusions or one fused attention op, "
+                                 "which may read views of its arguments)";
+    ops.push_back(&op);
+  }
+  if (ops.empty())
+    return emitOpError() << "runs no kernel";
+  // The kernel's buffers are the launch's operands then its results: a
+  // single op takes the arguments and yields its results in order.
+  auto takesArgumentsInOrder = [&](Operation *op) {
+    return op->getOperands() == ValueRange(block.getArguments()) &&
+           yield.getValues() == ValueRange(op->getResults());
+  };
+  if (ops.size() == 1 && !takesArgumentsInOrder(ops.front()))
+    return emitOpError() << "must pass its arguments to its kernel's op in "
+                            "order and yield that op's results in order";
+  if (ops.size() > 1) {
+    if (!llvm::all_of(ops, [](Operation *op) { return isa<FusionOp>(op); }))
+      return emitOpError() << "runs a fused attention op beside others; "
+                              "attention kernels launch alone";
+    // Members read only the launch's buffers and yield each result once,
+    // in member order (the group kernel's outputs).
+    SmallVector<Value> results;
+    for (Operation *op : ops) {
+      if (!llvm::all_of(op->getOperands(), [&](Value v) {
+            return isa<BlockArgument>(v) || isArgumentView(v);
+          }))
+        return op->emitOpError() << "in a horizontal group reads a value "
+                                    "other than the launch's arguments";
+      llvm::append_range(results, op->getResults());
+    }
+    if (yield.getValues() != ValueRange(results))
+      return emitOpError() << "must yield its members' results in member "
+                              "order";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PlanMatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PlanMatmulOp::verify() {
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  auto rhs = cast<RankedTensorType>(getRhs().getType());
+  auto result = cast<RankedTensorType>(getType());
+  Type element = result.getElementType();
+  if (lhs.getElementType() != element || rhs.getElementType() != element)
+    return emitOpError() << "has operands of an element type other than its "
+                            "result's";
+  if (lhs.getRank() < 2 || rhs.getRank() < 2 || result.getRank() < 2)
+    return emitOpError() << "needs operands and a result of rank 2 or more";
+  // Rows and columns as the library reads them.
+  auto matrix = [](RankedTensorType type, bool transposed) {
+    int64_t rows = type.getDimSize(type.getRank() - 2);
+    int64_t columns = type.getDimSize(type.getRank() - 1);
+    return transposed ? std::make_pair(columns, rows)
+                      : std::make_pair(rows, columns);
+  };
+  auto [m, k] = matrix(lhs, getLhsTransposed());
+  auto [k2, n] = matrix(rhs, getRhsTransposed());
+  int64_t rank = result.getRank();
+  if (k != k2 || result.getDimSize(rank - 2) != m ||
+      result.getDimSize(rank - 1) != n)
+    return emitOpError() << "multiplies [" << m << ", " << k << "] by [" << k2
+                         << ", " << n << "] into " << result << "; expected a ["
+                         << m << ", " << n
+                         << "] product of equal inner dimensions";
+  int64_t batch = result.getNumElements() / std::max<int64_t>(1, m * n);
+  for (auto [name, type, matrixSize] : {std::make_tuple("lhs", lhs, m * k),
+                                        std::make_tuple("rhs", rhs, k * n)}) {
+    int64_t count = type.getNumElements() / std::max<int64_t>(1, matrixSize);
+    if (matrixSize != 0 && count != batch && count != 1)
+      return emitOpError() << "has a " << name << " of " << count
+                           << " matrices for a batch of " << batch
+                           << "; a library matmul takes all or none of the "
+                              "batch dimensions";
+  }
+  bool hasBias = static_cast<bool>(getBias());
+  if (hasBias != (getEpilogue() != MatmulEpilogue::none))
+    return emitOpError() << "has epilogue "
+                         << stringifyMatmulEpilogue(getEpilogue())
+                         << (hasBias ? " and a bias" : " and no bias")
+                         << "; a bias goes with the bias epilogues only";
+  if (hasBias) {
+    auto bias = cast<RankedTensorType>(getBias().getType());
+    if (bias.getElementType() != element || bias.getNumElements() != n ||
+        (n != 1 && bias.getDimSize(bias.getRank() - 1) != n))
+      return emitOpError() << "has bias " << bias << "; expected " << n
+                           << " elements of " << element
+                           << " along the last dimension";
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "ir/PlanOps.cpp.inc"

@@ -1,0 +1,142 @@
+// RUN: dlc-opt %s -split-input-file -verify-diagnostics
+
+func.func @schedule(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has schedule iterations -1, grain 1, threads 1; expected iterations >= 0, grain and threads >= 1}}
+  %0 = dlc.plan.launch(%x) iterations -1 grain 1 threads 1 : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %1 = dlc.fusion %a : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%b: tensor<4xf32>):
+      %2 = dlc.exp %b : tensor<4xf32>
+      dlc.yield %2 : tensor<4xf32>
+    }
+    dlc.plan.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @arguments(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has block arguments of types other than its operands'}}
+  %0 = dlc.plan.launch(%x) iterations 1 grain 1 threads 1 : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<2x2xf32>):
+    %1 = dlc.fusion %a : (tensor<2x2xf32>) -> tensor<2x2xf32> {
+    ^bb0(%b: tensor<2x2xf32>):
+      dlc.yield %b : tensor<2x2xf32>
+    }
+    %2 = dlc.reshape %1 : tensor<2x2xf32> to tensor<4xf32>
+    dlc.plan.yield %2 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{must end in a dlc.plan.yield of its results' types}}
+  %0 = dlc.plan.launch(%x) iterations 1 grain 1 threads 1 : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    dlc.plan.yield
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @empty(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{runs no kernel}}
+  %0 = dlc.plan.launch(%x) iterations 1 grain 1 threads 1 : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    dlc.plan.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @foreign(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = dlc.plan.launch(%x) iterations 1 grain 1 threads 1 : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error @+1 {{cannot run in a dlc.plan.launch (a launch runs fusions or one fused attention op, which may read views of its arguments)}}
+    %1 = dlc.exp %a : tensor<4xf32>
+    dlc.plan.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @order(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{must pass its arguments to its kernel's op in order and yield that op's results in order}}
+  %0 = dlc.plan.launch(%x, %y) iterations 1 grain 1 threads 1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %1 = dlc.fusion %b, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%c: tensor<4xf32>, %d: tensor<4xf32>):
+      %2 = dlc.sub %c, %d : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+      dlc.yield %2 : tensor<4xf32>
+    }
+    dlc.plan.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @group_yield(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{must yield its members' results in member order}}
+  %0:2 = dlc.plan.launch(%x) iterations 2 grain 1 threads 1 : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    %1 = dlc.fusion %a : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%b: tensor<4xf32>):
+      %3 = dlc.exp %b : tensor<4xf32>
+      dlc.yield %3 : tensor<4xf32>
+    }
+    %2 = dlc.fusion %a : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%b: tensor<4xf32>):
+      %3 = dlc.neg %b : tensor<4xf32>
+      dlc.yield %3 : tensor<4xf32>
+    }
+    dlc.plan.yield %2, %1 : tensor<4xf32>, tensor<4xf32>
+  }
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @shapes(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{multiplies [4, 8] by [4, 8] into 'tensor<4x4xf32>'; expected a [4, 8] product of equal inner dimensions}}
+  %0 = dlc.plan.matmul %a, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @batch(%a: tensor<2x3x4x8xf32>, %b: tensor<3x8x4xf32>) -> tensor<2x3x4x4xf32> {
+  // expected-error @+1 {{has a rhs of 3 matrices for a batch of 6; a library matmul takes all or none of the batch dimensions}}
+  %0 = dlc.plan.matmul %a, %b : (tensor<2x3x4x8xf32>, tensor<3x8x4xf32>) -> tensor<2x3x4x4xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+func.func @bias_without_epilogue(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>, %c: tensor<4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{has epilogue none and a bias; a bias goes with the bias epilogues only}}
+  %0 = dlc.plan.matmul %a, %b bias %c : (tensor<4x8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @bias_shape(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>, %c: tensor<8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{has bias 'tensor<8xf32>'; expected 4 elements of 'f32' along the last dimension}}
+  %0 = dlc.plan.matmul %a, %b bias %c epilogue bias_relu : (tensor<4x8xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @element_types(%a: tensor<4x8xf32>, %b: tensor<8x4xf64>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{has operands of an element type other than its result's}}
+  %0 = dlc.plan.matmul %a, %b : (tensor<4x8xf32>, tensor<8x4xf64>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
