@@ -1649,21 +1649,36 @@ std::string alignmentCheck(FusionOp fusion, int64_t width) {
   return "const bool aligned = " + llvm::join(terms, " &&\n    ") + ";\n";
 }
 
-/// Declarations `const T *__restrict pK = (const T *)b[S];` of `fusion`'s
-/// operands then results, pK being the kernel's buffer slots[K] (K itself
-/// in a kernel of its own; its place among a group's buffers).
-std::string parameters(FusionOp fusion, ArrayRef<unsigned> slots) {
+/// Declarations `const T *__restrict pK = (const T *)b[S]; // shape` of
+/// `fusion`'s operands then results, pK being the kernel's buffer slots[K]
+/// (K itself in a kernel of its own; its place among a group's buffers).
+/// The comment says how the kernel indexes the buffer: its shape, or, for
+/// a kernel over a linear space (`linear`), its element count, which is
+/// all such a kernel depends on (kernels of equal counts are one).
+std::string parameters(FusionOp fusion, ArrayRef<unsigned> slots, bool linear) {
+  auto shape = [&](Value v) {
+    ArrayRef<int64_t> dims = shapeOf(v);
+    if (linear) {
+      int64_t n = ShapedType::getNumElements(dims);
+      return std::to_string(n) + (n == 1 ? " element" : " elements");
+    }
+    std::string text = "[";
+    llvm::raw_string_ostream os(text);
+    llvm::interleaveComma(dims, os);
+    return text + "]";
+  };
   std::string text;
   unsigned k = 0;
   for (Value input : fusion.getInputs()) {
-    text += llvm::formatv("const {0} *__restrict p{1} = (const {0} *)b[{2}];\n",
-                          bufferTypeOf(input), k, slots[k])
+    text += llvm::formatv(
+                "const {0} *__restrict p{1} = (const {0} *)b[{2}]; // {3}\n",
+                bufferTypeOf(input), k, slots[k], shape(input))
                 .str();
     ++k;
   }
   for (Value result : fusion.getResults()) {
-    text += llvm::formatv("{0} *__restrict p{1} = ({0} *)b[{2}];\n",
-                          bufferTypeOf(result), k, slots[k])
+    text += llvm::formatv("{0} *__restrict p{1} = ({0} *)b[{2}]; // {3}\n",
+                          bufferTypeOf(result), k, slots[k], shape(result))
                 .str();
     ++k;
   }
@@ -1713,6 +1728,9 @@ struct KernelBody {
   /// `space` that the wrapper declares.
   std::string statements;
   SmallVector<int64_t> space;
+  /// Whether the body runs over the fusion's elements as one linear space
+  /// (Emitter::useLinearSpace).
+  bool linear = false;
   /// CUDA: elements per iteration (emitVectorBody), and the threads that
   /// run each iteration.
   int64_t width = 1;
@@ -1799,6 +1817,7 @@ FailureOr<KernelBody> emitKernelBody(FusionOp fusion, Target target) {
       space.insert(space.begin(), chunks);
     body = emitter.emitScatterBody(fusion, wide, chunks);
   } else if (emitter.useLinearSpace(fusion)) {
+    kernel.linear = true;
     space.push_back(ShapedType::getNumElements(shapeOf(fusion.getResult(0))));
     if (target == Target::Cuda)
       kernel.width = vectorWidth(fusion, space.front());
@@ -1833,7 +1852,7 @@ FailureOr<KernelBody> emitKernelBody(FusionOp fusion, Target target) {
 /// of its own declares before its loop, then what it runs in it.
 std::string groupMemberIteration(FusionOp fusion, const KernelBody &body,
                                  ArrayRef<unsigned> slots) {
-  std::string text = parameters(fusion, slots);
+  std::string text = parameters(fusion, slots, body.linear);
   if (body.width > 1)
     text += alignmentCheck(fusion, body.width);
   else
@@ -1893,7 +1912,8 @@ mlir::dlc::codegen::emitKernel(FusionOp fusion, StringRef name, Target target) {
   ArrayRef<int64_t> space = body->space;
   EmittedKernel kernel;
   int64_t total = ShapedType::getNumElements(space);
-  std::string params = indent(parameters(fusion, ownSlots(fusion)), 2);
+  std::string params =
+      indent(parameters(fusion, ownSlots(fusion), body->linear), 2);
   std::string text;
   llvm::raw_string_ostream os(text);
   if (target == Target::Cuda) {
@@ -2009,307 +2029,9 @@ mlir::dlc::codegen::emitKernelGroup(ArrayRef<GroupMember> members,
   return kernel;
 }
 
-namespace {
-
-/// Helpers shared by both targets, written once over DLC_FN (the function
-/// qualifier) and the math functions each target names.
-constexpr const char *kCommonHelpers = R"(
-template <typename T> DLC_FN T dlc_neg(T x) { return (T)(0 - x); }
-template <typename T> DLC_FN T dlc_abs(T x) { return x < (T)0 ? (T)(0 - x) : x; }
-template <typename T> DLC_FN T dlc_sign(T x) {
-  return x != x ? x : (x > (T)0 ? (T)1 : (x < (T)0 ? (T)-1 : (T)0));
-}
-template <typename T> DLC_FN T dlc_max(T a, T b) {
-  return a != a ? a : (b != b ? b : (a < b ? b : a));
-}
-template <typename T> DLC_FN T dlc_min(T a, T b) {
-  return a != a ? a : (b != b ? b : (b < a ? b : a));
-}
-template <typename T> DLC_FN T dlc_div(T a, T b) {
-  if constexpr ((T)0.5 != (T)0) {
-    return a / b;
-  } else {
-    // Integer division by zero is 0 and signed INT_MIN / -1 wraps, as the
-    // evaluator.
-    if constexpr ((T)-1 < (T)0)
-      return b == 0 ? (T)0 : (b == (T)-1 ? (T)(0 - a) : a / b);
-    else
-      return b == 0 ? (T)0 : a / b;
-  }
-}
-template <typename T> DLC_FN T dlc_rem(T a, T b) {
-  if constexpr ((T)0.5 != (T)0) {
-    return dlc_fmod(a, b);
-  } else {
-    if constexpr ((T)-1 < (T)0)
-      return b == 0 || b == (T)-1 ? (T)0 : a % b;
-    else
-      return b == 0 ? (T)0 : a % b;
-  }
-}
-template <typename T> DLC_FN T dlc_reciprocal(T x) { return (T)1 / x; }
-template <typename T> DLC_FN T dlc_rsqrt(T x) { return (T)1 / dlc_sqrt(x); }
-template <typename T> DLC_FN T dlc_sigmoid(T x) {
-  return (T)1 / ((T)1 + dlc_exp(-x));
-}
-DLC_FN int64_t dlc_min_index(int64_t a, int64_t b) { return a < b ? a : b; }
-DLC_FN int64_t dlc_wrap_index(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
-// Philox4x32-10, as runtime/support/Philox.h: element `index` of stream
-// `stream` under `seed`, in [0, 1).
-DLC_FN double dlc_philox_uniform(uint64_t seed, uint64_t stream,
-                                 uint64_t index) {
-  uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32);
-  uint32_t c2 = (uint32_t)stream, c3 = 0;
-  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0;
-    uint64_t p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n1 = (uint32_t)p1;
-    uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1, n3 = (uint32_t)p0;
-    c0 = n0, c1 = n1, c2 = n2, c3 = n3;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return (double)c0 * 0x1.0p-32;
-}
-// Whether dropout `stream` keeps element `index` under `seed`.
-DLC_FN bool dlc_dropout_keeps(uint64_t seed, uint64_t stream, uint64_t index,
-                              double ratio) {
-  return dlc_philox_uniform(seed, stream, index) >= ratio;
-}
-// top_k's strict order (the evaluator's): NaN before every number for the
-// largest, after for the smallest; equal values by position.
-template <typename T>
-DLC_FN bool dlc_topk_before(T a, int64_t ia, T b, int64_t ib, bool largest) {
-  bool nanA = a != a, nanB = b != b;
-  if (nanA != nanB)
-    return largest ? nanA : nanB;
-  if (!nanA && a != b)
-    return largest ? a > b : a < b;
-  return ia < ib;
-}
-DLC_FN int64_t dlc_clamp_index(int64_t i, int64_t n) {
-  return i < 0 ? 0 : (i >= n ? n - 1 : i);
-}
-DLC_FN int64_t dlc_reflect_index(int64_t i, int64_t n) {
-  if (n == 1)
-    return 0;
-  int64_t period = 2 * (n - 1);
-  i = i % period;
-  if (i < 0)
-    i += period;
-  return i < n ? i : period - i;
-}
-)";
-
-constexpr const char *kCpuPrelude = R"(// Generated by dlc-compile: CPU kernels.
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <limits>
-#define DLC_FN static inline
-template <typename T> DLC_FN T dlc_lowest() {
-  return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                               : std::numeric_limits<T>::lowest();
-}
-template <typename T> DLC_FN T dlc_highest() {
-  return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
-                                               : std::numeric_limits<T>::max();
-}
-DLC_FN float dlc_inf_f32() { return std::numeric_limits<float>::infinity(); }
-DLC_FN double dlc_inf_f64() { return std::numeric_limits<double>::infinity(); }
-DLC_FN float dlc_nan_f32() { return std::numeric_limits<float>::quiet_NaN(); }
-DLC_FN double dlc_nan_f64() { return std::numeric_limits<double>::quiet_NaN(); }
-DLC_FN uint32_t dlc_float_bits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
-DLC_FN float dlc_bits_float(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-#define DLC_MATH1(name, fn) \
-  DLC_FN float name(float x) { return std::fn(x); } \
-  DLC_FN double name(double x) { return std::fn(x); }
-#define DLC_MATH2(name, fn) \
-  DLC_FN float name(float x, float y) { return std::fn(x, y); } \
-  DLC_FN double name(double x, double y) { return std::fn(x, y); }
-)";
-
-constexpr const char *kCudaPrelude =
-    R"(// Generated by dlc-compile: CUDA kernels.
-typedef signed char int8_t;
-typedef short int16_t;
-typedef int int32_t;
-typedef long long int64_t;
-typedef unsigned char uint8_t;
-typedef unsigned short uint16_t;
-typedef unsigned int uint32_t;
-typedef unsigned long long uint64_t;
-#define DLC_FN static __device__ __forceinline__
-template <typename T> struct dlc_limits;
-template <> struct dlc_limits<float> {
-  static __device__ float lowest() { return -__int_as_float(0x7f800000); }
-  static __device__ float highest() { return __int_as_float(0x7f800000); }
-};
-template <> struct dlc_limits<double> {
-  static __device__ double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); }
-  static __device__ double highest() { return __longlong_as_double(0x7ff0000000000000LL); }
-};
-template <> struct dlc_limits<int64_t> {
-  static __device__ int64_t lowest() { return (int64_t)(-9223372036854775807LL - 1); }
-  static __device__ int64_t highest() { return 9223372036854775807LL; }
-};
-#define DLC_INT_LIMITS(T, LO, HI) \
-  template <> struct dlc_limits<T> { \
-    static __device__ T lowest() { return (T)(LO); } \
-    static __device__ T highest() { return (T)(HI); } \
-  };
-DLC_INT_LIMITS(int32_t, -2147483647 - 1, 2147483647)
-DLC_INT_LIMITS(int16_t, -32768, 32767)
-DLC_INT_LIMITS(int8_t, -128, 127)
-DLC_INT_LIMITS(uint8_t, 0, 255)
-DLC_INT_LIMITS(uint16_t, 0, 65535)
-DLC_INT_LIMITS(uint32_t, 0, 4294967295u)
-DLC_INT_LIMITS(uint64_t, 0, 18446744073709551615ull)
-template <typename T> DLC_FN T dlc_lowest() { return dlc_limits<T>::lowest(); }
-template <typename T> DLC_FN T dlc_highest() { return dlc_limits<T>::highest(); }
-DLC_FN float dlc_inf_f32() { return __int_as_float(0x7f800000); }
-DLC_FN double dlc_inf_f64() { return __longlong_as_double(0x7ff0000000000000LL); }
-DLC_FN float dlc_nan_f32() { return __int_as_float(0x7fc00000); }
-DLC_FN double dlc_nan_f64() { return __longlong_as_double(0x7ff8000000000000LL); }
-DLC_FN uint32_t dlc_float_bits(float f) { return (uint32_t)__float_as_int(f); }
-DLC_FN float dlc_bits_float(uint32_t bits) { return __int_as_float((int)bits); }
-#define DLC_MATH1(name, fn) \
-  DLC_FN float name(float x) { return fn##f(x); } \
-  DLC_FN double name(double x) { return fn(x); }
-#define DLC_MATH2(name, fn) \
-  DLC_FN float name(float x, float y) { return fn##f(x, y); } \
-  DLC_FN double name(double x, double y) { return fn(x, y); }
-// A kernel's first parameter: its buffers' addresses, passed by value.
-template <int N> struct dlc_buffers { void *p[N]; };
-// A butterfly step of a warp reduction. The intrinsic has no 8- and 16-bit
-// overloads; narrower accumulators travel as int.
-template <typename T> DLC_FN T dlc_shfl_xor(T v, int offset) {
-  if constexpr (sizeof(T) < 4)
-    return (T)__shfl_xor_sync(0xffffffffu, (int)v, offset);
-  else
-    return __shfl_xor_sync(0xffffffffu, v, offset);
-}
-// A reduction over the kWarps warps of a block (a block per iteration):
-// each warp's butterfly, then every thread folds the warps' totals in warp
-// order from shared memory. Each call site has slots of its own (Combine is
-// its lambda's type); the second barrier keeps the next iteration's call
-// from overwriting them before every thread has read them. Every thread of
-// the block must call it.
-template <int kWarps, typename T, typename Combine>
-DLC_FN T dlc_block_allreduce(T v, Combine combine) {
-  __shared__ T partial[kWarps];
-  for (int offset = 16; offset > 0; offset /= 2)
-    v = combine(v, dlc_shfl_xor(v, offset));
-  if ((threadIdx.x & 31) == 0)
-    partial[threadIdx.x >> 5] = v;
-  __syncthreads();
-  T total = partial[0];
-  for (int w = 1; w < kWarps; ++w)
-    total = combine(total, partial[w]);
-  __syncthreads();
-  return total;
-}
-)";
-
-/// bfloat16 and float16 as 16-bit patterns, computed in float
-/// (lowPrecisionStorage): conversions that round to nearest even, keep
-/// infinities and signed zeros, turn NaNs into quiet NaNs and give float16
-/// its subnormals, written once for both targets over dlc_float_bits and
-/// dlc_bits_float.
-constexpr const char *kLowPrecision = R"(DLC_FN float dlc_load_bf16(uint16_t h) {
-  return dlc_bits_float((uint32_t)h << 16);
-}
-DLC_FN uint16_t dlc_store_bf16(float f) {
-  uint32_t x = dlc_float_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return (uint16_t)((x >> 16) | 0x40u);
-  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-DLC_FN float dlc_round_bf16(float f) { return dlc_load_bf16(dlc_store_bf16(f)); }
-// A double as float rounded to odd: inexact results keep their lowest bit
-// set, so rounding them again to fewer bits (bfloat16, float16) rounds as
-// the double would have.
-DLC_FN float dlc_narrow_to_odd(double d) {
-  float f = (float)d;
-  if ((double)f == d || d != d)
-    return f;
-  uint32_t bits = dlc_float_bits(f);
-  // Round toward zero first when the float rounded away from it.
-  if (((double)f > d) == (d > 0))
-    bits -= 1;
-  return dlc_bits_float(bits | 1u);
-}
-DLC_FN float dlc_load_f16(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
-  if (exponent == 0) {
-    // 0 or subnormal: mantissa x 2^-24, exact in float.
-    float magnitude = (float)mantissa * 5.9604644775390625e-8f;
-    return dlc_bits_float(dlc_float_bits(magnitude) | sign);
-  }
-  if (exponent == 31)
-    return dlc_bits_float(sign | 0x7f800000u | (mantissa << 13));
-  return dlc_bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
-}
-DLC_FN uint16_t dlc_store_f16(float f) {
-  uint32_t x = dlc_float_bits(f);
-  uint32_t sign = (x >> 16) & 0x8000u, magnitude = x & 0x7fffffffu;
-  if (magnitude > 0x7f800000u)
-    return (uint16_t)(sign | 0x7e00u);
-  // 2^16 and above (and infinity): past float16's largest finite value
-  // even before rounding.
-  if (magnitude >= 0x47800000u)
-    return (uint16_t)(sign | 0x7c00u);
-  if (magnitude < 0x38800000u) {
-    // Below 2^-14: a subnormal. Adding 0.5 puts the value's multiple of
-    // 2^-24 in the low mantissa bits, rounded to nearest even by the add.
-    float shifted = dlc_bits_float(magnitude) + 0.5f;
-    return (uint16_t)(sign | (dlc_float_bits(shifted) - 0x3f000000u));
-  }
-  // Rebias the exponent (127 -> 15) and round the 13 dropped bits to
-  // nearest even; a carry moves into the exponent (up to infinity).
-  uint32_t odd = (magnitude >> 13) & 1u;
-  magnitude += 0xc8000fffu + odd;
-  return (uint16_t)(sign | (magnitude >> 13));
-}
-DLC_FN float dlc_round_f16(float f) { return dlc_load_f16(dlc_store_f16(f)); }
-)";
-
-/// The math functions, named the same way in <cmath> and CUDA's math API
-/// (CUDA's float versions add an `f`).
-constexpr const char *kMath = R"(DLC_MATH1(dlc_exp, exp)
-DLC_MATH1(dlc_log, log)
-DLC_MATH1(dlc_sqrt, sqrt)
-DLC_MATH1(dlc_ceil, ceil)
-DLC_MATH1(dlc_floor, floor)
-DLC_MATH1(dlc_round, rint)
-DLC_MATH1(dlc_erf, erf)
-DLC_MATH1(dlc_sin, sin)
-DLC_MATH1(dlc_cos, cos)
-DLC_MATH1(dlc_tanh, tanh)
-DLC_MATH1(dlc_tan, tan)
-DLC_MATH1(dlc_asin, asin)
-DLC_MATH1(dlc_acos, acos)
-DLC_MATH1(dlc_atan, atan)
-DLC_MATH1(dlc_sinh, sinh)
-DLC_MATH1(dlc_cosh, cosh)
-DLC_MATH1(dlc_asinh, asinh)
-DLC_MATH1(dlc_acosh, acosh)
-DLC_MATH1(dlc_atanh, atanh)
-DLC_MATH2(dlc_pow, pow)
-DLC_MATH2(dlc_fmod, fmod)
-)";
-
-} // namespace
+// kCpuPrelude, kCudaPrelude, kMath, kCommonHelpers, kLowPrecision: the
+// header files of codegen/prelude/, embedded at build time.
+#include "codegen/Preludes.inc"
 
 StringRef mlir::dlc::codegen::kernelPrelude(Target target) {
   static const std::string cpu =

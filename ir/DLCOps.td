@@ -25,6 +25,28 @@ def DLC_Differentiable : DeclareOpInterfaceMethods<DLC_GradientOpInterface>;
 def DLC_PartlyDifferentiable : DeclareOpInterfaceMethods<
     DLC_GradientOpInterface, ["hasGradientRule"]>;
 
+// What kind of work an op is, which fusion, its cost model and codegen
+// read from the op instead of lists of ops (ir/Dialect.h, mlir::dlc::
+// OpProperty). An op has at most one of the first five (PropertiesTest).
+class DLC_Property<string name> : NativeOpTrait<name> {
+  let cppNamespace = "::mlir::dlc::OpProperty";
+}
+// Each result element from operand elements at the same (broadcast) index.
+def DLC_Pointwise : DLC_Property<"Pointwise">;
+// Each result element is one operand element (or a fill) moved: transpose,
+// slice, gather...
+def DLC_Movement : DLC_Property<"Movement">;
+// Each result element folds a line or window of its operand: reductions,
+// scans, top-k, pooling.
+def DLC_Reducing : DLC_Property<"Reducing">;
+// Writes at indices an operand holds (scatter, max-pool gradients).
+def DLC_Scatter : DLC_Property<"Scatter">;
+// Runs as a library call or a hand-tiled kernel of its own, never fused.
+def DLC_LibraryCall : DLC_Property<"LibraryCall">;
+// Costs more to recompute per use than to read back (transcendental math,
+// random numbers): fusion does not duplicate it.
+def DLC_Expensive : DLC_Property<"Expensive">;
+
 // The values of dlc.global symbols, read by dlc.global_load.
 def DLC_GlobalState : Resource<"::mlir::dlc::GlobalStateResource">;
 
@@ -108,7 +130,8 @@ class DLC_UnaryOp<string mnemonic, Type type, string semantics,
                   string elementType = "f32",
                   list<Trait> traits = [DLC_Differentiable]>
     : DLC_Op<mnemonic,
-             traits # [Pure, Elementwise, SameOperandsAndResultType]> {
+             traits # [Pure, Elementwise, DLC_Pointwise,
+                       SameOperandsAndResultType]> {
   let summary = "elementwise " # mnemonic;
   let description = semantics # [{
 
@@ -126,30 +149,48 @@ def DLC_NegOp : DLC_UnaryOp<"neg", DLC_SignedTensor, "Negation, `-x`.">;
 def DLC_AbsOp : DLC_UnaryOp<"abs", DLC_NumericTensor, "Absolute value.">;
 def DLC_SignOp : DLC_UnaryOp<"sign", DLC_NumericTensor,
     "-1, 0 or 1 by the sign of `x`; NaN stays NaN.">;
-def DLC_ExpOp : DLC_UnaryOp<"exp", DLC_FloatTensor, "Natural exponential.">;
-def DLC_LogOp : DLC_UnaryOp<"log", DLC_FloatTensor, "Natural logarithm.">;
-def DLC_SqrtOp : DLC_UnaryOp<"sqrt", DLC_FloatTensor, "Square root.">;
-def DLC_RsqrtOp : DLC_UnaryOp<"rsqrt", DLC_FloatTensor, "`1 / sqrt(x)`.">;
+def DLC_ExpOp : DLC_UnaryOp<"exp", DLC_FloatTensor, "Natural exponential.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_LogOp : DLC_UnaryOp<"log", DLC_FloatTensor, "Natural logarithm.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_SqrtOp : DLC_UnaryOp<"sqrt", DLC_FloatTensor, "Square root.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_RsqrtOp : DLC_UnaryOp<"rsqrt", DLC_FloatTensor, "`1 / sqrt(x)`.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
 def DLC_ReciprocalOp : DLC_UnaryOp<"reciprocal", DLC_FloatTensor, "`1 / x`.">;
 def DLC_CeilOp : DLC_UnaryOp<"ceil", DLC_FloatTensor, "Rounds up.">;
 def DLC_FloorOp : DLC_UnaryOp<"floor", DLC_FloatTensor, "Rounds down.">;
 def DLC_RoundOp : DLC_UnaryOp<"round", DLC_FloatTensor,
     "Rounds to the nearest integer, ties to even (ONNX Round).">;
-def DLC_ErfOp : DLC_UnaryOp<"erf", DLC_FloatTensor, "The error function.">;
-def DLC_SinOp : DLC_UnaryOp<"sin", DLC_FloatTensor, "Sine.">;
-def DLC_CosOp : DLC_UnaryOp<"cos", DLC_FloatTensor, "Cosine.">;
-def DLC_TanhOp : DLC_UnaryOp<"tanh", DLC_FloatTensor, "Hyperbolic tangent.">;
-def DLC_TanOp : DLC_UnaryOp<"tan", DLC_FloatTensor, "Tangent.">;
-def DLC_AsinOp : DLC_UnaryOp<"asin", DLC_FloatTensor, "Inverse sine.">;
-def DLC_AcosOp : DLC_UnaryOp<"acos", DLC_FloatTensor, "Inverse cosine.">;
-def DLC_AtanOp : DLC_UnaryOp<"atan", DLC_FloatTensor, "Inverse tangent.">;
-def DLC_SinhOp : DLC_UnaryOp<"sinh", DLC_FloatTensor, "Hyperbolic sine.">;
-def DLC_CoshOp : DLC_UnaryOp<"cosh", DLC_FloatTensor, "Hyperbolic cosine.">;
-def DLC_AsinhOp : DLC_UnaryOp<"asinh", DLC_FloatTensor, "Inverse hyperbolic sine.">;
-def DLC_AcoshOp : DLC_UnaryOp<"acosh", DLC_FloatTensor, "Inverse hyperbolic cosine.">;
-def DLC_AtanhOp : DLC_UnaryOp<"atanh", DLC_FloatTensor, "Inverse hyperbolic tangent.">;
+def DLC_ErfOp : DLC_UnaryOp<"erf", DLC_FloatTensor, "The error function.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_SinOp : DLC_UnaryOp<"sin", DLC_FloatTensor, "Sine.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_CosOp : DLC_UnaryOp<"cos", DLC_FloatTensor, "Cosine.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_TanhOp : DLC_UnaryOp<"tanh", DLC_FloatTensor, "Hyperbolic tangent.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_TanOp : DLC_UnaryOp<"tan", DLC_FloatTensor, "Tangent.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_AsinOp : DLC_UnaryOp<"asin", DLC_FloatTensor, "Inverse sine.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_AcosOp : DLC_UnaryOp<"acos", DLC_FloatTensor, "Inverse cosine.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_AtanOp : DLC_UnaryOp<"atan", DLC_FloatTensor, "Inverse tangent.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_SinhOp : DLC_UnaryOp<"sinh", DLC_FloatTensor, "Hyperbolic sine.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_CoshOp : DLC_UnaryOp<"cosh", DLC_FloatTensor, "Hyperbolic cosine.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_AsinhOp : DLC_UnaryOp<"asinh", DLC_FloatTensor, "Inverse hyperbolic sine.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_AcoshOp : DLC_UnaryOp<"acosh", DLC_FloatTensor, "Inverse hyperbolic cosine.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
+def DLC_AtanhOp : DLC_UnaryOp<"atanh", DLC_FloatTensor, "Inverse hyperbolic tangent.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
 def DLC_SigmoidOp : DLC_UnaryOp<"sigmoid", DLC_FloatTensor,
-    "The logistic function `1 / (1 + exp(-x))`.">;
+    "The logistic function `1 / (1 + exp(-x))`.", "f32",
+    [DLC_Differentiable, DLC_Expensive]>;
 def DLC_NotOp : DLC_UnaryOp<"not", DLC_BoolTensor, "Logical negation.", "i1",
                            []>;
 
@@ -159,7 +200,8 @@ def DLC_NotOp : DLC_UnaryOp<"not", DLC_BoolTensor, "Logical negation.", "i1",
 
 class DLC_BinaryOp<string mnemonic, Type type, string semantics,
                    list<Trait> traits = [], string elementType = "f32">
-    : DLC_Op<mnemonic, traits # [Pure, SameOperandsAndResultElementType,
+    : DLC_Op<mnemonic, traits # [Pure, DLC_Pointwise,
+                                 SameOperandsAndResultElementType,
                                  InferTypeOpAdaptor]> {
   let summary = "elementwise " # mnemonic # " with broadcasting";
   let description = semantics # [{ Operands broadcast with NumPy's rules.
@@ -196,7 +238,7 @@ def DLC_RemOp : DLC_BinaryOp<"rem", DLC_NumericTensor,
     "Remainder with the sign of the dividend (C's `fmod` and `%`).",
     [DLC_Differentiable]>;
 def DLC_PowOp : DLC_BinaryOp<"pow", DLC_NumericTensor, "`x ** y`.",
-    [DLC_Differentiable]>;
+    [DLC_Differentiable, DLC_Expensive]>;
 def DLC_MaxOp : DLC_BinaryOp<"max", DLC_NumericTensor,
     "The larger operand; NaN if either is NaN.",
     [Commutative, DLC_Differentiable]>;
@@ -211,7 +253,7 @@ def DLC_XorOp : DLC_BinaryOp<"xor", DLC_BoolTensor, "Logical exclusive or.",
                              [Commutative], "i1">;
 
 def DLC_CompareOp : DLC_Op<"compare",
-    [Pure, AllElementTypesMatch<["lhs", "rhs"]>, InferTypeOpAdaptor]> {
+    [Pure, DLC_Pointwise, AllElementTypesMatch<["lhs", "rhs"]>, InferTypeOpAdaptor]> {
   let summary = "elementwise comparison with broadcasting";
   let description = [{
     Compares with the predicate (`eq`, `ne`, `lt`, `le`, `gt`, `ge`) and
@@ -230,7 +272,7 @@ def DLC_CompareOp : DLC_Op<"compare",
 }
 
 def DLC_SelectOp : DLC_Op<"select",
-    [DLC_Differentiable, Pure, InferTypeOpAdaptor,
+    [DLC_Differentiable, Pure, DLC_Pointwise, InferTypeOpAdaptor,
     AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
   let summary = "elementwise choice with broadcasting";
   let description = [{
@@ -251,7 +293,7 @@ def DLC_SelectOp : DLC_Op<"select",
 }
 
 def DLC_CastOp : DLC_Op<"cast",
-    [DLC_Differentiable, Pure, SameOperandsAndResultShape]> {
+    [DLC_Differentiable, Pure, DLC_Pointwise, SameOperandsAndResultShape]> {
   let summary = "elementwise element type conversion";
   let description = [{
     ONNX Cast semantics: floats to integers truncate toward zero, anything to
@@ -289,7 +331,7 @@ def DLC_ReshapeOp : DLC_Op<"reshape",
 }
 
 def DLC_TransposeOp : DLC_Op<"transpose",
-    [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
+    [DLC_Differentiable, Pure, DLC_Movement, InferTypeOpAdaptor]> {
   let summary = "permutes dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`.
@@ -309,7 +351,7 @@ def DLC_TransposeOp : DLC_Op<"transpose",
 }
 
 def DLC_BroadcastToOp : DLC_Op<"broadcast_to",
-    [DLC_Differentiable, Pure, SameOperandsAndResultElementType]> {
+    [DLC_Differentiable, Pure, DLC_Movement, SameOperandsAndResultElementType]> {
   let summary = "broadcasts to a larger shape with NumPy's rules";
   let description = [{
     Example:
@@ -325,7 +367,7 @@ def DLC_BroadcastToOp : DLC_Op<"broadcast_to",
 }
 
 def DLC_ConcatOp : DLC_Op<"concat",
-    [DLC_Differentiable, Pure,
+    [DLC_Differentiable, Pure, DLC_Movement,
      SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
   let summary = "joins tensors along an axis";
   let description = [{
@@ -340,7 +382,7 @@ def DLC_ConcatOp : DLC_Op<"concat",
 }
 
 def DLC_SliceOp : DLC_Op<"slice",
-    [DLC_Differentiable, Pure, SameOperandsAndResultElementType,
+    [DLC_Differentiable, Pure, DLC_Movement, SameOperandsAndResultElementType,
                                    InferTypeOpAdaptor]> {
   let summary = "a strided window of a tensor";
   let description = [{
@@ -364,7 +406,8 @@ def DLC_SliceOp : DLC_Op<"slice",
   let hasFolder = 1;
 }
 
-def DLC_PadOp : DLC_Op<"pad", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
+def DLC_PadOp : DLC_Op<"pad",
+    [DLC_Differentiable, Pure, DLC_Movement, InferTypeOpAdaptor]> {
   let summary = "pads each dimension at both ends";
   let description = [{
     Modes follow ONNX Pad: `constant` fills with `value` (a scalar tensor,
@@ -388,7 +431,7 @@ def DLC_PadOp : DLC_Op<"pad", [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
 }
 
 def DLC_GatherOp : DLC_Op<"gather",
-    [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
+    [DLC_Differentiable, Pure, DLC_Movement, InferTypeOpAdaptor]> {
   let summary = "takes slices along an axis at the given indices (ONNX Gather)";
   let description = [{
     The result shape is `data[:axis] + indices + data[axis+1:]`. Negative
@@ -408,7 +451,7 @@ def DLC_GatherOp : DLC_Op<"gather",
 }
 
 def DLC_GatherElementsOp : DLC_Op<"gather_elements",
-    [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
+    [DLC_Differentiable, Pure, DLC_Movement, InferTypeOpAdaptor]> {
   let summary = "elementwise gather along an axis (ONNX GatherElements)";
   let description = [{
     `result[i][j]... = data[...][indices[i][j]...][...]` with the index
@@ -428,7 +471,7 @@ def DLC_GatherElementsOp : DLC_Op<"gather_elements",
 }
 
 def DLC_ScatterElementsOp : DLC_Op<"scatter_elements",
-    [DLC_PartlyDifferentiable, Pure, AllTypesMatch<["data", "result"]>,
+    [DLC_PartlyDifferentiable, Pure, DLC_Scatter, AllTypesMatch<["data", "result"]>,
      AllElementTypesMatch<["data", "updates"]>]> {
   let summary = "elementwise scatter along an axis (ONNX ScatterElements)";
   let description = [{
@@ -454,7 +497,7 @@ def DLC_ScatterElementsOp : DLC_Op<"scatter_elements",
 }
 
 def DLC_SegmentSumOp : DLC_Op<"segment_sum",
-    [Pure, AllElementTypesMatch<["data", "result"]>]> {
+    [Pure, DLC_Movement, AllElementTypesMatch<["data", "result"]>]> {
   let summary = "sums of the rows of data that share a segment, in order";
   let description = [{
     For `data` `[N, ...]` and `segments` `[N]`: `result[v, ...]` (`[V, ...]`)
@@ -493,7 +536,7 @@ def DLC_SegmentSumOp : DLC_Op<"segment_sum",
 //===----------------------------------------------------------------------===//
 
 class DLC_ReduceOp<string mnemonic, string semantics>
-    : DLC_Op<mnemonic, [DLC_Differentiable, Pure,
+    : DLC_Op<mnemonic, [DLC_Differentiable, Pure, DLC_Reducing,
                         SameOperandsAndResultElementType,
                         InferTypeOpAdaptor]> {
   let summary = semantics # " over the given axes";
@@ -522,7 +565,7 @@ def DLC_ReduceMaxOp : DLC_ReduceOp<"reduce_max", "maximum (NaN propagates)">;
 def DLC_ReduceMinOp : DLC_ReduceOp<"reduce_min", "minimum (NaN propagates)">;
 
 class DLC_ArgReduceOp<string mnemonic, string which>
-    : DLC_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : DLC_Op<mnemonic, [Pure, DLC_Reducing, InferTypeOpAdaptor]> {
   let summary = "index of the " # which # " along an axis";
   let description = [{
     Ties pick the first index, or the last with `select_last_index`.
@@ -542,7 +585,7 @@ def DLC_ArgMaxOp : DLC_ArgReduceOp<"argmax", "largest element">;
 def DLC_ArgMinOp : DLC_ArgReduceOp<"argmin", "smallest element">;
 
 def DLC_CumSumOp : DLC_Op<"cumsum",
-    [DLC_Differentiable, Pure, SameOperandsAndResultType]> {
+    [DLC_Differentiable, Pure, DLC_Reducing, SameOperandsAndResultType]> {
   let summary = "cumulative sum along an axis";
   let description = [{
     `exclusive` leaves out the element itself; `reverse` sums from the end.
@@ -564,7 +607,7 @@ def DLC_CumSumOp : DLC_Op<"cumsum",
 //===----------------------------------------------------------------------===//
 
 def DLC_TopKOp : DLC_Op<"top_k",
-    [DLC_Differentiable, Pure, InferTypeOpAdaptor]> {
+    [DLC_Differentiable, Pure, DLC_Reducing, InferTypeOpAdaptor]> {
   let summary = "the k largest or smallest elements along an axis";
   let description = [{
     ONNX TopK: `values` holds the `k` largest elements of each line along
@@ -596,7 +639,7 @@ def DLC_TopKOp : DLC_Op<"top_k",
 //===----------------------------------------------------------------------===//
 
 def DLC_MatmulOp : DLC_Op<"matmul",
-    [DLC_Differentiable, Pure,
+    [DLC_Differentiable, Pure, DLC_LibraryCall,
      SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
   let summary = "batched matrix product with broadcast batch dimensions";
   let description = [{
@@ -617,7 +660,7 @@ def DLC_MatmulOp : DLC_Op<"matmul",
 }
 
 def DLC_ConvOp : DLC_Op<"conv",
-    [DLC_Differentiable, Pure,
+    [DLC_Differentiable, Pure, DLC_LibraryCall,
      SameOperandsAndResultElementType, InferTypeOpAdaptor]> {
   let summary = "N-d grouped convolution (cross-correlation)";
   let description = [{
@@ -656,7 +699,7 @@ def DLC_ConvOp : DLC_Op<"conv",
 }
 
 class DLC_PoolOp<string mnemonic, string semantics>
-    : DLC_Op<mnemonic, [DLC_Differentiable, Pure,
+    : DLC_Op<mnemonic, [DLC_Differentiable, Pure, DLC_Reducing,
                         SameOperandsAndResultElementType,
                         InferTypeOpAdaptor]> {
   let summary = semantics # " over sliding windows of the spatial dimensions";
@@ -688,7 +731,8 @@ def DLC_SumPoolOp : DLC_PoolOp<"sum_pool", "sum">;
 // Randomness
 //===----------------------------------------------------------------------===//
 
-def DLC_DropoutOp : DLC_Op<"dropout", [DLC_Differentiable, Pure,
+def DLC_DropoutOp : DLC_Op<"dropout",
+    [DLC_Differentiable, Pure, DLC_Pointwise, DLC_Expensive,
     AllTypesMatch<["input", "output"]>]> {
   let summary = "training-mode dropout";
   let description = [{
@@ -717,7 +761,8 @@ def DLC_DropoutOp : DLC_Op<"dropout", [DLC_Differentiable, Pure,
   let hasVerifier = 1;
 }
 
-def DLC_RandomUniformOp : DLC_Op<"random_uniform", [Pure]> {
+def DLC_RandomUniformOp : DLC_Op<"random_uniform",
+    [Pure, DLC_Pointwise, DLC_Expensive]> {
   let summary = "uniform random numbers in [0, 1] drawn from Philox";
   let description = [{
     Element i (row-major) is `w * 2^-32` in [0, 1), computed in float64 and
@@ -749,7 +794,7 @@ def DLC_RandomUniformOp : DLC_Op<"random_uniform", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def DLC_ConvGradInputOp : DLC_Op<"conv_grad_input",
-    [DLC_Differentiable, Pure, SameOperandsAndResultElementType]> {
+    [DLC_Differentiable, Pure, DLC_LibraryCall, SameOperandsAndResultElementType]> {
   let summary = "the gradient of dlc.conv with respect to its input";
   let description = [{
     For `y = dlc.conv(x, w)` with these attributes (`channels_last` as
@@ -782,7 +827,7 @@ def DLC_ConvGradInputOp : DLC_Op<"conv_grad_input",
 }
 
 def DLC_ConvGradFilterOp : DLC_Op<"conv_grad_filter",
-    [Pure, SameOperandsAndResultElementType]> {
+    [Pure, DLC_LibraryCall, SameOperandsAndResultElementType]> {
   let summary = "the gradient of dlc.conv with respect to its filter";
   let description = [{
     For `y = dlc.conv(x, w)` with these attributes (`channels_last` as
@@ -811,7 +856,7 @@ def DLC_ConvGradFilterOp : DLC_Op<"conv_grad_filter",
 }
 
 def DLC_MaxPoolGradOp : DLC_Op<"max_pool_grad",
-    [Pure, AllTypesMatch<["input", "result"]>,
+    [Pure, DLC_Scatter, AllTypesMatch<["input", "result"]>,
      AllElementTypesMatch<["input", "grad_output"]>]> {
   let summary = "the gradient of dlc.max_pool with respect to its input";
   let description = [{
@@ -846,7 +891,8 @@ def DLC_MaxPoolGradOp : DLC_Op<"max_pool_grad",
 
 def DLC_AttentionOp : DLC_Op<"attention",
     [DeclareOpInterfaceMethods<DLC_GradientOpInterface,
-                               ["isDifferentiableOperand"]>, Pure]> {
+                               ["isDifferentiableOperand"]>, Pure,
+     DLC_LibraryCall]> {
   let summary = "scaled dot-product attention with an optional additive bias";
   let description = [{
     `out = softmax(q @ k^T * scale + bias) @ v` over the last axis of the
@@ -880,7 +926,7 @@ def DLC_AttentionOp : DLC_Op<"attention",
 }
 
 def DLC_AttentionGradOp : DLC_Op<"attention_grad",
-    [Pure, AllTypesMatch<["q", "grad_q"]>, AllTypesMatch<["k", "grad_k"]>,
+    [Pure, DLC_LibraryCall, AllTypesMatch<["q", "grad_q"]>, AllTypesMatch<["k", "grad_k"]>,
      AllTypesMatch<["v", "grad_v"]>, AllTypesMatch<["out", "grad_out"]>]> {
   let summary = "the gradient of dlc.attention with respect to q, k and v";
   let description = [{

@@ -28,6 +28,23 @@ struct GlobalStateResource
 };
 } // namespace mlir::dlc
 
+/// Op properties (DLCOps.td's DLC_Property): marker traits that fusion, its
+/// cost model and codegen ask for with op->hasTrait<OpProperty::...>().
+namespace mlir::dlc::OpProperty {
+template <typename Op>
+class Pointwise : public ::mlir::OpTrait::TraitBase<Op, Pointwise> {};
+template <typename Op>
+class Movement : public ::mlir::OpTrait::TraitBase<Op, Movement> {};
+template <typename Op>
+class Reducing : public ::mlir::OpTrait::TraitBase<Op, Reducing> {};
+template <typename Op>
+class Scatter : public ::mlir::OpTrait::TraitBase<Op, Scatter> {};
+template <typename Op>
+class LibraryCall : public ::mlir::OpTrait::TraitBase<Op, LibraryCall> {};
+template <typename Op>
+class Expensive : public ::mlir::OpTrait::TraitBase<Op, Expensive> {};
+} // namespace mlir::dlc::OpProperty
+
 #include "ir/DLCEnums.h.inc"
 #include "ir/GradientOpInterface.h.inc"
 #include "ir/DLCOpsDialect.h.inc"

@@ -2,30 +2,179 @@
 
 #include "passes/Pipeline.h"
 
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::dlc;
 
+llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::all() const {
+  // (cl::list overloads operator&, hence addressof.)
+  auto *self = const_cast<TrainingPipelineOptions *>(this);
+  return {&self->loss,
+          &self->lossOutput,
+          &self->labelInput,
+          &self->ignoreIndex,
+          &self->labelSmoothing,
+          &self->augment,
+          &self->optimizer,
+          &self->lr,
+          &self->momentum,
+          &self->dampening,
+          &self->nesterov,
+          &self->weightDecay,
+          std::addressof(self->betas),
+          &self->eps,
+          &self->clipGradNorm,
+          &self->schedule,
+          &self->warmupSteps,
+          &self->totalSteps,
+          &self->precision,
+          &self->lossScaling,
+          &self->lossScaleInit,
+          &self->lossScaleGrowthFactor,
+          &self->lossScaleBackoffFactor,
+          &self->lossScaleGrowthInterval,
+          &self->freeze};
+}
+
+llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::given() const {
+  llvm::SmallVector<llvm::cl::Option *> options = all();
+  llvm::erase_if(options, [](llvm::cl::Option *option) {
+    return option->getNumOccurrences() == 0;
+  });
+  return options;
+}
+
+bool TrainingPipelineOptions::dynamicLossScaling() const {
+  return lossScaling.empty() ? precision == "fp16" : lossScaling == "dynamic";
+}
+
+std::optional<DLCMixedPrecisionOptions>
+TrainingPipelineOptions::mixedPrecision() const {
+  if (precision != "bf16" && precision != "fp16")
+    return std::nullopt;
+  DLCMixedPrecisionOptions result;
+  result.precision = precision;
+  return result;
+}
+
+std::optional<std::string> TrainingPipelineOptions::error() const {
+  if (precision != "fp32" && precision != "tf32" && precision != "bf16" &&
+      precision != "fp16")
+    return "--precision must be fp32, tf32, bf16 or fp16, not '" + precision +
+           "'";
+  if (weightDecay.getNumOccurrences() && !(weightDecay >= 0))
+    return std::string("--weight-decay must be a number >= 0");
+  // An option the chosen loss, optimizer or schedule does not read is a
+  // mistake worth reporting, not something to ignore silently.
+  auto given = [](const llvm::cl::Option &option) {
+    return option.getNumOccurrences() > 0;
+  };
+  auto name = [](const llvm::cl::Option &option) {
+    return "--" + option.ArgStr.str();
+  };
+  bool sgd = optimizer == "sgd";
+  if (loss != "cross_entropy")
+    for (const llvm::cl::Option *option :
+         {static_cast<const llvm::cl::Option *>(&ignoreIndex),
+          static_cast<const llvm::cl::Option *>(&labelSmoothing)})
+      if (given(*option))
+        return name(*option) + " applies to --loss cross_entropy";
+  if (loss == "model" && given(labelInput))
+    return std::string(
+        "--label-input does not apply to --loss model (no label)");
+  if (!sgd)
+    for (const llvm::cl::Option *option :
+         {static_cast<const llvm::cl::Option *>(&momentum),
+          static_cast<const llvm::cl::Option *>(&dampening),
+          static_cast<const llvm::cl::Option *>(&nesterov)})
+      if (given(*option))
+        return name(*option) + " applies to --optimizer sgd";
+  if (sgd && (betas.getNumOccurrences() || given(eps)))
+    return std::string(betas.getNumOccurrences() ? "--betas" : "--eps") +
+           " applies to --optimizer adam and adamw";
+  if (schedule == "constant" && given(totalSteps))
+    return std::string(
+        "--total-steps applies to --lr-schedule linear and cosine");
+  if (given(lossScaling) && lossScaling != "dynamic" && lossScaling != "none")
+    return "--loss-scaling must be dynamic or none, not '" + lossScaling + "'";
+  if (!dynamicLossScaling())
+    for (const llvm::cl::Option *option :
+         {static_cast<const llvm::cl::Option *>(&lossScaleInit),
+          static_cast<const llvm::cl::Option *>(&lossScaleGrowthFactor),
+          static_cast<const llvm::cl::Option *>(&lossScaleBackoffFactor),
+          static_cast<const llvm::cl::Option *>(&lossScaleGrowthInterval)})
+      if (given(*option))
+        return name(*option) +
+               " applies to dynamic loss scaling (--precision fp16 or "
+               "--loss-scaling dynamic)";
+  // GradScaler's own checks, and a scale that is a number.
+  float scale = static_cast<float>(lossScaleInit);
+  if (!(std::isnormal(scale) && scale > 0 && std::isfinite(1.0f / scale)))
+    return std::string("--loss-scale-init must be a float32 number > 0 whose "
+                       "reciprocal is finite");
+  if (!(lossScaleGrowthFactor > 1 && std::isfinite(lossScaleGrowthFactor)))
+    return std::string(
+        "--loss-scale-growth-factor must be a finite number > 1");
+  if (!(lossScaleBackoffFactor > 0 && lossScaleBackoffFactor < 1))
+    return std::string("--loss-scale-backoff-factor must be in (0, 1)");
+  if (lossScaleGrowthInterval < 1)
+    return std::string("--loss-scale-growth-interval must be >= 1");
+  return std::nullopt;
+}
+
 void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
                                       const TrainingPipelineOptions &options) {
   // Random augmentation of the images, drawn in the step itself.
-  if (!options.augment.transforms.empty())
-    pm.addPass(createDLCAugment(options.augment));
+  if (!options.augment.empty()) {
+    DLCAugmentOptions augment;
+    augment.transforms = options.augment;
+    pm.addPass(createDLCAugment(augment));
+  }
   // Attention becomes one op, whose gradient rule recomputes what it needs.
   pm.addPass(createDLCFuseAttention());
   // Parameters and state become arguments and results.
   pm.addPass(createDLCFunctionalize());
   // @forward_train -> @loss.
-  pm.addPass(createDLCAddLoss(options.loss));
+  DLCAddLossOptions loss;
+  loss.loss = options.loss;
+  loss.output = options.lossOutput;
+  loss.label = options.labelInput;
+  loss.ignoreIndex = options.ignoreIndex;
+  loss.labelSmoothing = options.labelSmoothing;
+  pm.addPass(createDLCAddLoss(loss));
   // Matmuls and convolutions in bf16/fp16, before autodiff, whose gradient
   // rules then carry the types into the backward ops.
-  if (options.mixedPrecision)
-    pm.addPass(createDLCMixedPrecision(*options.mixedPrecision));
+  if (std::optional<DLCMixedPrecisionOptions> precision =
+          options.mixedPrecision())
+    pm.addPass(createDLCMixedPrecision(*precision));
   // @loss -> @loss_grad.
-  pm.addPass(createDLCAutodiff(options.autodiff));
+  DLCAutodiffOptions autodiff;
+  autodiff.freeze = options.freeze;
+  autodiff.lossScale = options.dynamicLossScaling();
+  pm.addPass(createDLCAutodiff(autodiff));
   // @loss_grad -> @train_step.
-  pm.addPass(createDLCOptimizer(options.optimizer));
+  DLCOptimizerOptions optimizer;
+  optimizer.optimizer = options.optimizer;
+  optimizer.lr = options.lr;
+  optimizer.momentum = options.momentum;
+  optimizer.dampening = options.dampening;
+  optimizer.nesterov = options.nesterov;
+  optimizer.weightDecay = options.weightDecay;
+  optimizer.betas.assign(options.betas.begin(), options.betas.end());
+  optimizer.eps = options.eps;
+  optimizer.clipGradNorm = options.clipGradNorm;
+  optimizer.schedule = options.schedule;
+  optimizer.warmupSteps = options.warmupSteps;
+  optimizer.totalSteps = options.totalSteps;
+  optimizer.initScale = options.lossScaleInit;
+  optimizer.growthFactor = options.lossScaleGrowthFactor;
+  optimizer.backoffFactor = options.lossScaleBackoffFactor;
+  optimizer.growthInterval = options.lossScaleGrowthInterval;
+  pm.addPass(createDLCOptimizer(optimizer));
   // Gradient rules build what they need without looking around (zeros that
   // are added, reshapes that undo reshapes): canonicalization and CSE clean
   // that up.
@@ -71,4 +220,25 @@ void mlir::dlc::buildExecutionPipeline(
   DLCPlanMemoryOptions memory;
   memory.keepEpilogueOperands = options.foldsEpilogues;
   pm.addPass(createDLCPlanMemory(memory));
+}
+
+void mlir::dlc::registerTrainingPipeline() {
+  registerPassPipeline(
+      "dlc-training-pipeline",
+      "adds the loss, its gradient and the optimizer step to an imported "
+      "model (@forward and @forward_train), as dlc-compile --train does; "
+      "its options are dlc-compile's training options (dlc-compile --help), "
+      "e.g. 'loss=mse optimizer=adamw lr=3e-4'",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        TrainingPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (std::optional<std::string> error = options.error())
+          return errorHandler(*error);
+        buildTrainingPipeline(pm, options);
+        return success();
+      },
+      // Not listed again under dlc-opt --help, which stays a screen or two.
+      [](function_ref<void(const mlir::detail::PassOptions &)>) {});
 }

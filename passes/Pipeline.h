@@ -1,7 +1,8 @@
 //===- Pipeline.h - dlc's pass pipelines ----------------------------------===//
 //
 // dlc-compile is these pipelines on a PassManager; each pass is also
-// runnable alone in dlc-opt with the same options.
+// runnable alone in dlc-opt with the same options, and the training
+// pipeline as a whole as dlc-opt's --dlc-training-pipeline.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_PASSES_PIPELINE_H
@@ -10,29 +11,145 @@
 #include "passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <optional>
 
 namespace mlir::dlc {
 
-/// The options of every training pass.
-struct TrainingPipelineOptions {
-  /// Data augmentation of the training function's images (none when its
-  /// transforms are empty).
-  DLCAugmentOptions augment;
-  DLCAddLossOptions loss;
-  /// Mixed precision (bf16/fp16), when set: before autodiff.
-  std::optional<DLCMixedPrecisionOptions> mixedPrecision;
-  DLCAutodiffOptions autodiff;
-  DLCOptimizerOptions optimizer;
+/// The training pipeline's options, registered as the pipeline
+/// `dlc-training-pipeline` (dlc-opt) and, the same objects, as the training
+/// options of dlc-compile and dlc-run (tools/common/TrainingOptions.h).
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<std::string> loss{
+      *this, "loss",
+      llvm::cl::desc("cross_entropy, mse, l1, bce_with_logits, or model "
+                     "(the output is the loss)"),
+      llvm::cl::init("cross_entropy")};
+  Option<std::string> lossOutput{
+      *this, "loss-output",
+      llvm::cl::desc("The model output the loss is computed from "
+                     "(default: the only output)"),
+      llvm::cl::value_desc("name")};
+  Option<std::string> labelInput{
+      *this, "label-input",
+      llvm::cl::desc("The name of the label input (default labels)"),
+      llvm::cl::init("labels"), llvm::cl::value_desc("name")};
+  Option<int64_t> ignoreIndex{
+      *this, "ignore-index",
+      llvm::cl::desc("cross_entropy: label value to ignore (default -100)"),
+      llvm::cl::init(-100)};
+  Option<double> labelSmoothing{
+      *this, "label-smoothing",
+      llvm::cl::desc("cross_entropy: label smoothing in [0, 1]"),
+      llvm::cl::init(0.0)};
+  Option<std::string> augment{
+      *this, "augment",
+      llvm::cl::desc("Random augmentation of image inputs [N, C, H, W] in "
+                     "each training step: comma-separated hflip, vflip, "
+                     "crop:P, rotate:D, normalize:MEAN/STD (dlc-augment)"),
+      llvm::cl::value_desc("list")};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd, adam or adamw"),
+                                llvm::cl::init("sgd")};
+  Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate (default 1e-3)"),
+                    llvm::cl::init(1e-3)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("sgd: momentum"),
+                          llvm::cl::init(0.0)};
+  Option<double> dampening{*this, "dampening", llvm::cl::desc("sgd: dampening"),
+                           llvm::cl::init(0.0)};
+  Option<bool> nesterov{*this, "nesterov",
+                        llvm::cl::desc("sgd: Nesterov momentum"),
+                        llvm::cl::init(false)};
+  Option<double> weightDecay{
+      *this, "weight-decay",
+      llvm::cl::desc("Weight decay (default 0; 0.01 for adamw, decoupled)"),
+      llvm::cl::init(-1.0)};
+  ListOption<double> betas{
+      *this, "betas", llvm::cl::desc("adam, adamw: B1,B2 (default 0.9,0.999)")};
+  Option<double> eps{*this, "eps",
+                     llvm::cl::desc("adam, adamw: epsilon (default 1e-8)"),
+                     llvm::cl::init(1e-8)};
+  Option<double> clipGradNorm{
+      *this, "clip-grad-norm",
+      llvm::cl::desc("Clip the gradients' global 2-norm to this (default "
+                     "off)"),
+      llvm::cl::init(0.0)};
+  Option<std::string> schedule{
+      *this, "lr-schedule",
+      llvm::cl::desc("constant, linear or cosine (after warmup)"),
+      llvm::cl::init("constant")};
+  Option<int64_t> warmupSteps{*this, "warmup-steps",
+                              llvm::cl::desc("Steps of linear warmup from 0"),
+                              llvm::cl::init(0)};
+  Option<int64_t> totalSteps{
+      *this, "total-steps",
+      llvm::cl::desc("linear, cosine: the step at which the rate reaches 0"),
+      llvm::cl::init(0)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("fp32 (default); tf32: --target cuda's float32 matmuls "
+                     "and convolutions on TF32 tensor cores; bf16 or fp16: "
+                     "mixed precision (dlc-mixed-precision: matmuls and "
+                     "convolutions in the low type, float32 master weights)"),
+      llvm::cl::init("fp32")};
+  Option<std::string> lossScaling{
+      *this, "loss-scaling",
+      llvm::cl::desc("dynamic: GradScaler's dynamic loss scaling (the "
+                     "default with --precision fp16); none (the default "
+                     "otherwise)")};
+  Option<double> lossScaleInit{
+      *this, "loss-scale-init",
+      llvm::cl::desc("The first loss scale (default 65536)"),
+      llvm::cl::init(65536.0)};
+  Option<double> lossScaleGrowthFactor{
+      *this, "loss-scale-growth-factor",
+      llvm::cl::desc("The scale's factor after --loss-scale-growth-interval "
+                     "clean steps (default 2)"),
+      llvm::cl::init(2.0)};
+  Option<double> lossScaleBackoffFactor{
+      *this, "loss-scale-backoff-factor",
+      llvm::cl::desc("The scale's factor after a step with an inf or NaN "
+                     "gradient, which is skipped (default 0.5)"),
+      llvm::cl::init(0.5)};
+  Option<int64_t> lossScaleGrowthInterval{
+      *this, "loss-scale-growth-interval",
+      llvm::cl::desc("Clean steps in a row before the scale grows (default "
+                     "2000)"),
+      llvm::cl::init(2000)};
+  Option<std::string> freeze{
+      *this, "freeze",
+      llvm::cl::desc("Keep the parameters whose whole name matches this "
+                     "regular expression fixed"),
+      llvm::cl::value_desc("regex")};
+
+  /// The first error in the options (what the passes cannot tell from
+  /// their own options, and options the chosen loss, optimizer or schedule
+  /// would ignore), as one sentence naming the option, or std::nullopt.
+  std::optional<std::string> error() const;
+  /// Whether training scales the loss dynamically: loss-scaling dynamic,
+  /// or precision fp16 without loss-scaling none.
+  bool dynamicLossScaling() const;
+  /// dlc-mixed-precision's options for precision bf16 or fp16, else none.
+  std::optional<DLCMixedPrecisionOptions> mixedPrecision() const;
+  /// The options given (set explicitly), as "--name", in declaration order.
+  llvm::SmallVector<llvm::cl::Option *> given() const;
+  /// Every option, in declaration order.
+  llvm::SmallVector<llvm::cl::Option *> all() const;
 };
 
 /// From a module with @forward (inference semantics) and @forward_train
 /// (training semantics) sharing their dlc.global parameters, to one that
 /// also has @loss, @loss_grad and @train_step, every function taking its
-/// parameters and state as arguments.
+/// parameters and state as arguments. `options` must have no error().
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
+
+/// Registers buildTrainingPipeline as `dlc-training-pipeline`, whose
+/// options are TrainingPipelineOptions' (dlc-compile's training options).
+void registerTrainingPipeline();
 
 /// How a target runs what the execution pipeline leaves.
 struct ExecutionPipelineOptions {

@@ -36,8 +36,7 @@ using namespace mlir;
 using namespace mlir::dlc;
 
 KernelRole mlir::dlc::kernelRoleOf(Operation *op) {
-  if (isa<MatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp, AttentionOp,
-          AttentionGradOp>(op))
+  if (op->hasTrait<OpProperty::LibraryCall>())
     return KernelRole::Library;
   if (isa<ReshapeOp>(op))
     return KernelRole::View;
@@ -45,17 +44,13 @@ KernelRole mlir::dlc::kernelRoleOf(Operation *op) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
     return dense && dense.isSplat() ? KernelRole::Inlined : KernelRole::Opaque;
   }
-  if (op->hasTrait<OpTrait::Elementwise>() ||
-      isa<AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MaxOp, MinOp, AndOp, OrOp,
-          XorOp, CompareOp, SelectOp, CastOp, DropoutOp, RandomUniformOp>(op))
+  if (op->hasTrait<OpProperty::Pointwise>())
     return KernelRole::Elementwise;
-  if (isa<TransposeOp, BroadcastToOp, SliceOp, PadOp, ConcatOp, GatherOp,
-          GatherElementsOp, SegmentSumOp>(op))
+  if (op->hasTrait<OpProperty::Movement>())
     return KernelRole::Movement;
-  if (isa<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp, ArgMaxOp,
-          ArgMinOp, CumSumOp, TopKOp, MaxPoolOp, SumPoolOp>(op))
+  if (op->hasTrait<OpProperty::Reducing>())
     return KernelRole::Reducing;
-  if (isa<ScatterElementsOp, MaxPoolGradOp>(op))
+  if (op->hasTrait<OpProperty::Scatter>())
     return KernelRole::Scatter;
   return KernelRole::Opaque;
 }
@@ -69,9 +64,7 @@ int64_t numElementsOf(Value v) {
 /// Ops whose recomputation costs more than reading their result back.
 bool isExpensive(Operation *op) {
   return kernelRoleOf(op) == KernelRole::Reducing ||
-         isa<ExpOp, LogOp, ErfOp, TanhOp, SigmoidOp, PowOp, SqrtOp, RsqrtOp,
-             SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp,
-             AsinhOp, AcoshOp, AtanhOp, DropoutOp, RandomUniformOp>(op);
+         op->hasTrait<OpProperty::Expensive>();
 }
 
 /// How many producer elements one element of `user` reads (per use).

@@ -1,8 +1,9 @@
 //===- TrainingOptions.h - The training options dlc-compile and dlc-run share
 //
-// `dlc-compile --train` and `dlc-run --interpret --train` take the same
-// words (--loss, --optimizer, --lr...), defined once here and mapped onto
-// the training passes' options.
+// `dlc-compile --train` and `dlc-run --interpret --train` take the training
+// pipeline's options (passes/Pipeline.h, TrainingPipelineOptions) as their
+// flags: --loss is the pipeline's loss=, the same option object, also
+// registered as a top-level command-line option.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_TOOLS_COMMON_TRAININGOPTIONS_H
@@ -16,14 +17,12 @@ namespace dlc::tools {
 /// Registers the training options (call before parsing).
 void registerTrainingOptions();
 
-/// Checks what the passes cannot tell from their options (an explicit
-/// --weight-decay must be a number >= 0: the pass reads negative as "the
-/// optimizer's default"). Prints one "tool: error: ..." line and returns
-/// false on a bad value.
+/// Checks the options (TrainingPipelineOptions::error). Prints one
+/// "tool: error: ..." line and returns false on a bad value.
 bool checkTrainingOptions(llvm::StringRef tool);
 
-/// The parsed options as the training passes' options.
-mlir::dlc::TrainingPipelineOptions trainingPipelineOptions();
+/// The parsed options.
+const mlir::dlc::TrainingPipelineOptions &trainingPipelineOptions();
 
 /// dlc-mixed-precision's options for --precision bf16 or fp16, else none.
 std::optional<mlir::dlc::DLCMixedPrecisionOptions> mixedPrecisionOptions();
@@ -31,21 +30,14 @@ std::optional<mlir::dlc::DLCMixedPrecisionOptions> mixedPrecisionOptions();
 /// Whether --precision is tf32.
 bool tf32Given();
 
-/// Whether --precision names a precision; prints one error line if not.
-bool checkPrecision(llvm::StringRef tool);
-
 /// Whether --precision was given at all.
 bool precisionGiven();
 
 /// The category of the training options in --help.
 const llvm::cl::OptionCategory &trainingOptionCategory();
 
-/// Whether training scales the loss dynamically: --loss-scaling dynamic,
-/// or --precision fp16 without --loss-scaling none.
-bool dynamicLossScaling();
-
 /// The training options given on the command line that only compiling can
-/// apply (all but --lr and --weight-decay), as "--name".
+/// apply (all but --lr, --weight-decay and --precision), as "--name".
 llvm::SmallVector<std::string> compileOnlyTrainingOptionsGiven();
 
 /// The --lr and --weight-decay values given on the command line, by the

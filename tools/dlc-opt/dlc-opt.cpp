@@ -12,6 +12,7 @@
 #include "codegen/plan/Passes.h"
 #include "ir/Dialect.h"
 #include "passes/Passes.h"
+#include "passes/Pipeline.h"
 #include "tools/common/Help.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::dlc::registerDLCPasses();
+  mlir::dlc::registerTrainingPipeline();
   mlir::dlc::codegen::registerDLCPlanPasses();
   mlir::dlc::codegen::registerPlanPipeline();
   mlir::DialectRegistry registry;

@@ -440,7 +440,7 @@ int main(int argc, char **argv) {
       outputsFile.empty())
     return fail("--outputs and one of --inputs or --random-inputs are "
                 "required");
-  if (!::dlc::tools::checkPrecision(kTool))
+  if (!::dlc::tools::checkTrainingOptions(kTool))
     return 1;
   MLIRContext context;
   ::dlc::tools::DiagnosticPrinter printer(context, kTool);

@@ -2,6 +2,7 @@
 //
 //   dlc-translate --import-onnx MODEL.onnx [-o OUT.mlir] [--batch-size N]
 //                 [--dim NAME=N]... [--mode=as-exported|training|inference]
+//                 [--for-training]
 //
 // --mode picks the semantics of BatchNormalization and Dropout (see
 // mlir::dlc::ImportMode): as the graph was exported (the default), a
@@ -17,6 +18,7 @@
 #include "frontend/Importer.h"
 #include "tools/common/Diagnostics.h"
 #include "tools/common/ShapeOptions.h"
+#include "tools/common/TrainingOptions.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -43,6 +45,13 @@ static cl::opt<std::string> importMode(
              "running statistics written back, dropout active) or inference "
              "(running statistics, no dropout)"),
     cl::value_desc("mode"), cl::init("as-exported"), cl::cat(translateOptions));
+static cl::opt<bool> forTraining(
+    "for-training",
+    cl::desc("Import what dlc-compile --train starts from: @forward "
+             "(inference semantics) and @forward_train (training semantics) "
+             "sharing their globals, the input of dlc-opt "
+             "--dlc-training-pipeline"),
+    cl::cat(translateOptions));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -69,6 +78,12 @@ int main(int argc, char **argv) {
                  << ::dlc::tools::escapeForOneLine(importMode) << "'\n";
     return 1;
   }
+  if (forTraining && importMode.getNumOccurrences()) {
+    llvm::errs() << tool
+                 << ": error: --for-training imports both semantics; "
+                    "it takes no --mode\n";
+    return 1;
+  }
   options.mode = *mode;
   if (!::dlc::tools::applyShapeOptions(tool, options))
     return 1;
@@ -76,7 +91,9 @@ int main(int argc, char **argv) {
   MLIRContext context;
   ::dlc::tools::DiagnosticPrinter printer(context, tool);
   FailureOr<OwningOpRef<ModuleOp>> module =
-      mlir::dlc::importOnnxFile(&context, inputFile, options);
+      forTraining
+          ? ::dlc::tools::importForTraining(&context, inputFile, options)
+          : mlir::dlc::importOnnxFile(&context, inputFile, options);
   if (failed(module))
     return 1;
 
