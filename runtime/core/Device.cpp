@@ -1,7 +1,7 @@
 //===- Device.cpp - dlc_device_* of the C API -----------------------------===//
 //
-// Parses a device spec: "cpu", or "cuda" / "cuda:N" (device 0 / N), which
-// cuda/ opens; anything else is a caller's mistake.
+// The device kinds (Devices.h): "cpu", or "cuda" / "cuda:N" (device 0 / N),
+// which cuda/ opens; any other spec is a caller's mistake.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Handles.h"
@@ -39,7 +39,39 @@ int64_t cudaOrdinal(const std::string &spec) {
   return n;
 }
 
+dlc_status_t openCpu(const std::string &spec, int32_t numThreads,
+                     std::shared_ptr<Device> &out) {
+  if (numThreads < 0 || numThreads > kMaxThreads)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      "device 'cpu': " + std::to_string(numThreads) +
+                          " threads (expected 0 for one per core, or 1 to " +
+                          std::to_string(kMaxThreads) + ")");
+  int threads = numThreads ? numThreads : cpu::CpuDevice::availableCores();
+  out = std::make_shared<cpu::CpuDevice>(threads);
+  return nullptr;
+}
+
+dlc_status_t openCuda(const std::string &spec, int32_t,
+                      std::shared_ptr<Device> &out) {
+  int64_t ordinal = cudaOrdinal(spec);
+  if (ordinal > kMaxCudaOrdinal)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      "device '" + spec + "': device number out of range");
+  return cuda::createCudaDevice(spec, static_cast<int>(ordinal), out);
+}
+
 } // namespace
+
+const std::vector<DeviceKind> &dlc::deviceKinds() {
+  static const std::vector<DeviceKind> kinds = {
+      {"\"cpu\"", [](const std::string &spec) { return spec == "cpu"; },
+       openCpu},
+      {"\"cuda:N\"",
+       [](const std::string &spec) { return cudaOrdinal(spec) >= 0; },
+       openCuda},
+  };
+  return kinds;
+}
 
 extern "C" {
 
@@ -51,30 +83,18 @@ dlc_status_t dlc_device_create(const char *spec, int32_t num_threads,
                         "dlc_device_create: no device spec or output");
     *out = nullptr;
     std::string s = spec;
-    if (int64_t ordinal = cudaOrdinal(s); ordinal >= 0) {
-      if (ordinal > kMaxCudaOrdinal)
-        return makeStatus(DLC_INVALID_ARGUMENT,
-                          "device '" + s + "': device number out of range");
-      std::shared_ptr<cuda::CudaDevice> device;
-      DLC_RETURN_IF_ERROR(
-          cuda::createCudaDevice(s, static_cast<int>(ordinal), device));
-      *out = new dlc_device_s{s, nullptr, std::move(device)};
-      return nullptr;
+    std::string expected;
+    for (const DeviceKind &kind : deviceKinds()) {
+      if (kind.claims(s)) {
+        std::shared_ptr<Device> device;
+        DLC_RETURN_IF_ERROR(kind.open(s, num_threads, device));
+        *out = new dlc_device_s{s, std::move(device)};
+        return nullptr;
+      }
+      expected += (expected.empty() ? "" : " or ") + std::string(kind.syntax);
     }
-    if (s != "cpu")
-      return makeStatus(DLC_INVALID_ARGUMENT,
-                        "unknown device '" + s +
-                            "' (expected \"cpu\" or \"cuda:N\")");
-    if (num_threads < 0 || num_threads > kMaxThreads)
-      return makeStatus(DLC_INVALID_ARGUMENT,
-                        "device 'cpu': " + std::to_string(num_threads) +
-                            " threads (expected 0 for one per core, or 1 "
-                            "to " +
-                            std::to_string(kMaxThreads) + ")");
-    int threads = num_threads ? num_threads : cpu::CpuDevice::availableCores();
-    auto device = std::make_shared<cpu::CpuDevice>(threads);
-    *out = new dlc_device_s{s, std::move(device), nullptr};
-    return nullptr;
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      "unknown device '" + s + "' (expected " + expected + ")");
   });
 }
 

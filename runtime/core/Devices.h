@@ -1,10 +1,11 @@
 //===- Devices.h - The devices a runtime build has --------------*- C++ -*-===//
 //
-// The C API's device and session calls dispatch here. The CPU device is
-// always built; the CUDA device is built when the CUDA toolkit's headers
-// were found (DLC_HAVE_CUDA), and otherwise these functions say that the
-// build has none. Either way no CUDA library is linked: cuda/ opens them
-// at run time.
+// The C API's device and session calls see devices through one interface:
+// a Device opens sessions, and each kind of device (the CPU; CUDA when the
+// toolkit's headers were found, DLC_HAVE_CUDA; communicator-backed devices
+// next) is one row of deviceKinds(), which says which specs it answers to
+// and opens one. No CUDA library is linked either way: cuda/ opens them at
+// run time, and a build without CUDA says why "cuda:N" cannot be opened.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CORE_DEVICES_H
@@ -15,28 +16,41 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dlc {
 class ModuleFile;
-namespace cpu {
-class CpuDevice;
-/// Opens `module` on a CPU device (cpu/CpuSession.cpp).
-dlc_status_t createCpuSession(std::shared_ptr<const ModuleFile> module,
-                              std::shared_ptr<CpuDevice> device,
-                              const std::string &deviceSpec,
-                              std::unique_ptr<Session> &out);
-} // namespace cpu
+
+/// A device sessions run on (dlc_device_t).
+class Device : public std::enable_shared_from_this<Device> {
+public:
+  virtual ~Device() = default;
+  /// Opens `module` on this device, which `spec` names in messages.
+  virtual dlc_status_t createSession(std::shared_ptr<const ModuleFile> module,
+                                     const std::string &spec,
+                                     std::unique_ptr<Session> &out) = 0;
+};
+
+/// A kind of device: the specs it answers to and how one is opened.
+struct DeviceKind {
+  /// Its specs as dlc_device_create's error lists them ("\"cpu\"").
+  const char *syntax;
+  /// Whether `spec` is one of this kind's (its number may be out of range).
+  bool (*claims)(const std::string &spec);
+  /// Opens the device `spec` names, with `numThreads` host threads where
+  /// the kind has them (0: one per core).
+  dlc_status_t (*open)(const std::string &spec, int32_t numThreads,
+                       std::shared_ptr<Device> &out);
+};
+
+/// The device kinds of this build, in the order specs are matched.
+const std::vector<DeviceKind> &deviceKinds();
+
 namespace cuda {
-class CudaDevice;
 /// Opens CUDA device `ordinal` ("cuda:N"); DLC_UNAVAILABLE where there is
 /// no driver, no such device, or no CUDA support in this build.
 dlc_status_t createCudaDevice(const std::string &spec, int ordinal,
-                              std::shared_ptr<CudaDevice> &out);
-/// Opens `module` on a CUDA device (cuda/CudaSession.cpp).
-dlc_status_t createCudaSession(std::shared_ptr<const ModuleFile> module,
-                               std::shared_ptr<CudaDevice> device,
-                               const std::string &deviceSpec,
-                               std::unique_ptr<Session> &out);
+                              std::shared_ptr<Device> &out);
 } // namespace cuda
 } // namespace dlc
 

@@ -20,12 +20,10 @@ struct dlc_module_s {
   std::shared_ptr<const dlc::ModuleFile> file;
 };
 
-/// Exactly one of `cpu` and `cuda` is set.
 struct dlc_device_s {
   /// The spec it was created from ("cpu", "cuda:0").
   std::string spec;
-  std::shared_ptr<dlc::cpu::CpuDevice> cpu;
-  std::shared_ptr<dlc::cuda::CudaDevice> cuda;
+  std::shared_ptr<dlc::Device> device;
 };
 
 struct dlc_metadata_s {

@@ -11,19 +11,11 @@
 namespace dlc::cuda {
 
 dlc_status_t createCudaDevice(const std::string &spec, int,
-                              std::shared_ptr<CudaDevice> &) {
+                              std::shared_ptr<Device> &) {
   return makeStatus(DLC_UNAVAILABLE,
                     "device '" + spec +
                         "': this build of dlc has no CUDA device support "
                         "(it was configured without the CUDA toolkit)");
-}
-
-dlc_status_t createCudaSession(std::shared_ptr<const ModuleFile>,
-                               std::shared_ptr<CudaDevice>,
-                               const std::string &deviceSpec,
-                               std::unique_ptr<Session> &) {
-  return makeStatus(DLC_UNAVAILABLE,
-                    "device '" + deviceSpec + "': no CUDA device support");
 }
 
 } // namespace dlc::cuda

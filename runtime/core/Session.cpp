@@ -270,10 +270,7 @@ dlc_status_t dlc_session_create(dlc_module_t *module, dlc_device_t *device,
     *out = nullptr;
     std::unique_ptr<Session> session;
     DLC_RETURN_IF_ERROR(
-        device->cpu ? cpu::createCpuSession(module->file, device->cpu,
-                                            device->spec, session)
-                    : cuda::createCudaSession(module->file, device->cuda,
-                                              device->spec, session));
+        device->device->createSession(module->file, device->spec, session));
     DLC_RETURN_IF_ERROR(session->refreshCopies());
     *out = new dlc_session_s{std::move(session)};
     return nullptr;

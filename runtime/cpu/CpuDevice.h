@@ -9,18 +9,23 @@
 #ifndef DLC_RUNTIME_CPU_CPUDEVICE_H
 #define DLC_RUNTIME_CPU_CPUDEVICE_H
 
+#include "runtime/core/Devices.h"
 #include "runtime/cpu/ThreadPool.h"
 
 #include <dnnl.hpp>
 
 namespace dlc::cpu {
 
-class CpuDevice {
+class CpuDevice : public Device {
 public:
   /// A device of `numThreads` threads (>= 1). Throws dnnl::error if oneDNN
   /// cannot make a CPU engine.
   explicit CpuDevice(int numThreads)
       : pool_(numThreads), engine_(dnnl::engine::kind::cpu, 0) {}
+
+  dlc_status_t createSession(std::shared_ptr<const ModuleFile> module,
+                             const std::string &spec,
+                             std::unique_ptr<Session> &out) override;
 
   int numThreads() const { return pool_.numThreads(); }
   ThreadPool &pool() { return pool_; }

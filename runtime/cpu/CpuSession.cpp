@@ -16,12 +16,12 @@
 
 namespace dlc::cpu {
 
-dlc_status_t createCpuSession(std::shared_ptr<const ModuleFile> module,
-                              std::shared_ptr<CpuDevice> device,
-                              const std::string &deviceSpec,
-                              std::unique_ptr<Session> &out) {
-  return CpuSession::create(std::move(module), std::move(device), deviceSpec,
-                            out);
+dlc_status_t CpuDevice::createSession(std::shared_ptr<const ModuleFile> module,
+                                      const std::string &spec,
+                                      std::unique_ptr<Session> &out) {
+  return CpuSession::create(
+      std::move(module),
+      std::static_pointer_cast<CpuDevice>(shared_from_this()), spec, out);
 }
 
 dlc_status_t CpuSession::create(std::shared_ptr<const ModuleFile> module,

@@ -11,6 +11,7 @@
 #ifndef DLC_RUNTIME_CUDA_CUDADEVICE_H
 #define DLC_RUNTIME_CUDA_CUDADEVICE_H
 
+#include "runtime/core/Devices.h"
 #include "runtime/cuda/CachingAllocator.h"
 #include "runtime/cuda/Driver.h"
 #include "runtime/cuda/LaunchPlan.h"
@@ -20,12 +21,15 @@
 
 namespace dlc::cuda {
 
-class CudaDevice {
+class CudaDevice : public Device {
 public:
   /// Opens device `ordinal`; `spec` ("cuda:1") names it in messages.
   static dlc_status_t open(const std::string &spec, int ordinal,
                            std::shared_ptr<CudaDevice> &out);
-  ~CudaDevice();
+  ~CudaDevice() override;
+  dlc_status_t createSession(std::shared_ptr<const ModuleFile> module,
+                             const std::string &spec,
+                             std::unique_ptr<Session> &out) override;
   CudaDevice(const CudaDevice &) = delete;
   CudaDevice &operator=(const CudaDevice &) = delete;
 

@@ -42,14 +42,6 @@ uint64_t pack(const std::vector<uint64_t> &sizes,
 
 } // namespace
 
-dlc_status_t createCudaSession(std::shared_ptr<const ModuleFile> module,
-                               std::shared_ptr<CudaDevice> device,
-                               const std::string &deviceSpec,
-                               std::unique_ptr<Session> &out) {
-  return CudaSession::create(std::move(module), std::move(device), deviceSpec,
-                             out);
-}
-
 dlc_status_t CudaSession::create(std::shared_ptr<const ModuleFile> module,
                                  std::shared_ptr<CudaDevice> device,
                                  const std::string &deviceSpec,
