@@ -32,6 +32,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/xxhash.h"
 
+#include <array>
 #include <optional>
 
 using namespace mlir;
@@ -102,6 +103,8 @@ private:
   /// and sources, and each name's index.
   std::vector<std::string> kernelNames;
   std::vector<std::string> kernelSources;
+  /// Each kernel's schedule (iterations, grain, threads).
+  std::vector<std::array<int64_t, 3>> kernelSchedules;
   llvm::StringMap<uint32_t> kernelByName;
 };
 
@@ -214,24 +217,38 @@ FailureOr<uint32_t> Writer::kernelIndex(LaunchOp launch) {
               "module";
   auto [it, inserted] = kernelByName.try_emplace(
       *name, static_cast<uint32_t>(kernelNames.size()));
-  if (!inserted)
+  // The plan's schedule is the emitter's: a plan edited by hand cannot
+  // launch a kernel over other iterations than it was generated for. The
+  // kernel is generated from its first launch; later launches of the name
+  // must have its schedule (dlc-name-kernels gives one name to launches of
+  // the same source, hence the same schedule).
+  std::array<int64_t, 3> schedule = {launch.getIterationsAttr().getInt(),
+                                     launch.getGrainAttr().getInt(),
+                                     launch.getThreadsAttr().getInt()};
+  auto mismatch = [&](const std::array<int64_t, 3> &expected) {
+    return launch.emitOpError()
+           << "has schedule iterations " << schedule[0] << ", grain "
+           << schedule[1] << ", threads " << schedule[2] << "; kernel " << *name
+           << " runs " << expected[0] << ", " << expected[1] << ", "
+           << expected[2];
+  };
+  if (!inserted) {
+    const std::array<int64_t, 3> &expected = kernelSchedules[it->second];
+    if (schedule != expected)
+      return mismatch(expected);
     return it->second;
+  }
   FailureOr<EmittedKernel> kernel =
       emitLaunchKernel(launch, *name, options.target);
   if (failed(kernel))
     return failure();
-  // The plan's schedule is the emitter's: a plan edited by hand cannot
-  // launch a kernel over other iterations than it was generated for.
-  if (kernel->iterations != launch.getIterations() ||
-      kernel->grain != launch.getGrain() ||
-      kernel->threadsPerIteration != launch.getThreads())
-    return launch.emitOpError()
-           << "has schedule iterations " << launch.getIterations() << ", grain "
-           << launch.getGrain() << ", threads " << launch.getThreads()
-           << "; its kernel was generated for " << kernel->iterations << ", "
-           << kernel->grain << ", " << kernel->threadsPerIteration;
+  std::array<int64_t, 3> emitted = {kernel->iterations, kernel->grain,
+                                    kernel->threadsPerIteration};
+  if (schedule != emitted)
+    return mismatch(emitted);
   kernelNames.push_back(name->str());
   kernelSources.push_back(launchHeader(launch) + kernel->source);
+  kernelSchedules.push_back(emitted);
   return it->second;
 }
 

@@ -44,15 +44,20 @@ LogicalResult LaunchOp::verify() {
   if (block.getArgumentTypes() != getInputs().getTypes())
     return emitOpError() << "has block arguments of types other than its "
                             "operands'";
-  auto yield = dyn_cast<PlanYieldOp>(block.getTerminator());
+  // (Before MLIR's own check that the block ends in a terminator.)
+  auto yield =
+      dyn_cast_or_null<PlanYieldOp>(block.empty() ? nullptr : &block.back());
   if (!yield || yield.getValues().getTypes() != getResultTypes())
     return emitOpError() << "must end in a dlc.plan.yield of its results' "
                             "types";
   // A view of an argument lets a group's member read a buffer it shares
   // with another member in its own shape.
   auto isArgumentView = [](Value v) {
-    auto view = v.getDefiningOp<ReshapeOp>();
-    return view && isa<BlockArgument>(view.getInput());
+    if (!v.getDefiningOp<ReshapeOp>())
+      return false;
+    while (auto view = v.getDefiningOp<ReshapeOp>())
+      v = view.getInput();
+    return isa<BlockArgument>(v);
   };
   SmallVector<Operation *> ops;
   for (Operation &op : block.without_terminator()) {
@@ -127,13 +132,21 @@ LogicalResult PlanMatmulOp::verify() {
                          << ", " << n << "] into " << result << "; expected a ["
                          << m << ", " << n
                          << "] product of equal inner dimensions";
-  int64_t batch = result.getNumElements() / std::max<int64_t>(1, m * n);
-  for (auto [name, type, matrixSize] : {std::make_tuple("lhs", lhs, m * k),
-                                        std::make_tuple("rhs", rhs, k * n)}) {
-    int64_t count = type.getNumElements() / std::max<int64_t>(1, matrixSize);
-    if (matrixSize != 0 && count != batch && count != 1)
-      return emitOpError() << "has a " << name << " of " << count
-                           << " matrices for a batch of " << batch
+  // An operand's batch dimensions, no more than the result's, are the
+  // result's (missing leading ones read as 1) or all 1: a library call
+  // reads a full batch or one matrix.
+  ArrayRef<int64_t> batch = result.getShape().drop_back(2);
+  for (auto [name, type] :
+       {std::make_pair("lhs", lhs), std::make_pair("rhs", rhs)}) {
+    ArrayRef<int64_t> own = type.getShape().drop_back(2);
+    bool single = llvm::all_of(own, [](int64_t d) { return d == 1; });
+    bool full = own.size() <= batch.size() &&
+                own == batch.take_back(own.size()) &&
+                llvm::all_of(batch.drop_back(own.size()),
+                             [](int64_t d) { return d == 1; });
+    if (own.size() > batch.size() || (!single && !full))
+      return emitOpError() << "has a " << name << " of type " << type
+                           << " for a result of type " << result
                            << "; a library matmul takes all or none of the "
                               "batch dimensions";
   }

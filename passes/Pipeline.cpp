@@ -73,44 +73,37 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
   auto given = [](const llvm::cl::Option &option) {
     return option.getNumOccurrences() > 0;
   };
-  auto name = [](const llvm::cl::Option &option) {
-    return "--" + option.ArgStr.str();
-  };
-  bool sgd = optimizer == "sgd";
-  if (loss != "cross_entropy")
-    for (const llvm::cl::Option *option :
-         {static_cast<const llvm::cl::Option *>(&ignoreIndex),
-          static_cast<const llvm::cl::Option *>(&labelSmoothing)})
-      if (given(*option))
-        return name(*option) + " applies to --loss cross_entropy";
+  // The first of `options` given, as "--name", or "".
+  auto firstGiven =
+      [&](std::initializer_list<const llvm::cl::Option *> options) {
+        for (const llvm::cl::Option *option : options)
+          if (given(*option))
+            return "--" + option->ArgStr.str();
+        return std::string();
+      };
+  std::string name;
+  if (loss != "cross_entropy" &&
+      !(name = firstGiven({&ignoreIndex, &labelSmoothing})).empty())
+    return name + " applies to --loss cross_entropy";
   if (loss == "model" && given(labelInput))
     return std::string(
         "--label-input does not apply to --loss model (no label)");
-  if (!sgd)
-    for (const llvm::cl::Option *option :
-         {static_cast<const llvm::cl::Option *>(&momentum),
-          static_cast<const llvm::cl::Option *>(&dampening),
-          static_cast<const llvm::cl::Option *>(&nesterov)})
-      if (given(*option))
-        return name(*option) + " applies to --optimizer sgd";
-  if (sgd && (betas.getNumOccurrences() || given(eps)))
-    return std::string(betas.getNumOccurrences() ? "--betas" : "--eps") +
-           " applies to --optimizer adam and adamw";
+  bool sgd = optimizer == "sgd";
+  if (!sgd && !(name = firstGiven({&momentum, &dampening, &nesterov})).empty())
+    return name + " applies to --optimizer sgd";
+  if (sgd && !(name = firstGiven({std::addressof(betas), &eps})).empty())
+    return name + " applies to --optimizer adam and adamw";
   if (schedule == "constant" && given(totalSteps))
     return std::string(
         "--total-steps applies to --lr-schedule linear and cosine");
   if (given(lossScaling) && lossScaling != "dynamic" && lossScaling != "none")
     return "--loss-scaling must be dynamic or none, not '" + lossScaling + "'";
-  if (!dynamicLossScaling())
-    for (const llvm::cl::Option *option :
-         {static_cast<const llvm::cl::Option *>(&lossScaleInit),
-          static_cast<const llvm::cl::Option *>(&lossScaleGrowthFactor),
-          static_cast<const llvm::cl::Option *>(&lossScaleBackoffFactor),
-          static_cast<const llvm::cl::Option *>(&lossScaleGrowthInterval)})
-      if (given(*option))
-        return name(*option) +
-               " applies to dynamic loss scaling (--precision fp16 or "
-               "--loss-scaling dynamic)";
+  if (!dynamicLossScaling() &&
+      !(name = firstGiven({&lossScaleInit, &lossScaleGrowthFactor,
+                           &lossScaleBackoffFactor, &lossScaleGrowthInterval}))
+           .empty())
+    return name + " applies to dynamic loss scaling (--precision fp16 or "
+                  "--loss-scaling dynamic)";
   // GradScaler's own checks, and a scale that is a number.
   float scale = static_cast<float>(lossScaleInit);
   if (!(std::isnormal(scale) && scale > 0 && std::isfinite(1.0f / scale)))

@@ -2,6 +2,7 @@
 
 #include "codegen/plan/Passes.h"
 #include "codegen/plan/PlanBuffers.h"
+#include "codegen/plan/PlanKernels.h"
 #include "passes/fusion/Fusion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,8 +25,9 @@ struct Fold {
   PlanMatmulOp matmul;
   LaunchOp launch;
   MatmulEpilogue kind;
-  /// The launch's operand the epilogue adds.
-  Value bias;
+  /// The launch's operand the epilogue adds, by number: an earlier fold
+  /// may replace the value (a bias computed by another folded matmul).
+  unsigned bias;
 };
 
 /// The epilogue of the launch consuming `op`, when the launch computes
@@ -93,7 +95,8 @@ FailureOr<std::optional<Fold>> foldOf(PlanMatmulOp op, PlanBuffers &buffers) {
        between = between->getNextNode())
     if (!isa<ReshapeOp, ConstantOp>(between))
       return none;
-  Value bias = launch.getInputs()[biasArgument.getArgNumber()];
+  unsigned biasOperand = biasArgument.getArgNumber();
+  Value bias = launch.getInputs()[biasOperand];
   Value result = launch.getResult(0);
   FailureOr<fb::BufferRef> resultRef = buffers.refOf(result);
   if (failed(resultRef))
@@ -106,17 +109,18 @@ FailureOr<std::optional<Fold>> foldOf(PlanMatmulOp op, PlanBuffers &buffers) {
                  PlanBuffers::bytesOf(result)))
       return none;
   }
-  return std::optional<Fold>(Fold{op, launch, kind, bias});
+  return std::optional<Fold>(Fold{op, launch, kind, biasOperand});
 }
 
 /// The matmul of `fold` with its epilogue, writing the launch's result.
 void apply(Fold fold) {
   PlanMatmulOp op = fold.matmul;
-  hoistViewsAbove(fold.bias, op);
+  Value bias = fold.launch.getInputs()[fold.bias];
+  hoistViewsAbove(bias, op);
   OpBuilder builder(op);
   auto call = builder.create<PlanMatmulOp>(
       op.getLoc(), op.getType(), op.getLhs(), op.getRhs(),
-      op.getLhsTransposedAttr(), op.getRhsTransposedAttr(), fold.bias,
+      op.getLhsTransposedAttr(), op.getRhsTransposedAttr(), bias,
       MatmulEpilogueAttr::get(op.getContext(), fold.kind));
   if (Attribute offsets = fold.launch->getAttr(kArenaOffsetsAttr))
     call->setAttr(kArenaOffsetsAttr, offsets);
@@ -127,9 +131,15 @@ void apply(Fold fold) {
 
 struct FoldEpilogues : codegen::impl::DLCFoldEpiloguesBase<FoldEpilogues> {
   void runOnOperation() override {
+    if (failed(planTarget(getOperation(), getArgument())))
+      return signalPassFailure();
     for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (failed(checkPlanFunction(func)))
+        return signalPassFailure();
       // Decided on the plan as it is, then applied: a fold changes no
-      // other fold's buffers (each matmul's launch is its only user).
+      // other fold's buffers (each matmul's launch is its only user; a
+      // later fold's bias may become an earlier fold's matmul, which
+      // writes the same buffer).
       PlanBuffers buffers(func);
       SmallVector<Fold> folds;
       WalkResult walk = func.walk([&](PlanMatmulOp op) {

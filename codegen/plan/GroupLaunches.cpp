@@ -66,9 +66,12 @@ LogicalResult buildGroup(MutableArrayRef<LaunchOp> members,
                                            argument.getType(), shared);
       mapping.map(argument, shared);
     }
-    for (FusionOp fusion : member.getMembers())
-      llvm::append_range(yielded,
-                         builder.clone(*fusion, mapping)->getResults());
+    // The member's whole body (a group's own views too), less its yield.
+    Block &memberBody = member.getBody().front();
+    for (Operation &op : memberBody.without_terminator())
+      builder.clone(op, mapping);
+    for (Value value : memberBody.getTerminator()->getOperands())
+      yielded.push_back(mapping.lookup(value));
   }
   builder.create<PlanYieldOp>(first.getLoc(), yielded);
   FailureOr<EmittedKernel> kernel =
@@ -88,6 +91,8 @@ LogicalResult buildGroup(MutableArrayRef<LaunchOp> members,
 }
 
 LogicalResult groupFunction(func::FuncOp func) {
+  if (failed(checkPlanFunction(func)))
+    return failure();
   PlanBuffers buffers(func);
   // The plan's steps as horizontal fusion sees them: a launch of a
   // generated fusion kernel may join others of its threads per iteration;
@@ -100,6 +105,10 @@ LogicalResult groupFunction(func::FuncOp func) {
       return failure();
     if (!*step)
       continue;
+    // An empty value still orders its writer before its readers (the
+    // reader's operand is defined there): one byte, for the hazards.
+    for (uint64_t &bytes : (*step)->bytes)
+      bytes = std::max<uint64_t>(bytes, 1);
     auto launch = dyn_cast<LaunchOp>(op);
     unsigned groupClass =
         launch && !launch.getAttention() && launch.getIterations() > 0

@@ -2,6 +2,7 @@
 
 #include "codegen/AttentionKernels.h"
 #include "codegen/plan/Passes.h"
+#include "codegen/plan/PlanBuffers.h"
 #include "codegen/plan/PlanKernels.h"
 #include "ir/Locations.h"
 #include "passes/fusion/Fusion.h"
@@ -131,9 +132,8 @@ LogicalResult lowerOp(Operation &op, Target target) {
 }
 
 LogicalResult lowerFunction(func::FuncOp func, Target target) {
-  if (!func.getBody().hasOneBlock())
-    return func.emitOpError() << "has more than one block; compiled "
-                                 "functions are single-block";
+  if (failed(checkPlanFunction(func)))
+    return failure();
   if (!func->hasAttr(kArenaSizeAttr))
     return func.emitOpError()
            << "has no memory plan; run dlc-plan-memory before codegen";

@@ -91,6 +91,16 @@ FailureOr<std::optional<StepBuffers>> PlanBuffers::stepBuffers(Operation *op) {
   return std::optional<StepBuffers>(std::move(buffers));
 }
 
+LogicalResult mlir::dlc::codegen::checkPlanFunction(func::FuncOp func) {
+  if (func.isExternal())
+    return func.emitOpError()
+           << "is a declaration; compiled functions have a body";
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError() << "has more than one block; compiled "
+                                 "functions are single-block";
+  return success();
+}
+
 void mlir::dlc::codegen::hoistViewsAbove(Value value, Operation *point) {
   Operation *def = value.getDefiningOp();
   if (!def || def->getBlock() != point->getBlock() ||

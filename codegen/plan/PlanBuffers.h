@@ -45,6 +45,10 @@ private:
   llvm::DenseMap<Value, uint32_t> localConstants;
 };
 
+/// Checks that `func` is a compiled function a plan pass can read: it has
+/// one block (its diagnostic says why not).
+LogicalResult checkPlanFunction(func::FuncOp func);
+
 /// Moves the views and constants that `value` is computed from (dlc.reshape
 /// chains, dlc.constant) above `point` when they are below it in its block,
 /// so that an op moved up to `point` may read `value`. Steps are never

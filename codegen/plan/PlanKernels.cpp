@@ -38,7 +38,7 @@ FailureOr<EmittedKernel> mlir::dlc::codegen::emitLaunchKernel(LaunchOp launch,
   for (FusionOp member : members) {
     SmallVector<unsigned> &memberSlots = slots.emplace_back();
     for (Value input : member.getInputs()) {
-      if (auto view = input.getDefiningOp<ReshapeOp>())
+      while (auto view = input.getDefiningOp<ReshapeOp>())
         input = view.getInput();
       memberSlots.push_back(cast<BlockArgument>(input).getArgNumber());
     }

@@ -112,9 +112,50 @@ func.func @shapes(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x4xf32> {
 // -----
 
 func.func @batch(%a: tensor<2x3x4x8xf32>, %b: tensor<3x8x4xf32>) -> tensor<2x3x4x4xf32> {
-  // expected-error @+1 {{has a rhs of 3 matrices for a batch of 6; a library matmul takes all or none of the batch dimensions}}
+  // expected-error @+1 {{has a rhs of type 'tensor<3x8x4xf32>' for a result of type 'tensor<2x3x4x4xf32>'; a library matmul takes all or none of the batch dimensions}}
   %0 = dlc.plan.matmul %a, %b : (tensor<2x3x4x8xf32>, tensor<3x8x4xf32>) -> tensor<2x3x4x4xf32>
   return %0 : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// As many matrices as the result's batch, in another order of dimensions.
+func.func @batch_order(%a: tensor<3x2x4x8xf32>, %b: tensor<8x16xf32>) -> tensor<2x3x4x16xf32> {
+  // expected-error @+1 {{has a lhs of type 'tensor<3x2x4x8xf32>' for a result of type 'tensor<2x3x4x16xf32>'}}
+  %0 = dlc.plan.matmul %a, %b : (tensor<3x2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x3x4x16xf32>
+  return %0 : tensor<2x3x4x16xf32>
+}
+
+// -----
+
+// A batch of ones is one matrix; a batch of [6] read for a result batch of
+// [1, 6] is the full batch.
+func.func @batch_ones(%a: tensor<1x1x4x8xf32>, %c: tensor<6x8x16xf32>) -> tensor<1x6x4x16xf32> {
+  %0 = dlc.plan.matmul %a, %c : (tensor<1x1x4x8xf32>, tensor<6x8x16xf32>) -> tensor<1x6x4x16xf32>
+  return %0 : tensor<1x6x4x16xf32>
+}
+
+// -----
+
+// More batch dimensions than the result, even of size 1.
+func.func @batch_extra(%a: tensor<1x1x4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{has a lhs of type 'tensor<1x1x4x8xf32>' for a result of type 'tensor<4x16xf32>'}}
+  %0 = dlc.plan.matmul %a, %b : (tensor<1x1x4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @no_terminator(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{must end in a dlc.plan.yield of its results' types}}
+  %0 = dlc.plan.launch(%x) iterations 1 grain 1 threads 1 : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %1 = dlc.fusion %a : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%b: tensor<4xf32>):
+      dlc.yield %b : tensor<4xf32>
+    }
+  }
+  return %0 : tensor<4xf32>
 }
 
 // -----

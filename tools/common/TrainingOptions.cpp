@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -25,7 +26,10 @@ struct Options {
     cl::SubCommand &topLevel = cl::SubCommand::getTopLevel();
     for (cl::Option *option : pipeline.all()) {
       option->addCategory(category);
-      topLevel.OptionsMap[option->ArgStr] = option;
+      // (cl's own registration would refuse a second option of a name.)
+      if (!topLevel.OptionsMap.try_emplace(option->ArgStr, option).second)
+        llvm::report_fatal_error("training option --" + option->ArgStr +
+                                 " is registered twice");
     }
   }
 };
