@@ -127,6 +127,10 @@ LogicalResult lowerOp(Operation &op, Target target) {
   }
   if (isa<ReshapeOp, ConstantOp, func::ReturnOp>(op))
     return success();
+  if (isa<LaunchOp, PlanMatmulOp, PlanCopyOp>(op))
+    return op.emitOpError() << "is lowered to the execution plan already; "
+                               "dlc-lower-to-plan takes memory-planned dlc "
+                               "IR (dlc-compile --emit=fused)";
   return op.emitOpError() << "has no compiled kernel yet (it is not in a "
                              "dlc.fusion and is no library op)";
 }

@@ -32,3 +32,12 @@ func.func @unfused(%x: tensor<4xf32>) -> tensor<4xf32> attributes {dlc.arena_siz
   %y = dlc.exp %x : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// A plan is not lowered twice.
+// expected-error-re @+1 {{has 1 op without a compiled path on the CPU: {{.*}}'dlc.plan.copy' op is lowered to the execution plan already; dlc-lower-to-plan takes memory-planned dlc IR (dlc-compile --emit=fused)}}
+func.func @lowered(%x: tensor<4xf32>) -> tensor<4xf32> attributes {dlc.arena_size = 0 : i64} {
+  %y = dlc.plan.copy %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
