@@ -21,6 +21,7 @@
 #include "codegen/Nvrtc.h"
 #include "codegen/plan/PlanBuffers.h"
 #include "codegen/plan/PlanKernels.h"
+#include "ir/Globals.h"
 #include "ir/Locations.h"
 #include "ir/Roles.h"
 #include "ir/ShapeUtils.h"
@@ -30,7 +31,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/xxhash.h"
 
 #include <array>
 #include <optional>
@@ -96,7 +96,6 @@ private:
   flatbuffers::FlatBufferBuilder fbb{1 << 20};
   std::vector<flatbuffers::Offset<fb::Global>> globals;
   llvm::StringMap<int> globalIndex;
-  std::string fingerprintText;
   std::vector<flatbuffers::Offset<fb::Constant>> constants;
   llvm::DenseMap<Operation *, uint32_t> constantIndex;
   /// Generated kernels in order of first launch: names (dlc-name-kernels')
@@ -109,15 +108,7 @@ private:
 };
 
 LogicalResult Writer::addGlobals() {
-  // A global's role is the one its function arguments give it.
-  llvm::StringMap<std::string> roles;
-  for (auto func : module.getOps<func::FuncOp>())
-    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      DictionaryAttr attrs = func.getArgAttrDict(i);
-      StringRef role = roles::roleOf(attrs);
-      if (roles::isGlobalRole(role))
-        roles.try_emplace(roles::nameOf(attrs), role.str());
-    }
+  llvm::StringMap<std::string> roleOf = globalRoles(module);
   for (GlobalOp global : module.getOps<GlobalOp>()) {
     StringRef name = global.getSymName();
     auto type = cast<RankedTensorType>(global.getType());
@@ -125,9 +116,7 @@ LogicalResult Writer::addGlobals() {
     if (failed(dtype))
       return global.emitOpError() << "@" << name << " has type " << type
                                   << ", which compiled modules do not store";
-    std::string role = roles.lookup(name);
-    if (role.empty())
-      role = roles::kState.str();
+    const std::string &role = roleOf[name];
     // A 16-bit copy of a parameter takes no bytes of its own: the runtime
     // derives it from its source, which comes first in the module.
     int copyOf = -1;
@@ -172,10 +161,6 @@ LogicalResult Writer::addGlobals() {
     globals.push_back(fb::CreateGlobal(fbb, fbb.CreateString(name.str()),
                                        fbb.CreateString(role), tensorType,
                                        initial, copyOf));
-    llvm::raw_string_ostream os(fingerprintText);
-    os << name << '|' << role << '|' << ::dlc::dtypeName(*dtype) << '|';
-    llvm::interleave(shape, os, ",");
-    os << ';';
   }
   return success();
 }
@@ -563,16 +548,13 @@ FailureOr<std::string> Writer::run() {
   std::vector<flatbuffers::Offset<fb::Kernel>> kernels;
   for (const std::string &name : kernelNames)
     kernels.push_back(fb::CreateKernelDirect(fbb, name.c_str()));
-  char fingerprint[17];
-  std::snprintf(fingerprint, sizeof(fingerprint), "%016llx",
-                static_cast<unsigned long long>(
-                    llvm::xxh3_64bits(llvm::StringRef(fingerprintText))));
+  std::string fingerprint = globalsFingerprint(module);
   std::vector<uint8_t> onnx(options.onnxModel.begin(), options.onnxModel.end());
   auto root = fb::CreateModuleDirect(
       fbb, ::dlc::kModuleFormatVersion, options.producer.c_str(),
       options.modelName.c_str(), options.target == Target::Cpu ? "cpu" : "cuda",
-      fingerprint, &globals, &*functions, &constants, &kernels, source.c_str(),
-      sharedObject.empty() ? nullptr : &sharedObject,
+      fingerprint.c_str(), &globals, &*functions, &constants, &kernels,
+      source.c_str(), sharedObject.empty() ? nullptr : &sharedObject,
       binaries.empty() ? nullptr : &binaries,
       ptx.empty() ? nullptr : ptx.c_str(), options.trainingOptions.c_str(),
       onnx.empty() ? nullptr : &onnx, options.embedParameters,

@@ -1,12 +1,11 @@
 //===- Npz.cpp - Fuzz target: .npz archives -------------------------------===//
 //
-// The input is a .npz (or .npy) file, read by both of dlc's readers: readNpz
-// (libzip; dlc-run --inputs, the evaluator's data) and MappedNpz (its own
-// zip parser over a mapping; datasets and checkpoints), the latter with
-// and without CRC checks so that a stale CRC does not hide the parsing
-// behind it. Under AddressSanitizer the mapping's tail is poisoned
-// (runtime/support/MappedFile.cpp), so reading past the file is reported.
-// Where both readers accept an archive they must agree on every array.
+// The input is a .npz (or .npy) file, read by dlc's one reader, MappedNpz
+// (its own zip parser over a mapping; datasets, checkpoints, and readNpz's
+// copies for dlc-run --inputs), with and without CRC checks so that a stale
+// CRC does not hide the parsing behind it. Under AddressSanitizer the
+// mapping's tail is poisoned (runtime/support/MappedFile.cpp), so reading
+// past the file is reported. readNpz's copies must equal the mapped arrays.
 //
 //===----------------------------------------------------------------------===//
 #include "fuzz/Scratch.h"

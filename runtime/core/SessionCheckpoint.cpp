@@ -16,8 +16,10 @@
 #include "runtime/support/OnnxExport.h"
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <fcntl.h>
+#include <iterator>
 #include <unistd.h>
 
 using namespace dlc;
@@ -43,46 +45,6 @@ dlc_status_t globalTensor(const Session &session, size_t index, Tensor &t) {
   const ValueInfo &info = session.module().globals()[index];
   t = Tensor(info.type.dtype, info.type.shape);
   return t.byteSize() ? session.readGlobal(index, t.bytes()) : nullptr;
-}
-
-std::string quotedList(const std::vector<std::string> &names) {
-  std::string s;
-  for (const std::string &n : names)
-    s += (s.empty() ? "'" : ", '") + n + "'";
-  return s;
-}
-
-/// Checks that `c` holds every global of `session` with its type and
-/// returns, per global, the tensor to copy in.
-dlc_status_t matchGlobals(const Session &session, const std::string &path,
-                          const CheckpointContents &c,
-                          std::vector<const Tensor *> &values) {
-  const ModuleFile &module = session.module();
-  std::map<std::string, const Tensor *> byName;
-  for (const auto &[name, tensor] : c.tensors)
-    byName[name] = &tensor;
-  std::vector<std::string> missing, wrong;
-  for (const ValueInfo &g : module.globals()) {
-    auto it = byName.find(g.name);
-    if (it == byName.end()) {
-      missing.push_back(g.name);
-      values.push_back(nullptr);
-      continue;
-    }
-    const Tensor &t = *it->second;
-    if (t.dtype() != g.type.dtype || t.shape() != g.type.shape)
-      wrong.push_back(g.name + "' is " + t.describe() + ", expected '" +
-                      g.type.describe());
-    values.push_back(&t);
-  }
-  if (missing.empty() && wrong.empty())
-    return nullptr;
-  std::string message = path + ": does not match module " + module.name();
-  if (!missing.empty())
-    message += "; missing " + quotedList(missing);
-  if (!wrong.empty())
-    message += "; " + quotedList(wrong);
-  return makeStatus(DLC_FAILED_PRECONDITION, message);
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory,
@@ -164,6 +126,29 @@ dlc_status_t dlc_metadata_get(const dlc_metadata_t *metadata, const char *key,
   });
 }
 
+size_t dlc_metadata_count(const dlc_metadata_t *metadata) {
+  return metadata ? metadata->values.size() : 0;
+}
+
+dlc_status_t dlc_metadata_entry(const dlc_metadata_t *metadata, size_t index,
+                                const char **key, int64_t *value) {
+  return guardStatus("dlc_metadata_entry", [&]() -> dlc_status_t {
+    if (!metadata || !key || !value)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_metadata_entry: no metadata, key or value");
+    if (index >= metadata->values.size())
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_metadata_entry: index " + std::to_string(index) +
+                            " of " + std::to_string(metadata->values.size()) +
+                            " entries");
+    auto it =
+        std::next(metadata->values.begin(), static_cast<std::ptrdiff_t>(index));
+    *key = it->first.c_str();
+    *value = it->second;
+    return nullptr;
+  });
+}
+
 dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
                                          const char *directory,
                                          const dlc_metadata_t *metadata,
@@ -211,14 +196,14 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
     CheckpointError error;
     if (!readCheckpoint(directory, c, &error))
       return makeStatus(codeOf(error.kind), error.message);
-    if (c.fingerprint != s.module().fingerprint())
-      return makeStatus(DLC_FAILED_PRECONDITION,
-                        std::string(directory) +
-                            " is from another model (its fingerprint is '" +
-                            c.fingerprint + "', module " + s.module().name() +
-                            " has '" + s.module().fingerprint() + "')");
+    std::vector<CheckpointSlot> slots;
+    for (const ValueInfo &g : s.module().globals())
+      slots.push_back({g.name, g.type.dtype, g.type.shape});
     std::vector<const Tensor *> values;
-    DLC_RETURN_IF_ERROR(matchGlobals(s, directory, c, values));
+    std::string mismatch;
+    if (!matchCheckpoint(c, directory, s.module().name(),
+                         s.module().fingerprint(), slots, values, mismatch))
+      return makeStatus(DLC_FAILED_PRECONDITION, mismatch);
     // Everything that can fail has been checked: from here on the session
     // changes all at once (only a failing device can stop the copies, and
     // that leaves the whole session unusable anyway).

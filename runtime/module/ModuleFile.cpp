@@ -26,12 +26,7 @@ size_t elementSize(fb::ElementType t) {
   return dtypeSize(static_cast<DType>(t));
 }
 
-std::string ValueType::describe() const {
-  std::string s = std::string(dtypeName(dtype)) + "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+std::string ValueType::describe() const { return describeType(dtype, shape); }
 
 int32_t ModuleFile::findGlobal(const std::string &name) const {
   for (size_t i = 0; i < globals_.size(); ++i)

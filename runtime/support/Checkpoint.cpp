@@ -542,4 +542,44 @@ bool readCheckpoint(const std::string &path, CheckpointContents &out,
   return true;
 }
 
+bool matchCheckpoint(const CheckpointContents &c, const std::string &path,
+                     const std::string &model, const std::string &fingerprint,
+                     const std::vector<CheckpointSlot> &slots,
+                     std::vector<const Tensor *> &values, std::string &error) {
+  if (c.fingerprint != fingerprint) {
+    error = path + " is from another model (its fingerprint is '" +
+            c.fingerprint + "', module " + model + " has '" + fingerprint +
+            "')";
+    return false;
+  }
+  std::map<std::string, const Tensor *> byName;
+  for (const auto &[name, tensor] : c.tensors)
+    byName[name] = &tensor;
+  std::string missing, wrong;
+  std::vector<const Tensor *> found;
+  for (const CheckpointSlot &slot : slots) {
+    auto it = byName.find(slot.name);
+    if (it == byName.end()) {
+      missing += (missing.empty() ? "'" : ", '") + slot.name + "'";
+      continue;
+    }
+    const Tensor &t = *it->second;
+    if (t.dtype() != slot.dtype || t.shape() != slot.shape)
+      wrong += (wrong.empty() ? "'" : ", '") + slot.name + "' is " +
+               t.describe() + ", expected " +
+               describeType(slot.dtype, slot.shape);
+    found.push_back(&t);
+  }
+  if (missing.empty() && wrong.empty()) {
+    values = std::move(found);
+    return true;
+  }
+  error = path + ": does not match module " + model;
+  if (!missing.empty())
+    error += "; missing " + missing;
+  if (!wrong.empty())
+    error += "; " + wrong;
+  return false;
+}
+
 } // namespace dlc

@@ -62,6 +62,24 @@ bool writeCheckpoint(const std::string &dir, const CheckpointContents &c,
 bool readCheckpoint(const std::string &path, CheckpointContents &out,
                     CheckpointError *error);
 
+/// A tensor a checkpoint must hold to be restored into a model.
+struct CheckpointSlot {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
+/// Checks that `c`, read from `path`, comes from the model `model` whose
+/// fingerprint is `fingerprint` and holds every slot with its exact type;
+/// then sets `values` to each slot's tensor in `c`. Otherwise returns false
+/// with one message naming the other model, or every missing and mistyped
+/// tensor. Both the runtime's sessions and the evaluator restore through
+/// this, so a checkpoint of either is accepted or refused alike.
+bool matchCheckpoint(const CheckpointContents &c, const std::string &path,
+                     const std::string &model, const std::string &fingerprint,
+                     const std::vector<CheckpointSlot> &slots,
+                     std::vector<const Tensor *> &values, std::string &error);
+
 } // namespace dlc
 
 #endif // DLC_RUNTIME_SUPPORT_CHECKPOINT_H

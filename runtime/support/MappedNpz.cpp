@@ -385,9 +385,6 @@ private:
     NpyLayout layout;
     if (!parseNpyHeader(member, size, what, layout, error_))
       return false;
-    if (layout.fortranOrder && layout.shape.size() > 1)
-      return fail(what, "Fortran-order arrays are not supported (save it "
-                        "with np.ascontiguousarray)");
     MappedArray array;
     array.name = name;
     array.dtype = layout.dtype;
@@ -400,29 +397,20 @@ private:
     bool oddBools = layout.dtype == DType::Bool &&
                     std::any_of(data, data + layout.dataBytes,
                                 [](std::byte b) { return b > std::byte{1}; });
-    if (!layout.byteSwapped && !oddBools) {
+    bool transposed = layout.fortranOrder && layout.shape.size() > 1;
+    if (!layout.byteSwapped && !oddBools && !transposed) {
       array.data = data;
       array.mapped = writable == nullptr;
       npz_.arrays_.push_back(std::move(array));
       return true;
     }
-    std::byte *copy = writable ? writable + layout.dataOffset : nullptr;
-    if (!copy) {
-      OwnedBytes owned;
-      if (!allocate(std::max<uint64_t>(layout.dataBytes, 1), what, owned))
-        return false;
-      copy = owned.get();
-      std::memcpy(copy, data, layout.dataBytes);
-      npz_.owned_.push_back(std::move(owned));
-    }
-    size_t itemSize = dtypeSize(layout.dtype);
-    if (layout.byteSwapped)
-      for (size_t i = 0; i < layout.dataBytes; i += itemSize)
-        std::reverse(copy + i, copy + i + itemSize);
-    if (oddBools)
-      for (size_t i = 0; i < layout.dataBytes; ++i)
-        copy[i] = copy[i] != std::byte{0} ? std::byte{1} : std::byte{0};
-    array.data = copy;
+    // The elements change on the way in (byte order, layout, booleans):
+    // the .npy parser makes the native row-major copy.
+    Tensor converted;
+    if (!parseNpy(member, size, what, converted, error_))
+      return false;
+    array.data = converted.bytes();
+    npz_.converted_.push_back(std::move(converted));
     npz_.arrays_.push_back(std::move(array));
     return true;
   }

@@ -6,7 +6,9 @@
 // mapping for those members, so opening a 50 GB dataset costs a page-table
 // setup, not a copy. Deflated members (np.savez_compressed) are inflated
 // into memory MappedNpz owns, and so are the few arrays whose bytes need
-// changing: big-endian elements and booleans stored as bytes other than 0/1.
+// changing: big-endian elements, Fortran-order arrays and booleans stored
+// as bytes other than 0/1. It is dlc's one reader of .npz files: readNpz
+// (Npz.h) copies its arrays out.
 //
 // libzip reads a member through a stream and never says where its bytes
 // start, so the zip structures are parsed here: the end-of-central-directory
@@ -86,8 +88,10 @@ private:
 
   std::unique_ptr<MappedFile> file_;
   std::vector<MappedArray> arrays_;
-  /// Inflated members and converted arrays that arrays_ point into.
+  /// Inflated members and converted arrays that arrays_ point into (a
+  /// Tensor's elements stay where they are when the Tensor moves).
   std::vector<OwnedBytes> owned_;
+  std::vector<Tensor> converted_;
 };
 
 /// The CRC-32 of zip (and zlib, gzip, PNG): `crc32(0, data, size)`, or

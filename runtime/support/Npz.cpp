@@ -3,7 +3,8 @@
 // A .npy file is a magic string, a format version, a header length, a header
 // (a Python dict literal such as "{'descr': '<f4', 'fortran_order': False,
 // 'shape': (2, 3), }" padded with spaces) and the raw elements. A .npz file
-// is a zip archive of .npy members; libzip reads it, stored or deflated.
+// is a zip archive of .npy members: MappedNpz (MappedNpz.h) reads it,
+// stored or deflated, and libzip writes it.
 //
 // The header is parsed by a small recursive-descent parser that accepts what
 // NumPy writes (strings, True/False, tuples of integers) and nothing else;
@@ -14,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/support/Npz.h"
+#include "runtime/support/MappedNpz.h"
 
 #include <zip.h>
 
@@ -421,75 +423,6 @@ std::string zipErrorString(int code) {
   return message;
 }
 
-/// Reads one member completely. The size in the archive is untrusted, so it
-/// only sizes the first reservation; the buffer grows with the bytes that
-/// actually decompress, and libzip checks the CRC at the end. Reads fill the
-/// reservation first (the declared size and one byte more, which finds the
-/// end), so a small member costs its size, not a 1 MiB chunk.
-bool readMember(zip_t *archive, zip_uint64_t index, const zip_stat_t &stat,
-                const std::string &what, std::vector<unsigned char> &out,
-                std::string *error) {
-  constexpr size_t kChunk = 1 << 20;
-  constexpr zip_uint64_t kMaxReserve = 64 << 20;
-  zip_file_t *file = zip_fopen_index(archive, index, 0);
-  if (!file)
-    return fail(error, what,
-                std::string("cannot open: ") + zip_strerror(archive));
-  if (stat.valid & ZIP_STAT_SIZE)
-    out.reserve(static_cast<size_t>(std::min(stat.size, kMaxReserve)) + 1);
-  while (true) {
-    size_t used = out.size();
-    size_t chunk = out.capacity() > used ? out.capacity() - used : kChunk;
-    out.resize(used + chunk);
-    zip_int64_t n = zip_fread(file, out.data() + used, chunk);
-    if (n < 0) {
-      std::string reason =
-          std::string("cannot read: ") + zip_file_strerror(file);
-      zip_fclose(file);
-      return fail(error, what, reason);
-    }
-    out.resize(used + static_cast<size_t>(n));
-    if (n == 0)
-      break;
-  }
-  zip_fclose(file);
-  return true;
-}
-
-bool readMembers(zip_t *archive, const std::string &path, NamedTensors &out,
-                 std::string *error) {
-  static const std::string kSuffix = ".npy";
-  zip_int64_t count = zip_get_num_entries(archive, 0);
-  std::set<std::string> keys;
-  for (zip_int64_t i = 0; i < count; ++i) {
-    zip_uint64_t index = static_cast<zip_uint64_t>(i);
-    zip_stat_t stat;
-    zip_stat_init(&stat);
-    if (zip_stat_index(archive, index, 0, &stat) != 0 ||
-        !(stat.valid & ZIP_STAT_NAME))
-      return fail(error, path,
-                  "cannot read entry " + std::to_string(i) + ": " +
-                      zip_strerror(archive));
-    std::string name = stat.name;
-    std::string what = path + ": member '" + sanitize(name) + "'";
-    if (name.size() < kSuffix.size() ||
-        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) !=
-            0)
-      return fail(error, what, "not a .npy file");
-    std::string key = name.substr(0, name.size() - kSuffix.size());
-    if (!keys.insert(key).second)
-      return fail(error, what, "duplicate member");
-    std::vector<unsigned char> bytes;
-    if (!readMember(archive, index, stat, what, bytes, error))
-      return false;
-    Tensor tensor;
-    if (!parseNpy(bytes.data(), bytes.size(), what, tensor, error))
-      return false;
-    out.emplace_back(std::move(key), std::move(tensor));
-  }
-  return true;
-}
-
 } // namespace
 
 Tensor bfloat16AsBits(const Tensor &tensor) {
@@ -659,16 +592,19 @@ bool writeNpy(const std::string &path, const Tensor &t, std::string *error) {
 }
 
 bool readNpz(const std::string &path, NamedTensors &out, std::string *error) {
-  int code = 0;
-  zip_t *archive = zip_open(path.c_str(), ZIP_RDONLY, &code);
-  if (!archive)
-    return fail(error, path, "cannot open: " + zipErrorString(code));
+  std::unique_ptr<MappedNpz> npz =
+      MappedNpz::open(path, CrcCheck::Verify, error);
+  if (!npz)
+    return false;
   NamedTensors arrays;
-  bool ok = readMembers(archive, path, arrays, error);
-  zip_discard(archive);
-  if (ok)
-    out = std::move(arrays);
-  return ok;
+  for (const MappedArray &array : npz->arrays()) {
+    Tensor tensor(array.dtype, array.shape);
+    if (array.bytes)
+      std::memcpy(tensor.bytes(), array.data, array.bytes);
+    arrays.emplace_back(array.name, std::move(tensor));
+  }
+  out = std::move(arrays);
+  return true;
 }
 
 bool writeNpz(const std::string &path, const NamedTensors &arrays,

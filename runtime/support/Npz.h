@@ -72,8 +72,9 @@ std::string serializeNpy(const Tensor &t);
 /// type and shape (its size is a multiple of 64); empty for BF16.
 std::string serializeNpyHeader(DType dtype, const std::vector<int64_t> &shape);
 
-/// Reads every member of a .npz archive (stored or deflated). Keys are the
-/// member names without their ".npy" suffix; a member without it is an error.
+/// Reads every member of a .npz archive (stored or deflated) with MappedNpz,
+/// checking every CRC, into tensors of its own. Keys are the member names
+/// without their ".npy" suffix; a member without it is an error.
 bool readNpz(const std::string &path, NamedTensors &out, std::string *error);
 
 /// Writes a .npz archive with one stored member "<name>.npy" per array, as

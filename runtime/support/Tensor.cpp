@@ -159,17 +159,19 @@ int64_t Tensor::getInt(int64_t i) const {
   return 0;
 }
 
-std::string Tensor::describe() const {
-  std::string text = dtypeName(dtype_);
+std::string describeType(DType dtype, const std::vector<int64_t> &shape) {
+  std::string text = dtypeName(dtype);
   text += '[';
-  for (size_t i = 0; i < shape_.size(); ++i) {
+  for (size_t i = 0; i < shape.size(); ++i) {
     if (i)
       text += ',';
-    text += std::to_string(shape_[i]);
+    text += std::to_string(shape[i]);
   }
   text += ']';
   return text;
 }
+
+std::string Tensor::describe() const { return describeType(dtype_, shape_); }
 
 bool Tensor::operator==(const Tensor &other) const {
   return dtype_ == other.dtype_ && shape_ == other.shape_ &&

@@ -58,6 +58,8 @@ template <> struct DTypeOf<double> { static constexpr DType value = DType::F64; 
 
 /// Number of elements of a shape (1 for a scalar).
 int64_t numElements(const std::vector<int64_t> &shape);
+/// "float32[2,3]" ("float32[]" for a scalar), as messages name a type.
+std::string describeType(DType dtype, const std::vector<int64_t> &shape);
 
 /// A dense row-major tensor owning its bytes. Copies are deep.
 class Tensor {

@@ -390,6 +390,15 @@ TEST(Session, CheckpointsRestoreGlobalsStepAndMetadata) {
   EXPECT_EQ(epoch, 3);
   o = outcome(dlc_metadata_get(restored, "missing", &epoch));
   EXPECT_EQ(o.code, DLC_NOT_FOUND);
+  // The entries list what was saved, and nothing past the last.
+  ASSERT_EQ(dlc_metadata_count(restored), 1u);
+  const char *key = nullptr;
+  epoch = 0;
+  EXPECT_TRUE(outcome(dlc_metadata_entry(restored, 0, &key, &epoch)).ok());
+  EXPECT_STREQ(key, "epoch");
+  EXPECT_EQ(epoch, 3);
+  EXPECT_EQ(outcome(dlc_metadata_entry(restored, 1, &key, &epoch)).code,
+            DLC_INVALID_ARGUMENT);
   dlc_metadata_release(restored);
 
   // Without a "dlc.step" global the step is the call count, which resumes

@@ -7,24 +7,21 @@
 //   dlc-run --interpret MODEL.mlir --function F --inputs IN.npz
 //           --gradcheck COTANGENTS.npz --outputs OUT.npz
 //   dlc-run --interpret --train MODEL.(onnx|onnxtxt|mlir) [training options]
-//           --batch-size B --data DATA.npz --steps K [--no-shuffle]
-//           [--seed S] [--log METRICS.jsonl] [--save-state STATE.npz]
+//           --batch-size B --data DATA.npz (--steps K | --epochs E)
+//           [the runner's training options: --log, --checkpoint-dir, ...]
 //   dlc-run MODULE.dlcm [runner options]
 //
 // A compiled module (.dlcm) is run by the runtime through the runner
 // (tools/runner: its own options, see `dlc-run MODULE.dlcm --help`).
 //
-// --train runs train_step K times (an ONNX model is compiled first with the
-// training options, the same words dlc-compile takes; an .mlir module is
-// one dlc-compile --train made, and takes only --lr and --weight-decay,
-// which override its compiled-in values). DATA.npz holds one array per model
-// input and the label array, samples on the first axis; each epoch visits a
-// permutation of the samples in whole batches (the identity with
-// --no-shuffle, else drawn from --seed, which also seeds dropout) and drops
-// the partial last batch. Each step prints its loss
-// and metrics; --log writes them as one JSON object per line ("step",
-// "loss" before the update, "lr", ...); --save-state writes the final
-// parameters, running statistics and optimizer state.
+// --train trains with the runner's loop (tools/runner/Training.h) on the
+// reference evaluator (EvaluatorEngine.h): the same data loading, sample
+// order, progress, metrics log, evaluation, checkpoints and errors as a
+// compiled module's run, with the runner's options (RunOptions.h). An ONNX
+// model is compiled first with the training options, the same words
+// dlc-compile takes; an .mlir module is one dlc-compile --train made, and
+// takes only --lr and --weight-decay, which override its compiled-in
+// values.
 //
 // When running one function of an .mlir module, arguments bound to a
 // dlc.global (roles param, state, optimizer_state, step, hyperparameter)
@@ -57,8 +54,9 @@
 #include "tools/common/IrFile.h"
 #include "tools/common/ShapeOptions.h"
 #include "tools/common/TrainingOptions.h"
+#include "tools/dlc-run/EvaluatorEngine.h"
 #include "tools/dlc-run/GradCheck.h"
-#include "tools/dlc-run/Train.h"
+#include "tools/dlc-run/RunOptions.h"
 #include "tools/runner/Runner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -70,6 +68,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -110,27 +109,12 @@ static cl::opt<std::string> gradcheckFile(
              "results"),
     cl::value_desc("file"), cl::cat(runOptions));
 
-static cl::opt<bool> train("train", cl::desc("Train: run train_step"),
+static cl::opt<bool> train("train",
+                           cl::desc("Train: run train_step with the runner's "
+                                    "loop (its options below)"),
                            cl::cat(runOptions));
-static cl::opt<std::string> dataFile("data",
-                                     cl::desc("--train: the samples (.npz)"),
-                                     cl::value_desc("file"),
-                                     cl::cat(runOptions));
-static cl::opt<int64_t> steps("steps", cl::desc("--train: how many steps"),
-                              cl::init(0), cl::cat(runOptions));
-static cl::opt<bool> noShuffle("no-shuffle",
-                               cl::desc("--train: visit samples in order"),
-                               cl::cat(runOptions));
-static cl::opt<uint64_t> seed("seed",
-                              cl::desc("--train: shuffle and dropout seed"),
-                              cl::init(0), cl::cat(runOptions));
-static cl::opt<std::string>
-    logFile("log", cl::desc("--train: per-step metrics (JSON lines)"),
-            cl::value_desc("file"), cl::cat(runOptions));
-static cl::opt<std::string>
-    saveStateFile("save-state",
-                  cl::desc("--train: where to write the final state (.npz)"),
-                  cl::value_desc("file"), cl::cat(runOptions));
+static cl::OptionCategory
+    trainRunOptions("dlc-run --interpret --train options (the runner's)");
 
 static constexpr const char *kTool = "dlc-run";
 
@@ -399,9 +383,10 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   ::dlc::tools::registerShapeOptions();
   ::dlc::tools::registerTrainingOptions();
+  ::dlc::tools::registerRunOptions(trainRunOptions);
   if (!::dlc::tools::parseCommandLine(
           argc, argv, "dlc program runner\n", kTool,
-          {&runOptions, &::dlc::tools::shapeOptionCategory(),
+          {&runOptions, &trainRunOptions, &::dlc::tools::shapeOptionCategory(),
            &::dlc::tools::trainingOptionCategory()}))
     return 1;
 
@@ -409,8 +394,31 @@ int main(int argc, char **argv) {
     return fail("only --interpret is available: compiled modules come with "
                 "dlc-compile");
   if (train) {
-    if (dataFile.empty() || !steps.getNumOccurrences())
-      return fail("--train needs --data and --steps");
+    for (cl::Option *given : {static_cast<cl::Option *>(&inputsFile),
+                              static_cast<cl::Option *>(&outputsFile),
+                              static_cast<cl::Option *>(&randomInputs),
+                              static_cast<cl::Option *>(&functionName),
+                              static_cast<cl::Option *>(&gradcheckFile)})
+      if (given->getNumOccurrences())
+        return fail("--" + given->ArgStr +
+                    " runs one function; it does not go with --train");
+    // --lr and --weight-decay are run-time inputs too (they override what an
+    // .mlir module was compiled with), checked by the runner as for a
+    // compiled module.
+    std::vector<std::string> hyperparameters;
+    for (auto &[name, value] : ::dlc::tools::hyperparametersGiven()) {
+      char digits[32];
+      std::snprintf(digits, sizeof(digits), "%.17g", value);
+      hyperparameters.push_back(
+          (name == "dlc.lr" ? "--lr=" : "--weight-decay=") +
+          std::string(digits));
+    }
+    ::dlc::runner::Options options;
+    std::string error;
+    if (!::dlc::tools::parseRunOptions(hyperparameters, options, error))
+      return fail(error);
+    if (options.data.empty())
+      return fail("--train needs --data");
     if (::dlc::tools::isDlcIrFile(modelFile)) {
       llvm::SmallVector<std::string> given =
           ::dlc::tools::compileOnlyTrainingOptionsGiven();
@@ -427,15 +435,11 @@ int main(int argc, char **argv) {
     FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);
     if (failed(module))
       return 1;
-    ::dlc::tools::TrainLoopOptions options;
-    options.dataFile = dataFile;
-    options.steps = steps;
-    options.shuffle = !noShuffle;
-    options.seed = seed;
-    options.logFile = logFile;
-    options.saveStateFile = saveStateFile;
-    return ::dlc::tools::runTrainingLoop(**module, options, kTool);
+    return ::dlc::tools::trainOnEvaluator(**module, modelFile, options, kTool);
   }
+  if (std::vector<std::string> given = ::dlc::tools::runOptionsGiven();
+      !given.empty())
+    return fail(given.front() + " applies to --train");
   if (inputsFile.empty() == !randomInputs.getNumOccurrences() ||
       outputsFile.empty())
     return fail("--outputs and one of --inputs or --random-inputs are "

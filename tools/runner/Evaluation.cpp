@@ -14,17 +14,16 @@ double EvaluationResult::accuracy() const {
                  : std::numeric_limits<double>::quiet_NaN();
 }
 
-Evaluation::Evaluation(const LoadedModule &module, const std::string &path)
-    : path_(path), forward_(module.module.signature("forward")) {
+Evaluation::Evaluation(const Engine &engine, const std::string &path)
+    : path_(path), forward_(engine.signature("forward")) {
   std::string what = "--eval-data " + path + ": ";
   // The label: train_step's class-index label, which forward lacks.
-  rt::Signature train = module.module.signature("train_step");
+  rt::Signature train = engine.signature("train_step");
   const dlc_value_info_t *label = nullptr;
-  for (size_t i = 0; i < train.inputs.size() && !label; ++i)
-    if (std::string(train.inputs[i].role) == "label" &&
-        module.classes("train_step", i).numClasses > 0) {
-      label = &train.inputs[i];
-      classes_ = module.classes("train_step", i);
+  for (const dlc_value_info_t &in : train.inputs)
+    if (!label && std::string(in.role) == "label" && in.num_classes > 0) {
+      label = &in;
+      ignoreIndex_ = in.ignore_index;
     }
   if (!label)
     throw Error(what + "accuracy needs a label of class indices, and "
@@ -56,7 +55,7 @@ Evaluation::Evaluation(const LoadedModule &module, const std::string &path)
     throw Error("--eval-data: " + error);
 }
 
-EvaluationResult Evaluation::run(rt::Session &session) {
+EvaluationResult Evaluation::run(Engine &engine) {
   std::string error;
   if (!loader_->seek(0, &error))
     throw Error(error);
@@ -76,12 +75,12 @@ EvaluationResult Evaluation::run(rt::Session &session) {
     std::vector<dlc_tensor_t> inputs;
     for (size_t i = 0; i + 1 < batch->arrays.size(); ++i)
       inputs.push_back(view(batch->arrays[i]));
-    session.call("forward", inputs, outputs);
+    engine.call("forward", inputs, outputs);
     const BatchArray &labels = batch->arrays.back();
     for (int64_t r = 0; r < rows; ++r) {
       int64_t label = 0;
       if (!loadInteger(labels.data, labels.dtype, r, label) ||
-          label == classes_.ignoreIndex)
+          label == ignoreIndex_)
         continue;
       // The first of equal maxima, as numpy's argmax.
       int64_t best = 0;

@@ -10,7 +10,7 @@
 #define DLC_TOOLS_RUNNER_EVALUATION_H
 
 #include "runtime/support/DataLoader.h"
-#include "tools/runner/LoadedModule.h"
+#include "tools/runner/Engine.h"
 
 #include <memory>
 #include <string>
@@ -27,20 +27,20 @@ struct EvaluationResult {
 
 class Evaluation {
 public:
-  /// Checks that `path` can be evaluated with `module`'s forward and that
+  /// Checks that `path` can be evaluated with `engine`'s forward and that
   /// train_step has a class label (named by the file's label array).
   /// Throws naming what is missing.
-  Evaluation(const LoadedModule &module, const std::string &path);
+  Evaluation(const Engine &engine, const std::string &path);
 
-  /// Runs forward on every batch with `session`'s current globals.
-  EvaluationResult run(rt::Session &session);
+  /// Runs forward on every batch with `engine`'s current globals.
+  EvaluationResult run(Engine &engine);
 
   const std::string &path() const { return path_; }
 
 private:
   std::string path_;
   rt::Signature forward_;
-  LabelClasses classes_;
+  int64_t ignoreIndex_ = -100;
   std::unique_ptr<DataLoader> loader_;
 };
 

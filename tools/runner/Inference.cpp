@@ -9,10 +9,9 @@
 
 namespace dlc::runner {
 
-void runInference(const LoadedModule &module, rt::Session &session,
-                  const std::string &inputsPath,
+void runInference(Engine &engine, const std::string &inputsPath,
                   const std::string &outputsPath) {
-  rt::Signature forward = module.module.signature("forward");
+  rt::Signature forward = engine.signature("forward");
   NamedTensors arrays;
   std::string error;
   if (!readNpz(inputsPath, arrays, &error))
@@ -50,7 +49,7 @@ void runInference(const LoadedModule &module, rt::Session &session,
   std::vector<dlc_tensor_t> outputs;
   for (auto &[name, tensor] : results)
     outputs.push_back(view(tensor));
-  session.call("forward", inputs, outputs);
+  engine.call("forward", inputs, outputs);
   if (!writeNpz(outputsPath, results, &error))
     throw Error(error);
 }

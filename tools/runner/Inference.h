@@ -2,7 +2,7 @@
 #ifndef DLC_TOOLS_RUNNER_INFERENCE_H
 #define DLC_TOOLS_RUNNER_INFERENCE_H
 
-#include "tools/runner/LoadedModule.h"
+#include "tools/runner/Engine.h"
 
 #include <string>
 
@@ -12,8 +12,7 @@ namespace dlc::runner {
 /// by name; any mismatch is one error listing what was expected) and writes
 /// its outputs, by name, to `outputsPath` (replaced atomically). Throws on
 /// failure.
-void runInference(const LoadedModule &module, rt::Session &session,
-                  const std::string &inputsPath,
+void runInference(Engine &engine, const std::string &inputsPath,
                   const std::string &outputsPath);
 
 } // namespace dlc::runner

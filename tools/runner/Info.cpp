@@ -17,15 +17,13 @@ std::string describeModule(const LoadedModule &loaded) {
     std::string name = module.functionName(f);
     rt::Signature signature = module.signature(name);
     text += "function " + name + "\n";
-    for (size_t i = 0; i < signature.inputs.size(); ++i) {
-      const dlc_value_info_t &in = signature.inputs[i];
+    for (const dlc_value_info_t &in : signature.inputs) {
       text += "  input  " + std::string(in.name) + " " + in.role + " " +
               describeType(in);
-      LabelClasses classes = loaded.classes(name, i);
-      if (classes.numClasses > 0)
-        text += " (" + std::to_string(classes.numClasses) +
-                " classes, ignore index " +
-                std::to_string(classes.ignoreIndex) + ")";
+      if (in.num_classes > 0)
+        text += " (" + std::to_string(in.num_classes) +
+                " classes, ignore index " + std::to_string(in.ignore_index) +
+                ")";
       text += "\n";
     }
     for (const dlc_value_info_t &out : signature.outputs)

@@ -34,15 +34,6 @@ struct FreeDeleter {
 
 } // namespace
 
-LabelClasses LoadedModule::classes(const std::string &function,
-                                   size_t index) const {
-  rt::Signature signature = module.signature(function);
-  if (index >= signature.inputs.size())
-    return {};
-  const dlc_value_info_t &info = signature.inputs[index];
-  return {info.num_classes, info.ignore_index};
-}
-
 LoadedModule loadModuleFile(const std::string &path) {
   LoadedModule loaded{rt::Module::loadFile(path), path};
   std::string error;

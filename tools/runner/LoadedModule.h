@@ -22,13 +22,6 @@
 
 namespace dlc::runner {
 
-/// What a label argument says about its values.
-struct LabelClasses {
-  /// 0 when the argument is not a class index.
-  int64_t numClasses = 0;
-  int64_t ignoreIndex = -100;
-};
-
 struct LoadedModule {
   rt::Module module;
   /// The path, or the training binary's name.
@@ -40,9 +33,6 @@ struct LoadedModule {
   /// False for a module compiled with --embed-parameters=false: training
   /// must start from a checkpoint.
   bool parametersEmbedded = true;
-
-  /// Input `index` of `function`'s label facts (dlc_value_info_t's).
-  LabelClasses classes(const std::string &function, size_t index) const;
 };
 
 /// Loads the module at `path`. Throws rt::Error with the runtime's message

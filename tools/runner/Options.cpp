@@ -1,6 +1,7 @@
 //===- Options.cpp - The runner's command line ----------------------------===//
 #include "tools/runner/Options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -9,11 +10,17 @@
 namespace dlc::runner {
 namespace {
 
-/// One option: its name without dashes and what to do with its value.
+/// Where an option applies, as --help groups them.
+enum class Section { Training, Inference, Any };
+
+/// One option: its name without dashes, what to do with its value, and its
+/// help (lines after the first indented by usage()).
 struct OptionSpec {
   const char *name;
   /// Null for a flag.
   const char *valueName;
+  Section section;
+  const char *help;
   /// Stores the value (ignored for a flag); false with `error` set when it
   /// is malformed.
   std::function<bool(Options &, const std::string &, std::string &error)> apply;
@@ -81,50 +88,105 @@ flag(bool Options::*field) {
   };
 }
 
+std::function<bool(Options &, const std::string &, std::string &)>
+seedOption(const char *name, std::optional<uint64_t> Options::*field) {
+  return [=](Options &o, const std::string &v, std::string &error) {
+    std::optional<int64_t> seed;
+    if (!parseInt(std::string("--") + name, v, 0, seed, error))
+      return false;
+    o.*field = static_cast<uint64_t>(*seed);
+    return true;
+  };
+}
+
 const std::vector<OptionSpec> &optionSpecs() {
+  using S = Section;
   static const std::vector<OptionSpec> specs = {
-      {"help", nullptr, flag(&Options::help)},
-      {"info", nullptr, flag(&Options::info)},
-      {"inputs", "FILE", stringOption(&Options::inputs)},
-      {"outputs", "FILE", stringOption(&Options::outputs)},
-      {"data", "FILE", stringOption(&Options::data)},
-      {"seq-len", "T", intOption("seq-len", &Options::seqLen, 1)},
-      {"token-dtype", "TYPE", stringOption(&Options::tokenDtype)},
-      {"steps", "N", intOption("steps", &Options::steps, 0)},
-      {"epochs", "N", intOption("epochs", &Options::epochs, 0)},
-      {"no-shuffle", nullptr, flag(&Options::noShuffle)},
-      {"seed", "S",
-       [](Options &o, const std::string &v, std::string &error) {
-         std::optional<int64_t> seed;
-         if (!parseInt("--seed", v, 0, seed, error))
-           return false;
-         o.seed = static_cast<uint64_t>(*seed);
-         return true;
-       }},
-      {"lr", "X", numberOption("lr", &Options::lr)},
-      {"weight-decay", "X",
+      {"data", "FILE", S::Training,
+       "samples: one array per model input and label,\n"
+       "samples on the first axis (.npz); or a token file\n"
+       "(.bin: nanoGPT's ids, or llm.c's with its header)\n"
+       "cut into sequences and their next tokens",
+       stringOption(&Options::data)},
+      {"seq-len", "T", S::Training,
+       "token files: the sequence length (the model's)",
+       intOption("seq-len", &Options::seqLen, 1)},
+      {"token-dtype", "TYPE", S::Training,
+       "token files without a header: uint16 (default)\nor uint32",
+       stringOption(&Options::tokenDtype)},
+      {"steps", "N", S::Training,
+       "train until N steps are done in all (with\n--resume, counting the "
+       "steps before it)",
+       intOption("steps", &Options::steps, 0)},
+      {"epochs", "N", S::Training, "the same as --steps N * (samples / batch)",
+       intOption("epochs", &Options::epochs, 0)},
+      {"no-shuffle", nullptr, S::Training, "visit samples in file order",
+       flag(&Options::noShuffle)},
+      {"seed", "S", S::Training, "shuffle and dropout seed (default 0)",
+       seedOption("seed", &Options::seed)},
+      {"lr", "X", S::Training, "the learning rate the schedule scales",
+       numberOption("lr", &Options::lr)},
+      {"weight-decay", "X", S::Training, "the weight decay",
        numberOption("weight-decay", &Options::weightDecay)},
-      {"log", "FILE", stringOption(&Options::log)},
-      {"tensorboard", "DIR", stringOption(&Options::tensorboard)},
-      {"eval-data", "FILE", stringOption(&Options::evalData)},
-      {"checkpoint-dir", "DIR", stringOption(&Options::checkpointDir)},
-      {"checkpoint-every", "N",
+      {"log", "FILE", S::Training,
+       "append one JSON line per step (and per evaluation)",
+       stringOption(&Options::log)},
+      {"tensorboard", "DIR", S::Training,
+       "write the logged scalars (loss, learning rate,\nloss scale, "
+       "throughput, eval accuracy) as a\nTensorBoard event file in DIR",
+       stringOption(&Options::tensorboard)},
+      {"eval-data", "FILE", S::Training,
+       "after training and at each checkpoint, the accuracy\nof forward on "
+       "this data",
+       stringOption(&Options::evalData)},
+      {"checkpoint-dir", "DIR", S::Training,
+       "save a checkpoint there at the end",
+       stringOption(&Options::checkpointDir)},
+      {"checkpoint-every", "N", S::Training, "... and every N steps",
        intOption("checkpoint-every", &Options::checkpointEvery, 1)},
-      {"resume", "DIR", stringOption(&Options::resume)},
-      {"init-seed", "S",
-       [](Options &o, const std::string &v, std::string &error) {
-         std::optional<int64_t> seed;
-         if (!parseInt("--init-seed", v, 0, seed, error))
-           return false;
-         o.initSeed = static_cast<uint64_t>(*seed);
-         return true;
-       }},
-      {"export", "FILE", stringOption(&Options::exportPath)},
-      {"profile", "FILE", stringOption(&Options::profile)},
-      {"device", "SPEC", stringOption(&Options::device)},
-      {"threads", "N", intOption("threads", &Options::threads, 0)},
+      {"resume", "CHECKPOINT", S::Training,
+       "continue a run from its checkpoint (a directory\nor a file); "
+       "without --checkpoint-dir, keep saving\ninto that directory as the "
+       "run did; for inference,\nthe parameters of a checkpoint",
+       stringOption(&Options::resume)},
+      {"init-seed", "S", S::Training,
+       "a module compiled with --embed-parameters=false:\nseeded random "
+       "parameters instead of a checkpoint\n(benchmarks, device "
+       "comparisons; inference too)",
+       seedOption("init-seed", &Options::initSeed)},
+      {"export", "FILE.onnx", S::Training, "write the trained model at the end",
+       stringOption(&Options::exportPath)},
+      {"save-state", "FILE", S::Training,
+       "write every global at the end (parameters,\nstatistics, optimizer "
+       "state) as one .npz",
+       stringOption(&Options::saveState)},
+      {"profile", "FILE.jsonl", S::Training,
+       "time every step of the plan; write one line per\nstep (kernel, "
+       "matmul, conv), slowest first",
+       stringOption(&Options::profile)},
+      {"inputs", "FILE", S::Inference, "one array per model input",
+       stringOption(&Options::inputs)},
+      {"outputs", "FILE", S::Inference,
+       "where to write forward's outputs (.npz)",
+       stringOption(&Options::outputs)},
+      {"info", nullptr, S::Any, "describe the module and exit",
+       flag(&Options::info)},
+      {"device", "SPEC", S::Any,
+       "cpu or cuda:N (default: cpu, or cuda:0 for a module\ncompiled with "
+       "--target cuda)",
+       stringOption(&Options::device)},
+      {"threads", "N", S::Any, "CPU threads (default: one per core)",
+       intOption("threads", &Options::threads, 0)},
+      {"help", nullptr, S::Any, "show this help", flag(&Options::help)},
   };
   return specs;
+}
+
+const OptionSpec *findSpec(const std::string &name) {
+  for (const OptionSpec &s : optionSpecs())
+    if (name == s.name)
+      return &s;
+  return nullptr;
 }
 
 } // namespace
@@ -162,10 +224,7 @@ bool parseOptions(int argc, char **argv, bool takesModulePath, Options &out,
       value = body.substr(eq + 1);
       body = body.substr(0, eq);
     }
-    const OptionSpec *spec = nullptr;
-    for (const OptionSpec &s : optionSpecs())
-      if (body == s.name)
-        spec = &s;
+    const OptionSpec *spec = findSpec(body);
     std::string name = "--" + body;
     if (!spec) {
       error = "unknown option '" + arg + "' (see --help)";
@@ -198,75 +257,48 @@ bool parseOptions(int argc, char **argv, bool takesModulePath, Options &out,
   return true;
 }
 
+std::optional<OptionHelp> describeOption(const std::string &name) {
+  const OptionSpec *spec = findSpec(name);
+  if (!spec)
+    return std::nullopt;
+  return OptionHelp{spec->valueName ? spec->valueName : "", spec->help};
+}
+
 std::string usage(const std::string &tool, bool embedded) {
   std::string module = embedded ? "" : " MODULE.dlcm";
-  return "usage: " + tool + module +
-         " --data TRAIN.npz (--steps N | --epochs E) [training options]\n"
-         "       " +
-         tool + module +
-         " --inputs IN.npz --outputs OUT.npz [--resume CHECKPOINT]\n"
-         "       " +
-         tool + module +
-         " --info\n"
-         "\n"
-         "Training (train_step, one optimizer step per batch):\n"
-         "  --data FILE           samples: one array per model input and "
-         "label,\n"
-         "                        samples on the first axis (.npz); or a "
-         "token file\n"
-         "                        (.bin: nanoGPT's ids, or llm.c's with its "
-         "header)\n"
-         "                        cut into sequences and their next tokens\n"
-         "  --seq-len T           token files: the sequence length (the "
-         "model's)\n"
-         "  --token-dtype TYPE    token files without a header: uint16 "
-         "(default)\n"
-         "                        or uint32\n"
-         "  --steps N             train until N steps are done in all (with\n"
-         "                        --resume, counting the steps before it)\n"
-         "  --epochs E            the same as --steps E * (samples / batch)\n"
-         "  --no-shuffle          visit samples in file order\n"
-         "  --seed S              shuffle and dropout seed (default 0)\n"
-         "  --lr X                the learning rate the schedule scales\n"
-         "  --weight-decay X      the weight decay\n"
-         "  --log FILE            append one JSON line per step (and per "
-         "evaluation)\n"
-         "  --tensorboard DIR     write the logged scalars (loss, learning "
-         "rate,\n"
-         "                        loss scale, throughput, eval accuracy) as "
-         "a\n"
-         "                        TensorBoard event file in DIR\n"
-         "  --eval-data FILE      after training and at each checkpoint, "
-         "the accuracy\n"
-         "                        of forward on this data\n"
-         "  --checkpoint-dir DIR  save a checkpoint there at the end\n"
-         "  --checkpoint-every N  ... and every N steps\n"
-         "  --resume CHECKPOINT   continue a run from its checkpoint (a "
-         "directory\n"
-         "                        or a file); without --checkpoint-dir, "
-         "keep saving\n"
-         "                        into that directory as the run did\n"
-         "  --init-seed S         a module compiled with "
-         "--embed-parameters=false:\n"
-         "                        seeded random parameters instead of a "
-         "checkpoint\n"
-         "                        (benchmarks, device comparisons)\n"
-         "  --export FILE.onnx    write the trained model at the end\n"
-         "  --profile FILE.jsonl  time every step of the plan; write one "
-         "line per\n"
-         "                        step (kernel, matmul, conv), slowest "
-         "first\n"
-         "Inference (forward):\n"
-         "  --inputs FILE         one array per model input\n"
-         "  --outputs FILE        where to write forward's outputs (.npz)\n"
-         "  --resume CHECKPOINT   with the parameters of a checkpoint\n"
-         "  --init-seed S         or seeded random ones (see above)\n"
-         "Any mode:\n"
-         "  --info                describe the module and exit\n"
-         "  --device SPEC         cpu or cuda:N (default: cpu, or cuda:0 "
-         "for a module\n"
-         "                        compiled with --target cuda)\n"
-         "  --threads N           CPU threads (default: one per core)\n";
+  std::string text =
+      "usage: " + tool + module +
+      " --data TRAIN.npz (--steps N | --epochs E) [training options]\n"
+      "       " +
+      tool + module +
+      " --inputs IN.npz --outputs OUT.npz [--resume CHECKPOINT]\n"
+      "       " +
+      tool + module + " --info\n\n";
+  const std::pair<Section, const char *> sections[] = {
+      {Section::Training, "Training (train_step, one optimizer step per "
+                          "batch):"},
+      {Section::Inference, "Inference (forward; --resume or --init-seed give "
+                           "the parameters):"},
+      {Section::Any, "Any mode:"}};
+  for (auto [section, title] : sections) {
+    text += std::string(title) + "\n";
+    for (const OptionSpec &spec : optionSpecs()) {
+      if (spec.section != section)
+        continue;
+      std::string head = std::string("  --") + spec.name;
+      if (spec.valueName)
+        head += std::string(" ") + spec.valueName;
+      head.resize(std::max<size_t>(head.size() + 1, 24), ' ');
+      std::string help = spec.help;
+      for (size_t nl; (nl = help.find('\n')) != std::string::npos;) {
+        text += head + help.substr(0, nl) + "\n";
+        head = std::string(24, ' ');
+        help = help.substr(nl + 1);
+      }
+      text += head + help + "\n";
+    }
+  }
+  return text;
 }
 
 } // namespace dlc::runner

@@ -51,6 +51,8 @@ struct Options {
   std::string exportPath;
   /// Per-step timings of the training steps, written at the end.
   std::string profile;
+  /// Every global at the end, in one .npz.
+  std::string saveState;
 
   // The device; empty: the module's target ("cpu", or "cuda:0").
   std::string device;
@@ -68,6 +70,19 @@ struct Options {
 /// Returns false and sets `error` to one line on a bad command line.
 bool parseOptions(int argc, char **argv, bool takesModulePath, Options &out,
                   std::string &error);
+
+/// What --help says about one option.
+struct OptionHelp {
+  /// "FILE"; empty for a flag.
+  std::string valueName;
+  /// Lines separated by '\n'.
+  std::string help;
+};
+
+/// Option `name` ("data", without dashes), or nullopt when the runner has
+/// none: dlc-run --interpret --train offers the runner's training options
+/// as they are, help included.
+std::optional<OptionHelp> describeOption(const std::string &name);
 
 /// The --help text; `tool` is the program's name, `embedded` whether its
 /// module is embedded.

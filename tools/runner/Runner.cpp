@@ -14,6 +14,7 @@
 #include "tools/runner/LoadedModule.h"
 #include "tools/runner/Options.h"
 #include "tools/runner/SeededInit.h"
+#include "tools/runner/SessionEngine.h"
 #include "tools/runner/Training.h"
 
 #include <cstdio>
@@ -24,21 +25,15 @@
 namespace dlc::runner {
 namespace {
 
-const char *const kTrainingOptions[] = {"--data",
-                                        "--seq-len",
-                                        "--token-dtype",
-                                        "--steps",
-                                        "--epochs",
-                                        "--no-shuffle",
-                                        "--seed",
-                                        "--lr",
-                                        "--weight-decay",
-                                        "--log",
-                                        "--tensorboard",
-                                        "--eval-data",
-                                        "--checkpoint-dir",
-                                        "--checkpoint-every",
-                                        "--export"};
+const char *const kTrainingOptions[] = {
+    "--data",           "--seq-len",
+    "--token-dtype",    "--steps",
+    "--epochs",         "--no-shuffle",
+    "--seed",           "--lr",
+    "--weight-decay",   "--log",
+    "--tensorboard",    "--eval-data",
+    "--checkpoint-dir", "--checkpoint-every",
+    "--export",         "--save-state"};
 const char *const kInferenceOptions[] = {"--inputs", "--outputs"};
 /// Options that apply in every mode.
 const char *const kCommonOptions[] = {"--device", "--threads", "--info",
@@ -88,16 +83,7 @@ Mode chooseMode(const Options &o) {
     throw Error("nothing to do: give --data to train, --inputs and --outputs "
                 "to run forward, or --info (see --help)");
   }
-  if (o.steps && o.epochs)
-    throw Error("--steps and --epochs both say how long to train; give one");
   return Mode::Training;
-}
-
-bool hasFunction(const rt::Module &module, const std::string &name) {
-  for (size_t i = 0; i < module.functionCount(); ++i)
-    if (module.functionName(i) == name)
-      return true;
-  return false;
 }
 
 void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
@@ -105,12 +91,6 @@ void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
     std::fputs(describeModule(loaded).c_str(), stdout);
     return;
   }
-  const char *function = mode == Mode::Training ? "train_step" : "forward";
-  if (!hasFunction(loaded.module, function))
-    throw Error(loaded.name + ": has no " + function + " function" +
-                (mode == Mode::Training
-                     ? " (compile the model with dlc-compile --train)"
-                     : ""));
   // A module runs where it was compiled for unless --device says otherwise
   // (a --target cuda training binary trains on the first GPU).
   std::string spec = !options.device.empty() ? options.device
@@ -118,21 +98,23 @@ void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
                                                         : "cpu";
   rt::Device device(spec,
                     static_cast<int32_t>(options.threads.value_or(0)));
-  rt::Session session(loaded.module, device);
+  SessionEngine engine(loaded, device);
   if (mode == Mode::Training) {
-    runTraining(loaded, session, options);
+    runTraining(engine, options);
     return;
   }
+  if (!engine.hasFunction("forward"))
+    throw Error(loaded.name + ": has no forward function");
   if (!options.resume.empty())
-    session.loadCheckpoint(options.resume);
+    engine.loadCheckpoint(options.resume);
   else if (options.initSeed)
-    initializeParameters(loaded, session, *options.initSeed);
+    initializeParameters(engine, *options.initSeed);
   else if (!loaded.parametersEmbedded)
     throw Error(loaded.name + " holds no parameters (it was compiled with "
                               "--embed-parameters=false): give them with "
                               "--resume CHECKPOINT (or --init-seed S for "
                               "seeded random ones)");
-  runInference(loaded, session, options.inputs, options.outputs);
+  runInference(engine, options.inputs, options.outputs);
 }
 
 /// `text` on one line: control characters as C escapes, as dlc's other
@@ -188,12 +170,11 @@ int run(int argc, char **argv, const char *embeddingFile,
 
 } // namespace
 
-int main(int argc, char **argv, const char *embeddingFile) {
-  std::string tool = argc > 0 ? argv[0] : "dlc-runner";
-  tool = tool.substr(tool.rfind('/') + 1);
+int reportFailures(const std::string &tool, const std::function<void()> &body) {
   std::string message;
   try {
-    return run(argc, argv, embeddingFile, tool);
+    body();
+    return 0;
   } catch (const std::bad_alloc &) {
     message = "out of memory";
   } catch (const std::exception &e) {
@@ -205,6 +186,15 @@ int main(int argc, char **argv, const char *embeddingFile) {
   std::fprintf(stderr, "%s: error: %s\n", tool.c_str(),
                escapeForOneLine(message).c_str());
   return 1;
+}
+
+int main(int argc, char **argv, const char *embeddingFile) {
+  std::string tool = argc > 0 ? argv[0] : "dlc-runner";
+  tool = tool.substr(tool.rfind('/') + 1);
+  int code = 0;
+  int failed = reportFailures(
+      tool, [&] { code = run(argc, argv, embeddingFile, tool); });
+  return failed ? failed : code;
 }
 
 bool looksLikeModule(const char *path) {

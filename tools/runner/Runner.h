@@ -11,6 +11,9 @@
 #ifndef DLC_TOOLS_RUNNER_RUNNER_H
 #define DLC_TOOLS_RUNNER_RUNNER_H
 
+#include <functional>
+#include <string>
+
 namespace dlc::runner {
 
 /// Runs the runner on its command line and returns the process's exit code
@@ -20,6 +23,12 @@ namespace dlc::runner {
 /// "/proc/self/exe"), the module is that one; otherwise it is the first
 /// positional argument. Never throws.
 int main(int argc, char **argv, const char *embeddingFile);
+
+/// Runs `body` and returns 0, or 1 after printing what it threw as one
+/// `TOOL: error: ...` line (escaped, as names from files may hold control
+/// characters). The runner's own boundary; tools built without exceptions
+/// call the runner's loops through it. Never throws.
+int reportFailures(const std::string &tool, const std::function<void()> &body);
 
 /// Whether `path` is an existing compiled module as far as its name or its
 /// first bytes tell: it ends in ".dlcm" or bytes 4..7 are the FlatBuffers

@@ -29,12 +29,8 @@ uint64_t hashName(const std::string &name) {
 
 } // namespace
 
-void initializeParameters(const LoadedModule &module, rt::Session &session,
-                          uint64_t seed) {
-  size_t count = dlc_module_global_count(module.module.get());
-  for (size_t g = 0; g < count; ++g) {
-    dlc_value_info_t info;
-    rt::check(dlc_module_global_info(module.module.get(), g, &info));
+void initializeParameters(Engine &engine, uint64_t seed) {
+  for (const dlc_value_info_t &info : engine.globals()) {
     if (std::string(info.role) != "param")
       continue;
     Tensor t = makeTensor(info);
@@ -62,7 +58,7 @@ void initializeParameters(const LoadedModule &module, rt::Session &session,
       else
         t.data<double>()[i] = value;
     }
-    session.setGlobal(info.name, t.bytes(), t.byteSize());
+    engine.setGlobal(info.name, t.bytes(), t.byteSize());
   }
 }
 

@@ -10,13 +10,13 @@
 #ifndef DLC_TOOLS_RUNNER_SEEDEDINIT_H
 #define DLC_TOOLS_RUNNER_SEEDEDINIT_H
 
-#include "tools/runner/LoadedModule.h"
+#include "tools/runner/Engine.h"
 
 #include <cstdint>
 
 namespace dlc::runner {
 
-/// Sets every floating-point parameter global (role "param") of `session`:
+/// Sets every floating-point parameter global (role "param") of `engine`:
 /// matrices and kernels (rank >= 2) to values drawn uniformly from
 /// +-1/sqrt(fan_in), fan_in being the product of all dimensions but the
 /// first (PyTorch's bound for Linear and Conv weights, whose first dimension
@@ -27,8 +27,7 @@ namespace dlc::runner {
 /// values depend only on `seed` and its name, so two modules of one model
 /// (cpu and cuda) get the same weights. Throws for a parameter of a type it
 /// cannot fill.
-void initializeParameters(const LoadedModule &module, rt::Session &session,
-                          uint64_t seed);
+void initializeParameters(Engine &engine, uint64_t seed);
 
 } // namespace dlc::runner
 

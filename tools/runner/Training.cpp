@@ -2,6 +2,7 @@
 #include "tools/runner/Training.h"
 
 #include "runtime/support/DataLoader.h"
+#include "runtime/support/Npz.h"
 #include "runtime/support/Shuffle.h"
 #include "tools/runner/Error.h"
 #include "tools/runner/Evaluation.h"
@@ -12,6 +13,7 @@
 #include "tools/runner/TensorBoard.h"
 #include "tools/runner/Values.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -36,12 +38,6 @@ constexpr const char *kEveryKey = "runner.checkpoint_every";
 
 /// The dropout seed global: starts at --seed, as in dlc-run --train.
 constexpr const char *kRngSeedGlobal = "dlc.rng_seed";
-
-/// A train_step input fed from the data file.
-struct DataArgument {
-  dlc_value_info_t info;
-  LabelClasses classes;
-};
 
 /// Where a run starts: fresh, or where a checkpoint left off.
 struct RunState {
@@ -103,10 +99,8 @@ void checkWritable(const std::string &path, const std::string &option) {
 
 class Trainer {
 public:
-  Trainer(const LoadedModule &module, rt::Session &session,
-          const Options &options)
-      : module_(module), session_(session), options_(options),
-        signature_(module.module.signature("train_step")) {}
+  Trainer(Engine &engine, const Options &options)
+      : engine_(engine), options_(options) {}
 
   void run();
 
@@ -122,15 +116,17 @@ private:
   void step();
   void saveCheckpoint();
   void evaluate();
+  /// --save-state: every global, by name, in one .npz.
+  void saveState();
   /// Prints `line` to `out`, after ending a live progress line.
   void say(const std::string &line, std::FILE *out);
 
-  const LoadedModule &module_;
-  rt::Session &session_;
+  Engine &engine_;
   const Options &options_;
   rt::Signature signature_;
 
-  std::vector<DataArgument> data_;
+  /// The train_step inputs fed from the data file: all of them.
+  std::vector<dlc_value_info_t> data_;
   int64_t batchSize_ = 0;
   /// train_step's outputs; the loss and metrics are logged.
   std::vector<Tensor> outputs_;
@@ -156,25 +152,31 @@ private:
 };
 
 void Trainer::run() {
+  if (!engine_.hasFunction("train_step"))
+    throw Error(engine_.name() + ": has no train_step function (compile the "
+                                 "model with dlc-compile --train)");
+  signature_ = engine_.signature("train_step");
   bindArguments();
   restoreOrStart();
   openData();
   chooseTargetAndCheckpoints();
   if (!options_.evalData.empty())
-    evaluation_ = std::make_unique<Evaluation>(module_, options_.evalData);
+    evaluation_ = std::make_unique<Evaluation>(engine_, options_.evalData);
   if (!options_.exportPath.empty()) {
-    if (!module_.keepsOnnxModel)
-      throw Error("--export: " + module_.name +
+    if (!engine_.keepsOnnxModel())
+      throw Error("--export: " + engine_.name() +
                   " keeps no ONNX model to write the trained parameters into");
     checkWritable(options_.exportPath, "--export");
   }
+  if (!options_.saveState.empty())
+    checkWritable(options_.saveState, "--save-state");
   if (!options_.log.empty())
     log_ = std::make_unique<MetricsLog>(options_.log);
   if (!options_.tensorboard.empty())
     tensorboard_ = std::make_unique<TensorBoardWriter>(options_.tensorboard);
   if (!options_.profile.empty()) {
     checkWritable(options_.profile, "--profile");
-    session_.setProfiling(true);
+    engine_.setProfiling(true);
   }
 
   std::string error;
@@ -234,9 +236,11 @@ void Trainer::run() {
     saveCheckpoint();
   evaluate();
   if (!options_.profile.empty())
-    session_.writeProfile(options_.profile);
+    engine_.writeProfile(options_.profile);
   if (!options_.exportPath.empty())
-    session_.exportOnnx(options_.exportPath);
+    engine_.exportOnnx(options_.exportPath);
+  if (!options_.saveState.empty())
+    saveState();
 }
 
 void Trainer::bindArguments() {
@@ -254,9 +258,9 @@ void Trainer::bindArguments() {
     if (data_.empty())
       batchSize_ = in.shape[0];
     else if (in.shape[0] != batchSize_)
-      throw Error(what + " disagrees with '" + data_.front().info.name +
+      throw Error(what + " disagrees with '" + data_.front().name +
                   "' on the batch size (" + std::to_string(batchSize_) + ")");
-    data_.push_back({in, module_.classes("train_step", i)});
+    data_.push_back(in);
   }
   if (data_.empty())
     throw Error("train_step takes no data");
@@ -266,9 +270,14 @@ void Trainer::bindArguments() {
     std::string role = out.role;
     if (role != "loss" && role != "metric")
       continue;
-    if (outputs_.back().numElements() != 1)
+    // The log's numbers: the loss is a float, a metric may count (an
+    // integer, as skipped_steps).
+    DType dtype = outputs_.back().dtype();
+    bool number = isFloat(dtype) || (role == "metric" && dtype != DType::Bool);
+    if (outputs_.back().numElements() != 1 || !number)
       throw Error("train_step output '" + std::string(out.name) + "' (" + role +
-                  ") is " + describeType(out) + ", not a one-element tensor");
+                  ") is " + describeType(out) + ", not a one-element " +
+                  (role == "loss" ? "float tensor" : "number tensor"));
     if (role == "loss" && lossIndex_ < 0)
       lossIndex_ = static_cast<int64_t>(i);
     logged_.push_back(i);
@@ -277,33 +286,35 @@ void Trainer::bindArguments() {
 
 void Trainer::restoreOrStart() {
   if (options_.resume.empty() && !options_.initSeed &&
-      !module_.parametersEmbedded)
-    throw Error(module_.name + " holds no initial parameters (it was compiled "
-                               "with --embed-parameters=false): start from a "
-                               "checkpoint with --resume (or from seeded "
-                               "random ones with --init-seed S)");
+      !engine_.parametersEmbedded())
+    throw Error(engine_.name() +
+                " holds no initial parameters (it was compiled "
+                "with --embed-parameters=false): start from a "
+                "checkpoint with --resume (or from seeded "
+                "random ones with --init-seed S)");
   if (options_.resume.empty()) {
     if (options_.initSeed)
-      initializeParameters(module_, session_, *options_.initSeed);
+      initializeParameters(engine_, *options_.initSeed);
     state_.seed = options_.seed.value_or(0);
     state_.shuffle = !options_.noShuffle;
     dlc_value_info_t info;
-    if (findGlobal(module_.module, kRngSeedGlobal, info)) {
+    if (findGlobal(engine_, kRngSeedGlobal, info)) {
       Tensor seed = makeTensor(info);
       if (seed.dtype() != DType::I64 || seed.numElements() != 1)
         throw Error(std::string("the module's global '") + kRngSeedGlobal +
                     "' is " + describeType(info) + ", expected int64[]");
       seed.data<int64_t>()[0] = static_cast<int64_t>(state_.seed);
-      session_.setGlobal(kRngSeedGlobal, seed.bytes(), seed.byteSize());
+      engine_.setGlobal(kRngSeedGlobal, seed.bytes(), seed.byteSize());
     }
   } else {
     const std::string &from = options_.resume;
-    rt::Metadata metadata = session_.loadCheckpoint(from);
+    Metadata metadata = engine_.loadCheckpoint(from);
     auto value = [&](const char *key) {
-      if (!metadata.has(key))
+      auto it = metadata.find(key);
+      if (it == metadata.end())
         throw Error("--resume " + from + ": the checkpoint has no '" + key +
                     "' (it was not written by a dlc training run)");
-      return metadata.value(key);
+      return it->second;
     };
     state_.resumed = true;
     state_.stepsDone = value(kStepsKey);
@@ -329,34 +340,32 @@ void Trainer::restoreOrStart() {
   }
   // Run-time settings override the module's, or the checkpoint's, values.
   if (options_.lr)
-    setScalarGlobal(module_.module, session_, "dlc.lr", *options_.lr, "--lr");
+    setScalarGlobal(engine_, "dlc.lr", *options_.lr, "--lr");
   if (options_.weightDecay)
-    setScalarGlobal(module_.module, session_, "dlc.weight_decay",
-                    *options_.weightDecay, "--weight-decay");
+    setScalarGlobal(engine_, "dlc.weight_decay", *options_.weightDecay,
+                    "--weight-decay");
 }
 
 void Trainer::openData() {
   std::vector<ArraySpec> specs;
-  for (const DataArgument &arg : data_)
-    specs.push_back({arg.info.name, dtypeOf(arg.info),
-                     std::vector<int64_t>(arg.info.shape + 1,
-                                          arg.info.shape + arg.info.rank)});
+  for (const dlc_value_info_t &in : data_)
+    specs.push_back({in.name, dtypeOf(in),
+                     std::vector<int64_t>(in.shape + 1, in.shape + in.rank)});
   std::string error;
   if (isTokenFile(options_)) {
     // One input of [T] token ids and its label, the next tokens, told
     // apart by their roles.
-    bool roles =
-        data_.size() == 2 &&
-        std::string(data_[0].info.role) != std::string(data_[1].info.role) &&
-        (std::string(data_[0].info.role) == "label" ||
-         std::string(data_[1].info.role) == "label");
+    bool roles = data_.size() == 2 &&
+                 std::string(data_[0].role) != std::string(data_[1].role) &&
+                 (std::string(data_[0].role) == "label" ||
+                  std::string(data_[1].role) == "label");
     if (!roles || specs[0].sampleShape.size() != 1)
       throw Error(options_.data +
                   ": a token file feeds a model with one "
                   "input of token ids [B, T] and its label; "
                   "train_step takes " +
                   std::to_string(specs.size()) + " data arrays");
-    size_t labelIndex = std::string(data_[0].info.role) == "label" ? 0 : 1;
+    size_t labelIndex = std::string(data_[0].role) == "label" ? 0 : 1;
     int64_t length = specs[0].sampleShape[0];
     if (options_.seqLen && *options_.seqLen != length)
       throw Error("--seq-len " + std::to_string(*options_.seqLen) +
@@ -387,6 +396,8 @@ void Trainer::openData() {
 }
 
 void Trainer::chooseTargetAndCheckpoints() {
+  if (options_.steps && options_.epochs)
+    throw Error("--steps and --epochs both say how long to train; give one");
   if (options_.steps) {
     target_ = *options_.steps;
   } else if (options_.epochs) {
@@ -415,8 +426,8 @@ void Trainer::chooseTargetAndCheckpoints() {
 
 void Trainer::checkLabels(const Batch &batch, int64_t step) {
   for (size_t a = 0; a < data_.size(); ++a) {
-    const LabelClasses &classes = data_[a].classes;
-    if (classes.numClasses <= 0)
+    const dlc_value_info_t &in = data_[a];
+    if (in.num_classes <= 0)
       continue;
     const BatchArray &array = batch.arrays[a];
     int64_t elements = 1;
@@ -427,8 +438,7 @@ void Trainer::checkLabels(const Batch &batch, int64_t step) {
       int64_t label = 0;
       if (!loadInteger(array.data, array.dtype, e, label))
         break;
-      if ((label >= 0 && label < classes.numClasses) ||
-          label == classes.ignoreIndex)
+      if ((label >= 0 && label < in.num_classes) || label == in.ignore_index)
         continue;
       // The sample's index in the file, as the loader chose it.
       SampleOrder order(loader_->numSamples(), state_.shuffle, state_.seed);
@@ -437,12 +447,12 @@ void Trainer::checkLabels(const Batch &batch, int64_t step) {
           batch.position /
           perEpoch)[(batch.position % perEpoch) * batchSize_ + e / perSample];
       throw Error(
-          options_.data + ": array '" + data_[a].info.name + "' holds class " +
+          options_.data + ": array '" + in.name + "' holds class " +
           std::to_string(label) + " at sample " + std::to_string(sample) +
           (perSample > 1 ? ", element " + std::to_string(e % perSample)
                          : std::string()) +
-          ", outside [0, " + std::to_string(classes.numClasses) +
-          ") and not the ignore index " + std::to_string(classes.ignoreIndex) +
+          ", outside [0, " + std::to_string(in.num_classes) +
+          ") and not the ignore index " + std::to_string(in.ignore_index) +
           " (step " + std::to_string(step) + ")");
     }
   }
@@ -454,8 +464,8 @@ void Trainer::stage(const Batch &batch, int64_t step) {
   for (const BatchArray &array : batch.arrays)
     inputs.push_back(view(array));
   try {
-    session_.stage("train_step", inputs);
-  } catch (const rt::Error &e) {
+    engine_.stage("train_step", inputs);
+  } catch (const std::runtime_error &e) {
     throw Error("step " + std::to_string(step) + ": " + e.what());
   }
 }
@@ -465,8 +475,8 @@ void Trainer::step() {
   for (Tensor &t : outputs_)
     outputs.push_back(view(t));
   try {
-    session_.callStaged("train_step", outputs);
-  } catch (const rt::Error &e) {
+    engine_.callStaged("train_step", outputs);
+  } catch (const std::runtime_error &e) {
     throw Error("step " + std::to_string(state_.stepsDone) + ": " + e.what());
   }
   std::string line = "{\"step\": " + std::to_string(state_.stepsDone);
@@ -494,15 +504,14 @@ void Trainer::step() {
 }
 
 void Trainer::saveCheckpoint() {
-  rt::Metadata metadata;
-  metadata.set(kStepsKey, state_.stepsDone);
-  metadata.set(kTargetKey, target_);
-  metadata.set(kPositionKey, loader_->position());
-  metadata.set(kSamplesKey, loader_->numSamples());
-  metadata.set(kSeedKey, static_cast<int64_t>(state_.seed));
-  metadata.set(kShuffleKey, state_.shuffle ? 1 : 0);
-  metadata.set(kEveryKey, checkpointEvery_);
-  session_.saveCheckpoint(checkpointDir_, &metadata);
+  Metadata metadata = {{kStepsKey, state_.stepsDone},
+                       {kTargetKey, target_},
+                       {kPositionKey, loader_->position()},
+                       {kSamplesKey, loader_->numSamples()},
+                       {kSeedKey, static_cast<int64_t>(state_.seed)},
+                       {kShuffleKey, state_.shuffle ? 1 : 0},
+                       {kEveryKey, checkpointEvery_}};
+  engine_.saveCheckpoint(checkpointDir_, metadata);
   say("saved a checkpoint at step " + std::to_string(state_.stepsDone) +
           " in " + checkpointDir_,
       stderr);
@@ -511,7 +520,7 @@ void Trainer::saveCheckpoint() {
 void Trainer::evaluate() {
   if (!evaluation_)
     return;
-  EvaluationResult result = evaluation_->run(session_);
+  EvaluationResult result = evaluation_->run(engine_);
   std::string accuracy = jsonNumber(result.accuracy(), true);
   if (log_)
     log_->append("{\"eval\": " + jsonString(evaluation_->path()) +
@@ -527,6 +536,22 @@ void Trainer::evaluate() {
       stdout);
 }
 
+void Trainer::saveState() {
+  NamedTensors state;
+  for (const dlc_value_info_t &info : engine_.globals()) {
+    Tensor t = makeTensor(info);
+    engine_.getGlobal(info.name, t.bytes(), t.byteSize());
+    // NumPy has no bfloat16: its bits, as uint16, under the same name.
+    state.emplace_back(info.name, t.dtype() == DType::BF16 ? bfloat16AsBits(t)
+                                                           : std::move(t));
+  }
+  std::sort(state.begin(), state.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::string error;
+  if (!writeNpz(options_.saveState, state, &error))
+    throw Error("--save-state " + error);
+}
+
 void Trainer::say(const std::string &line, std::FILE *out) {
   progress_->interrupt();
   std::fprintf(out, "%s\n", line.c_str());
@@ -535,9 +560,8 @@ void Trainer::say(const std::string &line, std::FILE *out) {
 
 } // namespace
 
-void runTraining(const LoadedModule &module, rt::Session &session,
-                 const Options &options) {
-  Trainer(module, session, options).run();
+void runTraining(Engine &engine, const Options &options) {
+  Trainer(engine, options).run();
 }
 
 } // namespace dlc::runner

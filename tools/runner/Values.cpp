@@ -32,10 +32,7 @@ Tensor makeTensor(const dlc_value_info_t &info) {
 }
 
 std::string describeType(const dlc_value_info_t &info) {
-  std::string s = std::string(dlc_dtype_name(info.dtype)) + "[";
-  for (int32_t i = 0; i < info.rank; ++i)
-    s += (i ? "," : "") + std::to_string(info.shape[i]);
-  return s + "]";
+  return dlc::describeType(dtypeOf(info), shapeOf(info));
 }
 
 bool sameType(const dlc_value_info_t &info, const Tensor &t) {
@@ -71,23 +68,20 @@ bool loadInteger(const std::byte *data, DType dtype, int64_t i,
   }
 }
 
-bool findGlobal(const rt::Module &module, const std::string &name,
+bool findGlobal(const Engine &engine, const std::string &name,
                 dlc_value_info_t &out) {
-  for (size_t i = 0; i < module.globalCount(); ++i) {
-    dlc_value_info_t info = module.global(i);
+  for (const dlc_value_info_t &info : engine.globals())
     if (name == info.name) {
       out = info;
       return true;
     }
-  }
   return false;
 }
 
-void setScalarGlobal(const rt::Module &module, rt::Session &session,
-                     const std::string &name, double value,
+void setScalarGlobal(Engine &engine, const std::string &name, double value,
                      const std::string &option) {
   dlc_value_info_t info;
-  if (!findGlobal(module, name, info))
+  if (!findGlobal(engine, name, info))
     throw Error(option + ": the module has no global '" + name +
                 "' (it was compiled without a setting of that name)");
   Tensor t = makeTensor(info);
@@ -108,7 +102,7 @@ void setScalarGlobal(const rt::Module &module, rt::Session &session,
     t.data<BFloat16>()[0] = BFloat16::fromFloat(static_cast<float>(value));
     break;
   }
-  session.setGlobal(name, t.bytes(), t.byteSize());
+  engine.setGlobal(name, t.bytes(), t.byteSize());
 }
 
 } // namespace dlc::runner

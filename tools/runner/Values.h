@@ -4,6 +4,7 @@
 
 #include "runtime/support/DataLoader.h"
 #include "runtime/support/Tensor.h"
+#include "tools/runner/Engine.h"
 
 #include <dlc/runtime.hpp>
 
@@ -30,14 +31,13 @@ bool sameType(const dlc_value_info_t &info, const Tensor &t);
 /// Element `i` of integer `data` of `dtype`; false for a non-integer dtype.
 bool loadInteger(const std::byte *data, DType dtype, int64_t i, int64_t &value);
 
-/// Sets the one-element float global `name` of `session` to `value`.
-/// Throws naming `option` when the module has no such global.
-void setScalarGlobal(const rt::Module &module, rt::Session &session,
-                     const std::string &name, double value,
+/// Sets the one-element float global `name` of `engine` to `value`.
+/// Throws naming `option` when the program has no such global.
+void setScalarGlobal(Engine &engine, const std::string &name, double value,
                      const std::string &option);
 
-/// The global `name`'s description, or false when the module has none.
-bool findGlobal(const rt::Module &module, const std::string &name,
+/// The global `name`'s description, or false when the program has none.
+bool findGlobal(const Engine &engine, const std::string &name,
                 dlc_value_info_t &out);
 
 } // namespace dlc::runner

@@ -209,6 +209,13 @@ dlc_status_t dlc_metadata_set(dlc_metadata_t *metadata, const char *key,
 /** DLC_NOT_FOUND when the key is absent. */
 dlc_status_t dlc_metadata_get(const dlc_metadata_t *metadata, const char *key,
                               int64_t *value);
+/** The number of keys, and entry `index` of them in byte order of the keys
+ * (DLC_INVALID_ARGUMENT past the last): a caller can list what a checkpoint
+ * holds without knowing its keys. `*key` lives as long as `metadata` is
+ * not changed. */
+size_t dlc_metadata_count(const dlc_metadata_t *metadata);
+dlc_status_t dlc_metadata_entry(const dlc_metadata_t *metadata, size_t index,
+                                const char **key, int64_t *value);
 
 /** Writes every global and `metadata` (may be NULL) as a new checkpoint in
  * `directory` (created if needed), named by the current step: to a

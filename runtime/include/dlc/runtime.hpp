@@ -15,6 +15,7 @@
 #include <dlc/runtime.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -141,6 +142,17 @@ public:
     dlc_status_t s = dlc_metadata_get(get(), key.c_str(), &value);
     dlc_status_free(s);
     return s == nullptr;
+  }
+  /// Every key and value, in byte order of the keys.
+  std::map<std::string, int64_t> entries() const {
+    std::map<std::string, int64_t> out;
+    for (size_t i = 0; i < dlc_metadata_count(get()); ++i) {
+      const char *key = nullptr;
+      int64_t value = 0;
+      check(dlc_metadata_entry(get(), i, &key, &value));
+      out.emplace(key, value);
+    }
+    return out;
   }
   dlc_metadata_t *get() const { return handle_.get(); }
 

@@ -472,7 +472,8 @@ TEST_F(NpzFiles, RejectsBadArchives) {
   std::string error;
   writeFile("random.npz", "this is not a zip archive at all, only text");
   EXPECT_FALSE(readNpz(path("random.npz"), arrays, &error));
-  EXPECT_NE(error.find("Not a zip archive"), std::string::npos) << error;
+  EXPECT_EQ(error, path("random.npz") +
+                       ": not a .npy or .npz file (no NumPy or zip signature)");
 
   std::string complexMember =
       npyBytes(header("<c8", "(1,)"), std::string(8, '\0'));
@@ -501,7 +502,7 @@ TEST_F(NpzFiles, RejectsBadArchives) {
   archive[at] ^= 1;
   writeFile("crc.npz", archive);
   EXPECT_FALSE(readNpz(path("crc.npz"), arrays, &error));
-  EXPECT_NE(error.find("member 'big.npy': cannot read"), std::string::npos)
+  EXPECT_NE(error.find("member 'big.npy': CRC-32 mismatch"), std::string::npos)
       << error;
   EXPECT_TRUE(arrays.empty()) << "failed reads leave the output untouched";
 }

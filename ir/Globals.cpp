@@ -1,0 +1,52 @@
+//===- Globals.cpp - What a program's globals are outside the IR ----------===//
+#include "ir/Globals.h"
+
+#include "ir/Dialect.h"
+#include "ir/Roles.h"
+#include "ir/eval/Evaluator.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/xxhash.h"
+
+namespace mlir::dlc {
+
+llvm::StringMap<std::string> globalRoles(ModuleOp module) {
+  llvm::StringMap<std::string> roleOf;
+  for (auto func : module.getOps<func::FuncOp>())
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      DictionaryAttr attrs = func.getArgAttrDict(i);
+      StringRef role = roles::roleOf(attrs);
+      if (roles::isGlobalRole(role))
+        roleOf.try_emplace(roles::nameOf(attrs), role.str());
+    }
+  for (GlobalOp global : module.getOps<GlobalOp>())
+    roleOf.try_emplace(global.getSymName(), roles::kState.str());
+  return roleOf;
+}
+
+std::string globalsFingerprint(ModuleOp module) {
+  llvm::StringMap<std::string> roleOf = globalRoles(module);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (GlobalOp global : module.getOps<GlobalOp>()) {
+    auto type = cast<RankedTensorType>(global.getType());
+    os << global.getSymName() << '|' << roleOf.lookup(global.getSymName())
+       << '|';
+    if (FailureOr<::dlc::DType> dtype = dtypeOf(type.getElementType());
+        succeeded(dtype))
+      os << ::dlc::dtypeName(*dtype);
+    else
+      os << type.getElementType();
+    os << '|';
+    llvm::interleave(type.getShape(), os, ",");
+    os << ';';
+  }
+  std::string digits;
+  llvm::raw_string_ostream(digits)
+      << llvm::format_hex_no_prefix(llvm::xxh3_64bits(StringRef(text)), 16);
+  return digits;
+}
+
+} // namespace mlir::dlc

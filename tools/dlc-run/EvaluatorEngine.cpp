@@ -1,0 +1,411 @@
+//===- EvaluatorEngine.cpp - dlc IR on the reference evaluator ------------===//
+#include "tools/dlc-run/EvaluatorEngine.h"
+
+#include "ir/Dialect.h"
+#include "ir/Globals.h"
+#include "ir/Roles.h"
+#include "ir/eval/Evaluator.h"
+#include "runtime/support/Checkpoint.h"
+#include "tools/common/Diagnostics.h"
+#include "tools/runner/Engine.h"
+#include "tools/runner/Error.h"
+#include "tools/runner/Runner.h"
+#include "tools/runner/Training.h"
+#include "tools/runner/Values.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cstring>
+#include <deque>
+#include <map>
+
+using namespace mlir;
+namespace roles = mlir::dlc::roles;
+using ::dlc::runner::Error;
+
+namespace dlc::tools {
+namespace {
+
+class EvaluatorEngine final : public runner::Engine {
+public:
+  EvaluatorEngine(ModuleOp module, std::string name);
+
+  const std::string &name() const override { return name_; }
+  bool hasFunction(const std::string &function) const override {
+    return static_cast<bool>(module_.lookupSymbol<func::FuncOp>(function));
+  }
+  rt::Signature signature(const std::string &function) const override {
+    const Function &f = lookup(function);
+    return {f.inputs, f.outputs};
+  }
+  std::vector<dlc_value_info_t> globals() const override { return globals_; }
+  void getGlobal(const std::string &name, void *data, size_t bytes) override;
+  void setGlobal(const std::string &name, const void *data,
+                 size_t bytes) override;
+  void call(const std::string &function,
+            const std::vector<dlc_tensor_t> &inputs,
+            const std::vector<dlc_tensor_t> &outputs) override;
+  void stage(const std::string &function,
+             const std::vector<dlc_tensor_t> &inputs) override;
+  void callStaged(const std::string &function,
+                  const std::vector<dlc_tensor_t> &outputs) override;
+  void saveCheckpoint(const std::string &directory,
+                      const runner::Metadata &metadata) override;
+  runner::Metadata loadCheckpoint(const std::string &path) override;
+  bool parametersEmbedded() const override { return true; }
+  bool keepsOnnxModel() const override { return false; }
+  void exportOnnx(const std::string &) override {
+    throw Error("--export: the reference evaluator keeps no ONNX model");
+  }
+  void setProfiling(bool) override { noPlan(); }
+  void writeProfile(const std::string &) override { noPlan(); }
+
+private:
+  [[noreturn]] static void noPlan() {
+    throw Error("--profile times a compiled plan; the reference evaluator "
+                "runs none");
+  }
+
+  /// A function as the C API shows it: the values a caller passes and gets
+  /// back, with where each goes among the function's arguments and results.
+  struct Function {
+    std::string name;
+    func::FuncOp op;
+    std::vector<dlc_value_info_t> inputs, outputs;
+    std::vector<unsigned> inputArguments, outputResults;
+  };
+
+  /// `function`, checked on first use. Throws for a function the C API
+  /// could not describe.
+  const Function &lookup(const std::string &function) const;
+  /// `type` as a value description whose strings and shape live in this
+  /// engine; throws naming `what` when dlc cannot store it.
+  dlc_value_info_t describe(const std::string &what, StringRef name,
+                            StringRef role, Type type) const;
+  ::dlc::Tensor &global(const std::string &name, size_t bytes);
+  /// The step a checkpoint is named by: the "step" global's value, or the
+  /// number of calls that updated state, as the runtime counts.
+  int64_t step();
+  /// Copies of `inputs`, checked against `f`'s.
+  std::vector<::dlc::Tensor>
+  copyInputs(const Function &f, const std::vector<dlc_tensor_t> &inputs);
+  void run(const Function &f, std::vector<::dlc::Tensor> inputs,
+           const std::vector<dlc_tensor_t> &outputs);
+
+  /// Mutable: looking a symbol up is not const in MLIR.
+  mutable ModuleOp module_;
+  std::string name_;
+  mlir::dlc::Evaluator evaluator_;
+  std::vector<dlc_value_info_t> globals_;
+  std::string fingerprint_;
+  int64_t calls_ = 0;
+  mutable std::map<std::string, Function> functions_;
+  /// What the value descriptions point to.
+  mutable std::deque<std::string> strings_;
+  mutable std::deque<std::vector<int64_t>> shapes_;
+  /// Per function, the inputs stage() handed over, oldest first.
+  std::map<std::string, std::deque<std::vector<::dlc::Tensor>>> staged_;
+};
+
+/// Runs `body`; when it fails, throws its first error diagnostic as one
+/// line naming where (an uninitialized global, an index out of range).
+void throwOnFailure(MLIRContext *context,
+                    llvm::function_ref<LogicalResult()> body) {
+  std::string problem;
+  LogicalResult result = failure();
+  {
+    ScopedDiagnosticHandler capture(context, [&](Diagnostic &d) {
+      if (problem.empty() && d.getSeverity() == DiagnosticSeverity::Error) {
+        std::string where = describeLocation(d.getLocation());
+        problem = (where.empty() ? "" : where + ": ") + d.str();
+      }
+      return success();
+    });
+    result = body();
+  }
+  if (failed(result))
+    throw Error(problem.empty() ? "the evaluator failed" : problem);
+}
+
+mlir::dlc::Evaluator createEvaluator(ModuleOp module) {
+  FailureOr<mlir::dlc::Evaluator> evaluator = failure();
+  throwOnFailure(module.getContext(), [&] {
+    evaluator = mlir::dlc::Evaluator::create(module);
+    return LogicalResult(evaluator);
+  });
+  return std::move(*evaluator);
+}
+
+EvaluatorEngine::EvaluatorEngine(ModuleOp module, std::string name)
+    : module_(module), name_(std::move(name)),
+      evaluator_(createEvaluator(module)),
+      fingerprint_(mlir::dlc::globalsFingerprint(module)) {
+  llvm::StringMap<std::string> roleOf = mlir::dlc::globalRoles(module);
+  for (mlir::dlc::GlobalOp op : module.getOps<mlir::dlc::GlobalOp>()) {
+    StringRef globalName = op.getSymName();
+    dlc_value_info_t info = describe("global @" + globalName.str(), globalName,
+                                     roleOf[globalName], op.getType());
+    info.global = static_cast<int32_t>(globals_.size());
+    globals_.push_back(info);
+  }
+}
+
+dlc_value_info_t EvaluatorEngine::describe(const std::string &what,
+                                           StringRef name, StringRef role,
+                                           Type type) const {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  FailureOr<::dlc::DType> dtype =
+      ranked ? mlir::dlc::dtypeOf(ranked.getElementType())
+             : FailureOr<::dlc::DType>(failure());
+  if (!ranked || !ranked.hasStaticShape() || failed(dtype))
+    throw Error(what + " is not a statically shaped tensor of a dtype dlc "
+                       "stores");
+  if (name.empty())
+    throw Error(what + " has no dlc.name");
+  dlc_value_info_t info{};
+  info.name = strings_.emplace_back(name.str()).c_str();
+  info.role = strings_.emplace_back(role.str()).c_str();
+  info.dtype = static_cast<dlc_dtype_t>(*dtype);
+  info.rank = static_cast<int32_t>(ranked.getRank());
+  info.shape =
+      shapes_.emplace_back(ranked.getShape().begin(), ranked.getShape().end())
+          .data();
+  info.global = -1;
+  info.ignore_index = -100;
+  return info;
+}
+
+const EvaluatorEngine::Function &
+EvaluatorEngine::lookup(const std::string &function) const {
+  if (auto it = functions_.find(function); it != functions_.end())
+    return it->second;
+  auto op = module_.lookupSymbol<func::FuncOp>(function);
+  if (!op || op.isExternal())
+    throw Error(name_ + ": has no " + function + " function with a body");
+  Function f{function, op, {}, {}, {}, {}};
+  auto globalIndex = [&](StringRef name) -> int32_t {
+    for (const dlc_value_info_t &g : globals_)
+      if (name == g.name)
+        return g.global;
+    return -1;
+  };
+  auto bindGlobal = [&](const std::string &what, const dlc_value_info_t &info) {
+    int32_t g = globalIndex(info.name);
+    if (g < 0)
+      throw Error(what + " has no dlc.global");
+    const dlc_value_info_t &global = globals_[g];
+    if (global.dtype != info.dtype ||
+        runner::shapeOf(global) != runner::shapeOf(info))
+      throw Error(what + " is " + runner::describeType(info) +
+                  " but its global is " + runner::describeType(global));
+  };
+  for (unsigned i = 0; i < op.getNumArguments(); ++i) {
+    DictionaryAttr attrs = op.getArgAttrDict(i);
+    StringRef role = roles::roleOf(attrs), name = roles::nameOf(attrs);
+    std::string what = function + " argument #" + std::to_string(i) +
+                       (name.empty() ? "" : " '" + name.str() + "'");
+    dlc_value_info_t info =
+        describe(what, name, role, op.getArgumentTypes()[i]);
+    if (roles::isGlobalRole(role)) {
+      bindGlobal(what, info);
+      continue;
+    }
+    if (role != roles::kInput && role != roles::kLabel)
+      throw Error(what + " has role '" + role.str() +
+                  "', which is neither data (input, label) nor state");
+    if (auto classes = attrs.getAs<IntegerAttr>(roles::kNumClassesAttr))
+      info.num_classes = classes.getInt();
+    if (auto ignore = attrs.getAs<IntegerAttr>(roles::kIgnoreIndexAttr))
+      info.ignore_index = ignore.getInt();
+    f.inputs.push_back(info);
+    f.inputArguments.push_back(i);
+  }
+  for (unsigned i = 0; i < op.getNumResults(); ++i) {
+    DictionaryAttr attrs = op.getResultAttrDict(i);
+    StringRef role = roles::roleOf(attrs), name = roles::nameOf(attrs);
+    std::string what = function + " result #" + std::to_string(i) +
+                       (name.empty() ? "" : " '" + name.str() + "'");
+    dlc_value_info_t info = describe(what, name, role, op.getResultTypes()[i]);
+    if (roles::isGlobalRole(role)) {
+      bindGlobal(what, info);
+      continue;
+    }
+    f.outputs.push_back(info);
+    f.outputResults.push_back(i);
+  }
+  return functions_.emplace(function, std::move(f)).first->second;
+}
+
+::dlc::Tensor &EvaluatorEngine::global(const std::string &name, size_t bytes) {
+  auto it = evaluator_.globals().find(name);
+  if (it == evaluator_.globals().end())
+    throw Error(name_ + ": has no global '" + name + "'");
+  if (it->second.byteSize() != bytes)
+    throw Error("global '" + name + "' is " + it->second.describe() + ", " +
+                std::to_string(it->second.byteSize()) + " bytes, not " +
+                std::to_string(bytes));
+  return it->second;
+}
+
+void EvaluatorEngine::getGlobal(const std::string &name, void *data,
+                                size_t bytes) {
+  if (bytes)
+    std::memcpy(data, global(name, bytes).bytes(), bytes);
+}
+
+void EvaluatorEngine::setGlobal(const std::string &name, const void *data,
+                                size_t bytes) {
+  if (bytes)
+    std::memcpy(global(name, bytes).bytes(), data, bytes);
+}
+
+/// Checks a caller's `tensor` against `info`, what `function` takes or
+/// gives as its `kind` ("input", "output").
+void checkTensor(const dlc_tensor_t &tensor, const dlc_value_info_t &info,
+                 const std::string &function, const char *kind) {
+  std::vector<int64_t> shape(tensor.shape, tensor.shape + tensor.rank);
+  if (tensor.dtype != info.dtype || shape != runner::shapeOf(info))
+    throw Error(function + " " + kind + " '" + info.name + "' is " +
+                runner::describeType(info) + ", given " +
+                describeType(static_cast<::dlc::DType>(tensor.dtype), shape));
+}
+
+std::vector<::dlc::Tensor>
+EvaluatorEngine::copyInputs(const Function &f,
+                            const std::vector<dlc_tensor_t> &inputs) {
+  const std::string &function = f.name;
+  if (inputs.size() != f.inputs.size())
+    throw Error(function + " takes " + std::to_string(f.inputs.size()) +
+                " inputs, given " + std::to_string(inputs.size()));
+  std::vector<::dlc::Tensor> copies;
+  for (auto [tensor, info] : llvm::zip_equal(inputs, f.inputs)) {
+    checkTensor(tensor, info, function, "input");
+    ::dlc::Tensor &copy =
+        copies.emplace_back(runner::dtypeOf(info), runner::shapeOf(info));
+    if (copy.byteSize())
+      std::memcpy(copy.bytes(), tensor.data, copy.byteSize());
+  }
+  return copies;
+}
+
+void EvaluatorEngine::call(const std::string &function,
+                           const std::vector<dlc_tensor_t> &inputs,
+                           const std::vector<dlc_tensor_t> &outputs) {
+  const Function &f = lookup(function);
+  run(f, copyInputs(f, inputs), outputs);
+}
+
+void EvaluatorEngine::stage(const std::string &function,
+                            const std::vector<dlc_tensor_t> &inputs) {
+  staged_[function].push_back(copyInputs(lookup(function), inputs));
+}
+
+void EvaluatorEngine::callStaged(const std::string &function,
+                                 const std::vector<dlc_tensor_t> &outputs) {
+  auto it = staged_.find(function);
+  if (it == staged_.end() || it->second.empty())
+    throw Error(function + ": no inputs were staged");
+  std::vector<::dlc::Tensor> inputs = std::move(it->second.front());
+  it->second.pop_front();
+  run(lookup(function), std::move(inputs), outputs);
+}
+
+void EvaluatorEngine::run(const Function &f, std::vector<::dlc::Tensor> inputs,
+                          const std::vector<dlc_tensor_t> &outputs) {
+  func::FuncOp op = f.op;
+  const std::string &function = f.name;
+  if (outputs.size() != f.outputs.size())
+    throw Error(function + " has " + std::to_string(f.outputs.size()) +
+                " outputs, given " + std::to_string(outputs.size()));
+  for (auto [tensor, info] : llvm::zip_equal(outputs, f.outputs))
+    checkTensor(tensor, info, function, "output");
+  mlir::dlc::GlobalValues &state = evaluator_.globals();
+  SmallVector<::dlc::Tensor> arguments(op.getNumArguments());
+  for (unsigned i = 0; i < op.getNumArguments(); ++i) {
+    DictionaryAttr attrs = op.getArgAttrDict(i);
+    if (roles::isGlobalRole(roles::roleOf(attrs)))
+      arguments[i] = state[roles::nameOf(attrs)];
+  }
+  for (auto [k, argument] : llvm::enumerate(f.inputArguments))
+    arguments[argument] = std::move(inputs[k]);
+  FailureOr<SmallVector<::dlc::Tensor>> results = failure();
+  throwOnFailure(module_.getContext(), [&] {
+    results = evaluator_.run(op, arguments);
+    return LogicalResult(results);
+  });
+  bool updated = false;
+  for (unsigned i = 0; i < op.getNumResults(); ++i) {
+    DictionaryAttr attrs = op.getResultAttrDict(i);
+    if (roles::isGlobalRole(roles::roleOf(attrs))) {
+      state[roles::nameOf(attrs)] = std::move((*results)[i]);
+      updated = true;
+    }
+  }
+  for (auto [k, result] : llvm::enumerate(f.outputResults)) {
+    const ::dlc::Tensor &value = (*results)[result];
+    if (value.byteSize())
+      std::memcpy(outputs[k].data, value.bytes(), value.byteSize());
+  }
+  calls_ += updated;
+}
+
+int64_t EvaluatorEngine::step() {
+  // As the runtime's Session::step: "dlc.step", else the first global of
+  // role "step", else the count of calls.
+  auto named = llvm::find_if(
+      globals_, [](auto &g) { return std::strcmp(g.name, "dlc.step") == 0; });
+  if (named == globals_.end())
+    named = llvm::find_if(
+        globals_, [](auto &g) { return std::strcmp(g.role, "step") == 0; });
+  if (named == globals_.end())
+    return calls_;
+  const ::dlc::Tensor &value = evaluator_.globals()[named->name];
+  if (value.numElements() != 1)
+    return calls_;
+  return ::dlc::isFloat(value.dtype())
+             ? static_cast<int64_t>(value.getDouble(0))
+             : value.getInt(0);
+}
+
+void EvaluatorEngine::saveCheckpoint(const std::string &directory,
+                                     const runner::Metadata &metadata) {
+  CheckpointContents c;
+  for (const dlc_value_info_t &g : globals_)
+    c.tensors.emplace_back(g.name, evaluator_.globals()[g.name]);
+  c.metadata = metadata;
+  c.fingerprint = fingerprint_;
+  c.step = step();
+  CheckpointError error;
+  if (!writeCheckpoint(directory, c, /*keep=*/0, &error))
+    throw Error(error.message);
+}
+
+runner::Metadata EvaluatorEngine::loadCheckpoint(const std::string &path) {
+  CheckpointContents c;
+  CheckpointError error;
+  if (!readCheckpoint(path, c, &error))
+    throw Error(error.message);
+  std::vector<CheckpointSlot> slots;
+  for (const dlc_value_info_t &g : globals_)
+    slots.push_back({g.name, runner::dtypeOf(g), runner::shapeOf(g)});
+  std::vector<const ::dlc::Tensor *> values;
+  std::string mismatch;
+  if (!matchCheckpoint(c, path, name_, fingerprint_, slots, values, mismatch))
+    throw Error(mismatch);
+  for (auto [g, value] : llvm::zip_equal(globals_, values))
+    evaluator_.globals()[g.name] = *value;
+  calls_ = c.step;
+  return c.metadata;
+}
+
+} // namespace
+
+int trainOnEvaluator(ModuleOp module, const std::string &name,
+                     const runner::Options &options, const std::string &tool) {
+  return runner::reportFailures(tool, [&] {
+    EvaluatorEngine engine(module, name);
+    runner::runTraining(engine, options);
+  });
+}
+
+} // namespace dlc::tools

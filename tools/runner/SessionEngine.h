@@ -1,0 +1,66 @@
+//===- SessionEngine.h - A compiled module on the runtime -------*- C++ -*-===//
+#ifndef DLC_TOOLS_RUNNER_SESSIONENGINE_H
+#define DLC_TOOLS_RUNNER_SESSIONENGINE_H
+
+#include "tools/runner/Engine.h"
+#include "tools/runner/LoadedModule.h"
+
+namespace dlc::runner {
+
+/// `module` in a session on `device`: the C API's calls, one to one.
+class SessionEngine final : public Engine {
+public:
+  SessionEngine(const LoadedModule &module, const rt::Device &device)
+      : module_(module), session_(module.module, device) {}
+
+  const std::string &name() const override { return module_.name; }
+  bool hasFunction(const std::string &function) const override;
+  rt::Signature signature(const std::string &function) const override {
+    return module_.module.signature(function);
+  }
+  std::vector<dlc_value_info_t> globals() const override;
+  void getGlobal(const std::string &name, void *data, size_t bytes) override {
+    session_.getGlobal(name, data, bytes);
+  }
+  void setGlobal(const std::string &name, const void *data,
+                 size_t bytes) override {
+    session_.setGlobal(name, data, bytes);
+  }
+  void call(const std::string &function,
+            const std::vector<dlc_tensor_t> &inputs,
+            const std::vector<dlc_tensor_t> &outputs) override {
+    session_.call(function, inputs, outputs);
+  }
+  void stage(const std::string &function,
+             const std::vector<dlc_tensor_t> &inputs) override {
+    session_.stage(function, inputs);
+  }
+  void callStaged(const std::string &function,
+                  const std::vector<dlc_tensor_t> &outputs) override {
+    session_.callStaged(function, outputs);
+  }
+  void saveCheckpoint(const std::string &directory,
+                      const Metadata &metadata) override;
+  Metadata loadCheckpoint(const std::string &path) override {
+    return session_.loadCheckpoint(path).entries();
+  }
+  bool parametersEmbedded() const override {
+    return module_.parametersEmbedded;
+  }
+  bool keepsOnnxModel() const override { return module_.keepsOnnxModel; }
+  void exportOnnx(const std::string &path) override {
+    session_.exportOnnx(path);
+  }
+  void setProfiling(bool enabled) override { session_.setProfiling(enabled); }
+  void writeProfile(const std::string &path) override {
+    session_.writeProfile(path);
+  }
+
+private:
+  const LoadedModule &module_;
+  rt::Session session_;
+};
+
+} // namespace dlc::runner
+
+#endif // DLC_TOOLS_RUNNER_SESSIONENGINE_H
