@@ -89,22 +89,6 @@ double Tensor::getDouble(int64_t i) const {
   switch (dtype_) {
   case DType::Bool:
     return load<uint8_t>(p, i) != 0 ? 1.0 : 0.0;
-  case DType::I8:
-    return load<int8_t>(p, i);
-  case DType::I16:
-    return load<int16_t>(p, i);
-  case DType::I32:
-    return load<int32_t>(p, i);
-  case DType::I64:
-    return static_cast<double>(load<int64_t>(p, i));
-  case DType::U8:
-    return load<uint8_t>(p, i);
-  case DType::U16:
-    return load<uint16_t>(p, i);
-  case DType::U32:
-    return load<uint32_t>(p, i);
-  case DType::U64:
-    return static_cast<double>(load<uint64_t>(p, i));
   case DType::F16:
     return load<Half>(p, i).toFloat();
   case DType::BF16:
@@ -113,8 +97,13 @@ double Tensor::getDouble(int64_t i) const {
     return load<float>(p, i);
   case DType::F64:
     return load<double>(p, i);
+  case DType::U64:
+    return static_cast<double>(load<uint64_t>(p, i));
+  default:
+    // The other integers; int64 values beyond 2^53 round to the nearest
+    // double.
+    return static_cast<double>(getInt(i));
   }
-  return 0.0;
 }
 
 int64_t Tensor::getInt(int64_t i) const {
