@@ -21,6 +21,12 @@ def DLC_Dialect : Dialect {
     `dlc.global` symbols read with `dlc.global_load`.
   }];
   let hasConstantMaterializer = 1;
+  // The discardable attributes the dialect defines are verified wherever
+  // they appear: dlc.epilogue on ops, dlc.role, dlc.name, dlc.num_classes and
+  // dlc.ignore_index on function arguments and results.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Adds the fallback folder that evaluates ops on constant operands.
     void registerConstantFolding();
@@ -78,6 +84,24 @@ def DLC_ScatterReduction : I32EnumAttr<"ScatterReduction",
   let cppNamespace = "::mlir::dlc";
 }
 
+// What a function argument or result is (the `dlc.role` attribute, written
+// as the case's name; ir/Roles.h names each).
+def DLC_Role : I32EnumAttr<"Role", "what a function argument or result is", [
+    I32EnumAttrCase<"param", 0>, I32EnumAttrCase<"state", 1>,
+    I32EnumAttrCase<"optimizer_state", 2>, I32EnumAttrCase<"step", 3>,
+    I32EnumAttrCase<"hyperparameter", 4>, I32EnumAttrCase<"weight_copy", 5>,
+    I32EnumAttrCase<"loss_scale", 6>, I32EnumAttrCase<"input", 7>,
+    I32EnumAttrCase<"label", 8>, I32EnumAttrCase<"output", 9>,
+    I32EnumAttrCase<"loss", 10>, I32EnumAttrCase<"gradient", 11>,
+    I32EnumAttrCase<"metric", 12>]> {
+  let cppNamespace = "::mlir::dlc";
+  // Only the enum and its string conversions: the attribute stays the
+  // case's name, as readable in IR as the ONNX names beside it.
+  let genSpecializedAttr = 0;
+}
+
+// Also the `dlc.epilogue` mark dlc-fuse puts on a library op (the case's
+// name, bias or bias_relu), and dlc.plan.matmul's epilogue.
 def DLC_MatmulEpilogue : I32EnumAttr<"MatmulEpilogue",
     "what a library matmul applies to its product as it stores it", [
     I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"bias", 1>,

@@ -20,6 +20,8 @@
 
 #include "ir/ShapeUtils.h"
 
+#include <optional>
+
 namespace mlir::dlc {
 /// The memory effects' resource: the values of dlc.global symbols.
 struct GlobalStateResource
@@ -55,5 +57,20 @@ class Expensive : public ::mlir::OpTrait::TraitBase<Op, Expensive> {};
 // The execution-plan level (PlanOps.td).
 #define GET_OP_CLASSES
 #include "ir/PlanOps.h.inc"
+
+namespace mlir::dlc {
+
+/// dlc-fuse's mark on a matmul or convolution whose consumer fusion starts
+/// with an epilogue a library can apply in the same call: a MatmulEpilogue
+/// name, "bias" (a per-output-channel add) or "bias_relu" (then max(x, 0)).
+/// The fusion still computes it; a backend with fused epilogues (cuBLASLt,
+/// cuDNN) may take it over. The dialect verifies it (value and op).
+inline constexpr StringLiteral kEpilogueAttr = "dlc.epilogue";
+
+/// `op`'s epilogue mark, if it has one.
+std::optional<MatmulEpilogue> epilogueMark(Operation *op);
+void setEpilogueMark(Operation *op, MatmulEpilogue epilogue);
+
+} // namespace mlir::dlc
 
 #endif // DLC_IR_DIALECT_H

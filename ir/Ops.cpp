@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/Dialect.h"
+#include "ir/Roles.h"
 #include "ir/ShapeUtils.h"
 
 #include "mlir/IR/Builders.h"
@@ -97,6 +98,84 @@ void DLCDialect::initialize() {
 #include "ir/PlanOps.cpp.inc"
       >();
   registerConstantFolding();
+}
+
+std::optional<MatmulEpilogue> mlir::dlc::epilogueMark(Operation *op) {
+  auto mark = op->getAttrOfType<StringAttr>(kEpilogueAttr);
+  return mark ? symbolizeMatmulEpilogue(mark.getValue()) : std::nullopt;
+}
+
+void mlir::dlc::setEpilogueMark(Operation *op, MatmulEpilogue epilogue) {
+  op->setAttr(
+      kEpilogueAttr,
+      StringAttr::get(op->getContext(), stringifyMatmulEpilogue(epilogue)));
+}
+
+/// The names of an enum's cases, for messages: "a, b or c".
+template <typename Enum, typename Stringify>
+static std::string caseNames(Enum last, Stringify stringify) {
+  std::string names;
+  for (uint32_t i = 0, n = static_cast<uint32_t>(last); i <= n; ++i)
+    names += (i == 0   ? ""
+              : i == n ? " or "
+                       : ", ") +
+             stringify(static_cast<Enum>(i)).str();
+  return names;
+}
+
+LogicalResult DLCDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attribute) {
+  if (attribute.getName() != kEpilogueAttr)
+    return success();
+  auto name = dyn_cast<StringAttr>(attribute.getValue());
+  std::optional<MatmulEpilogue> epilogue =
+      name ? symbolizeMatmulEpilogue(name.getValue()) : std::nullopt;
+  if (!epilogue || *epilogue == MatmulEpilogue::none)
+    return op->emitOpError()
+           << "has " << kEpilogueAttr << " = " << attribute.getValue()
+           << "; an epilogue mark is \"bias\" or \"bias_relu\"";
+  if (!isa<MatmulOp, ConvOp, PlanMatmulOp>(op))
+    return op->emitOpError() << "has " << kEpilogueAttr
+                             << ", which marks matmuls and convolutions only";
+  return success();
+}
+
+/// Checks the dlc.* attributes of a function's argument or result `what`
+/// ("argument #0").
+static LogicalResult verifyValueAttribute(Operation *op, const Twine &what,
+                                          NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  Attribute value = attribute.getValue();
+  if (name == roles::kRoleAttr) {
+    auto role = dyn_cast<StringAttr>(value);
+    if (!role || !symbolizeRole(role.getValue()))
+      return op->emitOpError()
+             << what << " has " << name << " = " << value
+             << "; a role is one of " << caseNames(Role::metric, [](Role r) {
+                  return stringifyRole(r);
+                });
+    return success();
+  }
+  if (name == roles::kNameAttr && !isa<StringAttr>(value))
+    return op->emitOpError()
+           << what << " has " << name << " = " << value << ", not a string";
+  if ((name == roles::kNumClassesAttr || name == roles::kIgnoreIndexAttr) &&
+      !isa<IntegerAttr>(value))
+    return op->emitOpError()
+           << what << " has " << name << " = " << value << ", not an integer";
+  return success();
+}
+
+LogicalResult DLCDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                   unsigned index,
+                                                   NamedAttribute attribute) {
+  return verifyValueAttribute(op, "argument #" + Twine(index), attribute);
+}
+
+LogicalResult
+DLCDialect::verifyRegionResultAttribute(Operation *op, unsigned, unsigned index,
+                                        NamedAttribute attribute) {
+  return verifyValueAttribute(op, "result #" + Twine(index), attribute);
 }
 
 Operation *DLCDialect::materializeConstant(OpBuilder &builder, Attribute value,

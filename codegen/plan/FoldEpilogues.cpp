@@ -34,7 +34,7 @@ struct Fold {
 /// nothing else and `op` may write its result (see the pass description).
 FailureOr<std::optional<Fold>> foldOf(PlanMatmulOp op, PlanBuffers &buffers) {
   std::optional<Fold> none;
-  auto mark = op->getAttrOfType<StringAttr>(kEpilogueAttr);
+  std::optional<MatmulEpilogue> mark = epilogueMark(op);
   Value product = op.getResult();
   Type element = getElementTypeOrSelf(product.getType());
   if (!mark || op.getEpilogue() != MatmulEpilogue::none ||
@@ -78,9 +78,9 @@ FailureOr<std::optional<Fold>> foldOf(PlanMatmulOp op, PlanBuffers &buffers) {
   auto compares =
       llvm::count_if(computing, [](Operation *o) { return isa<CompareOp>(o); });
   MatmulEpilogue kind;
-  if (mark.getValue() == "bias" && last == add && computing.size() == 1)
+  if (*mark == MatmulEpilogue::bias && last == add && computing.size() == 1)
     kind = MatmulEpilogue::bias;
-  else if (mark.getValue() == "bias_relu" && last &&
+  else if (*mark == MatmulEpilogue::bias_relu && last &&
            llvm::is_contained(add->getUsers(), last) &&
            ((isa<MaxOp>(last) && computing.size() == 2) ||
             (isa<SelectOp>(last) && computing.size() == 3 && compares == 1)))
@@ -118,8 +118,8 @@ void apply(Fold fold) {
   Value bias = fold.launch.getInputs()[fold.bias];
   hoistViewsAbove(bias, op);
   OpBuilder builder(op);
-  auto call = builder.create<PlanMatmulOp>(
-      op.getLoc(), op.getType(), op.getLhs(), op.getRhs(),
+  auto call = PlanMatmulOp::create(
+      builder, op.getLoc(), op.getType(), op.getLhs(), op.getRhs(),
       op.getLhsTransposedAttr(), op.getRhsTransposedAttr(), bias,
       MatmulEpilogueAttr::get(op.getContext(), fold.kind));
   if (Attribute offsets = fold.launch->getAttr(kArenaOffsetsAttr))

@@ -47,8 +47,8 @@ LogicalResult buildGroup(MutableArrayRef<LaunchOp> members,
   for (Value input : inputs)
     hoistViewsAbove(input, first);
   OpBuilder builder(first);
-  auto launch = builder.create<LaunchOp>(first.getLoc(), resultTypes, inputs,
-                                         /*kernel=*/nullptr, 0, 1, 1);
+  auto launch = LaunchOp::create(builder, first.getLoc(), resultTypes, inputs,
+                                 /*kernel=*/nullptr, 0, 1, 1);
   launch->setAttr(kArenaOffsetsAttr, builder.getDenseI64ArrayAttr(offsets));
   Block *body = builder.createBlock(&launch.getBody());
   for (Value input : inputs)
@@ -62,8 +62,8 @@ LogicalResult buildGroup(MutableArrayRef<LaunchOp> members,
       // this member (a dlc.reshape of the same bytes).
       Value shared = body->getArgument(slot);
       if (shared.getType() != argument.getType())
-        shared = builder.create<ReshapeOp>(argument.getLoc(),
-                                           argument.getType(), shared);
+        shared = ReshapeOp::create(builder, argument.getLoc(),
+                                   argument.getType(), shared);
       mapping.map(argument, shared);
     }
     // The member's whole body (a group's own views too), less its yield.
@@ -73,7 +73,7 @@ LogicalResult buildGroup(MutableArrayRef<LaunchOp> members,
     for (Value value : memberBody.getTerminator()->getOperands())
       yielded.push_back(mapping.lookup(value));
   }
-  builder.create<PlanYieldOp>(first.getLoc(), yielded);
+  PlanYieldOp::create(builder, first.getLoc(), yielded);
   FailureOr<EmittedKernel> kernel =
       emitLaunchKernel(launch, kKernelPlaceholder, Target::Cuda);
   if (failed(kernel))

@@ -26,10 +26,10 @@ namespace {
 /// with `kernel`'s schedule, in its place.
 void wrapInLaunch(Operation *op, const EmittedKernel &kernel) {
   OpBuilder builder(op);
-  auto launch = builder.create<LaunchOp>(
-      op->getLoc(), op->getResultTypes(), op->getOperands(),
-      /*kernel=*/nullptr, kernel.iterations, kernel.grain,
-      kernel.threadsPerIteration);
+  auto launch = LaunchOp::create(builder, op->getLoc(), op->getResultTypes(),
+                                 op->getOperands(),
+                                 /*kernel=*/nullptr, kernel.iterations,
+                                 kernel.grain, kernel.threadsPerIteration);
   if (Attribute offsets = op->getAttr(kArenaOffsetsAttr)) {
     launch->setAttr(kArenaOffsetsAttr, offsets);
     op->removeAttr(kArenaOffsetsAttr);
@@ -41,7 +41,7 @@ void wrapInLaunch(Operation *op, const EmittedKernel &kernel) {
   op->moveBefore(body, body->end());
   op->setOperands(body->getArguments());
   builder.setInsertionPointToEnd(body);
-  builder.create<PlanYieldOp>(op->getLoc(), op->getResults());
+  PlanYieldOp::create(builder, op->getLoc(), op->getResults());
 }
 
 /// Whether the libraries (cuBLASLt, cuDNN, oneDNN, BLAS) compute on
@@ -81,8 +81,8 @@ LogicalResult lowerMatmul(MatmulOp op) {
                 "float16)";
   }
   OpBuilder builder(op);
-  auto call = builder.create<PlanMatmulOp>(
-      op.getLoc(), op.getType(), op.getLhs(), op.getRhs(),
+  auto call = PlanMatmulOp::create(
+      builder, op.getLoc(), op.getType(), op.getLhs(), op.getRhs(),
       /*lhs_transposed=*/false, /*rhs_transposed=*/false, /*bias=*/Value(),
       MatmulEpilogue::none);
   // The offsets, and dlc-fuse's epilogue mark for dlc-fold-epilogues.
@@ -178,10 +178,10 @@ LogicalResult lowerFunction(func::FuncOp func, Target target) {
   OpBuilder builder(terminator);
   for (unsigned index = 0; index < terminator->getNumOperands(); ++index)
     if (placement.needsCopy(index))
-      terminator->setOperand(index, builder.create<PlanCopyOp>(
-                                        terminator->getLoc(),
-                                        terminator->getOperand(index).getType(),
-                                        terminator->getOperand(index)));
+      terminator->setOperand(
+          index, PlanCopyOp::create(builder, terminator->getLoc(),
+                                    terminator->getOperand(index).getType(),
+                                    terminator->getOperand(index)));
   return success();
 }
 

@@ -342,8 +342,8 @@ void mlir::dlc::markLibraryEpilogues(Block &block) {
     Value sum = add.getResult();
     bool relu = llvm::any_of(
         sum.getUsers(), [&](Operation *user) { return isRelu(user, sum); });
-    op.setAttr(kEpilogueAttr,
-               StringAttr::get(op.getContext(), relu ? "bias_relu" : "bias"));
+    setEpilogueMark(&op,
+                    relu ? MatmulEpilogue::bias_relu : MatmulEpilogue::bias);
   }
 }
 

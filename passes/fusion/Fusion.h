@@ -68,15 +68,9 @@ using FusionControlFn = llvm::function_ref<bool(const FusionCandidate &)>;
 bool defaultFusionControl(const FusionCandidate &candidate,
                           unsigned maxGroupSize);
 
-/// The attribute marking a matmul or convolution whose consumer fusion
-/// starts with an epilogue a library can apply in the same call: "bias"
-/// (a per-output-channel add) or "bias_relu" (then max(x, 0)). The fusion
-/// still computes it; a backend with fused epilogues (cuBLASLt, cuDNN) may
-/// take it over.
-inline constexpr char kEpilogueAttr[] = "dlc.epilogue";
-
 /// Marks each library op of `block` whose only user is a fusion computing
-/// a bias add (and a ReLU) of it, with kEpilogueAttr.
+/// a bias add (and a ReLU) of it, with its epilogue (kEpilogueAttr,
+/// ir/Dialect.h).
 void markLibraryEpilogues(Block &block);
 
 /// Groups the kernel ops of `block` (every op that is not Library, View,

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/Dialect.h"
+#include "ir/Roles.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -70,6 +71,21 @@ TEST(OpProperties, Examples) {
   EXPECT_TRUE(name("dlc.max_pool").hasTrait<OpProperty::Reducing>());
   EXPECT_TRUE(name("dlc.scatter_elements").hasTrait<OpProperty::Scatter>());
   EXPECT_TRUE(name("dlc.attention").hasTrait<OpProperty::LibraryCall>());
+}
+
+// The role names passes write (ir/Roles.h) are the cases of the Role enum
+// the dialect verifies dlc.role against, and every case has a name there.
+TEST(Roles, NamesAreTheEnumCases) {
+  namespace roles = mlir::dlc::roles;
+  std::vector<StringRef> names = {
+      roles::kParam,     roles::kState,          roles::kOptimizerState,
+      roles::kStep,      roles::kHyperparameter, roles::kWeightCopy,
+      roles::kLossScale, roles::kInput,          roles::kLabel,
+      roles::kOutput,    roles::kLoss,           roles::kGradient,
+      roles::kMetric};
+  for (StringRef name : names)
+    EXPECT_TRUE(symbolizeRole(name).has_value()) << name.str();
+  EXPECT_EQ(names.size(), static_cast<size_t>(Role::metric) + 1);
 }
 
 } // namespace
