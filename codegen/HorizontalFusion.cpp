@@ -21,7 +21,6 @@
 #include <tuple>
 
 using namespace mlir::dlc::codegen;
-namespace fb = ::dlc::fb;
 
 namespace {
 
@@ -43,6 +42,7 @@ bool conflicts(const StepBuffers &a, const StepBuffers &b) {
 /// A buffer range members read: members reading the same one share the
 /// group's buffer (an optimizer's hyperparameters and bias corrections are
 /// read by every parameter's update).
+namespace fb = mlir::dlc::fb;
 using Range = std::tuple<fb::BufferKind, uint32_t, uint64_t, uint64_t>;
 
 Range rangeOf(const StepBuffers &step, size_t i) {

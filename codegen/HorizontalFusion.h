@@ -15,6 +15,7 @@
 #ifndef DLC_CODEGEN_HORIZONTALFUSION_H
 #define DLC_CODEGEN_HORIZONTALFUSION_H
 
+#include "ir/RuntimeNames.h"
 #include "runtime/module/dlcm_generated.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -28,7 +29,7 @@ namespace mlir::dlc::codegen {
 /// whatever the step's kind: the last `outputs` are written, the others
 /// read.
 struct StepBuffers {
-  std::vector<::dlc::fb::BufferRef> refs;
+  std::vector<fb::BufferRef> refs;
   /// The byte size of each of `refs`.
   std::vector<uint64_t> bytes;
   unsigned outputs = 0;
@@ -60,8 +61,8 @@ struct StepGroup {
 /// do: every argument, result and constant and the arena are memory of
 /// their own (a global's argument and result are its two buffers,
 /// runtime/core/Session.cpp; outputs share memory with no input).
-bool overlaps(const ::dlc::fb::BufferRef &a, uint64_t aBytes,
-              const ::dlc::fb::BufferRef &b, uint64_t bBytes);
+bool overlaps(const fb::BufferRef &a, uint64_t aBytes, const fb::BufferRef &b,
+              uint64_t bBytes);
 
 /// The most buffers a group's kernel takes. A CUDA kernel's parameters
 /// (dlc_buffers<N>, 8 bytes a buffer, then the 8-byte iteration count) must

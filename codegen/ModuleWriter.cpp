@@ -38,12 +38,11 @@
 using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::codegen;
-namespace fb = ::dlc::fb;
 
 namespace {
 
 FailureOr<fb::ElementType> elementTypeOf(Operation *where, Type type) {
-  FailureOr<::dlc::DType> dtype = dtypeOf(getElementTypeOrSelf(type));
+  FailureOr<DType> dtype = dtypeOf(getElementTypeOrSelf(type));
   if (failed(dtype))
     return where->emitOpError() << "has a value of type " << type
                                 << ", which compiled modules do not store";
@@ -112,7 +111,7 @@ LogicalResult Writer::addGlobals() {
   for (GlobalOp global : module.getOps<GlobalOp>()) {
     StringRef name = global.getSymName();
     auto type = cast<RankedTensorType>(global.getType());
-    FailureOr<::dlc::DType> dtype = dtypeOf(type.getElementType());
+    FailureOr<DType> dtype = dtypeOf(type.getElementType());
     if (failed(dtype))
       return global.emitOpError() << "@" << name << " has type " << type
                                   << ", which compiled modules do not store";
@@ -144,12 +143,11 @@ LogicalResult Writer::addGlobals() {
     bool separable = role == roles::kParam;
     if ((options.embedParameters || !separable) && copyOf < 0 &&
         global.getInitialValue() && !zero) {
-      FailureOr<::dlc::Tensor> value =
-          tensorFromAttr(*global.getInitialValue());
+      FailureOr<Tensor> value = tensorFromAttr(*global.getInitialValue());
       if (failed(value))
         return global.emitOpError()
                << "@" << name << " has an initial value that cannot be read";
-      fbb.ForceVectorAlignment(value->byteSize(), 1, ::dlc::kBufferAlignment);
+      fbb.ForceVectorAlignment(value->byteSize(), 1, kBufferAlignment);
       initial = fbb.CreateVector(
           reinterpret_cast<const uint8_t *>(value->bytes()), value->byteSize());
     }
@@ -178,14 +176,14 @@ FailureOr<uint32_t> Writer::constantNumber(ConstantOp constant) {
   auto it = constantIndex.find(constant);
   if (it != constantIndex.end())
     return it->second;
-  FailureOr<::dlc::Tensor> value = tensorFromAttr(constant.getValue());
+  FailureOr<Tensor> value = tensorFromAttr(constant.getValue());
   if (failed(value))
     return constant.emitOpError() << "has a value that cannot be read";
   FailureOr<flatbuffers::Offset<fb::TensorType>> type =
       tensorType(constant, constant.getResult());
   if (failed(type))
     return failure();
-  fbb.ForceVectorAlignment(value->byteSize(), 1, ::dlc::kBufferAlignment);
+  fbb.ForceVectorAlignment(value->byteSize(), 1, kBufferAlignment);
   auto data = fbb.CreateVector(
       reinterpret_cast<const uint8_t *>(value->bytes()), value->byteSize());
   uint32_t index = static_cast<uint32_t>(constants.size());
@@ -478,7 +476,7 @@ LogicalResult Writer::compileKernels(
     // The driver loads the ELF image in place: aligned like every other
     // blob of the module (dlcm.fbs).
     auto name = fbb.CreateString(arch);
-    fbb.ForceVectorAlignment(cubin->size(), 1, ::dlc::kBufferAlignment);
+    fbb.ForceVectorAlignment(cubin->size(), 1, kBufferAlignment);
     auto bytes = fbb.CreateVector(
         reinterpret_cast<const uint8_t *>(cubin->data()), cubin->size());
     binaries.push_back(fb::CreateCudaBinary(fbb, name, bytes));
@@ -551,7 +549,7 @@ FailureOr<std::string> Writer::run() {
   std::string fingerprint = globalsFingerprint(module);
   std::vector<uint8_t> onnx(options.onnxModel.begin(), options.onnxModel.end());
   auto root = fb::CreateModuleDirect(
-      fbb, ::dlc::kModuleFormatVersion, options.producer.c_str(),
+      fbb, kModuleFormatVersion, options.producer.c_str(),
       options.modelName.c_str(), options.target == Target::Cpu ? "cpu" : "cuda",
       fingerprint.c_str(), &globals, &*functions, &constants, &kernels,
       source.c_str(), sharedObject.empty() ? nullptr : &sharedObject,

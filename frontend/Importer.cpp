@@ -34,7 +34,7 @@
 
 using namespace mlir;
 using namespace mlir::dlc;
-using ::dlc::Tensor;
+using mlir::dlc::Tensor;
 
 namespace {
 
@@ -126,7 +126,7 @@ LogicalResult ModelImporter::importInitializers() {
     std::optional<Tensor> value = tensorFromProto(init, modelDir_, message);
     if (!value)
       return error() << "initializer '" << init.name() << "' " << message;
-    if (!::dlc::isFloat(value->dtype())) {
+    if (!isFloat(value->dtype())) {
       // Integer and bool initializers are shapes, indices and masks: they are
       // never trained, and folding needs their values, so they are constants
       // (built in run(), where the function body is).
@@ -154,7 +154,7 @@ ModelImporter::inputType(const onnx::ValueInfoProto &info) {
                    << "' is not a tensor (sequences, maps and optionals are "
                       "not supported)";
   const onnx::TypeProto::Tensor &t = info.type().tensor_type();
-  std::optional<::dlc::DType> dtype = dtypeFromOnnx(t.elem_type());
+  std::optional<DType> dtype = dtypeFromOnnx(t.elem_type());
   if (!dtype)
     return error() << "input '" << info.name() << "' has data type "
                    << onnxTypeName(t.elem_type())
@@ -215,7 +215,7 @@ ModelImporter::importInputs(SmallVectorImpl<Type> &argTypes,
       FailureOr<RankedTensorType> type = inputType(info);
       if (failed(type))
         return failure();
-      FailureOr<::dlc::DType> dtype = dtypeOf(type->getElementType());
+      FailureOr<DType> dtype = dtypeOf(type->getElementType());
       std::vector<int64_t> shape(type->getShape().begin(),
                                  type->getShape().end());
       if (failed(dtype) || *dtype != fixed->second.dtype() ||
@@ -473,8 +473,8 @@ LogicalResult ModelImporter::finishOutputs(func::FuncOp func) {
     auto type = cast<RankedTensorType>(v.getType());
     if (info.type().has_tensor_type()) {
       const onnx::TypeProto::Tensor &t = info.type().tensor_type();
-      std::optional<::dlc::DType> declared = dtypeFromOnnx(t.elem_type());
-      FailureOr<::dlc::DType> actual = dtypeOf(type.getElementType());
+      std::optional<DType> declared = dtypeFromOnnx(t.elem_type());
+      FailureOr<DType> actual = dtypeOf(type.getElementType());
       if (t.elem_type() != onnx::TensorProto::UNDEFINED &&
           (!declared || failed(actual) || *declared != *actual))
         return error() << "graph output '" << info.name()

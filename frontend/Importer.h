@@ -10,7 +10,7 @@
 #define DLC_FRONTEND_IMPORTER_H
 
 #include "ir/Roles.h"
-#include "runtime/support/Tensor.h"
+#include "ir/RuntimeNames.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -66,7 +66,7 @@ struct ImportOptions {
   llvm::StringMap<int64_t> dims;
   /// Inputs whose values are fixed at import: they become constants and are
   /// not arguments of the function (shape inputs of test models, say).
-  llvm::StringMap<::dlc::Tensor> constantInputs;
+  llvm::StringMap<Tensor> constantInputs;
   /// Name of the function holding the graph.
   std::string functionName = "forward";
 };

@@ -9,8 +9,8 @@
 
 using namespace mlir;
 using namespace mlir::dlc;
-using ::dlc::DType;
-using ::dlc::Tensor;
+using mlir::dlc::DType;
+using mlir::dlc::Tensor;
 
 NodeContext::NodeContext(OpBuilder &builder, const onnx::NodeProto &node,
                          SmallVector<Value> inputs, int sinceVersion,
@@ -163,7 +163,7 @@ NodeContext::requireConstantInts(size_t i, StringRef what) {
   std::optional<Tensor> t = requireConstant(i, what);
   if (!t)
     return std::nullopt;
-  if (::dlc::isFloat(t->dtype()) || t->dtype() == DType::Bool) {
+  if (isFloat(t->dtype()) || t->dtype() == DType::Bool) {
     error() << "input " << i << " (" << what << ") must hold integers";
     return std::nullopt;
   }

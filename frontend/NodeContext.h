@@ -113,7 +113,7 @@ public:
   std::vector<std::string> stringsAttr(llvm::StringRef name);
   /// A tensor-valued attribute (Constant's `value`), converted; nullopt
   /// after an error (absent, not a TENSOR, or data that does not convert).
-  std::optional<::dlc::Tensor> tensorAttr(llvm::StringRef name);
+  std::optional<Tensor> tensorAttr(llvm::StringRef name);
 
   //===--------------------------------------------------------------------===//
   // Constant inputs
@@ -121,10 +121,10 @@ public:
 
   /// The value of input `i` if it is a constant (after folding), else
   /// nullopt without an error.
-  std::optional<::dlc::Tensor> constantValue(size_t i);
+  std::optional<Tensor> constantValue(size_t i);
   /// Like constantValue, but also reads an initializer's initial value, and
   /// emits "input i (`what`) must be a constant" when there is none.
-  std::optional<::dlc::Tensor> requireConstant(size_t i, llvm::StringRef what);
+  std::optional<Tensor> requireConstant(size_t i, llvm::StringRef what);
   /// An integer constant input as int64 values (any integer dtype).
   std::optional<std::vector<int64_t>> requireConstantInts(size_t i,
                                                           llvm::StringRef what);
@@ -194,7 +194,7 @@ public:
   }
 
   // Common compositions.
-  Value constant(const ::dlc::Tensor &value);
+  Value constant(const Tensor &value);
   /// A rank-0 constant of `elementType` holding `value` (converted).
   Value scalar(Type elementType, double value);
   /// A rank-1 i64 constant.

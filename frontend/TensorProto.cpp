@@ -13,8 +13,10 @@
 
 using namespace mlir;
 using llvm::StringRef;
-using ::dlc::DType;
-using ::dlc::Tensor;
+using mlir::dlc::BFloat16;
+using mlir::dlc::DType;
+using mlir::dlc::Half;
+using mlir::dlc::Tensor;
 
 std::optional<DType> mlir::dlc::dtypeFromOnnx(int32_t dataType) {
   switch (dataType) {
@@ -184,9 +186,9 @@ decltype(auto) withTypedField(const onnx::TensorProto &p, DType dtype,
   case DType::Bool:
     return fn(StorageTag<bool>{}, p.int32_data());
   case DType::F16:
-    return fn(StorageTag<::dlc::Half>{}, p.int32_data());
+    return fn(StorageTag<Half>{}, p.int32_data());
   case DType::BF16:
-    return fn(StorageTag<::dlc::BFloat16>{}, p.int32_data());
+    return fn(StorageTag<BFloat16>{}, p.int32_data());
   }
   llvm_unreachable("every DType has a field");
 }
@@ -198,8 +200,7 @@ void copyTypedData(const onnx::TensorProto &p, Tensor &out) {
     using T = typename decltype(tag)::type;
     T *data = reinterpret_cast<T *>(out.bytes());
     for (int i = 0; i < field.size(); ++i) {
-      if constexpr (std::is_same_v<T, ::dlc::Half> ||
-                    std::is_same_v<T, ::dlc::BFloat16>)
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
         data[i] = T::fromBits(static_cast<uint16_t>(field[i]));
       else
         data[i] = static_cast<T>(field[i]);
@@ -227,8 +228,7 @@ std::optional<Tensor> mlir::dlc::tensorFromProto(const onnx::TensorProto &p,
     message = "has an invalid or too large shape";
     return std::nullopt;
   }
-  uint64_t expectedBytes =
-      static_cast<uint64_t>(*count) * ::dlc::dtypeSize(*dtype);
+  uint64_t expectedBytes = static_cast<uint64_t>(*count) * dtypeSize(*dtype);
   if (p.segment().begin() != 0 || p.segment().end() != 0) {
     message = "segmented tensors are not supported";
     return std::nullopt;

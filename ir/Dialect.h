@@ -18,6 +18,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "ir/RuntimeNames.h"
 #include "ir/ShapeUtils.h"
 
 #include <optional>

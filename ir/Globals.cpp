@@ -34,9 +34,9 @@ std::string globalsFingerprint(ModuleOp module) {
     auto type = cast<RankedTensorType>(global.getType());
     os << global.getSymName() << '|' << roleOf.lookup(global.getSymName())
        << '|';
-    if (FailureOr<::dlc::DType> dtype = dtypeOf(type.getElementType());
+    if (FailureOr<DType> dtype = dtypeOf(type.getElementType());
         succeeded(dtype))
-      os << ::dlc::dtypeName(*dtype);
+      os << dtypeName(*dtype);
     else
       os << type.getElementType();
     os << '|';

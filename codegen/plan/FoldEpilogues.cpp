@@ -16,7 +16,6 @@ namespace mlir::dlc::codegen {
 using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::codegen;
-namespace fb = ::dlc::fb;
 
 namespace {
 

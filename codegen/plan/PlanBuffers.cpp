@@ -5,7 +5,6 @@
 using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::codegen;
-namespace fb = ::dlc::fb;
 
 PlanBuffers::PlanBuffers(func::FuncOp func, ConstantNumbering numbering)
     : placements(func), numbering(std::move(numbering)) {}

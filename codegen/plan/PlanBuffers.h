@@ -28,7 +28,7 @@ public:
   explicit PlanBuffers(func::FuncOp func, ConstantNumbering numbering = {});
 
   /// The buffer holding `value`.
-  FailureOr<::dlc::fb::BufferRef> refOf(Value value);
+  FailureOr<fb::BufferRef> refOf(Value value);
   /// The bytes `value` occupies.
   static uint64_t bytesOf(Value value);
 

@@ -20,8 +20,8 @@
 
 using namespace mlir;
 using namespace mlir::dlc;
-using ::dlc::DType;
-using ::dlc::Tensor;
+using mlir::dlc::DType;
+using mlir::dlc::Tensor;
 
 namespace {
 
@@ -124,9 +124,9 @@ void rangeRule(NodeContext &c) {
     return;
   }
   Type elementType = c.inputElementType(0);
-  bool isFloat = ::dlc::isFloat(start->dtype());
+  bool floating = isFloat(start->dtype());
   Tensor result;
-  if (isFloat) {
+  if (floating) {
     double s = start->getDouble(0), l = limit->getDouble(0),
            d = delta->getDouble(0);
     if (d == 0) {

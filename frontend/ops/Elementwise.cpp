@@ -82,7 +82,7 @@ Value exponentialBelowZero(NodeContext &c, Value x, Fn onNonPositive) {
 
 /// Whether every element of `lo` is at most every element of `hi`, both
 /// constants without NaN: then Clip needs no case for crossed bounds.
-bool boundsOrdered(const ::dlc::Tensor &lo, const ::dlc::Tensor &hi) {
+bool boundsOrdered(const Tensor &lo, const Tensor &hi) {
   double maxLo = -std::numeric_limits<double>::infinity();
   double minHi = std::numeric_limits<double>::infinity();
   for (int64_t i = 0; i < lo.numElements(); ++i) {
@@ -100,7 +100,7 @@ bool boundsOrdered(const ::dlc::Tensor &lo, const ::dlc::Tensor &hi) {
   return maxLo <= minHi;
 }
 
-bool hasNaN(const ::dlc::Tensor &t) {
+bool hasNaN(const Tensor &t) {
   for (int64_t i = 0; i < t.numElements(); ++i)
     if (std::isnan(t.getDouble(i)))
       return true;
@@ -121,8 +121,8 @@ bool hasNaN(const ::dlc::Tensor &t) {
 /// out; constant bounds with NaN keep max and min, whose NaN propagation is
 /// ONNX's.
 Value clipFloat(NodeContext &c, Value x, Value lo, Value hi,
-                const std::optional<::dlc::Tensor> &loValue,
-                const std::optional<::dlc::Tensor> &hiValue) {
+                const std::optional<Tensor> &loValue,
+                const std::optional<Tensor> &hiValue) {
   if ((loValue && hasNaN(*loValue)) || (hiValue && hasNaN(*hiValue))) {
     if (lo)
       x = c.build<MaxOp>({x, lo});
@@ -153,14 +153,14 @@ void clipRule(NodeContext &c) {
   if (!x)
     return;
   Value lo, hi;
-  std::optional<::dlc::Tensor> loValue, hiValue;
+  std::optional<Tensor> loValue, hiValue;
   if (c.version() < 11) {
     // Clip-6 takes its bounds as attributes; an absent one is no bound.
     auto attrBound = [&](StringRef name, Value &bound,
-                         std::optional<::dlc::Tensor> &value) {
+                         std::optional<Tensor> &value) {
       if (!c.hasAttr(name))
         return;
-      ::dlc::Tensor t(::dlc::DType::F64, {});
+      Tensor t(DType::F64, {});
       t.data<double>()[0] = c.floatAttr(name, 0.0f);
       bound = scalarLike(c, x, t.getDouble(0));
       value = std::move(t);
@@ -363,7 +363,7 @@ void isInfRule(NodeContext &c) {
 
 void castRule(NodeContext &c) {
   int64_t to = c.intAttr("to", 0);
-  std::optional<::dlc::DType> dtype = dtypeFromOnnx(static_cast<int32_t>(to));
+  std::optional<DType> dtype = dtypeFromOnnx(static_cast<int32_t>(to));
   if (!dtype) {
     c.error() << "cast to " << onnxTypeName(static_cast<int32_t>(to))
               << " is not supported";
@@ -389,7 +389,7 @@ void dropoutRule(NodeContext &c) {
   bool training = mode == ImportMode::Training;
   if (c.version() >= 12 && mode != ImportMode::Inference) {
     if (c.hasInput(1)) {
-      std::optional<::dlc::Tensor> r = c.requireConstant(1, "ratio");
+      std::optional<Tensor> r = c.requireConstant(1, "ratio");
       if (!r)
         return;
       if (r->numElements() != 1) {
@@ -399,7 +399,7 @@ void dropoutRule(NodeContext &c) {
       ratio = r->getDouble(0);
     }
     if (c.hasInput(2) && mode == ImportMode::AsExported) {
-      std::optional<::dlc::Tensor> t = c.requireConstant(2, "training_mode");
+      std::optional<Tensor> t = c.requireConstant(2, "training_mode");
       if (!t)
         return;
       if (t->numElements() != 1) {
@@ -430,7 +430,7 @@ void dropoutRule(NodeContext &c) {
     seed = c.rngSeed();
     stream = c.nextDropoutStream();
   } else {
-    ::dlc::Tensor value(::dlc::DType::I64, {});
+    Tensor value(DType::I64, {});
     value.data<int64_t>()[0] = c.intAttr("seed", 0);
     seed = c.constant(value);
   }

@@ -168,7 +168,7 @@ EinsumOperand takeDiagonals(NodeContext &c, EinsumOperand op) {
     int64_t n = shape[p];
     std::vector<int64_t> maskShape(shape.size(), 1);
     maskShape[p] = maskShape[q] = n;
-    ::dlc::Tensor eye(::dlc::DType::F64, maskShape);
+    Tensor eye(DType::F64, maskShape);
     for (int64_t i = 0; i < n; ++i)
       eye.data<double>()[i * n + i] = 1.0;
     Value mask = c.cast(c.constant(eye), elemType(op.value));

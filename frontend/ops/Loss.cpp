@@ -80,7 +80,7 @@ Value nllLoss(NodeContext &c, Value input, Value target, Value weight) {
   unsqueezed.insert(unsqueezed.begin() + 1, 1);
   SmallVector<int64_t> classShape(rank, 1);
   classShape[1] = classes;
-  ::dlc::Tensor iota(::dlc::DType::I64, {classes});
+  Tensor iota(DType::I64, {classes});
   for (int64_t i = 0; i < classes; ++i)
     iota.data<int64_t>()[i] = i;
   Value oneHot = c.compare(ComparePredicate::eq, c.reshape(index, unsqueezed),

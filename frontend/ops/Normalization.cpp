@@ -245,9 +245,8 @@ void layerNormRule(NodeContext &c) {
   // already accumulates reductions in float64, and only gives the Mean and
   // InvStdDev outputs the stash type the model declares for them.
   int64_t stash = c.intAttr("stash_type", 1);
-  std::optional<::dlc::DType> stashType =
-      dtypeFromOnnx(static_cast<int32_t>(stash));
-  if (!stashType || !::dlc::isFloat(*stashType)) {
+  std::optional<DType> stashType = dtypeFromOnnx(static_cast<int32_t>(stash));
+  if (!stashType || !isFloat(*stashType)) {
     c.error() << "stash_type " << stash << " is not a floating-point type";
     return;
   }
@@ -340,7 +339,7 @@ Value hardmax(NodeContext &c, Value x, int64_t axis) {
       {x}, {c.namedI64("axis", axis),
             c.named("keep_dims", c.builder().getUnitAttr())});
   int64_t n = type.getDimSize(axis);
-  ::dlc::Tensor iota(::dlc::DType::I64, {n});
+  Tensor iota(DType::I64, {n});
   for (int64_t i = 0; i < n; ++i)
     iota.data<int64_t>()[i] = i;
   SmallVector<int64_t> shape(type.getRank(), 1);

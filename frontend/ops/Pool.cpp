@@ -147,7 +147,7 @@ Value windowCounts(NodeContext &c, Value x, const PoolWindow &w,
     int64_t end = includePad ? input[d] + w.padHigh[d] : input[d];
     std::vector<int64_t> shape(spatial + 2, 1);
     shape[d + 2] = w.outSize[d];
-    ::dlc::Tensor perDim(::dlc::DType::F64, shape);
+    Tensor perDim(DType::F64, shape);
     double *data = perDim.data<double>();
     bool same = true;
     for (int64_t y = 0; y < w.outSize[d]; ++y) {

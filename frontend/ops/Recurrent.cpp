@@ -447,7 +447,7 @@ StepMask Recurrence::maskAt(int64_t t) {
     return {StepMask::None, {}};
   Value &mask = masks[t];
   if (!mask) {
-    ::dlc::Tensor m(::dlc::DType::Bool, {batch, 1});
+    Tensor m(DType::Bool, {batch, 1});
     for (int64_t i = 0; i < batch; ++i)
       m.data<bool>()[i] = t < (*lengths)[i];
     mask = c.constant(m);

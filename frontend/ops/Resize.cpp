@@ -27,8 +27,8 @@
 
 using namespace mlir;
 using namespace mlir::dlc;
-using ::dlc::DType;
-using ::dlc::Tensor;
+using mlir::dlc::DType;
+using mlir::dlc::Tensor;
 
 namespace {
 
@@ -513,7 +513,7 @@ std::optional<std::vector<float>> constantFloats(NodeContext &c, size_t i,
   std::optional<Tensor> t = c.requireConstant(i, what);
   if (!t)
     return std::nullopt;
-  if (!::dlc::isFloat(t->dtype())) {
+  if (!isFloat(t->dtype())) {
     c.error() << "input " << i << " (" << what << ") must hold floats, got "
               << t->describe();
     return std::nullopt;

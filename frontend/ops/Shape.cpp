@@ -17,8 +17,8 @@
 
 using namespace mlir;
 using namespace mlir::dlc;
-using ::dlc::DType;
-using ::dlc::Tensor;
+using mlir::dlc::DType;
+using mlir::dlc::Tensor;
 
 namespace {
 

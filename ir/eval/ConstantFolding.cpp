@@ -43,12 +43,12 @@ struct DLCFoldInterface : public DialectFoldInterface {
     if (!llvm::all_of(op->getResultTypes(), small) ||
         !llvm::all_of(op->getOperandTypes(), small))
       return failure();
-    SmallVector<::dlc::Tensor> values;
+    SmallVector<Tensor> values;
     for (Attribute a : operands) {
       auto elements = dyn_cast_or_null<ElementsAttr>(a);
       if (!elements)
         return failure();
-      FailureOr<::dlc::Tensor> value = tensorFromAttr(elements);
+      FailureOr<Tensor> value = tensorFromAttr(elements);
       if (failed(value))
         return failure();
       values.push_back(std::move(*value));
@@ -56,7 +56,7 @@ struct DLCFoldInterface : public DialectFoldInterface {
     // A constant operand that makes evaluation fail (an index out of range)
     // is left for the evaluator to report when the program runs, so a fold
     // attempt must not print the diagnostic.
-    SmallVector<::dlc::Tensor> outputs;
+    SmallVector<Tensor> outputs;
     {
       ScopedDiagnosticHandler silence(op->getContext(),
                                       [](Diagnostic &) { return success(); });

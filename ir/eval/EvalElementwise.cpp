@@ -391,7 +391,7 @@ LogicalResult eval::evalSelect(SelectOp op, Operands operands,
                                Results &results) {
   Tensor out = resultTensor(op);
   // Selection copies storage values, so it needs no arithmetic domain.
-  visitElementSize(::dlc::dtypeSize(out.dtype()), [&](auto tag) {
+  visitElementSize(dtypeSize(out.dtype()), [&](auto tag) {
     using U = typename decltype(tag)::type;
     mapElements<U, bool, U, U>(
         out, {&operands[0], &operands[1], &operands[2]},
@@ -431,7 +431,7 @@ LogicalResult eval::evalRandomUniform(RandomUniformOp op, Operands operands,
           T *data = out.data<T>();
           for (int64_t i = 0; i < out.numElements(); ++i)
             data[i] = fromCompute<T>(static_cast<ComputeT<T>>(
-                ::dlc::philoxUniform(seed, stream, static_cast<uint64_t>(i))));
+                philoxUniform(seed, stream, static_cast<uint64_t>(i))));
           return success();
         }
       });
@@ -458,8 +458,7 @@ LogicalResult eval::evalDropout(DropoutOp op, Operands operands,
     uint64_t seed = static_cast<uint64_t>(operands[1].data<int64_t>()[0]);
     uint64_t stream = static_cast<uint64_t>(op.getStream());
     for (int64_t i = 0; i < count; ++i)
-      keep[i] = ::dlc::dropoutKeeps(seed, stream, static_cast<uint64_t>(i),
-                                    ratio);
+      keep[i] = dropoutKeeps(seed, stream, static_cast<uint64_t>(i), ratio);
     LogicalResult status =
         visitDType(input.dtype(), [&](auto tag) -> LogicalResult {
           using T = typename decltype(tag)::type;

@@ -32,11 +32,6 @@
 
 namespace mlir::dlc::eval {
 
-using ::dlc::BFloat16;
-using ::dlc::DType;
-using ::dlc::Half;
-using ::dlc::Tensor;
-
 //===----------------------------------------------------------------------===//
 // Element types
 //===----------------------------------------------------------------------===//
@@ -327,7 +322,7 @@ void mapElements(Tensor &out, std::array<const Tensor *, sizeof...(In)> ins,
     data[k] = ins[k]->bytes();
   }
   static_assert(std::is_trivially_copyable_v<Out>, "storage types are POD");
-  assert(sizeof(Out) == ::dlc::dtypeSize(out.dtype()) && "wrong Out type");
+  assert(sizeof(Out) == dtypeSize(out.dtype()) && "wrong Out type");
   Out *result = reinterpret_cast<Out *>(out.bytes());
   forEachOffset<N>(out.shape(), strideRefs, {},
                    [&](const std::array<int64_t, N> &offsets) {

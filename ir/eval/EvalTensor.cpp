@@ -27,7 +27,7 @@ namespace {
 /// `out` in row-major order.
 void copyStrided(Tensor &out, const Tensor &in, ArrayRef<int64_t> strides,
                  int64_t base) {
-  visitElementSize(::dlc::dtypeSize(out.dtype()), [&](auto tag) {
+  visitElementSize(dtypeSize(out.dtype()), [&](auto tag) {
     using U = typename decltype(tag)::type;
     const std::byte *src = in.bytes();
     std::byte *dst = out.bytes();
@@ -152,7 +152,7 @@ LogicalResult eval::evalConcat(ConcatOp op, Operands operands,
                                Results &results) {
   Tensor out = resultTensor(op);
   int64_t axis = static_cast<int64_t>(op.getAxis());
-  size_t elementSize = ::dlc::dtypeSize(out.dtype());
+  size_t elementSize = dtypeSize(out.dtype());
   int64_t outer = productOf(out.shape(), 0, axis);
   // Each input contributes one contiguous chunk per outer index.
   int64_t outChunk = productOf(out.shape(), axis, out.shape().size());
@@ -198,7 +198,7 @@ LogicalResult eval::evalPad(PadOp op, Operands operands, Results &results) {
   SmallVector<int64_t> inStrides = stridesOf(in.shape());
   // The constant: the value operand's bytes, or zero (out starts zeroed).
   const std::byte *fill = operands.size() > 1 ? operands[1].bytes() : nullptr;
-  size_t elementSize = ::dlc::dtypeSize(out.dtype());
+  size_t elementSize = dtypeSize(out.dtype());
   SmallVector<int64_t> index(rank, 0);
   std::byte *dst = out.bytes();
   for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
@@ -237,7 +237,7 @@ LogicalResult eval::evalGather(GatherOp op, Operands operands,
     indices[j] = *index;
   }
   Tensor out = resultTensor(op);
-  size_t elementSize = ::dlc::dtypeSize(data.dtype());
+  size_t elementSize = dtypeSize(data.dtype());
   int64_t outer = productOf(data.shape(), 0, axis);
   int64_t inner = productOf(data.shape(), axis + 1, data.shape().size());
   size_t rowBytes = inner * elementSize;
@@ -265,7 +265,7 @@ LogicalResult eval::evalGatherElements(GatherElementsOp op, Operands operands,
   if (failed(offsets))
     return failure();
   Tensor out = resultTensor(op);
-  size_t elementSize = ::dlc::dtypeSize(data.dtype());
+  size_t elementSize = dtypeSize(data.dtype());
   for (size_t i = 0; i < offsets->size(); ++i)
     std::memcpy(out.bytes() + i * elementSize,
                 data.bytes() + (*offsets)[i] * elementSize, elementSize);

@@ -68,7 +68,7 @@ Tensor eval::resultTensor(Operation *op, unsigned i) {
 
 LogicalResult eval::unsupportedType(Operation *op, DType dtype) {
   return op->emitOpError() << "has no evaluator rule for element type "
-                           << ::dlc::dtypeName(dtype);
+                           << dtypeName(dtype);
 }
 
 namespace {
@@ -94,7 +94,7 @@ std::string describeType(Type type) {
     os << type;
     return text;
   }
-  os << ::dlc::dtypeName(*dtype) << '[';
+  os << dtypeName(*dtype) << '[';
   llvm::interleave(ranked.getShape(), os, ",");
   os << ']';
   return text;

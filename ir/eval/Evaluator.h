@@ -13,7 +13,7 @@
 #ifndef DLC_IR_EVAL_EVALUATOR_H
 #define DLC_IR_EVAL_EVALUATOR_H
 
-#include "runtime/support/Tensor.h"
+#include "ir/RuntimeNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
@@ -23,25 +23,24 @@
 namespace mlir::dlc {
 
 /// Current values of the module's dlc.global symbols, by symbol name.
-using GlobalValues = llvm::StringMap<::dlc::Tensor>;
+using GlobalValues = llvm::StringMap<Tensor>;
 
 /// The DType of an MLIR element type, or failure for types dlc has no
 /// storage for.
-FailureOr<::dlc::DType> dtypeOf(Type elementType);
+FailureOr<DType> dtypeOf(Type elementType);
 /// The MLIR element type of a DType (ui8 for U8, i1 for Bool...).
-Type elementTypeOf(MLIRContext *context, ::dlc::DType dtype);
+Type elementTypeOf(MLIRContext *context, DType dtype);
 
 /// The value of a constant attribute (dense or dense_resource elements).
-FailureOr<::dlc::Tensor> tensorFromAttr(ElementsAttr attr);
+FailureOr<Tensor> tensorFromAttr(ElementsAttr attr);
 /// A DenseElementsAttr holding `tensor` (whose dtype must match `type`).
-DenseElementsAttr attrFromTensor(const ::dlc::Tensor &tensor,
-                                 RankedTensorType type);
+DenseElementsAttr attrFromTensor(const Tensor &tensor, RankedTensorType type);
 
 /// Evaluates one dlc op on operand values, appending one tensor per result.
 /// Emits an error at the op on failure. `globals` serves dlc.global_load and
 /// dlc.global_store (may be null when the op touches no global).
-LogicalResult evaluateOp(Operation *op, ArrayRef<::dlc::Tensor> operands,
-                         SmallVectorImpl<::dlc::Tensor> &results,
+LogicalResult evaluateOp(Operation *op, ArrayRef<Tensor> operands,
+                         SmallVectorImpl<Tensor> &results,
                          GlobalValues *globals = nullptr);
 
 /// Runs functions of a module. Globals start at their initial values.
@@ -52,8 +51,8 @@ public:
 
   /// Runs `func` on `inputs` (one per argument, types checked) and returns one
   /// tensor per result.
-  FailureOr<SmallVector<::dlc::Tensor>> run(func::FuncOp func,
-                                            ArrayRef<::dlc::Tensor> inputs);
+  FailureOr<SmallVector<Tensor>> run(func::FuncOp func,
+                                     ArrayRef<Tensor> inputs);
 
   GlobalValues &globals() { return globals_; }
 

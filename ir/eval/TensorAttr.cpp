@@ -1,6 +1,6 @@
 //===- TensorAttr.cpp - Conversions between MLIR constants and Tensors ----===//
 //
-// The evaluator works on ::dlc::Tensor; the IR stores constants as
+// The evaluator works on Tensor; the IR stores constants as
 // ElementsAttr. These conversions are the only place the two meet, so the
 // bit layout (row-major, little-endian, i1 as one byte) is decided once.
 //
@@ -15,8 +15,8 @@
 #include <cstring>
 
 using namespace mlir;
-using ::dlc::DType;
-using ::dlc::Tensor;
+using mlir::dlc::DType;
+using mlir::dlc::Tensor;
 
 FailureOr<DType> mlir::dlc::dtypeOf(Type t) {
   if (t.isF16())
@@ -110,7 +110,7 @@ FailureOr<Tensor> mlir::dlc::tensorFromAttr(ElementsAttr attr) {
     }
     ArrayRef<char> raw = dense.getRawData();
     if (dense.isSplat()) {
-      size_t size = ::dlc::dtypeSize(*dtype);
+      size_t size = dtypeSize(*dtype);
       for (int64_t i = 0; i < result.numElements(); ++i)
         std::memcpy(result.bytes() + i * size, raw.data(), size);
     } else {

@@ -43,7 +43,7 @@ struct Interval {
 };
 
 int64_t alignUp(int64_t n) {
-  int64_t a = static_cast<int64_t>(::dlc::kBufferAlignment);
+  int64_t a = static_cast<int64_t>(kBufferAlignment);
   return (n + a - 1) / a * a;
 }
 

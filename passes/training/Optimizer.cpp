@@ -564,9 +564,8 @@ LogicalResult OptimizerPass::addLowPrecisionCopies(
       auto nextCopy = CastOp::create(b, loc, type, next);
       Attribute initial;
       if (global && global.getInitialValue()) {
-        FailureOr<::dlc::Tensor> value =
-            tensorFromAttr(*global.getInitialValue());
-        SmallVector<::dlc::Tensor> cast;
+        FailureOr<Tensor> value = tensorFromAttr(*global.getInitialValue());
+        SmallVector<Tensor> cast;
         if (failed(value) || failed(evaluateOp(nextCopy, {*value}, cast)))
           return emitError()
                  << "cannot read the initial value of @\"" << name << "\"";

@@ -15,9 +15,10 @@
 #include "mlir/Support/FileUtilities.h"
 
 using namespace mlir;
+namespace tools = mlir::dlc::tools;
 
-bool ::dlc::tools::writeModule(ModuleOp module, llvm::StringRef path,
-                               llvm::StringRef tool) {
+bool tools::writeModule(ModuleOp module, llvm::StringRef path,
+                        llvm::StringRef tool) {
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &error);
   if (!out) {
@@ -30,7 +31,7 @@ bool ::dlc::tools::writeModule(ModuleOp module, llvm::StringRef path,
   return true;
 }
 
-bool ::dlc::tools::parseCommandLine(
+bool tools::parseCommandLine(
     int argc, char **argv, llvm::StringRef overview, llvm::StringRef tool,
     llvm::ArrayRef<const llvm::cl::OptionCategory *> shown) {
   showOnlyInHelp(shown);
@@ -55,8 +56,8 @@ bool ::dlc::tools::parseCommandLine(
   return false;
 }
 
-::dlc::tools::DiagnosticPrinter::DiagnosticPrinter(MLIRContext &context,
-                                                 llvm::StringRef tool)
+tools::DiagnosticPrinter::DiagnosticPrinter(MLIRContext &context,
+                                            llvm::StringRef tool)
     : context_(context) {
   std::string toolName = tool.str();
   id_ = context.getDiagEngine().registerHandler(
@@ -79,6 +80,6 @@ bool ::dlc::tools::parseCommandLine(
       });
 }
 
-::dlc::tools::DiagnosticPrinter::~DiagnosticPrinter() {
+tools::DiagnosticPrinter::~DiagnosticPrinter() {
   context_.getDiagEngine().eraseHandler(id_);
 }

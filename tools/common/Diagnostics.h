@@ -20,7 +20,7 @@
 #include <memory>
 #include <string>
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 
 using mlir::dlc::describeLocation;
 using mlir::dlc::escapeForOneLine;
@@ -50,6 +50,6 @@ private:
   mlir::DiagnosticEngine::HandlerID id_;
 };
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools
 
 #endif // DLC_TOOLS_COMMON_DIAGNOSTICS_H

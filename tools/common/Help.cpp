@@ -22,7 +22,7 @@ void hide(cl::Option &option) {
 
 } // namespace
 
-void dlc::tools::showOnlyInHelp(
+void mlir::dlc::tools::showOnlyInHelp(
     llvm::ArrayRef<const cl::OptionCategory *> shown) {
   for (auto &entry : cl::getRegisteredOptions()) {
     cl::Option &option = *entry.second;
@@ -33,8 +33,9 @@ void dlc::tools::showOnlyInHelp(
   }
 }
 
-void dlc::tools::hideFromHelp(llvm::ArrayRef<llvm::StringRef> names,
-                              llvm::ArrayRef<llvm::StringRef> categories) {
+void mlir::dlc::tools::hideFromHelp(
+    llvm::ArrayRef<llvm::StringRef> names,
+    llvm::ArrayRef<llvm::StringRef> categories) {
   for (auto &entry : cl::getRegisteredOptions()) {
     cl::Option &option = *entry.second;
     if (llvm::is_contained(names, entry.first) ||
@@ -45,12 +46,12 @@ void dlc::tools::hideFromHelp(llvm::ArrayRef<llvm::StringRef> names,
   }
 }
 
-dlc::tools::OptionsSoFar::OptionsSoFar() {
+mlir::dlc::tools::OptionsSoFar::OptionsSoFar() {
   for (auto &entry : cl::getRegisteredOptions())
     options_.insert(entry.second);
 }
 
-void dlc::tools::OptionsSoFar::hideFromHelp() const {
+void mlir::dlc::tools::OptionsSoFar::hideFromHelp() const {
   for (cl::Option *option : options_)
     hide(*option);
 }

@@ -13,7 +13,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/CommandLine.h"
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 
 /// Moves every option outside `shown` to --help-hidden, but --help,
 /// --version and their kin.
@@ -37,6 +37,6 @@ private:
   llvm::DenseSet<llvm::cl::Option *> options_;
 };
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools
 
 #endif // DLC_TOOLS_COMMON_HELP_H

@@ -11,7 +11,7 @@
 
 using namespace mlir;
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 
 bool isDlcIrFile(llvm::StringRef path) {
   return path.ends_with_insensitive(".mlir");
@@ -44,4 +44,4 @@ bool checkNoImportOptions(llvm::StringRef tool, llvm::StringRef path) {
   return false;
 }
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools

@@ -14,7 +14,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 
 /// Whether `path` names dlc IR (.mlir) rather than an ONNX model.
 bool isDlcIrFile(llvm::StringRef path);
@@ -29,6 +29,6 @@ parseDlcIrFile(mlir::MLIRContext *context, llvm::StringRef path);
 /// --dim, --bind-input, --precision) was given for the dlc IR in `path`.
 bool checkNoImportOptions(llvm::StringRef tool, llvm::StringRef path);
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools
 
 #endif // DLC_TOOLS_COMMON_IRFILE_H

@@ -30,13 +30,13 @@ struct ShapeOptions {
 llvm::ManagedStatic<ShapeOptions> shapeOptions;
 } // namespace
 
-void dlc::tools::registerShapeOptions() { *shapeOptions; }
+void mlir::dlc::tools::registerShapeOptions() { *shapeOptions; }
 
-const cl::OptionCategory &dlc::tools::shapeOptionCategory() {
+const cl::OptionCategory &mlir::dlc::tools::shapeOptionCategory() {
   return shapeOptions->category;
 }
 
-std::string dlc::tools::shapeOptionGiven() {
+std::string mlir::dlc::tools::shapeOptionGiven() {
   const ShapeOptions &o = *shapeOptions;
   if (o.batchSize.getNumOccurrences())
     return "--batch-size";
@@ -47,8 +47,8 @@ std::string dlc::tools::shapeOptionGiven() {
   return "";
 }
 
-bool dlc::tools::applyShapeOptions(llvm::StringRef tool,
-                                   mlir::dlc::ImportOptions &options) {
+bool mlir::dlc::tools::applyShapeOptions(llvm::StringRef tool,
+                                         mlir::dlc::ImportOptions &options) {
   const ShapeOptions &o = *shapeOptions;
   if (o.batchSize.getNumOccurrences()) {
     int64_t n = 0;
@@ -77,9 +77,9 @@ bool dlc::tools::applyShapeOptions(llvm::StringRef tool,
                    << "got '" << escapeForOneLine(b) << "'\n";
       return false;
     }
-    ::dlc::Tensor value;
+    Tensor value;
     std::string error;
-    if (!::dlc::readNpy(file.str(), value, &error)) {
+    if (!readNpy(file.str(), value, &error)) {
       llvm::errs() << tool << ": error: --bind-input " << name << ": "
                    << escapeForOneLine(error) << "\n";
       return false;

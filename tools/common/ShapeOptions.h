@@ -15,7 +15,7 @@
 
 #include <string>
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 
 /// Registers --batch-size N, --dim NAME=N and --bind-input NAME=FILE.npy
 /// (call before parsing).
@@ -31,6 +31,6 @@ std::string shapeOptionGiven();
 /// "tool: error: ..." line and returns false.
 bool applyShapeOptions(llvm::StringRef tool, mlir::dlc::ImportOptions &options);
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools
 
 #endif // DLC_TOOLS_COMMON_SHAPEOPTIONS_H

@@ -41,7 +41,7 @@ Options &options() {
 
 } // namespace
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 
 void registerTrainingOptions() { (void)options(); }
 
@@ -134,4 +134,4 @@ compileForTraining(MLIRContext *context, llvm::StringRef path,
   return std::move(*module);
 }
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools

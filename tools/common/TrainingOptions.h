@@ -12,7 +12,7 @@
 #include "frontend/Importer.h"
 #include "passes/Pipeline.h"
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 
 /// Registers the training options (call before parsing).
 void registerTrainingOptions();
@@ -58,6 +58,6 @@ mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
 compileForTraining(mlir::MLIRContext *context, llvm::StringRef path,
                    const mlir::dlc::ImportOptions &options);
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools
 
 #endif // DLC_TOOLS_COMMON_TRAININGOPTIONS_H

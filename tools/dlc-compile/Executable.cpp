@@ -1,7 +1,7 @@
 //===- Executable.cpp - Training binaries from a compiled module ----------===//
 
 #include "tools/dlc-compile/Executable.h"
-#include "runtime/module/Embedded.h"
+#include "ir/RuntimeNames.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -9,8 +9,8 @@
 #include "llvm/Support/Path.h"
 
 std::optional<std::string>
-dlc::tools::buildExecutable(const char *argv0, const std::string &module,
-                            std::string &error) {
+mlir::dlc::tools::buildExecutable(const char *argv0, const std::string &module,
+                                  std::string &error) {
   static int anchor;
   std::string self = llvm::sys::fs::getMainExecutable(argv0, &anchor);
   llvm::SmallString<256> runner(llvm::sys::path::parent_path(self));

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 
 /// The bytes of a training binary: the runner (dlc-runner, installed next
 /// to dlc-compile, whose path is found from `argv0`) with `module`
@@ -14,6 +14,6 @@ std::optional<std::string> buildExecutable(const char *argv0,
                                            const std::string &module,
                                            std::string &error);
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools
 
 #endif // DLC_TOOLS_DLC_COMPILE_EXECUTABLE_H

@@ -47,6 +47,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
+namespace tools = mlir::dlc::tools;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory compileOptions("dlc-compile options");
@@ -161,8 +162,8 @@ std::vector<std::string> keepCompiledFunctions(ModuleOp module) {
 /// Whether matmuls and convolutions may run on tensor cores: --tf32 or a
 /// --precision other than fp32.
 bool tensorCores() {
-  return tf32 || ::dlc::tools::tf32Given() ||
-         ::dlc::tools::mixedPrecisionOptions().has_value();
+  return tf32 || tools::tf32Given() ||
+         tools::mixedPrecisionOptions().has_value();
 }
 
 /// Fusion and memory planning (passes/Pipeline.h); for an inference
@@ -171,8 +172,7 @@ bool tensorCores() {
 /// from dlc IR, whose functions may still read and write globals.
 LogicalResult lowerForExecution(ModuleOp module, bool irInput) {
   PassManager pm(module.getContext());
-  if (auto precision = ::dlc::tools::mixedPrecisionOptions();
-      precision && !train)
+  if (auto precision = tools::mixedPrecisionOptions(); precision && !train)
     pm.addPass(mlir::dlc::createDLCMixedPrecision(*precision));
   mlir::dlc::ExecutionPipelineOptions options;
   options.functionalize = !train || irInput;
@@ -268,21 +268,20 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
-  ::dlc::tools::registerShapeOptions();
-  ::dlc::tools::registerTrainingOptions();
-  if (!::dlc::tools::parseCommandLine(
-          argc, argv, "dlc compiler\n", kTool,
-          {&compileOptions, &::dlc::tools::shapeOptionCategory(),
-           &::dlc::tools::trainingOptionCategory()}))
+  tools::registerShapeOptions();
+  tools::registerTrainingOptions();
+  if (!tools::parseCommandLine(argc, argv, "dlc compiler\n", kTool,
+                               {&compileOptions, &tools::shapeOptionCategory(),
+                                &tools::trainingOptionCategory()}))
     return 1;
 
   // dlc IR is compiled as it is: the options that build a training program
   // or steer an import do not apply to it.
-  bool irInput = ::dlc::tools::isDlcIrFile(inputFile);
+  bool irInput = tools::isDlcIrFile(inputFile);
   if (irInput) {
     llvm::SmallVector<std::string> given =
-        ::dlc::tools::compileOnlyTrainingOptionsGiven();
-    for (auto &[name, value] : ::dlc::tools::hyperparametersGiven())
+        tools::compileOnlyTrainingOptionsGiven();
+    for (auto &[name, value] : tools::hyperparametersGiven())
       given.push_back(name == "dlc.lr" ? "--lr" : "--weight-decay");
     if (train)
       given.insert(given.begin(), "--train");
@@ -294,13 +293,13 @@ int main(int argc, char **argv) {
                       "training module)\n";
       return 1;
     }
-    if (!::dlc::tools::checkNoImportOptions(kTool, inputFile))
+    if (!tools::checkNoImportOptions(kTool, inputFile))
       return 1;
   }
   if (!train) {
     llvm::SmallVector<std::string> given =
-        ::dlc::tools::compileOnlyTrainingOptionsGiven();
-    for (auto &[name, value] : ::dlc::tools::hyperparametersGiven())
+        tools::compileOnlyTrainingOptionsGiven();
+    for (auto &[name, value] : tools::hyperparametersGiven())
       given.push_back(name == "dlc.lr" ? "--lr" : "--weight-decay");
     if (!given.empty()) {
       llvm::errs() << kTool << ": error: " << given.front()
@@ -308,7 +307,7 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (!::dlc::tools::checkTrainingOptions(kTool))
+  if (!tools::checkTrainingOptions(kTool))
     return 1;
   Emit what = effectiveEmit();
   if (what == Emit::Exe && (outputFile == "-" || outputFile.empty())) {
@@ -316,15 +315,15 @@ int main(int argc, char **argv) {
     return 1;
   }
   mlir::dlc::ImportOptions options;
-  if (!::dlc::tools::applyShapeOptions(kTool, options))
+  if (!tools::applyShapeOptions(kTool, options))
     return 1;
   MLIRContext context;
-  ::dlc::tools::DiagnosticPrinter printer(context, kTool);
+  tools::DiagnosticPrinter printer(context, kTool);
   FailureOr<OwningOpRef<ModuleOp>> module;
   if (irInput) {
-    module = ::dlc::tools::parseDlcIrFile(&context, inputFile);
+    module = tools::parseDlcIrFile(&context, inputFile);
   } else if (train) {
-    module = ::dlc::tools::compileForTraining(&context, inputFile, options);
+    module = tools::compileForTraining(&context, inputFile, options);
   } else {
     options.mode = mlir::dlc::ImportMode::Inference;
     module = mlir::dlc::importOnnxFile(&context, inputFile, options);
@@ -337,7 +336,7 @@ int main(int argc, char **argv) {
                    << "output (--emit=fused, plan, kernels, module or exe)\n";
       return 1;
     }
-    return ::dlc::tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
+    return tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
   }
 
   std::vector<std::string> functions = keepCompiledFunctions(**module);
@@ -351,7 +350,7 @@ int main(int argc, char **argv) {
   if (reportMemory)
     printMemoryReport(**module);
   if (what == Emit::Fused)
-    return ::dlc::tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
+    return tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
   mlir::dlc::codegen::Target codegenTarget =
       target == TargetKind::Cpu ? mlir::dlc::codegen::Target::Cpu
                                 : mlir::dlc::codegen::Target::Cuda;
@@ -362,7 +361,7 @@ int main(int argc, char **argv) {
       return 1;
   }
   if (what == Emit::Plan)
-    return ::dlc::tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
+    return tools::writeModule(**module, outputFile, kTool) ? 0 : 1;
 
   mlir::dlc::codegen::ModuleWriterOptions writerOptions;
   writerOptions.target = codegenTarget;
@@ -371,7 +370,7 @@ int main(int argc, char **argv) {
   writerOptions.producer = "dlc-compile";
   writerOptions.trainingOptions = optionsText(argc, argv);
   writerOptions.embedParameters = embedParameters;
-  writerOptions.cudaAllowTf32 = tf32 || ::dlc::tools::tf32Given();
+  writerOptions.cudaAllowTf32 = tf32 || tools::tf32Given();
   writerOptions.cudaAllowNondeterministic = cudnnNondeterministic;
   writerOptions.hostCompiler = hostCompiler;
   writerOptions.hostCpu = hostCpu;
@@ -399,7 +398,7 @@ int main(int argc, char **argv) {
     return writeBytes(*bytes, false) ? 0 : 1;
   std::string error;
   std::optional<std::string> executable =
-      ::dlc::tools::buildExecutable(argv[0], *bytes, error);
+      tools::buildExecutable(argv[0], *bytes, error);
   if (!executable) {
     llvm::errs() << kTool << ": error: " << error << "\n";
     return 1;

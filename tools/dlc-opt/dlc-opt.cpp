@@ -20,9 +20,11 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
+namespace tools = mlir::dlc::tools;
+
 int main(int argc, char **argv) {
   // What is registered before main is LLVM's.
-  ::dlc::tools::OptionsSoFar llvmOptions;
+  tools::OptionsSoFar llvmOptions;
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
@@ -34,7 +36,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::dlc::DLCDialect, mlir::func::FuncDialect>();
   std::string help = mlir::registerCLIOptions("dlc optimizer driver", registry);
   llvmOptions.hideFromHelp();
-  ::dlc::tools::hideFromHelp(
+  tools::hideFromHelp(
       {"irdl-file", "load-dialect-plugin", "load-pass-plugin", "log-actions-to",
        "log-mlir-actions-filter", "profile-actions-to",
        "mlir-enable-debugger-hook", "mlir-debug-counter",

@@ -21,10 +21,13 @@
 
 using namespace mlir;
 namespace roles = mlir::dlc::roles;
-using ::dlc::runner::Error;
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 namespace {
+
+/// The runtime's C++ API, whose value descriptions the engine hands out.
+namespace rt = ::dlc::rt;
+using runner::Error;
 
 class EvaluatorEngine final : public runner::Engine {
 public:
@@ -82,14 +85,14 @@ private:
   /// engine; throws naming `what` when dlc cannot store it.
   dlc_value_info_t describe(const std::string &what, StringRef name,
                             StringRef role, Type type) const;
-  ::dlc::Tensor &global(const std::string &name, size_t bytes);
+  Tensor &global(const std::string &name, size_t bytes);
   /// The step a checkpoint is named by: the "step" global's value, or the
   /// number of calls that updated state, as the runtime counts.
   int64_t step();
   /// Copies of `inputs`, checked against `f`'s.
-  std::vector<::dlc::Tensor>
-  copyInputs(const Function &f, const std::vector<dlc_tensor_t> &inputs);
-  void run(const Function &f, std::vector<::dlc::Tensor> inputs,
+  std::vector<Tensor> copyInputs(const Function &f,
+                                 const std::vector<dlc_tensor_t> &inputs);
+  void run(const Function &f, std::vector<Tensor> inputs,
            const std::vector<dlc_tensor_t> &outputs);
 
   /// Mutable: looking a symbol up is not const in MLIR.
@@ -104,7 +107,7 @@ private:
   mutable std::deque<std::string> strings_;
   mutable std::deque<std::vector<int64_t>> shapes_;
   /// Per function, the inputs stage() handed over, oldest first.
-  std::map<std::string, std::deque<std::vector<::dlc::Tensor>>> staged_;
+  std::map<std::string, std::deque<std::vector<Tensor>>> staged_;
 };
 
 /// Runs `body`; when it fails, throws its first error diagnostic as one
@@ -154,9 +157,8 @@ dlc_value_info_t EvaluatorEngine::describe(const std::string &what,
                                            StringRef name, StringRef role,
                                            Type type) const {
   auto ranked = dyn_cast<RankedTensorType>(type);
-  FailureOr<::dlc::DType> dtype =
-      ranked ? mlir::dlc::dtypeOf(ranked.getElementType())
-             : FailureOr<::dlc::DType>(failure());
+  FailureOr<DType> dtype = ranked ? mlir::dlc::dtypeOf(ranked.getElementType())
+                                  : FailureOr<DType>(failure());
   if (!ranked || !ranked.hasStaticShape() || failed(dtype))
     throw Error(what + " is not a statically shaped tensor of a dtype dlc "
                        "stores");
@@ -236,7 +238,7 @@ EvaluatorEngine::lookup(const std::string &function) const {
   return functions_.emplace(function, std::move(f)).first->second;
 }
 
-::dlc::Tensor &EvaluatorEngine::global(const std::string &name, size_t bytes) {
+Tensor &EvaluatorEngine::global(const std::string &name, size_t bytes) {
   auto it = evaluator_.globals().find(name);
   if (it == evaluator_.globals().end())
     throw Error(name_ + ": has no global '" + name + "'");
@@ -267,20 +269,20 @@ void checkTensor(const dlc_tensor_t &tensor, const dlc_value_info_t &info,
   if (tensor.dtype != info.dtype || shape != runner::shapeOf(info))
     throw Error(function + " " + kind + " '" + info.name + "' is " +
                 runner::describeType(info) + ", given " +
-                describeType(static_cast<::dlc::DType>(tensor.dtype), shape));
+                describeType(static_cast<DType>(tensor.dtype), shape));
 }
 
-std::vector<::dlc::Tensor>
+std::vector<Tensor>
 EvaluatorEngine::copyInputs(const Function &f,
                             const std::vector<dlc_tensor_t> &inputs) {
   const std::string &function = f.name;
   if (inputs.size() != f.inputs.size())
     throw Error(function + " takes " + std::to_string(f.inputs.size()) +
                 " inputs, given " + std::to_string(inputs.size()));
-  std::vector<::dlc::Tensor> copies;
+  std::vector<Tensor> copies;
   for (auto [tensor, info] : llvm::zip_equal(inputs, f.inputs)) {
     checkTensor(tensor, info, function, "input");
-    ::dlc::Tensor &copy =
+    Tensor &copy =
         copies.emplace_back(runner::dtypeOf(info), runner::shapeOf(info));
     if (copy.byteSize())
       std::memcpy(copy.bytes(), tensor.data, copy.byteSize());
@@ -305,12 +307,12 @@ void EvaluatorEngine::callStaged(const std::string &function,
   auto it = staged_.find(function);
   if (it == staged_.end() || it->second.empty())
     throw Error(function + ": no inputs were staged");
-  std::vector<::dlc::Tensor> inputs = std::move(it->second.front());
+  std::vector<Tensor> inputs = std::move(it->second.front());
   it->second.pop_front();
   run(lookup(function), std::move(inputs), outputs);
 }
 
-void EvaluatorEngine::run(const Function &f, std::vector<::dlc::Tensor> inputs,
+void EvaluatorEngine::run(const Function &f, std::vector<Tensor> inputs,
                           const std::vector<dlc_tensor_t> &outputs) {
   func::FuncOp op = f.op;
   const std::string &function = f.name;
@@ -320,7 +322,7 @@ void EvaluatorEngine::run(const Function &f, std::vector<::dlc::Tensor> inputs,
   for (auto [tensor, info] : llvm::zip_equal(outputs, f.outputs))
     checkTensor(tensor, info, function, "output");
   mlir::dlc::GlobalValues &state = evaluator_.globals();
-  SmallVector<::dlc::Tensor> arguments(op.getNumArguments());
+  SmallVector<Tensor> arguments(op.getNumArguments());
   for (unsigned i = 0; i < op.getNumArguments(); ++i) {
     DictionaryAttr attrs = op.getArgAttrDict(i);
     if (roles::isGlobalRole(roles::roleOf(attrs)))
@@ -328,7 +330,7 @@ void EvaluatorEngine::run(const Function &f, std::vector<::dlc::Tensor> inputs,
   }
   for (auto [k, argument] : llvm::enumerate(f.inputArguments))
     arguments[argument] = std::move(inputs[k]);
-  FailureOr<SmallVector<::dlc::Tensor>> results = failure();
+  FailureOr<SmallVector<Tensor>> results = failure();
   throwOnFailure(module_.getContext(), [&] {
     results = evaluator_.run(op, arguments);
     return LogicalResult(results);
@@ -342,7 +344,7 @@ void EvaluatorEngine::run(const Function &f, std::vector<::dlc::Tensor> inputs,
     }
   }
   for (auto [k, result] : llvm::enumerate(f.outputResults)) {
-    const ::dlc::Tensor &value = (*results)[result];
+    const Tensor &value = (*results)[result];
     if (value.byteSize())
       std::memcpy(outputs[k].data, value.bytes(), value.byteSize());
   }
@@ -359,12 +361,11 @@ int64_t EvaluatorEngine::step() {
         globals_, [](auto &g) { return std::strcmp(g.role, "step") == 0; });
   if (named == globals_.end())
     return calls_;
-  const ::dlc::Tensor &value = evaluator_.globals()[named->name];
+  const Tensor &value = evaluator_.globals()[named->name];
   if (value.numElements() != 1)
     return calls_;
-  return ::dlc::isFloat(value.dtype())
-             ? static_cast<int64_t>(value.getDouble(0))
-             : value.getInt(0);
+  return isFloat(value.dtype()) ? static_cast<int64_t>(value.getDouble(0))
+                                : value.getInt(0);
 }
 
 void EvaluatorEngine::saveCheckpoint(const std::string &directory,
@@ -388,7 +389,7 @@ runner::Metadata EvaluatorEngine::loadCheckpoint(const std::string &path) {
   std::vector<CheckpointSlot> slots;
   for (const dlc_value_info_t &g : globals_)
     slots.push_back({g.name, runner::dtypeOf(g), runner::shapeOf(g)});
-  std::vector<const ::dlc::Tensor *> values;
+  std::vector<const Tensor *> values;
   std::string mismatch;
   if (!matchCheckpoint(c, path, name_, fingerprint_, slots, values, mismatch))
     throw Error(mismatch);
@@ -408,4 +409,4 @@ int trainOnEvaluator(ModuleOp module, const std::string &name,
   });
 }
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools

@@ -21,7 +21,11 @@
 
 #include <string>
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
+
+/// The runner of compiled modules (tools/runner), of the runtime's
+/// namespace.
+namespace runner = ::dlc::runner;
 
 /// Trains `module` (which dlc-compile --train made, or the importer and the
 /// training pipeline) as `options` say, on the reference evaluator, with
@@ -30,6 +34,6 @@ namespace dlc::tools {
 int trainOnEvaluator(mlir::ModuleOp module, const std::string &name,
                      const runner::Options &options, const std::string &tool);
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools
 
 #endif // DLC_TOOLS_DLC_RUN_EVALUATORENGINE_H

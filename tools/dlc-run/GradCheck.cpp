@@ -10,7 +10,7 @@
 #include <cmath>
 
 using namespace mlir;
-using ::dlc::Tensor;
+using mlir::dlc::Tensor;
 
 namespace {
 
@@ -35,7 +35,7 @@ double pairing(ArrayRef<Tensor> results, ArrayRef<Tensor> cotangents,
 
 } // namespace
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 
 FailureOr<NamedTensors> checkGradients(func::FuncOp func,
                                        ArrayRef<Tensor> inputs,
@@ -95,4 +95,4 @@ FailureOr<NamedTensors> checkGradients(func::FuncOp func,
   return out;
 }
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools

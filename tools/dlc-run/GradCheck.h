@@ -2,11 +2,11 @@
 #ifndef DLC_TOOLS_DLC_RUN_GRADCHECK_H
 #define DLC_TOOLS_DLC_RUN_GRADCHECK_H
 
-#include "runtime/support/Npz.h"
+#include "ir/RuntimeNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 
 /// For `func` (float64 arguments get gradients) at `inputs` with one
 /// cotangent per float result, computes the gradient of
@@ -18,6 +18,6 @@ mlir::FailureOr<NamedTensors> checkGradients(mlir::func::FuncOp func,
                                              llvm::ArrayRef<Tensor> inputs,
                                              llvm::ArrayRef<Tensor> cotangents);
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools
 
 #endif // DLC_TOOLS_DLC_RUN_GRADCHECK_H

@@ -8,7 +8,7 @@
 
 namespace cl = llvm::cl;
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
 namespace {
 
 /// The runner's options that apply to a training run on the evaluator.
@@ -90,4 +90,4 @@ bool parseRunOptions(const std::vector<std::string> &more, runner::Options &out,
                               /*takesModulePath=*/false, out, error);
 }
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools

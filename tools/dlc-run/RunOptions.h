@@ -19,7 +19,10 @@
 #include <string>
 #include <vector>
 
-namespace dlc::tools {
+namespace mlir::dlc::tools {
+
+/// The runner of compiled modules (tools/runner), part of the runtime.
+namespace runner = ::dlc::runner;
 
 /// Registers the runner's training options in `category`. Call once,
 /// before parsing the command line.
@@ -34,6 +37,6 @@ std::vector<std::string> runOptionsGiven();
 bool parseRunOptions(const std::vector<std::string> &more, runner::Options &out,
                      std::string &error);
 
-} // namespace dlc::tools
+} // namespace mlir::dlc::tools
 
 #endif // DLC_TOOLS_DLC_RUN_RUNOPTIONS_H

@@ -73,6 +73,8 @@
 #include <random>
 
 using namespace mlir;
+using namespace mlir::dlc;
+namespace runner = tools::runner;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory runOptions("dlc-run options");
@@ -121,8 +123,7 @@ static constexpr const char *kTool = "dlc-run";
 /// Prints one error line. Names in `message` come from the user's files
 /// (array names, dlc.name attributes) and are escaped like diagnostics.
 static int fail(const llvm::Twine &message) {
-  llvm::errs() << kTool
-               << ": error: " << ::dlc::tools::escapeForOneLine(message.str())
+  llvm::errs() << kTool << ": error: " << tools::escapeForOneLine(message.str())
                << "\n";
   return 1;
 }
@@ -141,7 +142,7 @@ static std::string valueName(DictionaryAttr attrs, const char *prefix,
 static std::string describeType(RankedTensorType type) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << ::dlc::dtypeName(*mlir::dlc::dtypeOf(type.getElementType())) << "[";
+  os << dtypeName(*mlir::dlc::dtypeOf(type.getElementType())) << "[";
   llvm::interleaveComma(type.getShape(), os);
   os << "]";
   return s;
@@ -184,19 +185,19 @@ static LogicalResult checkSignature(func::FuncOp func) {
 }
 
 static FailureOr<OwningOpRef<ModuleOp>> loadModel(MLIRContext &context) {
-  if (::dlc::tools::isDlcIrFile(modelFile)) {
-    if (!::dlc::tools::checkNoImportOptions(kTool, modelFile))
+  if (tools::isDlcIrFile(modelFile)) {
+    if (!tools::checkNoImportOptions(kTool, modelFile))
       return failure();
-    return ::dlc::tools::parseDlcIrFile(&context, modelFile);
+    return tools::parseDlcIrFile(&context, modelFile);
   }
   mlir::dlc::ImportOptions options;
-  if (!::dlc::tools::applyShapeOptions(kTool, options))
+  if (!tools::applyShapeOptions(kTool, options))
     return failure();
   if (train)
-    return ::dlc::tools::compileForTraining(&context, modelFile, options);
+    return tools::compileForTraining(&context, modelFile, options);
   FailureOr<OwningOpRef<ModuleOp>> module =
       mlir::dlc::importOnnxFile(&context, modelFile, options);
-  auto precision = ::dlc::tools::mixedPrecisionOptions();
+  auto precision = tools::mixedPrecisionOptions();
   if (failed(module) || !precision)
     return module;
   PassManager pm(&context);
@@ -211,22 +212,22 @@ struct ExpectedArray {
   std::string name;
   RankedTensorType type;
   /// The value when the file has no such array, if any.
-  const ::dlc::Tensor *fallback = nullptr;
+  const Tensor *fallback = nullptr;
 };
 
 /// Reads `file` and matches its arrays to `expected` by name, reporting
 /// every mismatch at once. `given` (when set) tells which came from the
 /// file rather than a fallback.
-static FailureOr<SmallVector<::dlc::Tensor>>
+static FailureOr<SmallVector<Tensor>>
 readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
            StringRef what, SmallVectorImpl<bool> *given = nullptr) {
-  ::dlc::NamedTensors arrays;
+  NamedTensors arrays;
   std::string error;
-  if (!::dlc::readNpz(file, arrays, &error)) {
+  if (!readNpz(file, arrays, &error)) {
     fail(error);
     return failure();
   }
-  SmallVector<::dlc::Tensor> inputs;
+  SmallVector<Tensor> inputs;
   std::string problems, expected;
   llvm::StringSet<> used;
   for (const auto &[name, type, fallback] : expectedArrays) {
@@ -244,10 +245,10 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
       continue;
     }
     used.insert(name);
-    FailureOr<::dlc::DType> dtype = mlir::dlc::dtypeOf(type.getElementType());
+    FailureOr<DType> dtype = mlir::dlc::dtypeOf(type.getElementType());
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-    if (*dtype == ::dlc::DType::BF16 && it->second.dtype() == ::dlc::DType::U16)
-      it->second = ::dlc::bfloat16FromBits(it->second);
+    if (*dtype == DType::BF16 && it->second.dtype() == DType::U16)
+      it->second = bfloat16FromBits(it->second);
     if (it->second.dtype() != *dtype || it->second.shape() != shape)
       problems += "; array '" + name + "' is " + it->second.describe();
     inputs.push_back(it->second);
@@ -267,7 +268,7 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
 /// checkSignature); arguments bound to a global (by their dlc.role) may be
 /// left out and take its value in `globals`, but a parameter's 16-bit copy
 /// left out is the rounding of the parameter's value, as in a session.
-static FailureOr<SmallVector<::dlc::Tensor>>
+static FailureOr<SmallVector<Tensor>>
 readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
   SmallVector<ExpectedArray> expected;
   // A declaration has no block arguments, only types.
@@ -282,7 +283,7 @@ readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
                         bound ? &global->second : nullptr});
   }
   SmallVector<bool> given;
-  FailureOr<SmallVector<::dlc::Tensor>> inputs =
+  FailureOr<SmallVector<Tensor>> inputs =
       readArrays(inputsFile, expected, "inputs", &given);
   if (failed(inputs))
     return failure();
@@ -299,13 +300,12 @@ readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
     });
     if (it == expected.end())
       continue;
-    const ::dlc::Tensor &value = (*inputs)[it - expected.begin()];
-    ::dlc::Tensor &rounded = (*inputs)[i];
+    const Tensor &value = (*inputs)[it - expected.begin()];
+    Tensor &rounded = (*inputs)[i];
     // dlc-optimizer makes only such copies; a module written by hand may
     // not.
-    if (value.dtype() != ::dlc::DType::F32 ||
-        (rounded.dtype() != ::dlc::DType::F16 &&
-         rounded.dtype() != ::dlc::DType::BF16) ||
+    if (value.dtype() != DType::F32 ||
+        (rounded.dtype() != DType::F16 && rounded.dtype() != DType::BF16) ||
         value.shape() != rounded.shape()) {
       fail("'" + copy.name + "' (" + rounded.describe() +
            ") is not a 16-bit copy of its " +
@@ -313,14 +313,14 @@ readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
            source.getValue().str() + "' (" + value.describe() + ")");
       return failure();
     }
-    ::dlc::narrowFromFloat(rounded.dtype(), value.data<float>(),
-                           rounded.bytes(), value.numElements());
+    narrowFromFloat(rounded.dtype(), value.data<float>(), rounded.bytes(),
+                    value.numElements());
   }
   return inputs;
 }
 
 /// Reads --gradcheck's cotangents, one per float result of `func`.
-static FailureOr<SmallVector<::dlc::Tensor>> readCotangents(func::FuncOp func) {
+static FailureOr<SmallVector<Tensor>> readCotangents(func::FuncOp func) {
   SmallVector<ExpectedArray> expected;
   for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
     if (isa<FloatType>(cast<RankedTensorType>(type).getElementType()))
@@ -331,40 +331,38 @@ static FailureOr<SmallVector<::dlc::Tensor>> readCotangents(func::FuncOp func) {
 
 /// Seeded random values for every argument of `func`, which passed
 /// checkSignature.
-static SmallVector<::dlc::Tensor> makeRandomInputs(func::FuncOp func,
-                                                   uint64_t seed) {
+static SmallVector<Tensor> makeRandomInputs(func::FuncOp func, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> real(-1.0f, 1.0f);
   std::uniform_int_distribution<int> small(0, 3);
-  SmallVector<::dlc::Tensor> inputs;
+  SmallVector<Tensor> inputs;
   for (Type t : func.getArgumentTypes()) {
     auto type = cast<RankedTensorType>(t);
-    ::dlc::DType dtype = *mlir::dlc::dtypeOf(type.getElementType());
-    ::dlc::Tensor tensor(dtype, std::vector<int64_t>(type.getShape().begin(),
-                                                     type.getShape().end()));
+    DType dtype = *mlir::dlc::dtypeOf(type.getElementType());
+    Tensor tensor(dtype, std::vector<int64_t>(type.getShape().begin(),
+                                              type.getShape().end()));
     for (int64_t i = 0; i < tensor.numElements(); ++i) {
       switch (dtype) {
-      case ::dlc::DType::F32:
+      case DType::F32:
         tensor.data<float>()[i] = real(rng);
         break;
-      case ::dlc::DType::F64:
+      case DType::F64:
         tensor.data<double>()[i] = real(rng);
         break;
-      case ::dlc::DType::F16:
-        tensor.data<::dlc::Half>()[i] = ::dlc::Half::fromFloat(real(rng));
+      case DType::F16:
+        tensor.data<Half>()[i] = Half::fromFloat(real(rng));
         break;
-      case ::dlc::DType::BF16:
-        tensor.data<::dlc::BFloat16>()[i] =
-            ::dlc::BFloat16::fromFloat(real(rng));
+      case DType::BF16:
+        tensor.data<BFloat16>()[i] = BFloat16::fromFloat(real(rng));
         break;
-      case ::dlc::DType::Bool:
+      case DType::Bool:
         tensor.data<bool>()[i] = small(rng) % 2;
         break;
       default: {
         // Integers: the low bytes of a small value, in any width.
         int64_t v = small(rng);
-        std::memcpy(tensor.bytes() + i * ::dlc::dtypeSize(dtype), &v,
-                    ::dlc::dtypeSize(dtype));
+        std::memcpy(tensor.bytes() + i * dtypeSize(dtype), &v,
+                    dtypeSize(dtype));
       }
       }
     }
@@ -377,17 +375,17 @@ int main(int argc, char **argv) {
   // A compiled module runs on the runtime, through the runner, which has
   // its own options: it gets the command line before LLVM parses it.
   for (int i = 1; i < argc; ++i)
-    if (argv[i][0] != '-' && ::dlc::runner::looksLikeModule(argv[i]))
-      return ::dlc::runner::main(argc, argv, /*embeddingFile=*/nullptr);
+    if (argv[i][0] != '-' && runner::looksLikeModule(argv[i]))
+      return runner::main(argc, argv, /*embeddingFile=*/nullptr);
   llvm::InitLLVM init(argc, argv);
   mlir::registerMLIRContextCLOptions();
-  ::dlc::tools::registerShapeOptions();
-  ::dlc::tools::registerTrainingOptions();
-  ::dlc::tools::registerRunOptions(trainRunOptions);
-  if (!::dlc::tools::parseCommandLine(
-          argc, argv, "dlc program runner\n", kTool,
-          {&runOptions, &trainRunOptions, &::dlc::tools::shapeOptionCategory(),
-           &::dlc::tools::trainingOptionCategory()}))
+  tools::registerShapeOptions();
+  tools::registerTrainingOptions();
+  tools::registerRunOptions(trainRunOptions);
+  if (!tools::parseCommandLine(argc, argv, "dlc program runner\n", kTool,
+                               {&runOptions, &trainRunOptions,
+                                &tools::shapeOptionCategory(),
+                                &tools::trainingOptionCategory()}))
     return 1;
 
   if (!interpret)
@@ -406,48 +404,47 @@ int main(int argc, char **argv) {
     // .mlir module was compiled with), checked by the runner as for a
     // compiled module.
     std::vector<std::string> hyperparameters;
-    for (auto &[name, value] : ::dlc::tools::hyperparametersGiven()) {
+    for (auto &[name, value] : tools::hyperparametersGiven()) {
       char digits[32];
       std::snprintf(digits, sizeof(digits), "%.17g", value);
       hyperparameters.push_back(
           (name == "dlc.lr" ? "--lr=" : "--weight-decay=") +
           std::string(digits));
     }
-    ::dlc::runner::Options options;
+    runner::Options options;
     std::string error;
-    if (!::dlc::tools::parseRunOptions(hyperparameters, options, error))
+    if (!tools::parseRunOptions(hyperparameters, options, error))
       return fail(error);
     if (options.data.empty())
       return fail("--train needs --data");
-    if (::dlc::tools::isDlcIrFile(modelFile)) {
+    if (tools::isDlcIrFile(modelFile)) {
       llvm::SmallVector<std::string> given =
-          ::dlc::tools::compileOnlyTrainingOptionsGiven();
+          tools::compileOnlyTrainingOptionsGiven();
       if (!given.empty())
         return fail(given.front() + " applies when compiling an ONNX model; " +
                     modelFile +
                     " is compiled already (only --lr and "
                     "--weight-decay, run-time inputs, may change)");
     }
-    if (!::dlc::tools::checkTrainingOptions(kTool))
+    if (!tools::checkTrainingOptions(kTool))
       return 1;
     MLIRContext context;
-    ::dlc::tools::DiagnosticPrinter printer(context, kTool);
+    tools::DiagnosticPrinter printer(context, kTool);
     FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);
     if (failed(module))
       return 1;
-    return ::dlc::tools::trainOnEvaluator(**module, modelFile, options, kTool);
+    return tools::trainOnEvaluator(**module, modelFile, options, kTool);
   }
-  if (std::vector<std::string> given = ::dlc::tools::runOptionsGiven();
-      !given.empty())
+  if (std::vector<std::string> given = tools::runOptionsGiven(); !given.empty())
     return fail(given.front() + " applies to --train");
   if (inputsFile.empty() == !randomInputs.getNumOccurrences() ||
       outputsFile.empty())
     return fail("--outputs and one of --inputs or --random-inputs are "
                 "required");
-  if (!::dlc::tools::checkTrainingOptions(kTool))
+  if (!tools::checkTrainingOptions(kTool))
     return 1;
   MLIRContext context;
-  ::dlc::tools::DiagnosticPrinter printer(context, kTool);
+  tools::DiagnosticPrinter printer(context, kTool);
   FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);
   if (failed(module))
     return 1;
@@ -461,11 +458,11 @@ int main(int argc, char **argv) {
       mlir::dlc::Evaluator::create(**module);
   if (failed(evaluator))
     return 1;
-  SmallVector<::dlc::Tensor> inputs;
+  SmallVector<Tensor> inputs;
   if (randomInputs.getNumOccurrences()) {
     inputs = makeRandomInputs(func, randomInputs);
   } else {
-    FailureOr<SmallVector<::dlc::Tensor>> read =
+    FailureOr<SmallVector<Tensor>> read =
         readInputs(func, evaluator->globals());
     if (failed(read))
       return 1;
@@ -474,29 +471,28 @@ int main(int argc, char **argv) {
 
   std::string error;
   if (!gradcheckFile.empty()) {
-    FailureOr<SmallVector<::dlc::Tensor>> cotangents = readCotangents(func);
+    FailureOr<SmallVector<Tensor>> cotangents = readCotangents(func);
     if (failed(cotangents))
       return 1;
-    FailureOr<::dlc::NamedTensors> checked =
-        ::dlc::tools::checkGradients(func, inputs, *cotangents);
+    FailureOr<NamedTensors> checked =
+        tools::checkGradients(func, inputs, *cotangents);
     if (failed(checked))
       return 1;
-    if (!::dlc::writeNpz(outputsFile, *checked, &error))
+    if (!writeNpz(outputsFile, *checked, &error))
       return fail(error);
     return 0;
   }
 
-  FailureOr<SmallVector<::dlc::Tensor>> results = evaluator->run(func, inputs);
+  FailureOr<SmallVector<Tensor>> results = evaluator->run(func, inputs);
   if (failed(results))
     return 1;
 
-  ::dlc::NamedTensors outputs;
+  NamedTensors outputs;
   for (auto [i, value] : llvm::enumerate(*results))
     outputs.emplace_back(valueName(func.getResultAttrDict(i), "result", i),
-                         value.dtype() == ::dlc::DType::BF16
-                             ? ::dlc::bfloat16AsBits(value)
-                             : std::move(value));
-  if (!::dlc::writeNpz(outputsFile, outputs, &error))
+                         value.dtype() == DType::BF16 ? bfloat16AsBits(value)
+                                                      : std::move(value));
+  if (!writeNpz(outputsFile, outputs, &error))
     return fail(error);
   return 0;
 }

@@ -26,6 +26,7 @@
 #include "llvm/Support/InitLLVM.h"
 
 using namespace mlir;
+namespace tools = mlir::dlc::tools;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory translateOptions("dlc-translate options");
@@ -57,11 +58,11 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
-  ::dlc::tools::registerShapeOptions();
+  tools::registerShapeOptions();
   const char *tool = "dlc-translate";
-  if (!::dlc::tools::parseCommandLine(
+  if (!tools::parseCommandLine(
           argc, argv, "dlc ONNX importer\n", tool,
-          {&translateOptions, &::dlc::tools::shapeOptionCategory()}))
+          {&translateOptions, &tools::shapeOptionCategory()}))
     return 1;
 
   if (!importOnnx) {
@@ -75,7 +76,7 @@ int main(int argc, char **argv) {
     llvm::errs() << tool
                  << ": error: --mode must be as-exported, training or "
                     "inference, got '"
-                 << ::dlc::tools::escapeForOneLine(importMode) << "'\n";
+                 << tools::escapeForOneLine(importMode) << "'\n";
     return 1;
   }
   if (forTraining && importMode.getNumOccurrences()) {
@@ -85,17 +86,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.mode = *mode;
-  if (!::dlc::tools::applyShapeOptions(tool, options))
+  if (!tools::applyShapeOptions(tool, options))
     return 1;
 
   MLIRContext context;
-  ::dlc::tools::DiagnosticPrinter printer(context, tool);
+  tools::DiagnosticPrinter printer(context, tool);
   FailureOr<OwningOpRef<ModuleOp>> module =
-      forTraining
-          ? ::dlc::tools::importForTraining(&context, inputFile, options)
-          : mlir::dlc::importOnnxFile(&context, inputFile, options);
+      forTraining ? tools::importForTraining(&context, inputFile, options)
+                  : mlir::dlc::importOnnxFile(&context, inputFile, options);
   if (failed(module))
     return 1;
 
-  return ::dlc::tools::writeModule(**module, outputFile, tool) ? 0 : 1;
+  return tools::writeModule(**module, outputFile, tool) ? 0 : 1;
 }

@@ -136,13 +136,13 @@ TEST_F(ImporterTest, EvaluatesWhatItImports) {
   ASSERT_TRUE(succeeded(module));
   FailureOr<Evaluator> evaluator = Evaluator::create(**module);
   ASSERT_TRUE(succeeded(evaluator));
-  ::dlc::Tensor x(::dlc::DType::F32, {1, 3});
+  Tensor x(DType::F32, {1, 3});
   float *xs = x.data<float>();
   xs[0] = 1;
   xs[1] = 0;
   xs[2] = -1;
   auto func = (*module)->lookupSymbol<func::FuncOp>("forward");
-  FailureOr<SmallVector<::dlc::Tensor>> out = evaluator->run(func, {x});
+  FailureOr<SmallVector<Tensor>> out = evaluator->run(func, {x});
   ASSERT_TRUE(succeeded(out));
   // [1, 0, -1] x [[1, 2], [3, 4], [5, 6]] + [0.5, -0.5] = [-3.5, -4.5]
   EXPECT_FLOAT_EQ((*out)[0].data<float>()[0], -3.5f);
@@ -161,7 +161,7 @@ TEST_F(ImporterTest, UnboundSymbolicDimensionIsAnError) {
 TEST_F(ImporterTest, ConstantInputsBecomeConstants) {
   onnx::ModelProto model = linearModel();
   ImportOptions options;
-  ::dlc::Tensor x(::dlc::DType::F32, {2, 3});
+  Tensor x(DType::F32, {2, 3});
   options.constantInputs["x"] = x;
   options.batchSize = 2;
   auto module = importOnnxModel(&context, model, "", options);
@@ -172,7 +172,7 @@ TEST_F(ImporterTest, ConstantInputsBecomeConstants) {
 
 TEST_F(ImporterTest, ConstantInputOfTheWrongShapeIsAnError) {
   ImportOptions options;
-  options.constantInputs["x"] = ::dlc::Tensor(::dlc::DType::F32, {5});
+  options.constantInputs["x"] = Tensor(DType::F32, {5});
   options.batchSize = 2;
   EXPECT_TRUE(failed(importOnnxModel(&context, linearModel(), "", options)));
   ASSERT_FALSE(errors.empty());
@@ -218,7 +218,7 @@ TEST(TensorProtoTest, EmptyRawDataIsAnEmptyTensor) {
   proto.add_dims(0);
   proto.set_raw_data("");
   std::string message;
-  std::optional<::dlc::Tensor> tensor = tensorFromProto(proto, "", message);
+  std::optional<Tensor> tensor = tensorFromProto(proto, "", message);
   ASSERT_TRUE(tensor) << message;
   EXPECT_EQ(tensor->shape(), std::vector<int64_t>{0});
   EXPECT_EQ(tensor->byteSize(), 0u);
@@ -325,7 +325,7 @@ TEST_F(ImporterTest, TrainingStepsUpdateRunningStatisticsAndSeed) {
   FailureOr<Evaluator> evaluator = Evaluator::create(**module);
   ASSERT_TRUE(succeeded(evaluator));
   auto func = (*module)->lookupSymbol<func::FuncOp>("forward");
-  ::dlc::Tensor x(::dlc::DType::F32, {4, 2});
+  Tensor x(DType::F32, {4, 2});
   // Column 0: 1, 2, 3, 4 (mean 2.5, unbiased variance 5/3); column 1:
   // 0, 0, 1, 3 (mean 1, unbiased variance 2).
   float xs[] = {1, 0, 2, 0, 3, 1, 4, 3};
@@ -337,7 +337,7 @@ TEST_F(ImporterTest, TrainingStepsUpdateRunningStatisticsAndSeed) {
   double keep = 0.9f;
   std::vector<bool> masks[2];
   for (int step = 0; step < 2; ++step) {
-    FailureOr<SmallVector<::dlc::Tensor>> out = evaluator->run(func, {x});
+    FailureOr<SmallVector<Tensor>> out = evaluator->run(func, {x});
     ASSERT_TRUE(succeeded(out)) << (errors.empty() ? "" : errors.front());
     for (int c = 0; c < 2; ++c) {
       mean[c] = keep * mean[c] + (1 - keep) * batchMean[c];
