@@ -16,7 +16,7 @@
 using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::codegen;
-using namespace mlir::dlc::codegen::detail;
+using namespace mlir::dlc::codegen::kernels;
 
 bool ScalarEmitter::useLinearSpace(FusionOp fusion) {
   int64_t total = ShapedType::getNumElements(shapeOf(fusion.getResult(0)));

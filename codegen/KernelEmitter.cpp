@@ -35,7 +35,7 @@
 using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::codegen;
-using namespace mlir::dlc::codegen::detail;
+using namespace mlir::dlc::codegen::kernels;
 
 namespace {
 

@@ -17,7 +17,7 @@
 using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::codegen;
-using namespace mlir::dlc::codegen::detail;
+using namespace mlir::dlc::codegen::kernels;
 
 FailureOr<std::string> ScalarEmitter::reduction(Operation *op,
                                                 ArrayRef<int64_t> axes,

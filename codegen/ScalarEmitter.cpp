@@ -10,13 +10,9 @@
 using namespace mlir;
 using namespace mlir::dlc;
 using namespace mlir::dlc::codegen;
-using namespace mlir::dlc::codegen::detail;
+using namespace mlir::dlc::codegen::kernels;
 
-namespace mlir::dlc::codegen::detail {
-
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
+namespace {
 
 /// The storage of a low-precision float type ("bf16" or "f16"), else "".
 /// Kernels hold such values as float: they load them through
@@ -30,6 +26,18 @@ StringRef lowPrecisionStorage(Type type) {
   if (type.isF16())
     return "f16";
   return "";
+}
+
+bool isSimpleExpression(StringRef s) {
+  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+} // namespace
+
+namespace mlir::dlc::codegen::kernels {
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
 }
 
 /// The C type of an element type, or "" when kernels do not handle it.
@@ -48,10 +56,6 @@ std::string cTypeOf(Type type) {
            "_t";
   }
   return "";
-}
-
-bool isSimpleExpression(StringRef s) {
-  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 std::string joinIndex(ArrayRef<std::string> index) {
@@ -125,7 +129,7 @@ std::string scatterStatement(ScatterReduction reduction, StringRef slot,
   llvm_unreachable("a verified scatter has one of five reductions");
 }
 
-} // namespace mlir::dlc::codegen::detail
+} // namespace mlir::dlc::codegen::kernels
 
 std::string ScalarEmitter::linear(ArrayRef<int64_t> shape,
                                   ArrayRef<std::string> index) const {
@@ -359,7 +363,7 @@ FailureOr<std::string> ScalarEmitter::elementwise(Operation *op,
   FailureOr<std::string> type = cType(op, resultElement);
   if (failed(type) || failed(cType(op, operandElement)))
     return failure();
-  bool isFloat = isa<FloatType>(operandElement);
+  bool floating = isa<FloatType>(operandElement);
   auto call = [&](StringRef fn) {
     return (fn + "(" + llvm::join(args, ", ") + ")").str();
   };
@@ -367,7 +371,7 @@ FailureOr<std::string> ScalarEmitter::elementwise(Operation *op,
     return "(" + args[0] + " " + symbol.str() + " " + args[1] + ")";
   };
   auto floatOnly = [&](StringRef fn) -> FailureOr<std::string> {
-    if (!isFloat)
+    if (!floating)
       return op->emitOpError() << "on integers has no generated kernel";
     return call(fn);
   };

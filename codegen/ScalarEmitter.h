@@ -36,24 +36,14 @@
 #include <map>
 #include <string>
 
-namespace mlir::dlc::codegen::detail {
+namespace mlir::dlc::codegen::kernels {
 
 using Index = SmallVector<std::string, 4>;
 
 ArrayRef<int64_t> shapeOf(Value v);
 
-/// The storage of a low-precision float type ("bf16" or "f16"), else "".
-/// Kernels hold such values as float: they load them through
-/// dlc_load_<storage>, round each op's result to the type with
-/// dlc_round_<storage> (as the evaluator rounds each result it stores) and
-/// store them through dlc_store_<storage>, 16-bit patterns in uint16_t
-/// buffers.
-StringRef lowPrecisionStorage(Type type);
-
 /// The C type of an element type, or "" when kernels do not handle it.
 std::string cTypeOf(Type type);
-
-bool isSimpleExpression(StringRef s);
 
 std::string joinIndex(ArrayRef<std::string> index);
 
@@ -259,6 +249,6 @@ private:
   unsigned loopDepth = 0;
 };
 
-} // namespace mlir::dlc::codegen::detail
+} // namespace mlir::dlc::codegen::kernels
 
 #endif // DLC_CODEGEN_SCALAREMITTER_H

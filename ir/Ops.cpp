@@ -111,11 +111,11 @@ void mlir::dlc::setEpilogueMark(Operation *op, MatmulEpilogue epilogue) {
       StringAttr::get(op->getContext(), stringifyMatmulEpilogue(epilogue)));
 }
 
-/// The names of an enum's cases, for messages: "a, b or c".
+/// The names of an enum's cases 0..`last`, for messages: "a, b or c".
 template <typename Enum, typename Stringify>
-static std::string caseNames(Enum last, Stringify stringify) {
+static std::string caseNames(uint32_t last, Stringify stringify) {
   std::string names;
-  for (uint32_t i = 0, n = static_cast<uint32_t>(last); i <= n; ++i)
+  for (uint32_t i = 0, n = last; i <= n; ++i)
     names += (i == 0   ? ""
               : i == n ? " or "
                        : ", ") +
@@ -151,9 +151,9 @@ static LogicalResult verifyValueAttribute(Operation *op, const Twine &what,
     if (!role || !symbolizeRole(role.getValue()))
       return op->emitOpError()
              << what << " has " << name << " = " << value
-             << "; a role is one of " << caseNames(Role::metric, [](Role r) {
-                  return stringifyRole(r);
-                });
+             << "; a role is one of "
+             << caseNames<Role>(getMaxEnumValForRole(),
+                                [](Role r) { return stringifyRole(r); });
     return success();
   }
   if (name == roles::kNameAttr && !isa<StringAttr>(value))

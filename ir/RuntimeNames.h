@@ -42,6 +42,7 @@ using ::dlc::kModuleFormatVersion;
 using ::dlc::matchCheckpoint;
 using ::dlc::NamedTensors;
 using ::dlc::narrowFromFloat;
+using ::dlc::numElements;
 using ::dlc::philox4x32;
 using ::dlc::philoxUniform;
 using ::dlc::readCheckpoint;

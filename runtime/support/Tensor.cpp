@@ -99,11 +99,17 @@ double Tensor::getDouble(int64_t i) const {
     return load<double>(p, i);
   case DType::U64:
     return static_cast<double>(load<uint64_t>(p, i));
-  default:
-    // The other integers; int64 values beyond 2^53 round to the nearest
-    // double.
+  // int64 values beyond 2^53 round to the nearest double.
+  case DType::I8:
+  case DType::I16:
+  case DType::I32:
+  case DType::I64:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
     return static_cast<double>(getInt(i));
   }
+  return 0.0;
 }
 
 int64_t Tensor::getInt(int64_t i) const {
