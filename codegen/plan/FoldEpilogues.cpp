@@ -11,11 +11,6 @@
 namespace mlir::dlc::codegen {
 #define GEN_PASS_DEF_DLCFOLDEPILOGUES
 #include "codegen/plan/Passes.h.inc"
-} // namespace mlir::dlc::codegen
-
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::codegen;
 
 namespace {
 
@@ -128,7 +123,7 @@ void apply(Fold fold) {
   op.erase();
 }
 
-struct FoldEpilogues : codegen::impl::DLCFoldEpiloguesBase<FoldEpilogues> {
+struct FoldEpilogues : impl::DLCFoldEpiloguesBase<FoldEpilogues> {
   void runOnOperation() override {
     if (failed(planTarget(getOperation(), getArgument())))
       return signalPassFailure();
@@ -158,3 +153,5 @@ struct FoldEpilogues : codegen::impl::DLCFoldEpiloguesBase<FoldEpilogues> {
 };
 
 } // namespace
+
+} // namespace mlir::dlc::codegen

@@ -9,15 +9,10 @@
 namespace mlir::dlc::codegen {
 #define GEN_PASS_DEF_DLCFOLDTRANSPOSES
 #include "codegen/plan/Passes.h.inc"
-} // namespace mlir::dlc::codegen
-
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::codegen;
 
 namespace {
 
-struct FoldTransposes : codegen::impl::DLCFoldTransposesBase<FoldTransposes> {
+struct FoldTransposes : impl::DLCFoldTransposesBase<FoldTransposes> {
   void runOnOperation() override {
     llvm::SetVector<FusionOp> folded;
     getOperation().walk([&](PlanMatmulOp op) {
@@ -47,3 +42,5 @@ struct FoldTransposes : codegen::impl::DLCFoldTransposesBase<FoldTransposes> {
 };
 
 } // namespace
+
+} // namespace mlir::dlc::codegen

@@ -16,11 +16,6 @@
 namespace mlir::dlc::codegen {
 #define GEN_PASS_DEF_DLCHORIZONTALFUSION
 #include "codegen/plan/Passes.h.inc"
-} // namespace mlir::dlc::codegen
-
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::codegen;
 
 namespace {
 
@@ -129,8 +124,7 @@ LogicalResult groupFunction(func::FuncOp func) {
   return success();
 }
 
-struct HorizontalFusion
-    : codegen::impl::DLCHorizontalFusionBase<HorizontalFusion> {
+struct HorizontalFusion : impl::DLCHorizontalFusionBase<HorizontalFusion> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<Target> target = planTarget(module, getArgument());
@@ -149,3 +143,5 @@ struct HorizontalFusion
 };
 
 } // namespace
+
+} // namespace mlir::dlc::codegen

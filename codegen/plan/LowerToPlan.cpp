@@ -14,11 +14,6 @@
 namespace mlir::dlc::codegen {
 #define GEN_PASS_DEF_DLCLOWERTOPLAN
 #include "codegen/plan/Passes.h.inc"
-} // namespace mlir::dlc::codegen
-
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::codegen;
 
 namespace {
 
@@ -185,7 +180,7 @@ LogicalResult lowerFunction(func::FuncOp func, Target target) {
   return success();
 }
 
-struct LowerToPlan : codegen::impl::DLCLowerToPlanBase<LowerToPlan> {
+struct LowerToPlan : impl::DLCLowerToPlanBase<LowerToPlan> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -200,3 +195,5 @@ struct LowerToPlan : codegen::impl::DLCLowerToPlanBase<LowerToPlan> {
 };
 
 } // namespace
+
+} // namespace mlir::dlc::codegen

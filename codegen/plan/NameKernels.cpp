@@ -10,15 +10,10 @@
 namespace mlir::dlc::codegen {
 #define GEN_PASS_DEF_DLCNAMEKERNELS
 #include "codegen/plan/Passes.h.inc"
-} // namespace mlir::dlc::codegen
-
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::codegen;
 
 namespace {
 
-struct NameKernels : codegen::impl::DLCNameKernelsBase<NameKernels> {
+struct NameKernels : impl::DLCNameKernelsBase<NameKernels> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<Target> target = planTarget(module, getArgument());
@@ -46,3 +41,5 @@ struct NameKernels : codegen::impl::DLCNameKernelsBase<NameKernels> {
 };
 
 } // namespace
+
+} // namespace mlir::dlc::codegen

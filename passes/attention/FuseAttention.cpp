@@ -27,11 +27,8 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCFUSEATTENTION
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
 
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::grad;
+using namespace grad;
 
 namespace {
 
@@ -192,8 +189,7 @@ struct FormAttention : OpRewritePattern<MatmulOp> {
   }
 };
 
-struct DLCFuseAttentionPass
-    : mlir::dlc::impl::DLCFuseAttentionBase<DLCFuseAttentionPass> {
+struct DLCFuseAttentionPass : impl::DLCFuseAttentionBase<DLCFuseAttentionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateFuseAttentionPatterns(patterns);
@@ -204,6 +200,8 @@ struct DLCFuseAttentionPass
 
 } // namespace
 
-void mlir::dlc::populateFuseAttentionPatterns(RewritePatternSet &patterns) {
+void populateFuseAttentionPatterns(RewritePatternSet &patterns) {
   patterns.add<FormAttention>(patterns.getContext());
 }
+
+} // namespace mlir::dlc

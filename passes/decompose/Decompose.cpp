@@ -25,11 +25,8 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCDECOMPOSE
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
 
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::grad;
+using namespace grad;
 
 namespace {
 
@@ -225,7 +222,7 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
   }
 };
 
-struct DLCDecomposePass : mlir::dlc::impl::DLCDecomposeBase<DLCDecomposePass> {
+struct DLCDecomposePass : impl::DLCDecomposeBase<DLCDecomposePass> {
   using DLCDecomposeBase::DLCDecomposeBase;
 
   void runOnOperation() override {
@@ -238,7 +235,7 @@ struct DLCDecomposePass : mlir::dlc::impl::DLCDecomposeBase<DLCDecomposePass> {
 
 } // namespace
 
-bool mlir::dlc::hasFusedAttentionKernel(Operation *op) {
+bool hasFusedAttentionKernel(Operation *op) {
   assert((isa<AttentionOp, AttentionGradOp>(op)) && "an attention op");
   if (!llvm::all_of(op->getOperandTypes(), [](Type type) {
         return cast<RankedTensorType>(type).getElementType().isF32();
@@ -254,9 +251,11 @@ bool mlir::dlc::hasFusedAttentionKernel(Operation *op) {
          headSize(2) <= kFusedAttentionMaxHeadSize;
 }
 
-void mlir::dlc::populateDecomposePatterns(RewritePatternSet &patterns,
-                                          bool keepAttention) {
+void populateDecomposePatterns(RewritePatternSet &patterns,
+                               bool keepAttention) {
   patterns.add<LowerAttention, LowerAttentionGrad>(patterns.getContext(),
                                                    keepAttention);
   patterns.add<LowerCrossEntropy, LowerCrossEntropyGrad>(patterns.getContext());
 }
+
+} // namespace mlir::dlc

@@ -30,12 +30,8 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCFUSE
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
 
-using namespace mlir;
-using namespace mlir::dlc;
-
-KernelRole mlir::dlc::kernelRoleOf(Operation *op) {
+KernelRole kernelRoleOf(Operation *op) {
   if (op->hasTrait<OpProperty::LibraryCall>())
     return KernelRole::Library;
   if (isa<ReshapeOp>(op))
@@ -252,8 +248,8 @@ private:
 
 } // namespace
 
-bool mlir::dlc::defaultFusionControl(const FusionCandidate &candidate,
-                                     unsigned maxGroupSize) {
+bool defaultFusionControl(const FusionCandidate &candidate,
+                          unsigned maxGroupSize) {
   if (candidate.groupSize >= maxGroupSize)
     return false;
   // An extra result is stored at the root's index; elsewhere it would need
@@ -270,7 +266,7 @@ bool mlir::dlc::defaultFusionControl(const FusionCandidate &candidate,
   return candidate.reuse <= 64.0;
 }
 
-void mlir::dlc::fuseBlock(Block &block, FusionControlFn control) {
+void fuseBlock(Block &block, FusionControlFn control) {
   Grouper(block, control).run();
 }
 
@@ -312,7 +308,7 @@ bool isRelu(Operation *op, Value x) {
 
 } // namespace
 
-void mlir::dlc::markLibraryEpilogues(Block &block) {
+void markLibraryEpilogues(Block &block) {
   for (Operation &op : block) {
     int64_t channel;
     if (isa<MatmulOp>(op))
@@ -349,7 +345,7 @@ void mlir::dlc::markLibraryEpilogues(Block &block) {
 
 namespace {
 
-struct FusePass : public mlir::dlc::impl::DLCFuseBase<FusePass> {
+struct FusePass : public impl::DLCFuseBase<FusePass> {
   using DLCFuseBase::DLCFuseBase;
 
   void runOnOperation() override {
@@ -366,3 +362,5 @@ struct FusePass : public mlir::dlc::impl::DLCFuseBase<FusePass> {
 };
 
 } // namespace
+
+} // namespace mlir::dlc

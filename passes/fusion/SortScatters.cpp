@@ -24,11 +24,8 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCSORTSCATTERS
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
 
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::grad;
+using namespace grad;
 
 namespace {
 
@@ -121,8 +118,7 @@ bool sortScatter(ScatterElementsOp op, int64_t maxRows) {
   return true;
 }
 
-struct DLCSortScattersPass
-    : mlir::dlc::impl::DLCSortScattersBase<DLCSortScattersPass> {
+struct DLCSortScattersPass : impl::DLCSortScattersBase<DLCSortScattersPass> {
   using DLCSortScattersBase::DLCSortScattersBase;
 
   void runOnOperation() override {
@@ -140,3 +136,5 @@ struct DLCSortScattersPass
 };
 
 } // namespace
+
+} // namespace mlir::dlc

@@ -23,10 +23,6 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCSPLITREDUCTIONS
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
-
-using namespace mlir;
-using namespace mlir::dlc;
 
 namespace {
 
@@ -110,7 +106,7 @@ bool split(OpT op, const DeviceModel &device) {
 }
 
 struct DLCSplitReductionsPass
-    : mlir::dlc::impl::DLCSplitReductionsBase<DLCSplitReductionsPass> {
+    : impl::DLCSplitReductionsBase<DLCSplitReductionsPass> {
   using DLCSplitReductionsBase::DLCSplitReductionsBase;
 
   void runOnOperation() override {
@@ -137,3 +133,5 @@ struct DLCSplitReductionsPass
 };
 
 } // namespace
+
+} // namespace mlir::dlc

@@ -42,10 +42,6 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCCHANNELSLAST
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
-
-using namespace mlir;
-using namespace mlir::dlc;
 
 namespace {
 
@@ -407,8 +403,7 @@ private:
   SmallVector<Operation *> replaced_;
 };
 
-struct DLCChannelsLastPass
-    : mlir::dlc::impl::DLCChannelsLastBase<DLCChannelsLastPass> {
+struct DLCChannelsLastPass : impl::DLCChannelsLastBase<DLCChannelsLastPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
       for (Block &block : func.getBody())
@@ -417,3 +412,5 @@ struct DLCChannelsLastPass
 };
 
 } // namespace
+
+} // namespace mlir::dlc

@@ -28,10 +28,6 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCPLANMEMORY
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
-
-using namespace mlir;
-using namespace mlir::dlc;
 
 namespace {
 
@@ -121,8 +117,7 @@ void planFunction(func::FuncOp func, bool keepEpilogueOperands) {
   func->setAttr(kIntermediateBytesAttr, builder.getI64IntegerAttr(total));
 }
 
-struct PlanMemoryPass
-    : public mlir::dlc::impl::DLCPlanMemoryBase<PlanMemoryPass> {
+struct PlanMemoryPass : public impl::DLCPlanMemoryBase<PlanMemoryPass> {
   using DLCPlanMemoryBase::DLCPlanMemoryBase;
 
   void runOnOperation() override {
@@ -140,3 +135,5 @@ struct PlanMemoryPass
 };
 
 } // namespace
+
+} // namespace mlir::dlc

@@ -32,10 +32,6 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCREMATERIALIZE
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
-
-using namespace mlir;
-using namespace mlir::dlc;
 
 namespace {
 
@@ -160,7 +156,7 @@ private:
 };
 
 struct RematerializePass
-    : public mlir::dlc::impl::DLCRematerializeBase<RematerializePass> {
+    : public impl::DLCRematerializeBase<RematerializePass> {
   using DLCRematerializeBase::DLCRematerializeBase;
 
   void runOnOperation() override {
@@ -172,3 +168,5 @@ struct RematerializePass
 };
 
 } // namespace
+
+} // namespace mlir::dlc

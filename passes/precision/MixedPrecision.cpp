@@ -22,12 +22,8 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCMIXEDPRECISION
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
 
-using namespace mlir;
-using namespace mlir::dlc;
-
-OpPrecision mlir::dlc::defaultOpPrecision(Operation *op) {
+OpPrecision defaultOpPrecision(Operation *op) {
   if (isa<MatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
     return OpPrecision::Low;
   if (isa<ReduceSumOp, ReduceProdOp, ReduceMaxOp, ReduceMinOp, CumSumOp,
@@ -185,7 +181,7 @@ private:
 };
 
 struct DLCMixedPrecisionPass
-    : mlir::dlc::impl::DLCMixedPrecisionBase<DLCMixedPrecisionPass> {
+    : impl::DLCMixedPrecisionBase<DLCMixedPrecisionPass> {
   using DLCMixedPrecisionBase::DLCMixedPrecisionBase;
 
   void runOnOperation() override {
@@ -230,8 +226,9 @@ struct DLCMixedPrecisionPass
 
 } // namespace
 
-void mlir::dlc::applyMixedPrecision(
-    func::FuncOp func, FloatType low,
-    function_ref<OpPrecision(Operation *)> policy) {
+void applyMixedPrecision(func::FuncOp func, FloatType low,
+                         function_ref<OpPrecision(Operation *)> policy) {
   Rewriter(low, policy).run(func);
 }
+
+} // namespace mlir::dlc

@@ -36,11 +36,8 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCAUGMENT
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
 
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::grad;
+using namespace grad;
 
 namespace {
 
@@ -382,7 +379,7 @@ FailureOr<Value> stepSeed(ModuleOp module, func::FuncOp func) {
   return seed;
 }
 
-struct AugmentPass : public mlir::dlc::impl::DLCAugmentBase<AugmentPass> {
+struct AugmentPass : public impl::DLCAugmentBase<AugmentPass> {
   using DLCAugmentBase::DLCAugmentBase;
 
   void runOnOperation() override {
@@ -431,3 +428,5 @@ struct AugmentPass : public mlir::dlc::impl::DLCAugmentBase<AugmentPass> {
 };
 
 } // namespace
+
+} // namespace mlir::dlc

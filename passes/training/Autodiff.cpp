@@ -24,10 +24,6 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCAUTODIFF
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
-
-using namespace mlir;
-using namespace mlir::dlc;
 
 namespace {
 
@@ -56,10 +52,11 @@ std::string describeOp(Operation *op) {
 
 } // namespace
 
-FailureOr<SmallVector<Value>>
-mlir::dlc::buildGradients(OpBuilder &builder, Block &block,
-                          ArrayRef<Value> outputs, ArrayRef<Value> cotangents,
-                          ArrayRef<Value> wrt, Location errorLoc) {
+FailureOr<SmallVector<Value>> buildGradients(OpBuilder &builder, Block &block,
+                                             ArrayRef<Value> outputs,
+                                             ArrayRef<Value> cotangents,
+                                             ArrayRef<Value> wrt,
+                                             Location errorLoc) {
   // Values that depend on `wrt` through differentiable operands.
   llvm::DenseSet<Value> varied(wrt.begin(), wrt.end());
   for (Operation &op : block) {
@@ -178,7 +175,7 @@ void finish(func::FuncOp func, ValueRange results, Location loc) {
 
 } // namespace
 
-FailureOr<func::FuncOp> mlir::dlc::buildVJPFunction(func::FuncOp func) {
+FailureOr<func::FuncOp> buildVJPFunction(func::FuncOp func) {
   SmallVector<Value> clonedOutputs;
   FailureOr<func::FuncOp> clone = cloneWithoutReturn(
       func, (func.getSymName() + "_vjp").str(), clonedOutputs);
@@ -224,7 +221,7 @@ FailureOr<func::FuncOp> mlir::dlc::buildVJPFunction(func::FuncOp func) {
 
 namespace {
 
-struct AutodiffPass : public mlir::dlc::impl::DLCAutodiffBase<AutodiffPass> {
+struct AutodiffPass : public impl::DLCAutodiffBase<AutodiffPass> {
   using DLCAutodiffBase::DLCAutodiffBase;
 
   void runOnOperation() override {
@@ -371,3 +368,5 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
 }
 
 } // namespace
+
+} // namespace mlir::dlc

@@ -19,10 +19,6 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCFUNCTIONALIZE
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
-
-using namespace mlir;
-using namespace mlir::dlc;
 
 namespace {
 
@@ -99,7 +95,7 @@ LogicalResult functionalize(func::FuncOp func,
 }
 
 struct FunctionalizePass
-    : public mlir::dlc::impl::DLCFunctionalizeBase<FunctionalizePass> {
+    : public impl::DLCFunctionalizeBase<FunctionalizePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     llvm::StringSet<> written;
@@ -130,3 +126,5 @@ struct FunctionalizePass
 };
 
 } // namespace
+
+} // namespace mlir::dlc

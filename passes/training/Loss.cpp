@@ -18,11 +18,8 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCADDLOSS
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
 
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::grad;
+using namespace grad;
 
 namespace {
 
@@ -74,7 +71,7 @@ Value bceWithLogits(OpBuilder &b, Location loc, Value x, Value t) {
   return mean(b, loc, add(b, loc, linear, softplus));
 }
 
-struct AddLossPass : public mlir::dlc::impl::DLCAddLossBase<AddLossPass> {
+struct AddLossPass : public impl::DLCAddLossBase<AddLossPass> {
   using DLCAddLossBase::DLCAddLossBase;
 
   void runOnOperation() override {
@@ -225,3 +222,5 @@ LogicalResult AddLossPass::addLoss() {
 }
 
 } // namespace
+
+} // namespace mlir::dlc

@@ -29,11 +29,8 @@
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCOPTIMIZER
 #include "passes/Passes.h.inc"
-} // namespace mlir::dlc
 
-using namespace mlir;
-using namespace mlir::dlc;
-using namespace mlir::dlc::grad;
+using namespace grad;
 
 namespace {
 
@@ -193,7 +190,7 @@ private:
   SmallVector<DictionaryAttr> resultAttrs_;
 };
 
-struct OptimizerPass : public mlir::dlc::impl::DLCOptimizerBase<OptimizerPass> {
+struct OptimizerPass : public impl::DLCOptimizerBase<OptimizerPass> {
   using DLCOptimizerBase::DLCOptimizerBase;
 
   void runOnOperation() override {
@@ -747,3 +744,5 @@ LogicalResult OptimizerPass::run() {
 }
 
 } // namespace
+
+} // namespace mlir::dlc
