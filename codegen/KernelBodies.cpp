@@ -193,16 +193,13 @@ FailureOr<std::string> ScalarEmitter::emitScatterBody(FusionOp fusion,
     if (static_cast<int64_t>(d) != axis && updateShape[d] != dataShape[d])
       inside.push_back("(" + outer[d] + " < " + std::to_string(updateShape[d]) +
                        ")");
-  size_t opened = 0;
-  if (!inside.empty()) {
+  size_t mark = scopeMark();
+  if (!inside.empty())
     open("if (" + llvm::join(inside, " && ") + ")");
-    ++opened;
-  }
   Index u = outer;
   u[axis] = fresh("j");
   openLoop("for (int64_t " + u[axis] + " = 0; " + u[axis] + " < " +
            std::to_string(updateShape[axis]) + "; ++" + u[axis] + ")");
-  ++opened;
   FailureOr<std::string> raw = value(scatter.getIndices(), u);
   if (failed(raw))
     return failure();
@@ -214,14 +211,12 @@ FailureOr<std::string> ScalarEmitter::emitScatterBody(FusionOp fusion,
   if (chunks > 1) {
     open("if (" + target[axis] + " >= " + lo + " && " + target[axis] + " < " +
          hi + ")");
-    ++opened;
   }
   FailureOr<std::string> update = value(scatter.getUpdates(), u);
   if (failed(update))
     return failure();
   std::string slot = out + "[" + linear(dataShape, target) + "]";
   line(scatterStatement(scatter.getReduction(), slot, *update));
-  for (size_t i = 0; i < opened; ++i)
-    close();
+  closeTo(mark);
   return body;
 }

@@ -72,7 +72,7 @@ FailureOr<std::string> ScalarEmitter::reduction(Operation *op,
   }
   Index in;
   size_t k = 0;
-  unsigned opened = 0;
+  size_t mark = scopeMark();
   int64_t count = 1;
   for (int64_t axis : axes)
     count *= shape[axis];
@@ -82,7 +82,6 @@ FailureOr<std::string> ScalarEmitter::reduction(Operation *op,
     openLoop("for (int64_t " + flat + " = " + laneName() + "; " + flat + " < " +
              std::to_string(count) + "; " + flat +
              " += " + std::to_string(threads) + ")");
-    ++opened;
   }
   for (size_t d = 0; d < shape.size(); ++d) {
     if (llvm::is_contained(axes, static_cast<int64_t>(d))) {
@@ -106,13 +105,11 @@ FailureOr<std::string> ScalarEmitter::reduction(Operation *op,
                  " += " + std::to_string(kLanes) + ")");
         openLoop("for (int64_t lane = 0; lane < " + std::to_string(kLanes) +
                  "; ++lane)");
-        opened += 2;
         in.push_back(let("int64_t", loop + " + lane"));
       } else {
         std::string loop = fresh("r");
         openLoop("for (int64_t " + loop + " = 0; " + loop + " < " +
                  std::to_string(shape[d]) + "; ++" + loop + ")");
-        ++opened;
         in.push_back(loop);
       }
       if (keepDims)
@@ -127,8 +124,7 @@ FailureOr<std::string> ScalarEmitter::reduction(Operation *op,
   std::string statement = combine;
   statement.replace(statement.find("%s"), 2, *v);
   line(statement);
-  for (unsigned i = 0; i < opened; ++i)
-    close();
+  closeTo(mark);
   if (overLanes) {
     ++split;
     if (threads == 32) {
@@ -282,12 +278,12 @@ FailureOr<std::string> ScalarEmitter::topK(TopKOp op, Value v,
   return v == op.getValues() ? value_ : at;
 }
 
-size_t ScalarEmitter::openWindowTaps(ArrayRef<int64_t> window,
-                                     ArrayRef<int64_t> stride,
-                                     ArrayRef<int64_t> padLow,
-                                     ArrayRef<int64_t> dilation,
-                                     ArrayRef<std::string> position,
-                                     ArrayRef<int64_t> spatial, Index &in) {
+void ScalarEmitter::openWindowTaps(ArrayRef<int64_t> window,
+                                   ArrayRef<int64_t> stride,
+                                   ArrayRef<int64_t> padLow,
+                                   ArrayRef<int64_t> dilation,
+                                   ArrayRef<std::string> position,
+                                   ArrayRef<int64_t> spatial, Index &in) {
   SmallVector<std::string> inside;
   for (size_t s = 0; s < window.size(); ++s) {
     std::string tap = fresh("w");
@@ -302,7 +298,6 @@ size_t ScalarEmitter::openWindowTaps(ArrayRef<int64_t> window,
                      std::to_string(spatial[s]) + ")");
   }
   open("if (" + llvm::join(inside, " && ") + ")");
-  return window.size() + 1;
 }
 
 FailureOr<std::string>
@@ -321,9 +316,10 @@ ScalarEmitter::pool(Operation *op, ArrayRef<int64_t> window,
   line(accType + " " + acc + " = " +
        (isMax ? "dlc_lowest<" + accType + ">()" : "(" + accType + ")0") + ";");
   Index in{index[0], index[1]};
-  size_t opened = openWindowTaps(window, stride, padLow, dilation,
-                                 ArrayRef<std::string>(index).drop_front(2),
-                                 shape.drop_front(2), in);
+  size_t mark = scopeMark();
+  openWindowTaps(window, stride, padLow, dilation,
+                 ArrayRef<std::string>(index).drop_front(2),
+                 shape.drop_front(2), in);
   // Padding never wins a maximum and adds nothing to a sum.
   FailureOr<std::string> v = value(input, in);
   if (failed(v))
@@ -332,8 +328,7 @@ ScalarEmitter::pool(Operation *op, ArrayRef<int64_t> window,
        (isMax ? "dlc_max(" + acc + ", (" + accType + ")" + *v + ")"
               : acc + " + (" + accType + ")" + *v) +
        ";");
-  for (size_t i = 0; i < opened; ++i)
-    close();
+  closeTo(mark);
   return let(*type, heldAs(element, accType, acc, *type));
 }
 
@@ -348,9 +343,9 @@ ScalarEmitter::windowArgmax(MaxPoolGradOp op, ArrayRef<std::string> index,
   line(*type + " " + best + " = (" + *type + ")0;");
   line("int64_t " + chosen + " = -1;");
   Index in{index[0], index[1]};
-  size_t scanned =
-      openWindowTaps(op.getWindow(), op.getStride(), op.getPadLow(),
-                     op.getDilation(), position, spatial, in);
+  size_t mark = scopeMark();
+  openWindowTaps(op.getWindow(), op.getStride(), op.getPadLow(),
+                 op.getDilation(), position, spatial, in);
   FailureOr<std::string> v = value(op.getInput(), in);
   if (failed(v))
     return failure();
@@ -359,23 +354,13 @@ ScalarEmitter::windowArgmax(MaxPoolGradOp op, ArrayRef<std::string> index,
   line(best + " = " + *v + ";");
   line(chosen + " = " +
        linear(spatial, ArrayRef<std::string>(in).drop_front(2)) + ";");
-  close();
-  for (size_t i = 0; i < scanned; ++i)
-    close();
+  closeTo(mark);
   return chosen;
 }
 
 FailureOr<std::string>
 ScalarEmitter::maxPoolGradAsGather(MaxPoolGradOp op,
                                    ArrayRef<std::string> index) {
-  // Each input position collects from the windows that contain it, so every
-  // element is one independent iteration (no thread walks a plane) and the
-  // sum runs in the windows' row-major order, as the evaluator's scatter
-  // adds them. Window o covers o * stride - pad + t * dilation for taps
-  // t < window: along each dimension the candidates o run from
-  // ceil((x + pad - (window - 1) * dilation) / stride) to
-  // floor((x + pad) / stride), clipped to the output, and a candidate holds
-  // x when the distance is a whole number of dilations.
   ArrayRef<int64_t> xShape = shapeOf(op.getInput());
   ArrayRef<int64_t> yShape = shapeOf(op.getGradOutput());
   ArrayRef<int64_t> window = op.getWindow(), stride = op.getStride(),
@@ -390,7 +375,15 @@ ScalarEmitter::maxPoolGradAsGather(MaxPoolGradOp op,
   line(accType + " " + acc + " = (" + accType + ")0;");
   Index outIndex{index[0], index[1]};
   SmallVector<std::string> holds;
-  unsigned opened = 0;
+  size_t mark = scopeMark();
+  // Each input position collects from the windows that contain it, so every
+  // element is one independent iteration (no thread walks a plane) and the
+  // sum runs in the windows' row-major order, as the evaluator's scatter
+  // adds them. Window o covers o * stride - pad + t * dilation for taps
+  // t < window: along each dimension the candidates o run from
+  // ceil((x + pad - (window - 1) * dilation) / stride) to
+  // floor((x + pad) / stride), clipped to the output, and a candidate holds
+  // x when the distance is a whole number of dilations.
   for (size_t s = 0; s < spatial.size(); ++s) {
     std::string shifted = let("int64_t", "(int64_t)(" + index[2 + s] + ") + " +
                                              std::to_string(padLow[s]));
@@ -406,17 +399,14 @@ ScalarEmitter::maxPoolGradAsGather(MaxPoolGradOp op,
     std::string o = fresh("o");
     openLoop("for (int64_t " + o + " = " + first + "; " + o + " <= " + last +
              "; ++" + o + ")");
-    ++opened;
     outIndex.push_back(o);
     if (dilation[s] != 1)
       holds.push_back("(" + shifted + " - " + o + " * " +
                       std::to_string(stride[s]) + ") % " +
                       std::to_string(dilation[s]) + " == 0");
   }
-  if (!holds.empty()) {
+  if (!holds.empty())
     open("if (" + llvm::join(holds, " && ") + ")");
-    ++opened;
-  }
   FailureOr<std::string> chosen =
       windowArgmax(op, index, ArrayRef<std::string>(outIndex).drop_front(2));
   if (failed(chosen))
@@ -428,8 +418,7 @@ ScalarEmitter::maxPoolGradAsGather(MaxPoolGradOp op,
     return failure();
   line(acc + " = " + acc + " + (" + accType + ")" + *dy + ";");
   close();
-  for (unsigned i = 0; i < opened; ++i)
-    close();
+  closeTo(mark);
   return let(*type, heldAs(element, accType, acc, *type));
 }
 
@@ -453,12 +442,11 @@ FailureOr<std::string> ScalarEmitter::emitMaxPoolGradBody(FusionOp fusion,
   line(out + "[" + plane + " + e] = (" + *type + ")0;");
   close();
   Index outIndex{"i0", "i1"};
-  unsigned opened = 0;
+  size_t mark = scopeMark();
   for (size_t s = 0; s < spatial.size(); ++s) {
     std::string o = fresh("o");
     openLoop("for (int64_t " + o + " = 0; " + o + " < " +
              std::to_string(yShape[2 + s]) + "; ++" + o + ")");
-    ++opened;
     outIndex.push_back(o);
   }
   FailureOr<std::string> chosen =
@@ -472,9 +460,7 @@ FailureOr<std::string> ScalarEmitter::emitMaxPoolGradBody(FusionOp fusion,
     return failure();
   std::string slot = out + "[" + plane + " + " + *chosen + "]";
   line(slot + " = " + slot + " + " + *dy + ";");
-  close();
-  for (unsigned i = 0; i < opened; ++i)
-    close();
+  closeTo(mark);
   return body;
 }
 
@@ -498,29 +484,24 @@ ScalarEmitter::scatterAsGather(ScatterElementsOp op,
     if (static_cast<int64_t>(d) != axis && updateShape[d] != dataShape[d])
       inside.push_back("(" + index[d] + " < " + std::to_string(updateShape[d]) +
                        ")");
-  size_t opened = 0;
-  if (!inside.empty()) {
+  size_t mark = scopeMark();
+  if (!inside.empty())
     open("if (" + llvm::join(inside, " && ") + ")");
-    ++opened;
-  }
   Index u(index.begin(), index.end());
   u[axis] = fresh("j");
   openLoop("for (int64_t " + u[axis] + " = 0; " + u[axis] + " < " +
            std::to_string(updateShape[axis]) + "; ++" + u[axis] + ")");
-  ++opened;
   FailureOr<std::string> raw = value(op.getIndices(), u);
   if (failed(raw))
     return failure();
   std::string n = std::to_string(dataShape[axis]);
   open("if (dlc_clamp_index(dlc_wrap_index((int64_t)" + *raw + ", " + n +
        "), " + n + ") == " + index[axis] + ")");
-  ++opened;
   FailureOr<std::string> update = value(op.getUpdates(), u);
   if (failed(update))
     return failure();
   line(scatterStatement(op.getReduction(), result, *update));
-  for (size_t i = 0; i < opened; ++i)
-    close();
+  closeTo(mark);
   return result;
 }
 

@@ -123,11 +123,11 @@ private:
   /// Opens the loops over a window's taps for the window at `position`
   /// (one coordinate per spatial dimension) and a condition that the tap is
   /// inside `spatial` (not padding); appends the taps' input coordinates to
-  /// `in`. Returns how many scopes to close.
-  size_t openWindowTaps(ArrayRef<int64_t> window, ArrayRef<int64_t> stride,
-                        ArrayRef<int64_t> padLow, ArrayRef<int64_t> dilation,
-                        ArrayRef<std::string> position,
-                        ArrayRef<int64_t> spatial, Index &in);
+  /// `in`.
+  void openWindowTaps(ArrayRef<int64_t> window, ArrayRef<int64_t> stride,
+                      ArrayRef<int64_t> padLow, ArrayRef<int64_t> dilation,
+                      ArrayRef<std::string> position, ArrayRef<int64_t> spatial,
+                      Index &in);
   FailureOr<std::string> pool(Operation *op, ArrayRef<int64_t> window,
                               ArrayRef<int64_t> stride,
                               ArrayRef<int64_t> padLow,
@@ -217,6 +217,13 @@ private:
     loopDepth -= loop;
     --depth;
     line("}" + suffix);
+  }
+  /// The scopes open now: closeTo(scopeMark()) taken before a nest of
+  /// open()s closes the whole nest, however many of them ran.
+  size_t scopeMark() const { return scopes.size(); }
+  void closeTo(size_t mark) {
+    while (scopes.size() > mark)
+      close();
   }
 
   /// The name of a thread's place among its iteration's threads.

@@ -116,6 +116,13 @@ public:
     Value both = directionSlice(b, d);
     return {columns(both, 0, gates), columns(both, gates, gates)};
   }
+  /// Wb + Rb of direction d, or null without B.
+  Value summedBias(int64_t d) {
+    if (!hasBias())
+      return {};
+    auto [wb, rb] = biases(d);
+    return add(wb, rb);
+  }
   /// X * W^T (+ bias) for every step of direction d: [S, B, G*H].
   Value inputProjection(int64_t d, Value bias) {
     Value wt = c.transpose(directionSlice(w, d), {1, 0});
@@ -560,18 +567,22 @@ void Recurrence::setOutputs() {
 // The cells
 //===----------------------------------------------------------------------===//
 
-/// Ht = f(Xt*W^T + Ht-1*R^T + Wb + Rb).
-void rnnRule(NodeContext &c) {
-  Recurrence rec(c, CellKind::RNN);
+/// Parses the node as a `kind` cell, builds each of its directions with
+/// `direction(rec, d)` and sets the node's outputs.
+void buildCell(NodeContext &c, CellKind kind,
+               function_ref<void(Recurrence &rec, int64_t d)> direction) {
+  Recurrence rec(c, kind);
   if (!rec.parse())
     return;
-  for (int64_t d = 0; d < rec.numDirections(); ++d) {
-    Value bias;
-    if (rec.hasBias()) {
-      auto [wb, rb] = rec.biases(d);
-      bias = rec.add(wb, rb);
-    }
-    Value xw = rec.inputProjection(d, bias);
+  for (int64_t d = 0; d < rec.numDirections(); ++d)
+    direction(rec, d);
+  rec.setOutputs();
+}
+
+/// Ht = f(Xt*W^T + Ht-1*R^T + Wb + Rb).
+void rnnRule(NodeContext &c) {
+  buildCell(c, CellKind::RNN, [](Recurrence &rec, int64_t d) {
+    Value xw = rec.inputProjection(d, rec.summedBias(d));
     Value rt = rec.recurrentWeights(d);
     const Activation &f = rec.activation(d, 0);
     rec.run(d, {rec.initialState(d, false), {}},
@@ -580,8 +591,7 @@ void rnnRule(NodeContext &c) {
               Value pre = rec.add(row, rec.matmul(prev.h, rt));
               return State{rec.activate(f, pre), {}};
             });
-  }
-  rec.setOutputs();
+  });
 }
 
 /// zt = f(Xt*Wz^T + Ht-1*Rz^T + Wbz + Rbz), rt likewise, and
@@ -589,24 +599,19 @@ void rnnRule(NodeContext &c) {
 ///   linear_before_reset ht = g(Xt*Wh^T + rt . (Ht-1*Rh^T + Rbh) + Wbh);
 /// Ht = (1 - zt) . ht + zt . Ht-1.
 void gruRule(NodeContext &c) {
-  Recurrence rec(c, CellKind::GRU);
-  if (!rec.parse())
-    return;
   bool linearBeforeReset = c.intAttr("linear_before_reset", 0) != 0;
-  for (int64_t d = 0; d < rec.numDirections(); ++d) {
+  buildCell(c, CellKind::GRU, [&](Recurrence &rec, int64_t d) {
     // Rbh joins the input bias unless it must go inside rt's product.
     Value bias, rbh;
-    if (rec.hasBias()) {
+    if (rec.hasBias() && linearBeforeReset) {
       auto [wb, rb] = rec.biases(d);
-      if (linearBeforeReset) {
-        Value wbzr = rec.columns(wb, 0, 2);
-        Value zr = rec.add(wbzr, rec.columns(rb, 0, 2));
-        bias = c.build<ConcatOp>({zr, rec.columns(wb, 2, 1)},
-                                 {c.namedI64("axis", 0)});
-        rbh = rec.columns(rb, 2, 1);
-      } else {
-        bias = rec.add(wb, rb);
-      }
+      Value wbzr = rec.columns(wb, 0, 2);
+      Value zr = rec.add(wbzr, rec.columns(rb, 0, 2));
+      bias = c.build<ConcatOp>({zr, rec.columns(wb, 2, 1)},
+                               {c.namedI64("axis", 0)});
+      rbh = rec.columns(rb, 2, 1);
+    } else {
+      bias = rec.summedBias(d);
     }
     Value xw = rec.inputProjection(d, bias);
     Value rt = rec.recurrentWeights(d);
@@ -637,8 +642,7 @@ void gruRule(NodeContext &c) {
               Value h1 = rec.mul(rec.sub(rec.k(1.0), z), h);
               return State{rec.add(h1, keep), {}};
             });
-  }
-  rec.setOutputs();
+  });
 }
 
 /// it = f(Xt*Wi^T + Ht-1*Ri^T + Pi . Ct-1 + Wbi + Rbi),
@@ -647,17 +651,9 @@ void gruRule(NodeContext &c) {
 /// Ct = ft . Ct-1 + it . ct, ot = f(Xt*Wo^T + Ht-1*Ro^T + Po . Ct + Wbo + Rbo),
 /// Ht = ot . h(Ct).
 void lstmRule(NodeContext &c) {
-  Recurrence rec(c, CellKind::LSTM);
-  if (!rec.parse())
-    return;
   bool inputForget = c.intAttr("input_forget", 0) != 0;
-  for (int64_t d = 0; d < rec.numDirections(); ++d) {
-    Value bias;
-    if (rec.hasBias()) {
-      auto [wb, rb] = rec.biases(d);
-      bias = rec.add(wb, rb);
-    }
-    Value xw = rec.inputProjection(d, bias);
+  buildCell(c, CellKind::LSTM, [&](Recurrence &rec, int64_t d) {
+    Value xw = rec.inputProjection(d, rec.summedBias(d));
     Value rt = rec.recurrentWeights(d);
     Value pi, po, pf;
     if (rec.hasPeepholes()) {
@@ -695,8 +691,7 @@ void lstmRule(NodeContext &c) {
               Value o = rec.activate(f, oPre);
               return State{rec.mul(o, rec.activate(h, cNext)), cNext};
             });
-  }
-  rec.setOutputs();
+  });
 }
 
 } // namespace
