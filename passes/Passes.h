@@ -3,6 +3,7 @@
 #define DLC_PASSES_PASSES_H
 
 #include "ir/Dialect.h"
+#include "passes/TrainingChoices.h"
 
 #include "mlir/Pass/Pass.h"
 

@@ -153,8 +153,9 @@ def DLCMixedPrecision : Pass<"dlc-mixed-precision", "ModuleOp"> {
     `fp32-ops` (op names) move ops between the lists.
   }];
   let options = [
-    Option<"precision", "precision", "std::string", "\"bf16\"",
-           "the low type: bf16 or fp16">,
+    Option<"precision", "precision", "::mlir::dlc::LowPrecision",
+           /*default=*/"::mlir::dlc::LowPrecision::Bf16", "the low type",
+           [{::mlir::dlc::enumValues<::mlir::dlc::LowPrecision>()}]>,
     ListOption<"lowOps", "low-ops", "std::string",
                "ops computed in the low type besides the default list">,
     ListOption<"float32Ops", "fp32-ops", "std::string",
@@ -246,8 +247,9 @@ def DLCAddLoss : Pass<"dlc-add-loss", "ModuleOp"> {
   let options = [
     Option<"functionName", "function", "std::string",
            /*default=*/"\"forward_train\"", "the model function">,
-    Option<"loss", "loss", "std::string", /*default=*/"\"\"",
-           "cross_entropy, mse, l1, bce_with_logits or model">,
+    Option<"loss", "loss", "::mlir::dlc::LossKind",
+           /*default=*/"::mlir::dlc::LossKind::CrossEntropy", "the loss",
+           [{::mlir::dlc::enumValues<::mlir::dlc::LossKind>()}]>,
     Option<"output", "output", "std::string", /*default=*/"\"\"",
            "the model output the loss is computed from (default: the only "
            "output); unnamed outputs are result<i>">,
@@ -308,8 +310,9 @@ def DLCOptimizer : Pass<"dlc-optimizer", "ModuleOp"> {
   let options = [
     Option<"functionName", "function", "std::string",
            /*default=*/"\"loss_grad\"", "the gradient function">,
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd, adam or adamw">,
+    Option<"optimizer", "optimizer", "::mlir::dlc::OptimizerKind",
+           /*default=*/"::mlir::dlc::OptimizerKind::Sgd", "the update rule",
+           [{::mlir::dlc::enumValues<::mlir::dlc::OptimizerKind>()}]>,
     Option<"lr", "lr", "double", /*default=*/"1e-3",
            "the base learning rate (initial value of dlc.lr)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0", "sgd">,
@@ -324,8 +327,10 @@ def DLCOptimizer : Pass<"dlc-optimizer", "ModuleOp"> {
     Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
            "scale the gradients so that their global 2-norm is at most "
            "this (0: off), as torch.nn.utils.clip_grad_norm_">,
-    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
-           "constant, linear or cosine">,
+    Option<"schedule", "schedule", "::mlir::dlc::LrSchedule",
+           /*default=*/"::mlir::dlc::LrSchedule::Constant",
+           "the learning rate's factor after warmup",
+           [{::mlir::dlc::enumValues<::mlir::dlc::LrSchedule>()}]>,
     Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
            "steps of linear warmup from 0">,
     Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",

@@ -49,23 +49,22 @@ llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::given() const {
 }
 
 bool TrainingPipelineOptions::dynamicLossScaling() const {
-  return lossScaling.empty() ? precision == "fp16" : lossScaling == "dynamic";
+  return lossScaling == LossScalingMode::Auto
+             ? precision == Precision::Fp16
+             : lossScaling == LossScalingMode::Dynamic;
 }
 
 std::optional<DLCMixedPrecisionOptions>
 TrainingPipelineOptions::mixedPrecision() const {
-  if (precision != "bf16" && precision != "fp16")
+  if (precision != Precision::Bf16 && precision != Precision::Fp16)
     return std::nullopt;
   DLCMixedPrecisionOptions result;
-  result.precision = precision;
+  result.precision =
+      precision == Precision::Bf16 ? LowPrecision::Bf16 : LowPrecision::Fp16;
   return result;
 }
 
 std::optional<std::string> TrainingPipelineOptions::error() const {
-  if (precision != "fp32" && precision != "tf32" && precision != "bf16" &&
-      precision != "fp16")
-    return "--precision must be fp32, tf32, bf16 or fp16, not '" + precision +
-           "'";
   if (weightDecay.getNumOccurrences() && !(weightDecay >= 0))
     return std::string("--weight-decay must be a number >= 0");
   // An option the chosen loss, optimizer or schedule does not read is a
@@ -82,22 +81,20 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
         return std::string();
       };
   std::string name;
-  if (loss != "cross_entropy" &&
+  if (loss != LossKind::CrossEntropy &&
       !(name = firstGiven({&ignoreIndex, &labelSmoothing})).empty())
     return name + " applies to --loss cross_entropy";
-  if (loss == "model" && given(labelInput))
+  if (loss == LossKind::Model && given(labelInput))
     return std::string(
         "--label-input does not apply to --loss model (no label)");
-  bool sgd = optimizer == "sgd";
+  bool sgd = optimizer == OptimizerKind::Sgd;
   if (!sgd && !(name = firstGiven({&momentum, &dampening, &nesterov})).empty())
     return name + " applies to --optimizer sgd";
   if (sgd && !(name = firstGiven({std::addressof(betas), &eps})).empty())
     return name + " applies to --optimizer adam and adamw";
-  if (schedule == "constant" && given(totalSteps))
+  if (schedule == LrSchedule::Constant && given(totalSteps))
     return std::string(
         "--total-steps applies to --lr-schedule linear and cosine");
-  if (given(lossScaling) && lossScaling != "dynamic" && lossScaling != "none")
-    return "--loss-scaling must be dynamic or none, not '" + lossScaling + "'";
   if (!dynamicLossScaling() &&
       !(name = firstGiven({&lossScaleInit, &lossScaleGrowthFactor,
                            &lossScaleBackoffFactor, &lossScaleGrowthInterval}))

@@ -23,11 +23,9 @@ namespace mlir::dlc {
 /// options of dlc-compile and dlc-run (tools/common/TrainingOptions.h).
 struct TrainingPipelineOptions
     : public PassPipelineOptions<TrainingPipelineOptions> {
-  Option<std::string> loss{
-      *this, "loss",
-      llvm::cl::desc("cross_entropy, mse, l1, bce_with_logits, or model "
-                     "(the output is the loss)"),
-      llvm::cl::init("cross_entropy")};
+  Option<LossKind> loss{*this, "loss", llvm::cl::desc("The loss"),
+                        llvm::cl::init(LossKind::CrossEntropy),
+                        enumValues<LossKind>()};
   Option<std::string> lossOutput{
       *this, "loss-output",
       llvm::cl::desc("The model output the loss is computed from "
@@ -51,9 +49,9 @@ struct TrainingPipelineOptions
                      "each training step: comma-separated hflip, vflip, "
                      "crop:P, rotate:D, normalize:MEAN/STD (dlc-augment)"),
       llvm::cl::value_desc("list")};
-  Option<std::string> optimizer{*this, "optimizer",
-                                llvm::cl::desc("sgd, adam or adamw"),
-                                llvm::cl::init("sgd")};
+  Option<OptimizerKind> optimizer{
+      *this, "optimizer", llvm::cl::desc("The optimizer"),
+      llvm::cl::init(OptimizerKind::Sgd), enumValues<OptimizerKind>()};
   Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate (default 1e-3)"),
                     llvm::cl::init(1e-3)};
   Option<double> momentum{*this, "momentum", llvm::cl::desc("sgd: momentum"),
@@ -77,10 +75,10 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Clip the gradients' global 2-norm to this (default "
                      "off)"),
       llvm::cl::init(0.0)};
-  Option<std::string> schedule{
+  Option<LrSchedule> schedule{
       *this, "lr-schedule",
-      llvm::cl::desc("constant, linear or cosine (after warmup)"),
-      llvm::cl::init("constant")};
+      llvm::cl::desc("The learning rate's factor after warmup"),
+      llvm::cl::init(LrSchedule::Constant), enumValues<LrSchedule>()};
   Option<int64_t> warmupSteps{*this, "warmup-steps",
                               llvm::cl::desc("Steps of linear warmup from 0"),
                               llvm::cl::init(0)};
@@ -88,18 +86,12 @@ struct TrainingPipelineOptions
       *this, "total-steps",
       llvm::cl::desc("linear, cosine: the step at which the rate reaches 0"),
       llvm::cl::init(0)};
-  Option<std::string> precision{
-      *this, "precision",
-      llvm::cl::desc("fp32 (default); tf32: --target cuda's float32 matmuls "
-                     "and convolutions on TF32 tensor cores; bf16 or fp16: "
-                     "mixed precision (dlc-mixed-precision: matmuls and "
-                     "convolutions in the low type, float32 master weights)"),
-      llvm::cl::init("fp32")};
-  Option<std::string> lossScaling{
-      *this, "loss-scaling",
-      llvm::cl::desc("dynamic: GradScaler's dynamic loss scaling (the "
-                     "default with --precision fp16); none (the default "
-                     "otherwise)")};
+  Option<Precision> precision{
+      *this, "precision", llvm::cl::desc("The numerics of training"),
+      llvm::cl::init(Precision::Fp32), enumValues<Precision>()};
+  Option<LossScalingMode> lossScaling{
+      *this, "loss-scaling", llvm::cl::desc("Loss scaling"),
+      llvm::cl::init(LossScalingMode::Auto), enumValues<LossScalingMode>()};
   Option<double> lossScaleInit{
       *this, "loss-scale-init",
       llvm::cl::desc("The first loss scale (default 65536)"),

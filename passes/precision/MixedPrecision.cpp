@@ -186,17 +186,9 @@ struct DLCMixedPrecisionPass
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    FloatType low;
-    if (precision == "bf16")
-      low = BFloat16Type::get(context);
-    else if (precision == "fp16")
-      low = Float16Type::get(context);
-    else {
-      getOperation().emitError()
-          << "dlc-mixed-precision: precision must be bf16 or fp16, not '"
-          << precision << "'";
-      return signalPassFailure();
-    }
+    FloatType low = precision == LowPrecision::Bf16
+                        ? FloatType(BFloat16Type::get(context))
+                        : FloatType(Float16Type::get(context));
     llvm::StringSet<> lowOps, float32Ops;
     for (auto [list, set, option] :
          {std::tuple(&this->lowOps, &lowOps, "low-ops"),

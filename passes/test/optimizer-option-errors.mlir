@@ -28,8 +28,8 @@
 // RUN: not dlc-opt %s -dlc-optimizer=optimizer=adam 2>&1 | FileCheck %s --check-prefix=EXP-AVG
 // RUN: not dlc-opt %s -dlc-optimizer=optimizer=adamw 2>&1 | FileCheck %s --check-prefix=EXP-AVG
 
-// OPTIMIZER: error: dlc-optimizer: unknown optimizer 'rmsprop'; the optimizers are: sgd, adam, adamw
-// SCHEDULE: error: dlc-optimizer: unknown schedule 'step'; the schedules are: constant, linear, cosine
+// OPTIMIZER: for the --optimizer option: Cannot find option named 'rmsprop'!
+// SCHEDULE: for the --schedule option: Cannot find option named 'step'!
 // WARMUP: error: dlc-optimizer: warmup-steps -1 is negative
 // TOTAL0: error: dlc-optimizer: schedule cosine needs total-steps (0) greater than warmup-steps (0)
 // TOTAL: error: dlc-optimizer: schedule linear needs total-steps (10) greater than warmup-steps (10)

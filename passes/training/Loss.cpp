@@ -23,9 +23,6 @@ using namespace grad;
 
 namespace {
 
-constexpr StringLiteral kLosses[] = {"cross_entropy", "mse", "l1",
-                                     "bce_with_logits", "model"};
-
 bool isState(func::FuncOp func, unsigned result) {
   return roles::roleOf(func.getResultAttrDict(result)) == roles::kState;
 }
@@ -85,12 +82,6 @@ struct AddLossPass : public impl::DLCAddLossBase<AddLossPass> {
 LogicalResult AddLossPass::addLoss() {
   ModuleOp module = getOperation();
   auto emit = [&]() { return module.emitError() << "dlc-add-loss: "; };
-  if (!llvm::is_contained(kLosses, StringRef(loss))) {
-    InFlightDiagnostic diag = emit() << "unknown loss '" << loss
-                                     << "'; the losses are: ";
-    llvm::interleaveComma(kLosses, diag);
-    return failure();
-  }
   auto model = module.lookupSymbol<func::FuncOp>(functionName);
   if (!model || model.isExternal())
     return emit() << "no function @" << functionName << " with a body";
@@ -128,7 +119,8 @@ LogicalResult AddLossPass::addLoss() {
     return failure();
   }
   for (unsigned i = 0; i < model.getNumArguments(); ++i)
-    if (loss != "model" && roles::nameOf(model.getArgAttrDict(i)) == label)
+    if (loss != LossKind::Model &&
+        roles::nameOf(model.getArgAttrDict(i)) == label)
       return emit() << "the label name '" << label
                     << "' is already an input of the model";
 
@@ -143,7 +135,7 @@ LogicalResult AddLossPass::addLoss() {
 
   // The label's type.
   RankedTensorType labelType;
-  if (loss == "cross_entropy") {
+  if (loss == LossKind::CrossEntropy) {
     if (outType.getRank() < 1)
       return emit() << "cross_entropy needs class scores on the last axis; "
                        "the output is a scalar";
@@ -153,7 +145,7 @@ LogicalResult AddLossPass::addLoss() {
                     << outType;
     labelType = RankedTensorType::get(outType.getShape().drop_back(),
                                       IntegerType::get(&getContext(), 64));
-  } else if (loss != "model") {
+  } else if (loss != LossKind::Model) {
     labelType = outType;
   } else if (outType.getNumElements() != 1) {
     return emit() << "loss=model needs a one-element output; the output is "
@@ -174,7 +166,7 @@ LogicalResult AddLossPass::addLoss() {
     NamedAttrList attrs;
     attrs.set(roles::kNameAttr, b.getStringAttr(label));
     attrs.set(roles::kRoleAttr, b.getStringAttr(roles::kLabel));
-    if (loss == "cross_entropy") {
+    if (loss == LossKind::CrossEntropy) {
       // What a data loader needs to reject bad class indices up front.
       attrs.set(roles::kNumClassesAttr,
                 b.getI64IntegerAttr(outType.getShape().back()));
@@ -190,19 +182,27 @@ LogicalResult AddLossPass::addLoss() {
   b.setInsertionPoint(terminator);
   Value prediction = terminator->getOperand(*chosen);
   Value value;
-  if (loss == "cross_entropy")
+  switch (loss) {
+  case LossKind::CrossEntropy:
     value = crossEntropy(b, loc, prediction, labelValue, ignoreIndex,
                          labelSmoothing);
-  else if (loss == "mse") {
+    break;
+  case LossKind::Mse: {
     Value diff = sub(b, loc, prediction, labelValue);
     value = mean(b, loc, mul(b, loc, diff, diff));
-  } else if (loss == "l1")
+    break;
+  }
+  case LossKind::L1:
     value = mean(b, loc,
                  AbsOp::create(b, loc, sub(b, loc, prediction, labelValue)));
-  else if (loss == "bce_with_logits")
+    break;
+  case LossKind::BceWithLogits:
     value = bceWithLogits(b, loc, prediction, labelValue);
-  else
+    break;
+  case LossKind::Model:
     value = reshape(b, loc, prediction, {});
+    break;
+  }
 
   // Results: the loss, then the model's state.
   SmallVector<Value> results = {value};

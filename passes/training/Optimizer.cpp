@@ -221,20 +221,14 @@ struct OptimizerPass : public impl::DLCOptimizerBase<OptimizerPass> {
 };
 
 FailureOr<Settings> OptimizerPass::checkOptions() {
-  if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw")
-    return emitError() << "unknown optimizer '" << optimizer
-                       << "'; the optimizers are: sgd, adam, adamw";
-  if (schedule != "constant" && schedule != "linear" && schedule != "cosine")
-    return emitError() << "unknown schedule '" << schedule
-                       << "'; the schedules are: constant, linear, cosine";
   // (An int64_t pass option streamed into a diagnostic prints as a char.)
   int64_t warmup = warmupSteps, total = totalSteps;
   if (warmup < 0)
     return emitError() << "warmup-steps " << warmup << " is negative";
-  if (schedule != "constant" && total <= warmup)
-    return emitError() << "schedule " << schedule << " needs total-steps ("
-                       << total << ") greater than warmup-steps (" << warmup
-                       << ")";
+  if (schedule != LrSchedule::Constant && total <= warmup)
+    return emitError() << "schedule " << spell(LrSchedule(schedule))
+                       << " needs total-steps (" << total
+                       << ") greater than warmup-steps (" << warmup << ")";
   // Written as !(x >= 0) so that NaN is refused too; infinities make every
   // loss NaN.
   auto finite = [](double x) { return x >= 0 && std::isfinite(x); };
@@ -267,8 +261,9 @@ FailureOr<Settings> OptimizerPass::checkOptions() {
   // error.
   if (std::isnan(weightDecay) || std::isinf(weightDecay))
     return emitError() << "weight-decay is not a number";
-  settings.weightDecay = weightDecay >= 0 ? double(weightDecay)
-                                          : (optimizer == "adamw" ? 0.01 : 0.0);
+  settings.weightDecay = weightDecay >= 0
+                             ? double(weightDecay)
+                             : (optimizer == OptimizerKind::AdamW ? 0.01 : 0.0);
   // GradScaler's own checks, and a scale that is a number: a normal
   // float32 (it is stored as one) whose reciprocal is finite too.
   float scale = static_cast<float>(initScale);
@@ -362,7 +357,7 @@ LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
 /// The optimizer state globals of parameter `param`.
 SmallVector<std::string> OptimizerPass::stateNames(StringRef param) const {
   std::string prefix = ("optimizer." + param + ".").str();
-  if (optimizer == "sgd")
+  if (optimizer == OptimizerKind::Sgd)
     return momentum != 0 ? SmallVector<std::string>{prefix + "momentum_buffer"}
                          : SmallVector<std::string>{};
   return {prefix + "exp_avg", prefix + "exp_avg_sq"};
@@ -426,12 +421,12 @@ Value OptimizerPass::scheduleFactor(OpBuilder &b, Location loc, Value step) {
   double warmup = static_cast<double>(warmupSteps);
   double total = static_cast<double>(totalSteps);
   Value after = c(1.0);
-  if (schedule == "linear") {
+  if (schedule == LrSchedule::Linear) {
     // (total - s) / (total - warmup), and 0 after total-steps.
     after =
         div(b, loc, sub(b, loc, c(total), MinOp::create(b, loc, s, c(total))),
             c(total - warmup));
-  } else if (schedule == "cosine") {
+  } else if (schedule == LrSchedule::Cosine) {
     // 0.5 (1 + cos(pi progress)), progress = (s - warmup) / (total -
     // warmup) held at 1 after total-steps (HuggingFace's would rise again).
     Value progress = div(b, loc, sub(b, loc, s, c(warmup)), c(total - warmup));
@@ -678,7 +673,7 @@ LogicalResult OptimizerPass::run() {
     Value lrT = castTo(b, loc, lrStep, element);
     Value wd = castTo(b, loc, decayArg, element);
     Value p = param;
-    if (optimizer == "sgd") {
+    if (optimizer == OptimizerKind::Sgd) {
       g = add(b, loc, g, mul(b, loc, p, wd));
       if (momentum != 0) {
         BlockArgument buf = step.addStateArgument(
@@ -696,7 +691,7 @@ LogicalResult OptimizerPass::run() {
       continue;
     }
     // adam: L2 added to the gradient; adamw: p *= 1 - lr * weight_decay.
-    if (optimizer == "adamw")
+    if (optimizer == OptimizerKind::AdamW)
       p = mul(b, loc, p,
               castTo(b, loc, sub(b, loc, c64(1.0), mul(b, loc, lrStep, decay)),
                      element));

@@ -57,7 +57,9 @@ std::optional<mlir::dlc::DLCMixedPrecisionOptions> mixedPrecisionOptions() {
   return options().pipeline.mixedPrecision();
 }
 
-bool tf32Given() { return options().pipeline.precision == "tf32"; }
+bool tf32Given() {
+  return options().pipeline.precision == mlir::dlc::Precision::Tf32;
+}
 
 bool precisionGiven() {
   return options().pipeline.precision.getNumOccurrences() > 0;

@@ -50,7 +50,10 @@ int main(int argc, char **argv) {
        "output-split-marker", "elide-resource-data-from-bytecode",
        "emit-bytecode-version", "mlir-print-elementsattrs-with-hex-if-larger",
        "mlir-elide-resource-strings-if-larger", "mlir-output-format",
-       "mlir-pass-statistics-display"},
+       "mlir-pass-statistics-display", "mlir-pretty-debuginfo",
+       "mlir-print-unique-ssa-ids", "mlir-disable-diagnostic-notes",
+       "mlir-print-ir-module-scope", "mlir-generate-reproducer",
+       "mlir-timing-display"},
       {"Remark Options"});
   auto [input, output] = mlir::parseCLIOptions(argc, argv, help);
   return mlir::asMainReturnCode(
