@@ -1,6 +1,7 @@
 //===- Conv.cpp - ConvStep on the CPU -------------------------------------===//
 #include "runtime/cpu/Conv.h"
 
+#include "runtime/core/PlanStep.h"
 #include "runtime/core/Status.h"
 #include "runtime/cpu/ConvGeometry.h"
 #include "runtime/cpu/DirectConv.h"
@@ -8,6 +9,7 @@
 #include "runtime/module/Format.h"
 #include "runtime/support/Tensor.h"
 
+#include <array>
 #include <cstring>
 
 namespace dlc::cpu {
@@ -24,10 +26,8 @@ public:
       : kind_(kind), outputBytes_(outputBytes) {}
   void run(void *x, void *w, void *y, void *, dnnl::stream &,
            ThreadPool &) override {
-    void *out = kind_ == Kind::Forward        ? y
-                : kind_ == Kind::BackwardData ? x
-                                              : w;
-    std::memset(out, 0, outputBytes_);
+    void *operands[] = {x, w, y};
+    std::memset(operands[convOutputRef(kind_)], 0, outputBytes_);
   }
 
 private:
@@ -97,6 +97,21 @@ struct Operand {
   }
 };
 
+/// The oneDNN arguments x, w and y are for a convolution of `kind`: the
+/// backward primitives take the gradients (dy, and dx or dw) as DIFF_ ones.
+using Arguments = std::array<int, 3>;
+Arguments argumentsOf(Kind kind) {
+  switch (kind) {
+  case Kind::Forward:
+    return {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+  case Kind::BackwardData:
+    return {DNNL_ARG_DIFF_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_DST};
+  case Kind::BackwardFilter:
+    break;
+  }
+  return {DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_DST};
+}
+
 class DnnlConv final : public ConvKernel {
 public:
   DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine,
@@ -111,34 +126,20 @@ public:
     w_.bind(w, base);
     y_.bind(y, base);
     scratchpad_.set_data_handle(base + scratchpadOffset_);
-    Operand *inputs[2], *output;
-    int inputArgs[2], outputArg;
-    switch (kind_) {
-    case Kind::Forward:
-      inputs[0] = &x_, inputArgs[0] = DNNL_ARG_SRC;
-      inputs[1] = &w_, inputArgs[1] = DNNL_ARG_WEIGHTS;
-      output = &y_, outputArg = DNNL_ARG_DST;
-      break;
-    case Kind::BackwardData:
-      inputs[0] = &y_, inputArgs[0] = DNNL_ARG_DIFF_DST;
-      inputs[1] = &w_, inputArgs[1] = DNNL_ARG_WEIGHTS;
-      output = &x_, outputArg = DNNL_ARG_DIFF_SRC;
-      break;
-    case Kind::BackwardFilter:
-      inputs[0] = &x_, inputArgs[0] = DNNL_ARG_SRC;
-      inputs[1] = &y_, inputArgs[1] = DNNL_ARG_DIFF_DST;
-      output = &w_, outputArg = DNNL_ARG_DIFF_WEIGHTS;
-      break;
-    }
-    for (Operand *in : inputs)
-      if (in->reordered)
-        in->reorder.execute(stream, in->plain, in->internal);
-    primitive_.execute(stream, {{inputArgs[0], inputs[0]->internal},
-                                {inputArgs[1], inputs[1]->internal},
-                                {outputArg, output->internal},
+    Operand *operands[] = {&x_, &w_, &y_};
+    size_t written = convOutputRef(kind_);
+    for (size_t i = 0; i < 3; ++i)
+      if (i != written && operands[i]->reordered)
+        operands[i]->reorder.execute(stream, operands[i]->plain,
+                                     operands[i]->internal);
+    Arguments args = argumentsOf(kind_);
+    primitive_.execute(stream, {{args[0], x_.internal},
+                                {args[1], w_.internal},
+                                {args[2], y_.internal},
                                 {DNNL_ARG_SCRATCHPAD, scratchpad_}});
-    if (output->reordered)
-      output->reorder.execute(stream, output->internal, output->plain);
+    Operand &output = *operands[written];
+    if (output.reordered)
+      output.reorder.execute(stream, output.internal, output.plain);
     stream.wait();
   }
 
@@ -212,23 +213,16 @@ public:
                                   alignScratch(g_.wElements() * sizeof(T)));
     void *rest = reinterpret_cast<std::byte *>(ys) +
                  alignScratch(g_.yElements() * sizeof(T));
-    int64_t in = 1, kernel = 1, out = 1;
-    for (size_t d = 0; d < g_.spatialRank(); ++d) {
-      in *= g_.input[d];
-      kernel *= g_.kernel[d];
-      out *= g_.output[d];
-    }
     // x, w, y: their (count, positions, channels).
     struct Operand {
       T *stored, *first;
       int64_t count, positions, channels;
     } operands[3] = {
-        {static_cast<T *>(x), xs, g_.batch, in, g_.inChannels},
-        {static_cast<T *>(w), ws, g_.outChannels, kernel, g_.inPerGroup()},
-        {static_cast<T *>(y), ys, g_.batch, out, g_.outChannels}};
-    size_t written = kind_ == Kind::Forward        ? 2
-                     : kind_ == Kind::BackwardData ? 0
-                                                   : 1;
+        {static_cast<T *>(x), xs, g_.batch, g_.inputPlane(), g_.inChannels},
+        {static_cast<T *>(w), ws, g_.outChannels, g_.kernelPlane(),
+         g_.inPerGroup()},
+        {static_cast<T *>(y), ys, g_.batch, g_.outputPlane(), g_.outChannels}};
+    size_t written = convOutputRef(kind_);
     for (size_t i = 0; i < 3; ++i)
       if (i != written)
         moveChannels(operands[i].stored, operands[i].first, operands[i].count,
@@ -272,9 +266,7 @@ public:
       wide[i] = reinterpret_cast<float *>(next);
       next += alignScratch(elements_[i] * sizeof(float));
     }
-    size_t written = kind_ == Kind::Forward        ? 2
-                     : kind_ == Kind::BackwardData ? 0
-                                                   : 1;
+    size_t written = convOutputRef(kind_);
     for (size_t i = 0; i < 3; ++i)
       if (i != written)
         widenToFloat(dtype_, stored[i], wide[i], elements_[i]);
@@ -331,50 +323,42 @@ DnnlConv::DnnlConv(Kind kind, const ConvGeometry &g, const dnnl::engine &engine,
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   auto algorithm = dnnl::algorithm::convolution_direct;
-  // The backward primitives take the forward one as a hint.
   dnnl::convolution_forward::primitive_desc forward(
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                       algorithm, xAny, wAny, yAny, strides,
                                       dilations, padLow, padHigh),
       attr, engine);
-  memory::desc xWant, wWant, yWant, scratchpad;
+  // The backward primitives take the same operands, and the forward one as
+  // a hint; the (empty) `primitive` says which.
+  auto backward = [&](auto primitive) -> dnnl::primitive_desc {
+    using Primitive = decltype(primitive);
+    return typename Primitive::primitive_desc(
+        typename Primitive::desc(algorithm, xAny, wAny, yAny, strides,
+                                 dilations, padLow, padHigh),
+        attr, engine, forward);
+  };
+  dnnl::primitive_desc pd = forward;
   switch (kind) {
   case Kind::Forward:
-    xWant = forward.src_desc();
-    wWant = forward.weights_desc();
-    yWant = forward.dst_desc();
-    scratchpad = forward.scratchpad_desc();
-    primitive_ = dnnl::convolution_forward(forward);
     break;
-  case Kind::BackwardData: {
-    dnnl::convolution_backward_data::primitive_desc pd(
-        dnnl::convolution_backward_data::desc(
-            algorithm, xAny, wAny, yAny, strides, dilations, padLow, padHigh),
-        attr, engine, forward);
-    xWant = pd.diff_src_desc();
-    wWant = pd.weights_desc();
-    yWant = pd.diff_dst_desc();
-    scratchpad = pd.scratchpad_desc();
-    primitive_ = dnnl::convolution_backward_data(pd);
+  case Kind::BackwardData:
+    pd = backward(dnnl::convolution_backward_data());
+    break;
+  case Kind::BackwardFilter:
+    pd = backward(dnnl::convolution_backward_weights());
     break;
   }
-  case Kind::BackwardFilter: {
-    dnnl::convolution_backward_weights::primitive_desc pd(
-        dnnl::convolution_backward_weights::desc(
-            algorithm, xAny, wAny, yAny, strides, dilations, padLow, padHigh),
-        attr, engine, forward);
-    xWant = pd.src_desc();
-    wWant = pd.diff_weights_desc();
-    yWant = pd.diff_dst_desc();
-    scratchpad = pd.scratchpad_desc();
-    primitive_ = dnnl::convolution_backward_weights(pd);
-    break;
-  }
-  }
-  x_.prepare(xPlain, xWant, engine, kind != Kind::BackwardData, scratchBytes_);
-  w_.prepare(wPlain, wWant, engine, kind != Kind::BackwardFilter,
-             scratchBytes_);
-  y_.prepare(yPlain, yWant, engine, kind != Kind::Forward, scratchBytes_);
+  primitive_ = dnnl::primitive(pd);
+  // Each operand in the layout the primitive chose for its argument.
+  Arguments args = argumentsOf(kind);
+  auto want = [&](int arg) {
+    return pd.query_md(dnnl::query::exec_arg_md, arg);
+  };
+  size_t written = convOutputRef(kind);
+  x_.prepare(xPlain, want(args[0]), engine, written != 0, scratchBytes_);
+  w_.prepare(wPlain, want(args[1]), engine, written != 1, scratchBytes_);
+  y_.prepare(yPlain, want(args[2]), engine, written != 2, scratchBytes_);
+  memory::desc scratchpad = pd.scratchpad_desc();
   scratchpad_ = memory(scratchpad, engine, DNNL_MEMORY_NONE);
   scratchpadOffset_ = scratchBytes_;
   scratchBytes_ += alignScratch(scratchpad.get_size());
@@ -387,12 +371,8 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
   ConvGeometry g = ConvGeometry::fromStep(step);
   DType dtype = static_cast<DType>(step.dtype());
   if (g.xElements() == 0 || g.wElements() == 0 || g.yElements() == 0) {
-    int64_t outputElements = step.kind() == Kind::Forward ? g.yElements()
-                             : step.kind() == Kind::BackwardData
-                                 ? g.xElements()
-                                 : g.wElements();
-    out = std::make_unique<ZeroConv>(step.kind(),
-                                     outputElements * dtypeSize(dtype));
+    out = std::make_unique<ZeroConv>(
+        step.kind(), g.outputElements(step.kind()) * dtypeSize(dtype));
     return nullptr;
   }
   if (dtype == DType::F64) {

@@ -1,6 +1,8 @@
 //===- ConvGeometry.cpp - The shape of one ConvStep -----------------------===//
 #include "runtime/cpu/ConvGeometry.h"
 
+#include "runtime/core/PlanStep.h"
+
 namespace dlc::cpu {
 namespace {
 
@@ -41,14 +43,23 @@ ConvGeometry ConvGeometry::fromStep(const fb::ConvStep &s) {
   return g;
 }
 
+int64_t ConvGeometry::inputPlane() const { return product(input); }
+int64_t ConvGeometry::kernelPlane() const { return product(kernel); }
+int64_t ConvGeometry::outputPlane() const { return product(output); }
+
 int64_t ConvGeometry::xElements() const {
-  return batch * inChannels * product(input);
+  return batch * inChannels * inputPlane();
 }
 int64_t ConvGeometry::wElements() const {
-  return outChannels * inPerGroup() * product(kernel);
+  return outChannels * inPerGroup() * kernelPlane();
 }
 int64_t ConvGeometry::yElements() const {
-  return batch * outChannels * product(output);
+  return batch * outChannels * outputPlane();
+}
+
+int64_t ConvGeometry::outputElements(fb::ConvKind kind) const {
+  int64_t elements[] = {xElements(), wElements(), yElements()};
+  return elements[convOutputRef(kind)];
 }
 
 } // namespace dlc::cpu

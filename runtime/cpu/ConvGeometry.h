@@ -28,10 +28,16 @@ struct ConvGeometry {
   size_t spatialRank() const { return input.size(); }
   int64_t inPerGroup() const { return inChannels / groups; }
   int64_t outPerGroup() const { return outChannels / groups; }
+  /// Elements of one channel of x, w and y: their spatial positions.
+  int64_t inputPlane() const;
+  int64_t kernelPlane() const;
+  int64_t outputPlane() const;
   /// Elements of x, w and y.
   int64_t xElements() const;
   int64_t wElements() const;
   int64_t yElements() const;
+  /// Elements of the operand a step of `kind` writes (convOutputRef).
+  int64_t outputElements(fb::ConvKind kind) const;
 };
 
 } // namespace dlc::cpu

@@ -11,6 +11,7 @@
 
 #include "runtime/core/Status.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -43,51 +44,38 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
               ? reinterpret_cast<const std::byte *>(c->data()->data())
               : emptyConstant);
 
-  const auto *steps = plan.steps();
-  for (uint32_t i = 0; steps && i < steps->size(); ++i) {
-    const fb::Step &fbStep = *steps->Get(i);
-    Step step;
-    step.kind = fbStep.step_type();
-    step.label = stepLabel(module, fbStep, i);
-    step.refs = stepRefs(fbStep);
-    dlc_status_t status = nullptr;
-    switch (step.kind) {
-    case fb::StepKind::KernelStep: {
-      const fb::KernelStep &k = *fbStep.step_as_KernelStep();
-      step.kernel = kernels[k.kernel()];
-      step.pointers.resize(step.refs.size());
-      step.iterations = k.iterations();
-      step.grain = k.grain() > 0 ? k.grain() : ThreadPool::kDefaultGrain;
-      break;
-    }
-    case fb::StepKind::MatmulStep: {
-      const fb::MatmulStep &m = *fbStep.step_as_MatmulStep();
-      status = MatmulKernel::create(m, device, step.matmul);
-      if (!status)
-        e->scratchBytes_ =
-            std::max(e->scratchBytes_, step.matmul->scratchBytes());
-      break;
-    }
-    case fb::StepKind::ConvStep: {
-      const fb::ConvStep &c = *fbStep.step_as_ConvStep();
-      status = ConvKernel::create(c, device, step.conv);
-      if (!status)
-        e->scratchBytes_ =
-            std::max(e->scratchBytes_, step.conv->scratchBytes());
-      break;
-    }
-    case fb::StepKind::CopyStep:
-      step.bytes = fbStep.step_as_CopyStep()->bytes();
-      break;
-    default:
-      // ModuleFile refuses any other step kind.
-      status = makeStatus(DLC_INTERNAL, "unknown step kind");
-    }
-    if (status)
-      return prefixStatus(status, module.name() + ": " + function.name + ": " +
-                                      step.label);
-    e->steps_.push_back(std::move(step));
-  }
+  DLC_RETURN_IF_ERROR(prepareSteps(
+      module, function, e->steps_,
+      [&](const fb::Step &fbStep, Step &step) -> dlc_status_t {
+        switch (step.kind) {
+        case fb::StepKind::KernelStep: {
+          const fb::KernelStep &k = *fbStep.step_as_KernelStep();
+          step.kernel = kernels[k.kernel()];
+          step.pointers.resize(step.refs.size());
+          step.iterations = k.iterations();
+          step.grain = k.grain() > 0 ? k.grain() : ThreadPool::kDefaultGrain;
+          return nullptr;
+        }
+        case fb::StepKind::MatmulStep:
+          return MatmulKernel::create(*fbStep.step_as_MatmulStep(), device,
+                                      step.matmul);
+        case fb::StepKind::ConvStep:
+          return ConvKernel::create(*fbStep.step_as_ConvStep(), device,
+                                    step.conv);
+        case fb::StepKind::CopyStep:
+          step.bytes = fbStep.step_as_CopyStep()->bytes();
+          return nullptr;
+        default:
+          // ModuleFile refuses any other step kind.
+          return makeStatus(DLC_INTERNAL, "unknown step kind");
+        }
+      }));
+  // The library steps share one scratch buffer, as large as the largest
+  // needs.
+  for (const Step &step : e->steps_)
+    e->scratchBytes_ = std::max({e->scratchBytes_,
+                                 step.matmul ? step.matmul->scratchBytes() : 0,
+                                 step.conv ? step.conv->scratchBytes() : 0});
   out = std::move(e);
   return nullptr;
 }

@@ -54,11 +54,7 @@ public:
   std::vector<StepProfile> profile() const;
 
 private:
-  struct Step {
-    fb::StepKind kind = fb::StepKind::NONE;
-    /// "step 3 (node 'conv1' (Conv))", for messages.
-    std::string label;
-    std::vector<StepRef> refs;
+  struct Step : PlanStep {
     /// KernelStep: the kernel, its parameter array (refilled per call).
     KernelFunction kernel = nullptr;
     std::vector<void *> pointers;

@@ -69,30 +69,11 @@ dlc_status_t Blas::open(std::unique_ptr<Blas> &out) {
   DynamicLibrary &lib = blas->library_;
   DLC_RETURN_IF_ERROR(
       lib.open("cuBLASLt", {"libcublasLt.so.13", "libcublasLt.so.12"}));
-  DLC_RETURN_IF_ERROR(lib.bind(blas->create_, "cublasLtCreate"));
-  DLC_RETURN_IF_ERROR(lib.bind(blas->destroy_, "cublasLtDestroy"));
-  DLC_RETURN_IF_ERROR(lib.bind(blas->statusName_, "cublasLtGetStatusName"));
-  DLC_RETURN_IF_ERROR(lib.bind(blas->descCreate_, "cublasLtMatmulDescCreate"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(blas->descDestroy_, "cublasLtMatmulDescDestroy"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(blas->descSetAttribute_, "cublasLtMatmulDescSetAttribute"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(blas->layoutCreate_, "cublasLtMatrixLayoutCreate"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(blas->layoutDestroy_, "cublasLtMatrixLayoutDestroy"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(blas->layoutSetAttribute_, "cublasLtMatrixLayoutSetAttribute"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(blas->preferenceCreate_, "cublasLtMatmulPreferenceCreate"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(blas->preferenceDestroy_, "cublasLtMatmulPreferenceDestroy"));
-  DLC_RETURN_IF_ERROR(lib.bind(blas->preferenceSetAttribute_,
-                               "cublasLtMatmulPreferenceSetAttribute"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(blas->algoGetHeuristic_, "cublasLtMatmulAlgoGetHeuristic"));
-  DLC_RETURN_IF_ERROR(lib.bind(blas->matmul_, "cublasLtMatmul"));
-  cublasStatus_t status = blas->create_(&blas->handle_);
+#define DLC_BIND_CUBLASLT_FUNCTION(name)                                       \
+  DLC_RETURN_IF_ERROR(lib.bind(blas->name, DLC_SYMBOL_NAME(name)));
+  DLC_CUBLASLT_FUNCTIONS(DLC_BIND_CUBLASLT_FUNCTION)
+#undef DLC_BIND_CUBLASLT_FUNCTION
+  cublasStatus_t status = blas->cublasLtCreate(&blas->handle_);
   if (status != CUBLAS_STATUS_SUCCESS) {
     blas->handle_ = nullptr;
     // Whatever cuBLASLt says, a handle it cannot create means no usable
@@ -106,11 +87,12 @@ dlc_status_t Blas::open(std::unique_ptr<Blas> &out) {
 
 Blas::~Blas() {
   if (handle_)
-    destroy_(handle_);
+    this->cublasLtDestroy(handle_);
 }
 
 std::string Blas::describe(cublasStatus_t status) const {
-  return std::string(statusName_(status)) + " (" + std::to_string(status) + ")";
+  return std::string(this->cublasLtGetStatusName(status)) + " (" +
+         std::to_string(status) + ")";
 }
 
 dlc_status_t Blas::check(cublasStatus_t status, const char *call) const {
@@ -122,10 +104,10 @@ dlc_status_t Blas::check(cublasStatus_t status, const char *call) const {
 
 BlasMatmul::~BlasMatmul() {
   if (desc_)
-    blas_.descDestroy_(desc_);
+    blas_.cublasLtMatmulDescDestroy(desc_);
   for (cublasLtMatrixLayout_t layout : {a_, b_, d_})
     if (layout)
-      blas_.layoutDestroy_(layout);
+      blas_.cublasLtMatrixLayoutDestroy(layout);
 }
 
 dlc_status_t BlasMatmul::create(Blas &blas, const fb::MatmulStep &step,
@@ -161,14 +143,14 @@ dlc_status_t BlasMatmul::create(Blas &blas, const fb::MatmulStep &step,
 
   // Descriptor attributes, each of the exact type cublasLt.h names.
   mm->doubleScale_ = types.scale == CUDA_R_64F;
-  DLC_RETURN_IF_ERROR(
-      blas.check(blas.descCreate_(&mm->desc_, types.compute, types.scale),
-                 "cublasLtMatmulDescCreate"));
+  DLC_RETURN_IF_ERROR(blas.check(
+      blas.cublasLtMatmulDescCreate(&mm->desc_, types.compute, types.scale),
+      "cublasLtMatmulDescCreate"));
   auto setDesc = [&](cublasLtMatmulDescAttributes_t attribute,
                      const auto &value, const char *call) {
-    return blas.check(
-        blas.descSetAttribute_(mm->desc_, attribute, &value, sizeof(value)),
-        call);
+    return blas.check(blas.cublasLtMatmulDescSetAttribute(
+                          mm->desc_, attribute, &value, sizeof(value)),
+                      call);
   };
   int32_t transA = layout.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   int32_t transB = layout.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -211,21 +193,22 @@ dlc_status_t BlasMatmul::create(Blas &blas, const fb::MatmulStep &step,
   // The three layouts (C, unread with beta = 0, shares D's).
   auto makeLayout = [&](const BlasMatrix &matrix,
                         cublasLtMatrixLayout_t &layoutOut) -> dlc_status_t {
-    DLC_RETURN_IF_ERROR(
-        blas.check(blas.layoutCreate_(&layoutOut, types.data, matrix.rows,
-                                      matrix.cols, matrix.ld),
-                   "cublasLtMatrixLayoutCreate"));
+    DLC_RETURN_IF_ERROR(blas.check(
+        blas.cublasLtMatrixLayoutCreate(&layoutOut, types.data, matrix.rows,
+                                        matrix.cols, matrix.ld),
+        "cublasLtMatrixLayoutCreate"));
     int32_t count = static_cast<int32_t>(layout.batch);
     int64_t stride = matrix.batchStride;
-    DLC_RETURN_IF_ERROR(blas.check(
-        blas.layoutSetAttribute_(layoutOut, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                 &count, sizeof(count)),
-        "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)"));
-    return blas.check(
-        blas.layoutSetAttribute_(layoutOut,
-                                 CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                 &stride, sizeof(stride)),
-        "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
+    DLC_RETURN_IF_ERROR(
+        blas.check(blas.cublasLtMatrixLayoutSetAttribute(
+                       layoutOut, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                       sizeof(count)),
+                   "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)"));
+    return blas.check(blas.cublasLtMatrixLayoutSetAttribute(
+                          layoutOut,
+                          CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                          sizeof(stride)),
+                      "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
   };
   DLC_RETURN_IF_ERROR(makeLayout(layout.a, mm->a_));
   DLC_RETURN_IF_ERROR(makeLayout(layout.b, mm->b_));
@@ -238,15 +221,16 @@ dlc_status_t BlasMatmul::create(Blas &blas, const fb::MatmulStep &step,
     cublasLtMatmulPreference_t handle = nullptr;
     ~Preference() {
       if (handle)
-        blas.preferenceDestroy_(handle);
+        blas.cublasLtMatmulPreferenceDestroy(handle);
     }
   } preference{blas};
-  DLC_RETURN_IF_ERROR(blas.check(blas.preferenceCreate_(&preference.handle),
-                                 "cublasLtMatmulPreferenceCreate"));
+  DLC_RETURN_IF_ERROR(
+      blas.check(blas.cublasLtMatmulPreferenceCreate(&preference.handle),
+                 "cublasLtMatmulPreferenceCreate"));
   auto setPreference = [&](cublasLtMatmulPreferenceAttributes_t attribute,
                            const auto &value, const char *call) {
-    return blas.check(blas.preferenceSetAttribute_(preference.handle, attribute,
-                                                   &value, sizeof(value)),
+    return blas.check(blas.cublasLtMatmulPreferenceSetAttribute(
+                          preference.handle, attribute, &value, sizeof(value)),
                       call);
   };
   uint64_t workspaceLimit = maxWorkspaceBytes;
@@ -272,9 +256,9 @@ dlc_status_t BlasMatmul::create(Blas &blas, const fb::MatmulStep &step,
   int found = 0;
   // NOT_SUPPORTED means that no algorithm fits: the message below says
   // for what, which is more use than the status's name.
-  cublasStatus_t heuristic =
-      blas.algoGetHeuristic_(blas.handle_, mm->desc_, mm->a_, mm->b_, mm->d_,
-                             mm->d_, preference.handle, 1, &result, &found);
+  cublasStatus_t heuristic = blas.cublasLtMatmulAlgoGetHeuristic(
+      blas.handle_, mm->desc_, mm->a_, mm->b_, mm->d_, mm->d_,
+      preference.handle, 1, &result, &found);
   if (heuristic != CUBLAS_STATUS_NOT_SUPPORTED)
     DLC_RETURN_IF_ERROR(
         blas.check(heuristic, "cublasLtMatmulAlgoGetHeuristic"));
@@ -317,16 +301,17 @@ dlc_status_t BlasMatmul::run(const void *lhs, const void *rhs, const void *bias,
     // it before each call is safe under stream capture: each captured
     // launch keeps the pointer it was enqueued with.
     DLC_RETURN_IF_ERROR(blas_.check(
-        blas_.descSetAttribute_(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                sizeof(bias)),
+        blas_.cublasLtMatmulDescSetAttribute(
+            desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
         "cublasLtMatmulDescSetAttribute(BIAS_POINTER)"));
   const void *alpha = doubleScale_ ? static_cast<const void *>(&oneD_)
                                    : static_cast<const void *>(&oneF_);
   const void *beta = doubleScale_ ? static_cast<const void *>(&zeroD_)
                                   : static_cast<const void *>(&zeroF_);
-  return blas_.check(blas_.matmul_(blas_.handle_, desc_, alpha, rhs, a_, lhs,
-                                   b_, beta, result, d_, result, d_, &algo_,
-                                   workspace, workspaceBytes_, stream),
+  return blas_.check(blas_.cublasLtMatmul(blas_.handle_, desc_, alpha, rhs, a_,
+                                          lhs, b_, beta, result, d_, result, d_,
+                                          &algo_, workspace, workspaceBytes_,
+                                          stream),
                      "cublasLtMatmul");
 }
 

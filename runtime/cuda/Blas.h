@@ -24,6 +24,24 @@
 
 namespace dlc::cuda {
 
+/// The cuBLASLt entry points dlc calls, as members of Blas named like the
+/// API.
+#define DLC_CUBLASLT_FUNCTIONS(X)                                              \
+  X(cublasLtCreate)                                                            \
+  X(cublasLtDestroy)                                                           \
+  X(cublasLtGetStatusName)                                                     \
+  X(cublasLtMatmulDescCreate)                                                  \
+  X(cublasLtMatmulDescDestroy)                                                 \
+  X(cublasLtMatmulDescSetAttribute)                                            \
+  X(cublasLtMatrixLayoutCreate)                                                \
+  X(cublasLtMatrixLayoutDestroy)                                               \
+  X(cublasLtMatrixLayoutSetAttribute)                                          \
+  X(cublasLtMatmulPreferenceCreate)                                            \
+  X(cublasLtMatmulPreferenceDestroy)                                           \
+  X(cublasLtMatmulPreferenceSetAttribute)                                      \
+  X(cublasLtMatmulAlgoGetHeuristic)                                            \
+  X(cublasLtMatmul)
+
 /// cuBLASLt, loaded, with one handle. One thread at a time may use it (and
 /// the matmuls planned on it), which the device's executor guarantees.
 class Blas {
@@ -48,21 +66,7 @@ private:
   DynamicLibrary library_;
   cublasLtHandle_t handle_ = nullptr;
 
-  decltype(&cublasLtCreate) create_ = nullptr;
-  decltype(&cublasLtDestroy) destroy_ = nullptr;
-  decltype(&cublasLtGetStatusName) statusName_ = nullptr;
-  decltype(&cublasLtMatmulDescCreate) descCreate_ = nullptr;
-  decltype(&cublasLtMatmulDescDestroy) descDestroy_ = nullptr;
-  decltype(&cublasLtMatmulDescSetAttribute) descSetAttribute_ = nullptr;
-  decltype(&cublasLtMatrixLayoutCreate) layoutCreate_ = nullptr;
-  decltype(&cublasLtMatrixLayoutDestroy) layoutDestroy_ = nullptr;
-  decltype(&cublasLtMatrixLayoutSetAttribute) layoutSetAttribute_ = nullptr;
-  decltype(&cublasLtMatmulPreferenceCreate) preferenceCreate_ = nullptr;
-  decltype(&cublasLtMatmulPreferenceDestroy) preferenceDestroy_ = nullptr;
-  decltype(&cublasLtMatmulPreferenceSetAttribute) preferenceSetAttribute_ =
-      nullptr;
-  decltype(&cublasLtMatmulAlgoGetHeuristic) algoGetHeuristic_ = nullptr;
-  decltype(&cublasLtMatmul) matmul_ = nullptr;
+  DLC_CUBLASLT_FUNCTIONS(DLC_DECLARE_LIBRARY_FUNCTION)
 };
 
 /// One MatmulStep (checked by ModuleFile), planned once: its descriptors,

@@ -156,77 +156,64 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
     driver.cuGraphExecDestroy(static_cast<CUgraphExec>(graph));
   });
 
-  const auto *steps = plan.steps();
-  for (uint32_t i = 0; steps && i < steps->size(); ++i) {
-    const fb::Step &fbStep = *steps->Get(i);
-    Step step;
-    step.kind = fbStep.step_type();
-    step.label = stepLabel(module, fbStep, i);
-    step.refs = stepRefs(fbStep);
-    dlc_status_t status = nullptr;
-    switch (step.kind) {
-    case fb::StepKind::KernelStep: {
-      const fb::KernelStep &k = *fbStep.step_as_KernelStep();
-      const KernelModule::Kernel &kernel = kernels_.kernels()[k.kernel()];
-      if (k.buffer_bytes())
-        for (uint64_t bytes : *k.buffer_bytes())
-          step.bytes += bytes;
-      step.function = kernel.function;
-      step.iterations = k.iterations();
-      LaunchShape shape =
-          launchShape(k.iterations(), k.threads_per_iteration(),
-                      kernel.blockSize, kernel.residentBlocks);
-      step.threads = static_cast<unsigned>(shape.threads);
-      step.blocks = static_cast<unsigned>(shape.blocks);
-      break;
-    }
-    case fb::StepKind::MatmulStep: {
-      const fb::MatmulStep &m = *fbStep.step_as_MatmulStep();
-      if (!blas_)
-        status = prefixStatus(Blas::open(blas_), device_->spec());
-      if (!status)
-        status = BlasMatmul::create(*blas_, m, module.root().cuda_allow_tf32(),
-                                    kMaxWorkspaceBytes, step.matmul);
-      if (!status)
-        workspaceBytes_ =
-            std::max<uint64_t>(workspaceBytes_, step.matmul->workspaceBytes());
-      break;
-    }
-    case fb::StepKind::ConvStep: {
-      const fb::ConvStep &c = *fbStep.step_as_ConvStep();
-      step.convOutput = c.kind() == fb::ConvKind::Forward        ? 2
-                        : c.kind() == fb::ConvKind::BackwardData ? 0
-                                                                 : 1;
-      if (!dnn_)
-        status = prefixStatus(Dnn::open(dnn_), device_->spec());
-      if (!status) {
-        DnnConvOptions options;
-        options.allowTf32 = module.root().cuda_allow_tf32();
-        options.allowNondeterministic =
-            module.root().cuda_allow_nondeterministic();
-        options.maxWorkspaceBytes = kMaxWorkspaceBytes;
-        options.driver = &device_->driver();
-        options.stream = compute_.get();
-        options.deviceName = device_->name();
-        status = DnnConv::create(*dnn_, c, options, step.conv);
-      }
-      if (!status)
-        workspaceBytes_ =
-            std::max<uint64_t>(workspaceBytes_, step.conv->workspaceBytes());
-      break;
-    }
-    case fb::StepKind::CopyStep:
-      step.bytes = fbStep.step_as_CopyStep()->bytes();
-      break;
-    default:
-      // ModuleFile refuses any other step kind.
-      status = makeStatus(DLC_INTERNAL, "unknown step kind");
-    }
-    if (status)
-      return prefixStatus(status, where + ": " + step.label);
-    fn.steps.push_back(std::move(step));
+  return prepareSteps(module, info, fn.steps,
+                      [this](const fb::Step &fbStep, Step &step) {
+                        return prepareStep(fbStep, step);
+                      });
+}
+
+dlc_status_t CudaSession::prepareStep(const fb::Step &fbStep, Step &step) {
+  const ModuleFile &module = *module_;
+  switch (step.kind) {
+  case fb::StepKind::KernelStep: {
+    const fb::KernelStep &k = *fbStep.step_as_KernelStep();
+    const KernelModule::Kernel &kernel = kernels_.kernels()[k.kernel()];
+    if (k.buffer_bytes())
+      for (uint64_t bytes : *k.buffer_bytes())
+        step.bytes += bytes;
+    step.function = kernel.function;
+    step.iterations = k.iterations();
+    LaunchShape shape = launchShape(k.iterations(), k.threads_per_iteration(),
+                                    kernel.blockSize, kernel.residentBlocks);
+    step.threads = static_cast<unsigned>(shape.threads);
+    step.blocks = static_cast<unsigned>(shape.blocks);
+    return nullptr;
   }
-  return nullptr;
+  case fb::StepKind::MatmulStep: {
+    const fb::MatmulStep &m = *fbStep.step_as_MatmulStep();
+    if (!blas_)
+      DLC_RETURN_IF_ERROR(prefixStatus(Blas::open(blas_), device_->spec()));
+    DLC_RETURN_IF_ERROR(BlasMatmul::create(*blas_, m,
+                                           module.root().cuda_allow_tf32(),
+                                           kMaxWorkspaceBytes, step.matmul));
+    workspaceBytes_ =
+        std::max<uint64_t>(workspaceBytes_, step.matmul->workspaceBytes());
+    return nullptr;
+  }
+  case fb::StepKind::ConvStep: {
+    const fb::ConvStep &c = *fbStep.step_as_ConvStep();
+    step.convOutput = convOutputRef(c.kind());
+    if (!dnn_)
+      DLC_RETURN_IF_ERROR(prefixStatus(Dnn::open(dnn_), device_->spec()));
+    DnnConvOptions options;
+    options.allowTf32 = module.root().cuda_allow_tf32();
+    options.allowNondeterministic = module.root().cuda_allow_nondeterministic();
+    options.maxWorkspaceBytes = kMaxWorkspaceBytes;
+    options.driver = &device_->driver();
+    options.stream = compute_.get();
+    options.deviceName = device_->name();
+    DLC_RETURN_IF_ERROR(DnnConv::create(*dnn_, c, options, step.conv));
+    workspaceBytes_ =
+        std::max<uint64_t>(workspaceBytes_, step.conv->workspaceBytes());
+    return nullptr;
+  }
+  case fb::StepKind::CopyStep:
+    step.bytes = fbStep.step_as_CopyStep()->bytes();
+    return nullptr;
+  default:
+    // ModuleFile refuses any other step kind.
+    return makeStatus(DLC_INTERNAL, "unknown step kind");
+  }
 }
 
 dlc_status_t CudaSession::readGlobal(size_t index, void *data) const {

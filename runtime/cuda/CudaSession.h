@@ -49,11 +49,7 @@ public:
   void setProfiling(bool on) override { profiling_ = on; }
 
 private:
-  struct Step {
-    fb::StepKind kind = fb::StepKind::NONE;
-    /// "step 3 (node 'conv1' (Conv)) fused_7", for messages and profiles.
-    std::string label;
-    std::vector<StepRef> refs;
+  struct Step : PlanStep {
     /// KernelStep.
     CUfunction function = nullptr;
     int64_t iterations = 0;
@@ -99,6 +95,8 @@ private:
   explicit CudaSession(std::shared_ptr<const ModuleFile> module)
       : Session(std::move(module)) {}
   dlc_status_t prepare(const FunctionInfo &info, Function &function);
+  /// Prepares what `step` (its PlanStep part filled in) runs for `fbStep`.
+  dlc_status_t prepareStep(const fb::Step &fbStep, Step &step);
   dlc_status_t stageInputs(size_t index, int slot,
                            const dlc_tensor_t *inputs) override;
   dlc_status_t execute(size_t index, const dlc_tensor_t *inputs, int slot,

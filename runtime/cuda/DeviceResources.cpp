@@ -34,15 +34,6 @@ void DeviceBlock::reset() {
   address_ = 0;
 }
 
-PinnedBuffer &PinnedBuffer::operator=(PinnedBuffer &&other) noexcept {
-  if (this != &other) {
-    reset();
-    driver_ = std::exchange(other.driver_, nullptr);
-    data_ = std::exchange(other.data_, nullptr);
-  }
-  return *this;
-}
-
 dlc_status_t PinnedBuffer::allocate(const Driver &driver, size_t bytes) {
   reset();
   void *data = nullptr;
@@ -51,68 +42,27 @@ dlc_status_t PinnedBuffer::allocate(const Driver &driver, size_t bytes) {
   DLC_RETURN_IF_ERROR(driver.check(
       driver.cuMemHostAlloc(&data, bytes ? bytes : 1, 0), "cuMemHostAlloc"));
   driver_ = &driver;
-  data_ = static_cast<std::byte *>(data);
+  handle_ = static_cast<std::byte *>(data);
   return nullptr;
-}
-
-void PinnedBuffer::reset() {
-  if (data_)
-    driver_->cuMemFreeHost(data_);
-  data_ = nullptr;
-}
-
-Stream &Stream::operator=(Stream &&other) noexcept {
-  if (this != &other) {
-    reset();
-    driver_ = std::exchange(other.driver_, nullptr);
-    stream_ = std::exchange(other.stream_, nullptr);
-  }
-  return *this;
 }
 
 dlc_status_t Stream::create(const Driver &driver) {
   reset();
   DLC_RETURN_IF_ERROR(
-      driver.check(driver.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING),
+      driver.check(driver.cuStreamCreate(&handle_, CU_STREAM_NON_BLOCKING),
                    "cuStreamCreate"));
   driver_ = &driver;
   return nullptr;
 }
 
-void Stream::reset() {
-  if (stream_)
-    driver_->cuStreamDestroy(stream_);
-  stream_ = nullptr;
-}
-
-Event &Event::operator=(Event &&other) noexcept {
-  if (this != &other) {
-    reset();
-    driver_ = std::exchange(other.driver_, nullptr);
-    event_ = std::exchange(other.event_, nullptr);
-  }
-  return *this;
-}
-
 dlc_status_t Event::create(const Driver &driver, bool timing) {
   reset();
   DLC_RETURN_IF_ERROR(driver.check(
-      driver.cuEventCreate(&event_,
+      driver.cuEventCreate(&handle_,
                            timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
       "cuEventCreate"));
   driver_ = &driver;
   return nullptr;
-}
-
-void Event::reset() {
-  if (event_)
-    driver_->cuEventDestroy(event_);
-  event_ = nullptr;
-}
-
-KernelModule::~KernelModule() {
-  if (module_)
-    driver_->cuModuleUnload(module_);
 }
 
 dlc_status_t KernelModule::load(const CudaDevice &device,
@@ -165,9 +115,9 @@ dlc_status_t KernelModule::load(const CudaDevice &device,
                             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {log, reinterpret_cast<void *>(sizeof(log) - 1)};
   CUresult loaded =
-      driver_->cuModuleLoadDataEx(&module_, image, 2, options, values);
+      driver_->cuModuleLoadDataEx(&handle_, image, 2, options, values);
   if (loaded != CUDA_SUCCESS) {
-    module_ = nullptr;
+    handle_ = nullptr;
     return prefixStatus(
         driver_->check(loaded, "cuModuleLoadDataEx"),
         module.name() + ": loading its " + image_ +
@@ -177,7 +127,7 @@ dlc_status_t KernelModule::load(const CudaDevice &device,
     std::string name = k->name() ? k->name()->str() : "";
     Kernel kernel;
     DLC_RETURN_IF_ERROR(driver_->check(
-        driver_->cuModuleGetFunction(&kernel.function, module_, name.c_str()),
+        driver_->cuModuleGetFunction(&kernel.function, handle_, name.c_str()),
         module.name() + ": kernel '" + name + "': cuModuleGetFunction"));
     int minGrid = 0, block = 0;
     DLC_RETURN_IF_ERROR(

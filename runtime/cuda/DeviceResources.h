@@ -12,6 +12,7 @@
 #include "runtime/module/ModuleFile.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dlc::cuda {
@@ -36,69 +37,63 @@ private:
   uint64_t address_ = 0;
 };
 
+/// A driver object: its handle and the driver that made it, which
+/// releases it with `Release` (a Driver member: &Driver::cuStreamDestroy).
+/// The subclasses make the handle and name the accessor that hands it out.
+template <typename Handle, auto Release> class DriverObject {
+public:
+  DriverObject() = default;
+  ~DriverObject() { reset(); }
+  DriverObject(DriverObject &&other) noexcept { *this = std::move(other); }
+  DriverObject &operator=(DriverObject &&other) noexcept {
+    if (this != &other) {
+      reset();
+      driver_ = std::exchange(other.driver_, nullptr);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+
+  void reset() {
+    if (handle_)
+      (driver_->*Release)(handle_);
+    handle_ = nullptr;
+  }
+
+protected:
+  const Driver *driver_ = nullptr;
+  Handle handle_ = nullptr;
+};
+
 /// Page-locked host memory (cuMemHostAlloc), which copies to and from the
 /// device read directly and asynchronously.
-class PinnedBuffer {
+class PinnedBuffer : public DriverObject<std::byte *, &Driver::cuMemFreeHost> {
 public:
-  PinnedBuffer() = default;
-  ~PinnedBuffer() { reset(); }
-  PinnedBuffer(PinnedBuffer &&other) noexcept { *this = std::move(other); }
-  PinnedBuffer &operator=(PinnedBuffer &&other) noexcept;
-
   dlc_status_t allocate(const Driver &driver, size_t bytes);
-  std::byte *data() const { return data_; }
-  void reset();
-
-private:
-  const Driver *driver_ = nullptr;
-  std::byte *data_ = nullptr;
+  std::byte *data() const { return handle_; }
 };
 
-class Stream {
+class Stream : public DriverObject<CUstream, &Driver::cuStreamDestroy> {
 public:
-  Stream() = default;
-  ~Stream() { reset(); }
-  Stream(Stream &&other) noexcept { *this = std::move(other); }
-  Stream &operator=(Stream &&other) noexcept;
-
   /// A stream that does not synchronize with the legacy default stream.
   dlc_status_t create(const Driver &driver);
-  CUstream get() const { return stream_; }
-  void reset();
-
-private:
-  const Driver *driver_ = nullptr;
-  CUstream stream_ = nullptr;
+  CUstream get() const { return handle_; }
 };
 
-class Event {
+class Event : public DriverObject<CUevent, &Driver::cuEventDestroy> {
 public:
-  Event() = default;
-  ~Event() { reset(); }
-  Event(Event &&other) noexcept { *this = std::move(other); }
-  Event &operator=(Event &&other) noexcept;
-
   /// `timing` events measure elapsed time (profiling); the others only
   /// order work between streams, which is cheaper.
   dlc_status_t create(const Driver &driver, bool timing);
-  CUevent get() const { return event_; }
-  void reset();
-
-private:
-  const Driver *driver_ = nullptr;
-  CUevent event_ = nullptr;
+  CUevent get() const { return handle_; }
 };
 
 /// A module's generated kernels loaded on a device: the image chosen for
 /// its compute capability (LaunchPlan.h), each kernel's function, and the
-/// block size the occupancy calculator gives it.
-class KernelModule {
+/// block size the occupancy calculator gives it. Privately a DriverObject:
+/// the module is unloaded with it, never alone under its functions.
+class KernelModule : private DriverObject<CUmodule, &Driver::cuModuleUnload> {
 public:
-  KernelModule() = default;
-  ~KernelModule();
-  KernelModule(const KernelModule &) = delete;
-  KernelModule &operator=(const KernelModule &) = delete;
-
   /// Loads the kernels of `module` (by the order of its kernel table).
   dlc_status_t load(const CudaDevice &device, const ModuleFile &module);
 
@@ -112,8 +107,6 @@ public:
   const std::vector<Kernel> &kernels() const { return kernels_; }
 
 private:
-  const Driver *driver_ = nullptr;
-  CUmodule module_ = nullptr;
   std::vector<Kernel> kernels_;
   std::string image_;
 };

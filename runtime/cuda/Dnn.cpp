@@ -152,21 +152,21 @@ public:
   DnnDescriptor &operator=(DnnDescriptor &&) = delete;
   ~DnnDescriptor() {
     if (handle_)
-      dnn_->destroyDescriptor_(handle_);
+      dnn_->cudnnBackendDestroyDescriptor(handle_);
   }
 
   dlc_status_t create(cudnnBackendDescriptorType_t type, const char *what) {
     what_ = what;
-    return dnn_->check(dnn_->createDescriptor_(type, &handle_),
+    return dnn_->check(dnn_->cudnnBackendCreateDescriptor(type, &handle_),
                        std::string("cudnnBackendCreateDescriptor(") + what +
                            ")");
   }
 
   dlc_status_t set(Attribute attribute, cudnnBackendAttributeType_t type,
                    int64_t count, const void *values) const {
-    return dnn_->check(
-        dnn_->setAttribute_(handle_, attribute.name, type, count, values),
-        call("cudnnBackendSetAttribute", attribute.text));
+    return dnn_->check(dnn_->cudnnBackendSetAttribute(handle_, attribute.name,
+                                                      type, count, values),
+                       call("cudnnBackendSetAttribute", attribute.text));
   }
 
   /// Sets a descriptor-valued attribute.
@@ -177,13 +177,14 @@ public:
 
   dlc_status_t get(Attribute attribute, cudnnBackendAttributeType_t type,
                    int64_t requested, int64_t &count, void *values) const {
-    return dnn_->check(dnn_->getAttribute_(handle_, attribute.name, type,
-                                           requested, &count, values),
+    return dnn_->check(dnn_->cudnnBackendGetAttribute(handle_, attribute.name,
+                                                      type, requested, &count,
+                                                      values),
                        call("cudnnBackendGetAttribute", attribute.text));
   }
 
   dlc_status_t finalize() const {
-    return dnn_->check(dnn_->finalize_(handle_),
+    return dnn_->check(dnn_->cudnnBackendFinalize(handle_),
                        call("cudnnBackendFinalize", nullptr));
   }
 
@@ -435,22 +436,11 @@ dlc_status_t Dnn::open(std::unique_ptr<Dnn> &out) {
   std::unique_ptr<Dnn> dnn(new Dnn());
   DynamicLibrary &lib = dnn->library_;
   DLC_RETURN_IF_ERROR(lib.open("cuDNN", {"libcudnn.so.9"}));
-  DLC_RETURN_IF_ERROR(lib.bind(dnn->create_, "cudnnCreate"));
-  DLC_RETURN_IF_ERROR(lib.bind(dnn->destroy_, "cudnnDestroy"));
-  DLC_RETURN_IF_ERROR(lib.bind(dnn->setStream_, "cudnnSetStream"));
-  DLC_RETURN_IF_ERROR(lib.bind(dnn->errorString_, "cudnnGetErrorString"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(dnn->lastErrorString_, "cudnnGetLastErrorString"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(dnn->createDescriptor_, "cudnnBackendCreateDescriptor"));
-  DLC_RETURN_IF_ERROR(
-      lib.bind(dnn->destroyDescriptor_, "cudnnBackendDestroyDescriptor"));
-  DLC_RETURN_IF_ERROR(lib.bind(dnn->setAttribute_, "cudnnBackendSetAttribute"));
-  DLC_RETURN_IF_ERROR(lib.bind(dnn->getAttribute_, "cudnnBackendGetAttribute"));
-  DLC_RETURN_IF_ERROR(lib.bind(dnn->finalize_, "cudnnBackendFinalize"));
-  DLC_RETURN_IF_ERROR(lib.bind(dnn->execute_, "cudnnBackendExecute"));
-  DLC_RETURN_IF_ERROR(lib.bind(dnn->getVersion_, "cudnnGetVersion"));
-  cudnnStatus_t status = dnn->create_(&dnn->handle_);
+#define DLC_BIND_CUDNN_FUNCTION(name)                                          \
+  DLC_RETURN_IF_ERROR(lib.bind(dnn->name, DLC_SYMBOL_NAME(name)));
+  DLC_CUDNN_FUNCTIONS(DLC_BIND_CUDNN_FUNCTION)
+#undef DLC_BIND_CUDNN_FUNCTION
+  cudnnStatus_t status = dnn->cudnnCreate(&dnn->handle_);
   if (status != CUDNN_STATUS_SUCCESS) {
     dnn->handle_ = nullptr;
     // Whatever cuDNN says, a handle it cannot create means no usable GPU
@@ -493,14 +483,14 @@ void Dnn::rememberEngine(const std::string &key, int engine) {
 
 Dnn::~Dnn() {
   if (handle_)
-    destroy_(handle_);
+    this->cudnnDestroy(handle_);
 }
 
 std::string Dnn::describe(cudnnStatus_t status) const {
-  std::string text = std::string(errorString_(status)) + " (" +
+  std::string text = std::string(this->cudnnGetErrorString(status)) + " (" +
                      std::to_string(static_cast<int>(status)) + ")";
   char detail[512] = {};
-  lastErrorString_(detail, sizeof(detail));
+  this->cudnnGetLastErrorString(detail, sizeof(detail));
   if (detail[0])
     text += std::string(": ") + detail;
   return text;
@@ -514,7 +504,7 @@ dlc_status_t Dnn::check(cudnnStatus_t status, const std::string &call) const {
 
 DnnConv::~DnnConv() {
   for (auto it = descriptors_.rbegin(); it != descriptors_.rend(); ++it)
-    dnn_.destroyDescriptor_(*it);
+    dnn_.cudnnBackendDestroyDescriptor(*it);
 }
 
 dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
@@ -525,11 +515,7 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
   DType dtype = static_cast<DType>(step.dtype());
   fb::ConvKind kind = step.kind();
   if (g.xElements() == 0 || g.wElements() == 0 || g.yElements() == 0) {
-    int64_t outputElements = kind == fb::ConvKind::Forward ? g.yElements()
-                             : kind == fb::ConvKind::BackwardData
-                                 ? g.xElements()
-                                 : g.wElements();
-    conv->zeroFillBytes_ = outputElements * dtypeSize(dtype);
+    conv->zeroFillBytes_ = g.outputElements(kind) * dtypeSize(dtype);
     out = std::move(conv);
     return nullptr;
   }
@@ -768,8 +754,10 @@ dlc_status_t Dnn::execute(cudnnBackendDescriptor_t plan, void *x, void *w,
   DLC_RETURN_IF_ERROR(pack.set(DLC_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_WORKSPACE),
                                CUDNN_TYPE_VOID_PTR, 1, &workspace));
   DLC_RETURN_IF_ERROR(pack.finalize());
-  DLC_RETURN_IF_ERROR(check(setStream_(handle_, stream), "cudnnSetStream"));
-  return check(execute_(handle_, plan, pack.handle()), "cudnnBackendExecute");
+  DLC_RETURN_IF_ERROR(
+      check(this->cudnnSetStream(handle_, stream), "cudnnSetStream"));
+  return check(this->cudnnBackendExecute(handle_, plan, pack.handle()),
+               "cudnnBackendExecute");
 }
 
 } // namespace dlc::cuda

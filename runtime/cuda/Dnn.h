@@ -33,6 +33,21 @@
 
 namespace dlc::cuda {
 
+/// The cuDNN entry points dlc calls, as members of Dnn named like the API.
+#define DLC_CUDNN_FUNCTIONS(X)                                                 \
+  X(cudnnCreate)                                                               \
+  X(cudnnDestroy)                                                              \
+  X(cudnnSetStream)                                                            \
+  X(cudnnGetErrorString)                                                       \
+  X(cudnnGetLastErrorString)                                                   \
+  X(cudnnBackendCreateDescriptor)                                              \
+  X(cudnnBackendDestroyDescriptor)                                             \
+  X(cudnnBackendSetAttribute)                                                  \
+  X(cudnnBackendGetAttribute)                                                  \
+  X(cudnnBackendFinalize)                                                      \
+  X(cudnnBackendExecute)                                                       \
+  X(cudnnGetVersion)
+
 class DnnDescriptor;
 
 /// cuDNN, loaded, with one handle. One thread at a time may use it (and the
@@ -48,7 +63,7 @@ public:
   Dnn &operator=(const Dnn &) = delete;
 
   /// cuDNN's version (cudnnGetVersion: 90100 for 9.1.0).
-  size_t version() const { return getVersion_(); }
+  size_t version() const { return this->cudnnGetVersion(); }
 
   /// Enqueues the finalized convolution `plan` on `stream` over the
   /// buffers of its x, w and y tensors and `workspace`.
@@ -84,18 +99,7 @@ private:
   std::map<std::string, int> engines_;
   std::string enginesFile_;
 
-  decltype(&cudnnCreate) create_ = nullptr;
-  decltype(&cudnnDestroy) destroy_ = nullptr;
-  decltype(&cudnnSetStream) setStream_ = nullptr;
-  decltype(&cudnnGetErrorString) errorString_ = nullptr;
-  decltype(&cudnnGetLastErrorString) lastErrorString_ = nullptr;
-  decltype(&cudnnBackendCreateDescriptor) createDescriptor_ = nullptr;
-  decltype(&cudnnBackendDestroyDescriptor) destroyDescriptor_ = nullptr;
-  decltype(&cudnnBackendSetAttribute) setAttribute_ = nullptr;
-  decltype(&cudnnBackendGetAttribute) getAttribute_ = nullptr;
-  decltype(&cudnnBackendFinalize) finalize_ = nullptr;
-  decltype(&cudnnBackendExecute) execute_ = nullptr;
-  decltype(&cudnnGetVersion) getVersion_ = nullptr;
+  DLC_CUDNN_FUNCTIONS(DLC_DECLARE_LIBRARY_FUNCTION)
 };
 
 /// What a convolution's plan may use, and how its engine is chosen.

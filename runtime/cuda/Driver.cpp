@@ -7,10 +7,6 @@
 
 namespace dlc::cuda {
 
-/// The symbol a cuda.h name stands for after its versioning macros.
-#define DLC_SYMBOL_NAME(name) DLC_SYMBOL_NAME_EXPANDED(name)
-#define DLC_SYMBOL_NAME_EXPANDED(name) #name
-
 dlc_status_t Driver::load() {
   DLC_RETURN_IF_ERROR(library_.open("the CUDA driver", {"libcuda.so.1"}));
   // The symbols bound below are those of the headers dlc was built with

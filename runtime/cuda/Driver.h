@@ -76,9 +76,7 @@ public:
   /// Out-of-memory errors are DLC_RESOURCE_EXHAUSTED, the rest DLC_INTERNAL.
   dlc_status_t check(CUresult result, const std::string &call) const;
 
-#define DLC_DECLARE_DRIVER_FUNCTION(name) decltype(&::name) name = nullptr;
-  DLC_CUDA_DRIVER_FUNCTIONS(DLC_DECLARE_DRIVER_FUNCTION)
-#undef DLC_DECLARE_DRIVER_FUNCTION
+  DLC_CUDA_DRIVER_FUNCTIONS(DLC_DECLARE_LIBRARY_FUNCTION)
 
 private:
   Driver() = default;

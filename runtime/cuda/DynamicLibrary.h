@@ -17,6 +17,17 @@
 
 namespace dlc::cuda {
 
+/// A class that calls a library lists its functions once, as an X-macro
+/// (Driver.h's DLC_CUDA_DRIVER_FUNCTIONS), and expands the list into
+/// members named like the functions, each of its function's pointer type
+/// and null until bound ...
+#define DLC_DECLARE_LIBRARY_FUNCTION(name) decltype(&::name) name = nullptr;
+/// ... and into one bind() per function, of the symbol `name` stands for
+/// after the header's versioning macros (cuda.h's cuMemAlloc is
+/// cuMemAlloc_v2).
+#define DLC_SYMBOL_NAME(name) DLC_SYMBOL_NAME_EXPANDED(name)
+#define DLC_SYMBOL_NAME_EXPANDED(name) #name
+
 class DynamicLibrary {
 public:
   DynamicLibrary() = default;

@@ -105,6 +105,17 @@ private:
     return false;
   }
 
+  /// Fails unless `name` is set and not yet in `names`, which it joins;
+  /// `repeated` is the message for a name already there.
+  bool checkName(const std::string &name, std::set<std::string> &names,
+                 const std::string &repeated) {
+    if (name.empty())
+      return fail("has no name");
+    if (!names.insert(name).second)
+      return fail(repeated);
+    return true;
+  }
+
   bool checkType(const fb::TensorType *t, ValueType &out) {
     if (!t)
       return fail("has no type");
@@ -143,10 +154,8 @@ private:
       info.role = str(g->role());
       info.global = static_cast<int32_t>(i);
       context_ = "global " + std::to_string(i) + " ('" + info.name + "')";
-      if (info.name.empty())
-        return fail("has no name");
-      if (!names.insert(info.name).second)
-        return fail("has the name of an earlier global");
+      if (!checkName(info.name, names, "has the name of an earlier global"))
+        return false;
       if (!checkType(g->type(), info.type))
         return false;
       if (const auto *init = g->initial_value()) {
@@ -217,10 +226,8 @@ private:
     for (uint32_t i = 0; i < kernels->size(); ++i) {
       std::string name = str(kernels->Get(i)->name());
       context_ = "kernel " + std::to_string(i);
-      if (name.empty())
-        return fail("has no name");
-      if (!names.insert(name).second)
-        return fail("'" + name + "' is listed twice");
+      if (!checkName(name, names, "'" + name + "' is listed twice"))
+        return false;
     }
     context_.clear();
     return true;
@@ -292,10 +299,8 @@ private:
       f.name = str(plan->name());
       f.plan = plan;
       context_ = "function " + std::to_string(i) + " ('" + f.name + "')";
-      if (f.name.empty())
-        return fail("has no name");
-      if (!names.insert(f.name).second)
-        return fail("has the name of an earlier function");
+      if (!checkName(f.name, names, "has the name of an earlier function"))
+        return false;
       if (!readValues(plan->arguments(), f.arguments, "argument") ||
           !readValues(plan->results(), f.results, "result") ||
           !checkValues(f, false) || !checkValues(f, true))

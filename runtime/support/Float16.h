@@ -44,23 +44,32 @@ inline uint32_t shiftRightRNE(uint32_t value, unsigned shift) {
     ++quotient;
   return quotient;
 }
+
+/// What Half and BFloat16 share: their 16 bits, left uninitialized by
+/// default like a float's so that arrays of them are trivial, and the
+/// conversions to and from float that `Format` (the derived type) defines
+/// as fromFloat and toFloat.
+template <typename Format> struct Storage16 {
+  uint16_t bits;
+
+  Storage16() = default;
+  explicit Storage16(float f) : bits(Format::fromFloat(f).bits) {}
+  explicit operator float() const {
+    return static_cast<const Format &>(*this).toFloat();
+  }
+
+  static Format fromBits(uint16_t bits) {
+    Format value;
+    value.bits = bits;
+    return value;
+  }
+};
 } // namespace float16_detail
 
 /// IEEE 754 binary16: 1 sign bit, 5 exponent bits (bias 15), 10 mantissa
 /// bits. Largest finite value 65504, smallest subnormal 2^-24.
-struct Half {
-  uint16_t bits;
-
-  /// Leaves bits uninitialized, like float, so arrays of Half are trivial.
-  Half() = default;
-  explicit Half(float f) : bits(fromFloat(f).bits) {}
-  explicit operator float() const { return toFloat(); }
-
-  static Half fromBits(uint16_t bits) {
-    Half h;
-    h.bits = bits;
-    return h;
-  }
+struct Half : float16_detail::Storage16<Half> {
+  using Storage16::Storage16;
 
   /// Rounds to nearest even. Values at or beyond 65520 (the midpoint between
   /// 65504 and the next power of two) become infinity; values at or below
@@ -127,19 +136,8 @@ struct Half {
 
 /// bfloat16: the upper 16 bits of a binary32 (8 exponent bits, 7 mantissa
 /// bits), so it has float's range with less precision.
-struct BFloat16 {
-  uint16_t bits;
-
-  /// Leaves bits uninitialized, like float, so arrays of BFloat16 are trivial.
-  BFloat16() = default;
-  explicit BFloat16(float f) : bits(fromFloat(f).bits) {}
-  explicit operator float() const { return toFloat(); }
-
-  static BFloat16 fromBits(uint16_t bits) {
-    BFloat16 b;
-    b.bits = bits;
-    return b;
-  }
+struct BFloat16 : float16_detail::Storage16<BFloat16> {
+  using Storage16::Storage16;
 
   /// Rounds to nearest even; values past the largest bfloat16 become
   /// infinity through the same carry; NaN stays NaN.

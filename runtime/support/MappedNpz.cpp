@@ -67,16 +67,6 @@ uint64_t le64(const unsigned char *p) {
                                               << 32;
 }
 
-/// Untrusted text made safe for a one-line message.
-std::string sanitize(const std::string &text) {
-  std::string safe;
-  for (char c : text.substr(0, 64))
-    safe += (c >= 0x20 && c < 0x7f) ? c : '?';
-  if (text.size() > 64)
-    safe += "...";
-  return safe;
-}
-
 /// The zip64 extra field's values for the entry fields that hold all ones,
 /// in the order APPNOTE 4.5.3 fixes. Returns the reason on failure.
 std::string readZip64Extra(const unsigned char *extra, uint64_t size,

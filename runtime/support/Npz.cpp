@@ -51,17 +51,6 @@ bool fail(std::string *error, const std::string &what,
   return false;
 }
 
-/// Untrusted text made safe for a one-line message: printable ASCII only,
-/// cut at 64 characters.
-std::string sanitize(const std::string &text) {
-  std::string safe;
-  for (char c : text.substr(0, 64))
-    safe += (c >= 0x20 && c < 0x7f) ? c : '?';
-  if (text.size() > 64)
-    safe += "...";
-  return safe;
-}
-
 //===----------------------------------------------------------------------===//
 // Header parsing
 //===----------------------------------------------------------------------===//
@@ -352,6 +341,18 @@ bool readFile(const std::string &path, std::vector<unsigned char> &out,
   return true;
 }
 
+/// Renames the written file `tmp` over `path`, or removes it on failure.
+bool renameOver(const std::string &tmp, const std::string &path,
+                std::string *error) {
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int renameErrno = errno;
+    std::remove(tmp.c_str());
+    return fail(error, path,
+                "cannot rename '" + tmp + "': " + std::strerror(renameErrno));
+  }
+  return true;
+}
+
 /// Writes `path + ".tmp"` and renames it over `path`: rename is atomic, so
 /// readers see the old file or the new one, never a partial write.
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
@@ -373,13 +374,7 @@ bool writeFileAtomically(const std::string &path, const std::string &bytes,
     return fail(error, path,
                 "cannot write '" + tmp + "': " + std::strerror(writeErrno));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int renameErrno = errno;
-    std::remove(tmp.c_str());
-    return fail(error, path,
-                "cannot rename '" + tmp + "': " + std::strerror(renameErrno));
-  }
-  return true;
+  return renameOver(tmp, path, error);
 }
 
 /// The little-endian descr NumPy writes for a type; null for BF16.
@@ -424,6 +419,15 @@ std::string zipErrorString(int code) {
 }
 
 } // namespace
+
+std::string sanitize(const std::string &text) {
+  std::string safe;
+  for (char c : text.substr(0, 64))
+    safe += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > 64)
+    safe += "...";
+  return safe;
+}
 
 Tensor bfloat16AsBits(const Tensor &tensor) {
   Tensor bits(DType::U16, tensor.shape());
@@ -659,13 +663,7 @@ bool writeNpz(const std::string &path, const NamedTensors &arrays,
     std::remove(tmp.c_str());
     return fail(error, path, reason);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int renameErrno = errno;
-    std::remove(tmp.c_str());
-    return fail(error, path,
-                "cannot rename '" + tmp + "': " + std::strerror(renameErrno));
-  }
-  return true;
+  return renameOver(tmp, path, error);
 }
 
 } // namespace dlc

@@ -72,6 +72,11 @@ std::string serializeNpy(const Tensor &t);
 /// type and shape (its size is a multiple of 64); empty for BF16.
 std::string serializeNpyHeader(DType dtype, const std::vector<int64_t> &shape);
 
+/// Untrusted text (a member name, a header's field) made safe for a
+/// one-line message: printable ASCII only, cut at 64 characters. MappedNpz
+/// names members with it too.
+std::string sanitize(const std::string &text);
+
 /// Reads every member of a .npz archive (stored or deflated) with MappedNpz,
 /// checking every CRC, into tensors of its own. Keys are the member names
 /// without their ".npy" suffix; a member without it is an error.

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <random>
 
 using namespace dlc;
@@ -319,22 +320,29 @@ const fb::ConvKind kKinds[] = {fb::ConvKind::Forward,
                                fb::ConvKind::BackwardData,
                                fb::ConvKind::BackwardFilter};
 
+/// runCase for every case and kind, in each of the `channelsLast` layouts.
+template <typename T>
+void runCases(DType dtype, dlc_dtype_t cDtype, double rtol,
+              const std::string &spec = "cpu",
+              std::initializer_list<bool> channelsLast = {false}) {
+  for (const Case &c : kCases)
+    for (fb::ConvKind kind : kKinds)
+      for (bool last : channelsLast)
+        runCase<T>(c, kind, dtype, cDtype, rtol, spec, last);
+}
+
 TEST(Conv, Float32MatchesReference) {
   // float32 through oneDNN: sums of at most 16 * 9 * 4 * 64 terms (backward
   // filter of the resnet-like case) in a blocked order, each term exact in
   // float64; k * eps(float32) for k ~ 2^13 is 5e-4 in the worst case, the
   // typical pairwise-blocked error is far smaller: 1e-5 of the magnitude.
-  for (const Case &c : kCases)
-    for (fb::ConvKind kind : kKinds)
-      runCase<float>(c, kind, DType::F32, DLC_F32, 1e-5);
+  runCases<float>(DType::F32, DLC_F32, 1e-5);
 }
 
 TEST(Conv, Float64MatchesReference) {
   // float64 through the direct loops, accumulating in double in another
   // order than the reference: 1e-13 of the magnitude.
-  for (const Case &c : kCases)
-    for (fb::ConvKind kind : kKinds)
-      runCase<double>(c, kind, DType::F64, DLC_F64, 1e-13);
+  runCases<double>(DType::F64, DLC_F64, 1e-13);
 }
 
 TEST(Conv, Bfloat16MatchesReference) {
@@ -343,52 +351,36 @@ TEST(Conv, Bfloat16MatchesReference) {
   // which sums in float32 and rounds the result to bfloat16 once: within
   // 2^-8 of the sum of |terms| (one unit in the last place, 2^-8 relative,
   // at most, plus the float32 sum's 1e-5).
-  for (const Case &c : kCases)
-    for (fb::ConvKind kind : kKinds)
-      for (bool channelsLast : {false, true})
-        runCase<Stored16<BFloat16>>(c, kind, DType::BF16, DLC_BF16, 4e-3, "cpu",
-                                    channelsLast);
+  runCases<Stored16<BFloat16>>(DType::BF16, DLC_BF16, 4e-3, "cpu",
+                               {false, true});
 }
 
 TEST(Conv, Float16MatchesReference) {
   // As bfloat16 with float16's 11 significant bits: one unit in the last
   // place is 2^-11 relative, plus the float32 sum's 1e-5.
-  for (const Case &c : kCases)
-    for (fb::ConvKind kind : kKinds)
-      for (bool channelsLast : {false, true})
-        runCase<Stored16<Half>>(c, kind, DType::F16, DLC_F16, 6e-4, "cpu",
-                                channelsLast);
+  runCases<Stored16<Half>>(DType::F16, DLC_F16, 6e-4, "cpu", {false, true});
 }
 
 TEST(Conv, ChannelsLastMatchesReference) {
   // float32 through oneDNN's NHWC/OHWI descriptors, float64 through the
   // direct loops behind channels-first copies; tolerances as above.
-  for (const Case &c : kCases)
-    for (fb::ConvKind kind : kKinds) {
-      runCase<float>(c, kind, DType::F32, DLC_F32, 1e-5, "cpu", true);
-      runCase<double>(c, kind, DType::F64, DLC_F64, 1e-13, "cpu", true);
-    }
+  runCases<float>(DType::F32, DLC_F32, 1e-5, "cpu", {true});
+  runCases<double>(DType::F64, DLC_F64, 1e-13, "cpu", {true});
 }
 
 // The same cases through cuDNN (ctest label `gpu`; skipped without a GPU).
 // cuDNN may pick Winograd or FFT engines for float32, whose transforms
 // round more than a direct sum: 1e-4 of the magnitude.
 TEST(GpuConv, Float32MatchesReference) {
-  for (const Case &c : kCases)
-    for (fb::ConvKind kind : kKinds)
-      runCase<float>(c, kind, DType::F32, DLC_F32, 1e-4, "cuda:0");
+  runCases<float>(DType::F32, DLC_F32, 1e-4, "cuda:0");
 }
 
 TEST(GpuConv, ChannelsLastFloat32MatchesReference) {
-  for (const Case &c : kCases)
-    for (fb::ConvKind kind : kKinds)
-      runCase<float>(c, kind, DType::F32, DLC_F32, 1e-4, "cuda:0", true);
+  runCases<float>(DType::F32, DLC_F32, 1e-4, "cuda:0", {true});
 }
 
 TEST(GpuConv, Float64MatchesReference) {
-  for (const Case &c : kCases)
-    for (fb::ConvKind kind : kKinds)
-      runCase<double>(c, kind, DType::F64, DLC_F64, 1e-13, "cuda:0");
+  runCases<double>(DType::F64, DLC_F64, 1e-13, "cuda:0");
 }
 
 TEST(Conv, ManySpatialDimensionsUseTheDirectLoops) {

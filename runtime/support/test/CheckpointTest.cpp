@@ -10,6 +10,7 @@
 #include "runtime/support/Checkpoint.h"
 
 #include "runtime/support/test/TempDir.h"
+#include "runtime/support/test/TestTensors.h"
 
 #include <gtest/gtest.h>
 
@@ -23,13 +24,7 @@ using namespace dlc;
 
 namespace {
 
-Tensor randomTensor(DType type, std::vector<int64_t> shape, uint32_t seed) {
-  Tensor t(type, std::move(shape));
-  std::mt19937 rng(seed);
-  for (size_t i = 0; i < t.byteSize(); ++i)
-    t.bytes()[i] = std::byte(type == DType::Bool ? rng() & 1 : rng());
-  return t;
-}
+using dlc::testing::randomTensor;
 
 /// A small checkpoint of every dtype, with binary bytes in the fingerprint.
 CheckpointContents sample(int64_t step) {
@@ -46,6 +41,17 @@ CheckpointContents sample(int64_t step) {
   c.tensors.emplace_back("empty", Tensor(DType::BF16, {0, 2}));
   c.metadata = {{"data_position", 1234567890123}, {"epoch", -3}};
   c.fingerprint = std::string("model\0\xff", 7);
+  c.step = step;
+  return c;
+}
+
+/// A checkpoint small enough for tests that alter each of its bytes.
+CheckpointContents tiny(int64_t step) {
+  CheckpointContents c;
+  c.tensors.emplace_back("w", randomTensor(DType::F32, {3}, 1));
+  c.tensors.emplace_back("h", randomTensor(DType::BF16, {2}, 2));
+  c.metadata["position"] = 12;
+  c.fingerprint = "fp";
   c.step = step;
   return c;
 }
@@ -169,12 +175,7 @@ TEST_F(CheckpointFiles, MissingCheckpointsAndMarkers) {
 }
 
 TEST_F(CheckpointFiles, EveryTruncationIsCorrupt) {
-  CheckpointContents c;
-  c.tensors.emplace_back("w", randomTensor(DType::F32, {3}, 1));
-  c.tensors.emplace_back("h", randomTensor(DType::BF16, {2}, 2));
-  c.metadata["position"] = 12;
-  c.fingerprint = "fp";
-  write(c, 0);
+  write(tiny(0), 0);
   std::string bytes = readFile("ckpt/step-00000000.dlcc");
   for (size_t size = 0; size < bytes.size(); ++size) {
     writeFile("cut.dlcc", bytes.substr(0, size));
@@ -185,12 +186,7 @@ TEST_F(CheckpointFiles, EveryTruncationIsCorrupt) {
 }
 
 TEST_F(CheckpointFiles, RandomByteFlipsAreCorruptOrHarmless) {
-  CheckpointContents c;
-  c.tensors.emplace_back("w", randomTensor(DType::F32, {3}, 1));
-  c.tensors.emplace_back("h", randomTensor(DType::BF16, {2}, 2));
-  c.metadata["position"] = 12;
-  c.fingerprint = "fp";
-  c.step = 4;
+  CheckpointContents c = tiny(4);
   write(c, 0);
   std::string original = readFile("ckpt/step-00000004.dlcc");
   std::mt19937 rng(99);

@@ -11,6 +11,7 @@
 
 #include "runtime/support/Npz.h"
 #include "runtime/support/test/TempDir.h"
+#include "runtime/support/test/TestTensors.h"
 
 #include <gtest/gtest.h>
 #include <zip.h>
@@ -22,18 +23,8 @@ using namespace dlc;
 
 namespace {
 
-const DType kNumpyTypes[] = {
-    DType::Bool, DType::I8,  DType::I16, DType::I32, DType::I64, DType::U8,
-    DType::U16,  DType::U32, DType::U64, DType::F16, DType::F32, DType::F64,
-};
-
-Tensor randomTensor(DType type, std::vector<int64_t> shape, uint32_t seed) {
-  Tensor t(type, std::move(shape));
-  std::mt19937 rng(seed);
-  for (size_t i = 0; i < t.byteSize(); ++i)
-    t.bytes()[i] = std::byte(type == DType::Bool ? rng() & 1 : rng());
-  return t;
-}
+using dlc::testing::kNumpyTypes;
+using dlc::testing::randomTensor;
 
 /// A MappedArray as a Tensor, to compare with readNpz's.
 Tensor toTensor(const MappedArray &array) {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/support/Npz.h"
 #include "runtime/support/test/TempDir.h"
+#include "runtime/support/test/TestTensors.h"
 
 #include <gtest/gtest.h>
 #include <zip.h>
@@ -24,20 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const DType kNumpyTypes[] = {
-    DType::Bool, DType::I8,  DType::I16, DType::I32, DType::I64, DType::U8,
-    DType::U16,  DType::U32, DType::U64, DType::F16, DType::F32, DType::F64,
-};
-
-/// A tensor of pseudo-random bytes (0 or 1 for Bool, NumPy's canonical
-/// form). Random floats include NaNs with payloads, which must survive too.
-Tensor randomTensor(DType type, std::vector<int64_t> shape, uint32_t seed) {
-  Tensor t(type, std::move(shape));
-  std::mt19937 rng(seed);
-  for (size_t i = 0; i < t.byteSize(); ++i)
-    t.bytes()[i] = std::byte(type == DType::Bool ? rng() & 1 : rng());
-  return t;
-}
+using dlc::testing::kNumpyTypes;
+using dlc::testing::randomTensor;
 
 /// Tensor with elements 0, 1, 2... in row-major order.
 Tensor iota(DType type, std::vector<int64_t> shape) {

@@ -8,14 +8,17 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/support/OnnxExport.h"
 
+#include "runtime/support/test/TestTensors.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 
 using namespace dlc;
 
 namespace {
+
+using dlc::testing::randomTensor;
 
 /// One decoded protobuf field: a varint's value or a payload's bytes.
 struct Field {
@@ -83,14 +86,6 @@ std::string varintField(uint32_t number, uint64_t value) {
 std::string tinyModel() {
   return varintField(1, 8) + bytesField(2, "t") +
          bytesField(7, bytesField(2, "g")) + bytesField(8, varintField(2, 17));
-}
-
-Tensor randomTensor(DType type, std::vector<int64_t> shape, uint32_t seed) {
-  Tensor t(type, std::move(shape));
-  std::mt19937 rng(seed);
-  for (size_t i = 0; i < t.byteSize(); ++i)
-    t.bytes()[i] = std::byte(type == DType::Bool ? rng() & 1 : rng());
-  return t;
 }
 
 } // namespace

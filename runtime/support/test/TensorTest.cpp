@@ -14,7 +14,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 using namespace dlc;
 
@@ -231,28 +233,35 @@ TEST(BFloat16, MatchesNearestCandidate) {
   }
 }
 
-TEST(DType, NamesSizesAndKinds) {
-  struct Expected {
-    DType type;
-    const char *name;
-    size_t size;
-  };
-  const Expected all[] = {
-      {DType::Bool, "bool", 1},     {DType::I8, "int8", 1},
-      {DType::I16, "int16", 2},     {DType::I32, "int32", 4},
-      {DType::I64, "int64", 8},     {DType::U8, "uint8", 1},
-      {DType::U16, "uint16", 2},    {DType::U32, "uint32", 4},
-      {DType::U64, "uint64", 8},    {DType::F16, "float16", 2},
-      {DType::BF16, "bfloat16", 2}, {DType::F32, "float32", 4},
-      {DType::F64, "float64", 8},
-  };
-  for (const Expected &e : all) {
-    EXPECT_STREQ(dtypeName(e.type), e.name);
-    EXPECT_EQ(dtypeSize(e.type), e.size);
-    EXPECT_EQ(dtypeFromName(e.name), e.type);
-    int kinds = isFloat(e.type) + isSignedInt(e.type) + isUnsignedInt(e.type);
-    EXPECT_EQ(kinds, e.type == DType::Bool ? 0 : 1) << e.name;
+namespace {
+
+/// Checks the dtypes stored as `T...`, which must be every dtype in the
+/// enum's order, against `names`, NumPy's for them: each dtype's name both
+/// ways, its size against its storage type's (DTypeOf), and that it is
+/// exactly one of float, signed and unsigned (bool none).
+template <typename... T>
+void expectDTypes(const std::vector<std::string> &names) {
+  const DType types[] = {DTypeOf<T>::value...};
+  const size_t sizes[] = {sizeof(T)...};
+  ASSERT_EQ(names.size(), sizeof...(T));
+  for (size_t i = 0; i < names.size(); ++i) {
+    DType type = types[i];
+    EXPECT_EQ(static_cast<size_t>(type), i) << names[i];
+    EXPECT_EQ(dtypeName(type), names[i]);
+    EXPECT_EQ(dtypeSize(type), sizes[i]) << names[i];
+    EXPECT_EQ(dtypeFromName(names[i]), type);
+    int kinds = isFloat(type) + isSignedInt(type) + isUnsignedInt(type);
+    EXPECT_EQ(kinds, type == DType::Bool ? 0 : 1) << names[i];
   }
+}
+
+} // namespace
+
+TEST(DType, NamesSizesAndKinds) {
+  expectDTypes<bool, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+               uint32_t, uint64_t, Half, BFloat16, float, double>(
+      {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+       "uint64", "float16", "bfloat16", "float32", "float64"});
   EXPECT_FALSE(dtypeFromName("float128").has_value());
   EXPECT_TRUE(isFloat(DType::BF16));
   EXPECT_TRUE(isSignedInt(DType::I8));
