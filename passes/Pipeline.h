@@ -23,9 +23,9 @@ namespace mlir::dlc {
 /// options of dlc-compile and dlc-run (tools/common/TrainingOptions.h).
 struct TrainingPipelineOptions
     : public PassPipelineOptions<TrainingPipelineOptions> {
-  Option<LossKind> loss{*this, "loss", llvm::cl::desc("The loss"),
-                        llvm::cl::init(LossKind::CrossEntropy),
-                        enumValues<LossKind>()};
+  Option<LossKind, EnumParser<LossKind>> loss{
+      *this, "loss", llvm::cl::desc("The loss"),
+      llvm::cl::init(LossKind::CrossEntropy), enumValues<LossKind>()};
   Option<std::string> lossOutput{
       *this, "loss-output",
       llvm::cl::desc("The model output the loss is computed from "
@@ -49,7 +49,7 @@ struct TrainingPipelineOptions
                      "each training step: comma-separated hflip, vflip, "
                      "crop:P, rotate:D, normalize:MEAN/STD (dlc-augment)"),
       llvm::cl::value_desc("list")};
-  Option<OptimizerKind> optimizer{
+  Option<OptimizerKind, EnumParser<OptimizerKind>> optimizer{
       *this, "optimizer", llvm::cl::desc("The optimizer"),
       llvm::cl::init(OptimizerKind::Sgd), enumValues<OptimizerKind>()};
   Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate (default 1e-3)"),
@@ -75,7 +75,7 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Clip the gradients' global 2-norm to this (default "
                      "off)"),
       llvm::cl::init(0.0)};
-  Option<LrSchedule> schedule{
+  Option<LrSchedule, EnumParser<LrSchedule>> schedule{
       *this, "lr-schedule",
       llvm::cl::desc("The learning rate's factor after warmup"),
       llvm::cl::init(LrSchedule::Constant), enumValues<LrSchedule>()};
@@ -86,10 +86,10 @@ struct TrainingPipelineOptions
       *this, "total-steps",
       llvm::cl::desc("linear, cosine: the step at which the rate reaches 0"),
       llvm::cl::init(0)};
-  Option<Precision> precision{
+  Option<Precision, EnumParser<Precision>> precision{
       *this, "precision", llvm::cl::desc("The numerics of training"),
       llvm::cl::init(Precision::Fp32), enumValues<Precision>()};
-  Option<LossScalingMode> lossScaling{
+  Option<LossScalingMode, EnumParser<LossScalingMode>> lossScaling{
       *this, "loss-scaling", llvm::cl::desc("Loss scaling"),
       llvm::cl::init(LossScalingMode::Auto), enumValues<LossScalingMode>()};
   Option<double> lossScaleInit{

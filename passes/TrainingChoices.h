@@ -2,16 +2,19 @@
 //
 // The loss, optimizer, schedule and precision choices of the training
 // passes and pipeline, as enums: an option of one of these types accepts
-// exactly the spellings below (llvm::cl reports any other word, naming the
-// option), and the passes switch on cases, not strings. One table per enum
-// gives each case its spelling and help, for options and messages alike.
+// exactly the spellings below, and the passes switch on cases, not
+// strings. One table per enum gives each case its spelling and help, for
+// options, messages and printed pipelines alike.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_PASSES_TRAININGCHOICES_H
 #define DLC_PASSES_TRAININGCHOICES_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::dlc {
 
@@ -60,6 +63,32 @@ template <typename E> struct EnumValues {
   }
 };
 template <typename E> EnumValues<E> enumValues() { return {}; }
+
+/// The parser of the training pipeline's enum options (the tools' flags):
+/// a word that is no case is refused with the cases listed. (Passes.td's
+/// options keep MLIR's parser, whose message names only the word.)
+template <typename E> class EnumParser : public llvm::cl::parser<E> {
+public:
+  using llvm::cl::parser<E>::parser;
+
+  bool parse(llvm::cl::Option &option, llvm::StringRef, llvm::StringRef arg,
+             E &value) {
+    for (const Spelling<E> &s : spellings(E{}))
+      if (arg == s.name) {
+        value = s.value;
+        return false;
+      }
+    std::string cases = llvm::join(
+        llvm::map_range(spellings(E{}),
+                        [](const Spelling<E> &s) { return s.name.str(); }),
+        ", ");
+    return option.error("'" + arg + "' is not one of " + cases);
+  }
+  /// How a pipeline's options are printed back (--dump-pass-pipeline).
+  static void print(llvm::raw_ostream &os, const E &value) {
+    os << spell(value);
+  }
+};
 
 } // namespace mlir::dlc
 

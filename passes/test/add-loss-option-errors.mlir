@@ -1,5 +1,6 @@
 // The errors of dlc-add-loss's options, one run each (-verify-diagnostics
-// takes one set of pass options per file; these are reported on the module).
+// takes one set of pass options per file; these are reported on the module,
+// except a word that is no loss, which the option parser refuses).
 // RUN: not dlc-opt %s -dlc-add-loss=loss=hinge 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not dlc-opt %s '-dlc-add-loss=loss=cross_entropy label-smoothing=1.5' 2>&1 | FileCheck %s --check-prefix=SMOOTH-HIGH
 // RUN: not dlc-opt %s '-dlc-add-loss=loss=cross_entropy label-smoothing=-0.1' 2>&1 | FileCheck %s --check-prefix=SMOOTH-LOW

@@ -1,4 +1,6 @@
 // RUN: dlc-opt %s -split-input-file -dlc-add-loss=loss=cross_entropy | FileCheck %s --check-prefix=CE
+// The default loss is cross_entropy, as the training pipeline's.
+// RUN: dlc-opt %s -split-input-file -dlc-add-loss | FileCheck %s --check-prefix=CE
 // RUN: dlc-opt %s -split-input-file '-dlc-add-loss=loss=cross_entropy ignore-index=1 label-smoothing=0.1 label=targets' | FileCheck %s --check-prefix=CES
 // RUN: dlc-opt %s -split-input-file -dlc-add-loss=loss=mse | FileCheck %s --check-prefix=MSE
 // RUN: dlc-opt %s -split-input-file -dlc-add-loss=loss=l1 | FileCheck %s --check-prefix=L1

@@ -1,5 +1,7 @@
 // The errors of dlc-optimizer's options, one run each (-verify-diagnostics
-// takes one set of pass options per file; these are reported on the module).
+// takes one set of pass options per file; these are reported on the module,
+// except a word that is no optimizer or schedule, which the option parser
+// refuses).
 // RUN: not dlc-opt %s -dlc-optimizer=optimizer=rmsprop 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
 // RUN: not dlc-opt %s -dlc-optimizer=schedule=step 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // RUN: not dlc-opt %s -dlc-optimizer=warmup-steps=-1 2>&1 | FileCheck %s --check-prefix=WARMUP
