@@ -26,6 +26,13 @@ llvm::StringMap<std::string> globalRoles(ModuleOp module) {
   return roleOf;
 }
 
+llvm::StringSet<> globalNames(ModuleOp module) {
+  llvm::StringSet<> names;
+  for (GlobalOp global : module.getOps<GlobalOp>())
+    names.insert(global.getSymName());
+  return names;
+}
+
 std::string globalsFingerprint(ModuleOp module) {
   llvm::StringMap<std::string> roleOf = globalRoles(module);
   std::string text;

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <string>
 
@@ -21,6 +22,10 @@ namespace mlir::dlc {
 /// ("param", "optimizer_state", ...); "state" for a global no argument
 /// names.
 llvm::StringMap<std::string> globalRoles(ModuleOp module);
+
+/// The names of the module's dlc.global ops: the ONNX initializers that a
+/// model kept for export leaves out (frontend's readOnnxWithoutInitializers).
+llvm::StringSet<> globalNames(ModuleOp module);
 
 /// 16 hex digits of xxh3 over each global's name, role, dtype and shape,
 /// in module order: two programs with the same fingerprint hold the same

@@ -50,6 +50,7 @@ using ::dlc::readNpy;
 using ::dlc::readNpz;
 using ::dlc::Tensor;
 using ::dlc::writeCheckpoint;
+using ::dlc::writeFileAtomically;
 using ::dlc::writeNpz;
 namespace fb = ::dlc::fb;
 

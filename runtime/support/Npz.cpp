@@ -353,30 +353,6 @@ bool renameOver(const std::string &tmp, const std::string &path,
   return true;
 }
 
-/// Writes `path + ".tmp"` and renames it over `path`: rename is atomic, so
-/// readers see the old file or the new one, never a partial write.
-bool writeFileAtomically(const std::string &path, const std::string &bytes,
-                         std::string *error) {
-  std::string tmp = path + ".tmp";
-  std::FILE *file = std::fopen(tmp.c_str(), "wb");
-  if (!file)
-    return fail(error, path,
-                "cannot create '" + tmp + "': " + std::strerror(errno));
-  bool written =
-      std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-  int writeErrno = errno;
-  if (std::fclose(file) != 0 && written) {
-    written = false;
-    writeErrno = errno;
-  }
-  if (!written) {
-    std::remove(tmp.c_str());
-    return fail(error, path,
-                "cannot write '" + tmp + "': " + std::strerror(writeErrno));
-  }
-  return renameOver(tmp, path, error);
-}
-
 /// The little-endian descr NumPy writes for a type; null for BF16.
 const char *npyDescr(DType t) {
   switch (t) {
@@ -419,6 +395,28 @@ std::string zipErrorString(int code) {
 }
 
 } // namespace
+
+bool writeFileAtomically(const std::string &path, const std::string &bytes,
+                         std::string *error) {
+  std::string tmp = path + ".tmp";
+  std::FILE *file = std::fopen(tmp.c_str(), "wb");
+  if (!file)
+    return fail(error, path,
+                "cannot create '" + tmp + "': " + std::strerror(errno));
+  bool written =
+      std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  int writeErrno = errno;
+  if (std::fclose(file) != 0 && written) {
+    written = false;
+    writeErrno = errno;
+  }
+  if (!written) {
+    std::remove(tmp.c_str());
+    return fail(error, path,
+                "cannot write '" + tmp + "': " + std::strerror(writeErrno));
+  }
+  return renameOver(tmp, path, error);
+}
 
 std::string sanitize(const std::string &text) {
   std::string safe;

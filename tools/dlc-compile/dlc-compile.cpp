@@ -27,6 +27,7 @@
 #include "codegen/ModuleWriter.h"
 #include "codegen/plan/Passes.h"
 #include "frontend/Importer.h"
+#include "ir/Globals.h"
 #include "passes/Pipeline.h"
 #include "passes/memory/BufferPlacement.h"
 #include "tools/common/Diagnostics.h"
@@ -219,13 +220,6 @@ void printMemoryReport(ModuleOp module) {
 
 /// The names of the module's globals (their ONNX initializers are replaced
 /// by trained values on export).
-llvm::StringSet<> globalNames(ModuleOp module) {
-  llvm::StringSet<> names;
-  for (auto global : module.getOps<mlir::dlc::GlobalOp>())
-    names.insert(global.getSymName());
-  return names;
-}
-
 /// The command line after the model, for the module's metadata.
 std::string optionsText(int argc, char **argv) {
   std::string text;
@@ -319,15 +313,15 @@ int main(int argc, char **argv) {
     return 1;
   MLIRContext context;
   tools::DiagnosticPrinter printer(context, kTool);
-  FailureOr<OwningOpRef<ModuleOp>> module;
-  if (irInput) {
-    module = tools::parseDlcIrFile(&context, inputFile);
-  } else if (train) {
-    module = tools::compileForTraining(&context, inputFile, options);
-  } else {
+  auto load = [&]() -> FailureOr<OwningOpRef<ModuleOp>> {
+    if (irInput)
+      return tools::parseDlcIrFile(&context, inputFile);
+    if (train)
+      return tools::compileForTraining(&context, inputFile, options);
     options.mode = mlir::dlc::ImportMode::Inference;
-    module = mlir::dlc::importOnnxFile(&context, inputFile, options);
-  }
+    return mlir::dlc::importOnnxFile(&context, inputFile, options);
+  };
+  FailureOr<OwningOpRef<ModuleOp>> module = load();
   if (failed(module))
     return 1;
   if (what == Emit::Mlir) {
@@ -385,7 +379,7 @@ int main(int argc, char **argv) {
   // export ONNX).
   if (!irInput) {
     FailureOr<std::string> onnx = mlir::dlc::readOnnxWithoutInitializers(
-        &context, inputFile, globalNames(**module));
+        &context, inputFile, mlir::dlc::globalNames(**module));
     if (failed(onnx))
       return 1;
     writerOptions.onnxModel = std::move(*onnx);

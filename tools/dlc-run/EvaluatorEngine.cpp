@@ -6,6 +6,7 @@
 #include "ir/Roles.h"
 #include "ir/eval/Evaluator.h"
 #include "runtime/support/Checkpoint.h"
+#include "runtime/support/OnnxExport.h"
 #include "tools/common/Diagnostics.h"
 #include "tools/runner/Engine.h"
 #include "tools/runner/Error.h"
@@ -31,7 +32,7 @@ using runner::Error;
 
 class EvaluatorEngine final : public runner::Engine {
 public:
-  EvaluatorEngine(ModuleOp module, std::string name);
+  EvaluatorEngine(ModuleOp module, std::string name, std::string onnxModel);
 
   const std::string &name() const override { return name_; }
   bool hasFunction(const std::string &function) const override {
@@ -56,10 +57,8 @@ public:
                       const runner::Metadata &metadata) override;
   runner::Metadata loadCheckpoint(const std::string &path) override;
   bool parametersEmbedded() const override { return true; }
-  bool keepsOnnxModel() const override { return false; }
-  void exportOnnx(const std::string &) override {
-    throw Error("--export: the reference evaluator keeps no ONNX model");
-  }
+  bool keepsOnnxModel() const override { return !onnxModel_.empty(); }
+  void exportOnnx(const std::string &path) override;
   void setProfiling(bool) override { noPlan(); }
   void writeProfile(const std::string &) override { noPlan(); }
 
@@ -101,6 +100,10 @@ private:
   mlir::dlc::Evaluator evaluator_;
   std::vector<dlc_value_info_t> globals_;
   std::string fingerprint_;
+  /// The ONNX model trained, without the initializers that are globals
+  /// (empty for dlc IR or when nothing is exported), as a compiled module
+  /// keeps it.
+  std::string onnxModel_;
   int64_t calls_ = 0;
   mutable std::map<std::string, Function> functions_;
   /// What the value descriptions point to.
@@ -139,10 +142,12 @@ mlir::dlc::Evaluator createEvaluator(ModuleOp module) {
   return std::move(*evaluator);
 }
 
-EvaluatorEngine::EvaluatorEngine(ModuleOp module, std::string name)
+EvaluatorEngine::EvaluatorEngine(ModuleOp module, std::string name,
+                                 std::string onnxModel)
     : module_(module), name_(std::move(name)),
       evaluator_(createEvaluator(module)),
-      fingerprint_(mlir::dlc::globalsFingerprint(module)) {
+      fingerprint_(mlir::dlc::globalsFingerprint(module)),
+      onnxModel_(std::move(onnxModel)) {
   llvm::StringMap<std::string> roleOf = mlir::dlc::globalRoles(module);
   for (mlir::dlc::GlobalOp op : module.getOps<mlir::dlc::GlobalOp>()) {
     StringRef globalName = op.getSymName();
@@ -381,6 +386,20 @@ void EvaluatorEngine::saveCheckpoint(const std::string &directory,
     throw Error(error.message);
 }
 
+void EvaluatorEngine::exportOnnx(const std::string &path) {
+  // The parameters and state, as dlc_session_export_onnx writes them.
+  NamedTensors initializers;
+  for (const dlc_value_info_t &g : globals_)
+    if (StringRef(g.role) == roles::kParam ||
+        StringRef(g.role) == roles::kState)
+      initializers.emplace_back(g.name, evaluator_.globals()[g.name]);
+  std::string bytes, error;
+  if (!appendOnnxInitializers(onnxModel_, initializers, bytes, &error))
+    throw Error(name_ + ": cannot export its ONNX model: " + error);
+  if (!writeFileAtomically(path, bytes, &error))
+    throw Error(error);
+}
+
 runner::Metadata EvaluatorEngine::loadCheckpoint(const std::string &path) {
   CheckpointContents c;
   CheckpointError error;
@@ -402,9 +421,10 @@ runner::Metadata EvaluatorEngine::loadCheckpoint(const std::string &path) {
 } // namespace
 
 int trainOnEvaluator(ModuleOp module, const std::string &name,
+                     const std::string &onnxModel,
                      const runner::Options &options, const std::string &tool) {
   return runner::reportFailures(tool, [&] {
-    EvaluatorEngine engine(module, name);
+    EvaluatorEngine engine(module, name, onnxModel);
     runner::runTraining(engine, options);
   });
 }

@@ -29,9 +29,13 @@ namespace runner = ::dlc::runner;
 
 /// Trains `module` (which dlc-compile --train made, or the importer and the
 /// training pipeline) as `options` say, on the reference evaluator, with
-/// the runner's loop. `name` names the module in messages. Returns the exit
-/// code after printing any failure as one `TOOL: error: ...` line.
+/// the runner's loop. `name` names the module in messages; `onnxModel` is
+/// the ONNX model --export writes the trained parameters into, without the
+/// initializers that are globals (frontend's readOnnxWithoutInitializers),
+/// or empty. Returns the exit code after printing any failure as one
+/// `TOOL: error: ...` line.
 int trainOnEvaluator(mlir::ModuleOp module, const std::string &name,
+                     const std::string &onnxModel,
                      const runner::Options &options, const std::string &tool);
 
 } // namespace mlir::dlc::tools

@@ -12,14 +12,13 @@ namespace mlir::dlc::tools {
 namespace {
 
 /// The runner's options that apply to a training run on the evaluator.
-/// Left out: --lr and --weight-decay (compile options here too), --init-seed
-/// (an IR module holds its initial values), --export and --profile (no ONNX
-/// model is kept, no plan is timed), and the device options.
+/// Left out: --lr and --weight-decay (compile options here too), --profile
+/// (no plan is timed) and the device options.
 constexpr const char *kRunOptions[] = {
     "data",        "seq-len",    "token-dtype",    "steps",
     "epochs",      "no-shuffle", "seed",           "log",
     "tensorboard", "eval-data",  "checkpoint-dir", "checkpoint-every",
-    "resume",      "save-state"};
+    "resume",      "save-state", "init-seed",      "export"};
 
 /// One registered option: a flag, or a value kept as written.
 struct RunOption {

@@ -46,6 +46,7 @@
 
 #include "frontend/Importer.h"
 #include "ir/Dialect.h"
+#include "ir/Globals.h"
 #include "ir/Roles.h"
 #include "ir/eval/Evaluator.h"
 #include "passes/Passes.h"
@@ -433,7 +434,18 @@ int main(int argc, char **argv) {
     FailureOr<OwningOpRef<ModuleOp>> module = loadModel(context);
     if (failed(module))
       return 1;
-    return tools::trainOnEvaluator(**module, modelFile, options, kTool);
+    // What --export writes into, as dlc-compile keeps it in a module (dlc
+    // IR has no ONNX model: the runner refuses --export then).
+    std::string onnxModel;
+    if (!options.exportPath.empty() && !tools::isDlcIrFile(modelFile)) {
+      FailureOr<std::string> model = mlir::dlc::readOnnxWithoutInitializers(
+          &context, modelFile, mlir::dlc::globalNames(**module));
+      if (failed(model))
+        return 1;
+      onnxModel = std::move(*model);
+    }
+    return tools::trainOnEvaluator(**module, modelFile, onnxModel, options,
+                                   kTool);
   }
   if (std::vector<std::string> given = tools::runOptionsGiven(); !given.empty())
     return fail(given.front() + " applies to --train");

@@ -42,9 +42,10 @@ TEST(OpProperties, EachOpHasAtMostOneKind) {
     if (kindsOf(name) == 0)
       none.push_back(name.getStringRef().str());
     // Only pointwise ops are cheaper to read back than to recompute.
-    if (name.hasTrait<OpProperty::Expensive>())
+    if (name.hasTrait<OpProperty::Expensive>()) {
       EXPECT_TRUE(name.hasTrait<OpProperty::Pointwise>())
           << name.getStringRef().str();
+    }
   }
   // Structure, views, constants, the composite ops the decomposition lowers
   // before fusion, and the execution plan's ops.
