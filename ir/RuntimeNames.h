@@ -15,6 +15,7 @@
 #include "runtime/support/Checkpoint.h"
 #include "runtime/support/Float16.h"
 #include "runtime/support/Npz.h"
+#include "runtime/support/OnnxExport.h"
 #include "runtime/support/Philox.h"
 #include "runtime/support/Tensor.h"
 
@@ -25,6 +26,7 @@ namespace dlc::fb {}
 namespace mlir::dlc {
 
 using ::dlc::appendEmbeddedModule;
+using ::dlc::appendOnnxInitializers;
 using ::dlc::BFloat16;
 using ::dlc::bfloat16AsBits;
 using ::dlc::bfloat16FromBits;
@@ -36,6 +38,7 @@ using ::dlc::DType;
 using ::dlc::dtypeName;
 using ::dlc::dtypeSize;
 using ::dlc::Half;
+using ::dlc::isExportedRole;
 using ::dlc::isFloat;
 using ::dlc::kBufferAlignment;
 using ::dlc::kModuleFormatVersion;

@@ -84,7 +84,8 @@ public:
         ", ");
     return option.error("'" + arg + "' is not one of " + cases);
   }
-  /// How a pipeline's options are printed back (--dump-pass-pipeline).
+  /// How MLIR prints the option's value back (PassOptions::print), as the
+  /// word it was given as.
   static void print(llvm::raw_ostream &os, const E &value) {
     os << spell(value);
   }

@@ -47,44 +47,6 @@ dlc_status_t globalTensor(const Session &session, size_t index, Tensor &t) {
   return t.byteSize() ? session.readGlobal(index, t.bytes()) : nullptr;
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory,
-/// flushed before the rename, so `path` is either the old file or the whole
-/// new one.
-dlc_status_t writeFileAtomically(const std::string &path,
-                                 const std::string &bytes) {
-  std::string temp = path + ".tmp." + std::to_string(::getpid());
-  auto failure = [&](const char *what, int fd) {
-    int e = errno;
-    if (fd >= 0)
-      ::close(fd);
-    ::unlink(temp.c_str());
-    return makeStatus(e == ENOSPC || e == EDQUOT ? DLC_RESOURCE_EXHAUSTED
-                                                 : DLC_IO_ERROR,
-                      path + ": " + what + ": " + std::strerror(e));
-  };
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return failure("cannot create a temporary file", -1);
-  const char *p = bytes.data();
-  size_t left = bytes.size();
-  while (left) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return failure("write failed", fd);
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0)
-    return failure("flush failed", fd);
-  if (::close(fd) != 0)
-    return failure("close failed", -1);
-  if (::rename(temp.c_str(), path.c_str()) != 0)
-    return failure("rename failed", -1);
-  return nullptr;
-}
-
 } // namespace
 
 extern "C" {
@@ -238,7 +200,7 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
     NamedTensors initializers;
     const auto &globals = s.module().globals();
     for (size_t i = 0; i < globals.size(); ++i)
-      if (globals[i].role == "param" || globals[i].role == "state") {
+      if (isExportedRole(globals[i].role)) {
         Tensor t;
         DLC_RETURN_IF_ERROR(globalTensor(s, i, t));
         initializers.emplace_back(globals[i].name, std::move(t));
@@ -251,7 +213,13 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
       return makeStatus(DLC_DATA_LOSS,
                         s.module().name() +
                             ": cannot export its ONNX model: " + error);
-    return writeFileAtomically(path, bytes);
+    int errorNumber = 0;
+    if (!writeFileAtomically(path, bytes, &error, &errorNumber))
+      return makeStatus(errorNumber == ENOSPC || errorNumber == EDQUOT
+                            ? DLC_RESOURCE_EXHAUSTED
+                            : DLC_IO_ERROR,
+                        error);
+    return nullptr;
   });
 }
 

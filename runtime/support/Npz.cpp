@@ -24,7 +24,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <set>
+#include <string>
+#include <unistd.h>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the .npy reader and writer assume a little-endian host"
@@ -397,25 +400,40 @@ std::string zipErrorString(int code) {
 } // namespace
 
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
-                         std::string *error) {
-  std::string tmp = path + ".tmp";
-  std::FILE *file = std::fopen(tmp.c_str(), "wb");
-  if (!file)
-    return fail(error, path,
-                "cannot create '" + tmp + "': " + std::strerror(errno));
-  bool written =
-      std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-  int writeErrno = errno;
-  if (std::fclose(file) != 0 && written) {
-    written = false;
-    writeErrno = errno;
+                         std::string *error, int *errorNumber) {
+  std::string temp = path + ".tmp";
+  auto failure = [&](const char *what, int fd) {
+    int e = errno;
+    if (fd >= 0)
+      ::close(fd);
+    ::unlink(temp.c_str());
+    if (errorNumber)
+      *errorNumber = e;
+    return fail(error, path, std::string(what) + ": " + std::strerror(e));
+  };
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return failure("cannot create a temporary file", -1);
+  const char *p = bytes.data();
+  size_t left = bytes.size();
+  while (left) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return failure("write failed", fd);
+    p += n;
+    left -= static_cast<size_t>(n);
   }
-  if (!written) {
-    std::remove(tmp.c_str());
-    return fail(error, path,
-                "cannot write '" + tmp + "': " + std::strerror(writeErrno));
-  }
-  return renameOver(tmp, path, error);
+  // Flushed before the rename: after a crash the path holds the old file or
+  // the whole new one, never an empty one.
+  if (::fsync(fd) != 0)
+    return failure("flush failed", fd);
+  if (::close(fd) != 0)
+    return failure("close failed", -1);
+  if (::rename(temp.c_str(), path.c_str()) != 0)
+    return failure("rename failed", -1);
+  return true;
 }
 
 std::string sanitize(const std::string &text) {

@@ -65,11 +65,12 @@ bool parseNpyHeader(const void *data, size_t size, const std::string &what,
 /// BF16 has no NumPy dtype and is refused.
 bool writeNpy(const std::string &path, const Tensor &t, std::string *error);
 
-/// Writes `bytes` to `path + ".tmp"` and renames it over `path`: rename is
-/// atomic, so readers see the old file or the whole new one, and a failed
-/// write leaves the old file.
+/// Writes `bytes` to a temporary file beside `path`, flushes it and renames
+/// it over `path`: readers see the old file or the whole new one, and a
+/// failed write leaves the old file. On failure *error names the path and
+/// the cause, and *errorNumber (if given) is its errno.
 bool writeFileAtomically(const std::string &path, const std::string &bytes,
-                         std::string *error);
+                         std::string *error, int *errorNumber = nullptr);
 
 /// The bytes writeNpy writes; empty for BF16, which has no NumPy dtype.
 std::string serializeNpy(const Tensor &t);

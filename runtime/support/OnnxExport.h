@@ -28,6 +28,13 @@ bool appendOnnxInitializers(const std::string &model,
                             const NamedTensors &initializers, std::string &out,
                             std::string *error);
 
+/// Whether a global of `role` goes into an exported model: the parameters
+/// and the model's state (BatchNorm's running statistics), not optimizer
+/// state, step counters or mixed precision's 16-bit copies.
+inline bool isExportedRole(const std::string &role) {
+  return role == "param" || role == "state";
+}
+
 } // namespace dlc
 
 #endif // DLC_RUNTIME_SUPPORT_ONNXEXPORT_H

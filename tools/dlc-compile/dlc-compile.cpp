@@ -218,8 +218,6 @@ void printMemoryReport(ModuleOp module) {
   }
 }
 
-/// The names of the module's globals (their ONNX initializers are replaced
-/// by trained values on export).
 /// The command line after the model, for the module's metadata.
 std::string optionsText(int argc, char **argv) {
   std::string text;

@@ -100,6 +100,9 @@ private:
   mlir::dlc::Evaluator evaluator_;
   std::vector<dlc_value_info_t> globals_;
   std::string fingerprint_;
+  /// Per global (as globals_), the index of the float32 global it is the
+  /// 16-bit copy of (role weight_copy, dlc.copy_of), or -1.
+  std::vector<int> copyOf_;
   /// The ONNX model trained, without the initializers that are globals
   /// (empty for dlc IR or when nothing is exported), as a compiled module
   /// keeps it.
@@ -155,6 +158,14 @@ EvaluatorEngine::EvaluatorEngine(ModuleOp module, std::string name,
                                      roleOf[globalName], op.getType());
     info.global = static_cast<int32_t>(globals_.size());
     globals_.push_back(info);
+  }
+  for (mlir::dlc::GlobalOp op : module.getOps<mlir::dlc::GlobalOp>()) {
+    auto source = op->getAttrOfType<FlatSymbolRefAttr>(roles::kCopyOfAttr);
+    auto isSource = [&](const dlc_value_info_t &g) {
+      return source && source.getValue() == g.name;
+    };
+    auto it = llvm::find_if(globals_, isSource);
+    copyOf_.push_back(it == globals_.end() ? -1 : it - globals_.begin());
   }
 }
 
@@ -262,8 +273,22 @@ void EvaluatorEngine::getGlobal(const std::string &name, void *data,
 
 void EvaluatorEngine::setGlobal(const std::string &name, const void *data,
                                 size_t bytes) {
+  // As a runtime session does (Session::setGlobal): a parameter's 16-bit
+  // copies follow it, and a copy is not written on its own.
+  auto isNamed = [&](const dlc_value_info_t &g) { return name == g.name; };
+  int index = llvm::find_if(globals_, isNamed) - globals_.begin();
+  if (index < static_cast<int>(globals_.size()) && copyOf_[index] >= 0)
+    throw Error("global '" + name + "' is the " +
+                dtypeName(runner::dtypeOf(globals_[index])) + " copy of '" +
+                globals_[copyOf_[index]].name + "': set that one");
   if (bytes)
     std::memcpy(global(name, bytes).bytes(), data, bytes);
+  for (size_t i = 0; i < globals_.size(); ++i)
+    if (copyOf_[i] == index) {
+      Tensor &copy = evaluator_.globals()[globals_[i].name];
+      narrowFromFloat(copy.dtype(), static_cast<const float *>(data),
+                      copy.bytes(), static_cast<size_t>(copy.numElements()));
+    }
 }
 
 /// Checks a caller's `tensor` against `info`, what `function` takes or
@@ -387,11 +412,9 @@ void EvaluatorEngine::saveCheckpoint(const std::string &directory,
 }
 
 void EvaluatorEngine::exportOnnx(const std::string &path) {
-  // The parameters and state, as dlc_session_export_onnx writes them.
   NamedTensors initializers;
   for (const dlc_value_info_t &g : globals_)
-    if (StringRef(g.role) == roles::kParam ||
-        StringRef(g.role) == roles::kState)
+    if (isExportedRole(g.role))
       initializers.emplace_back(g.name, evaluator_.globals()[g.name]);
   std::string bytes, error;
   if (!appendOnnxInitializers(onnxModel_, initializers, bytes, &error))

@@ -254,6 +254,12 @@ bool parseOptions(int argc, char **argv, bool takesModulePath, Options &out,
     if (!spec->apply(out, *value, error))
       return false;
   }
+  // Checked here, where every engine's options pass (dlc-run --interpret
+  // --train's too), in any mode.
+  if (out.initSeed && !out.resume.empty()) {
+    error = "--init-seed and --resume both give the parameters; give one";
+    return false;
+  }
   return true;
 }
 

@@ -63,9 +63,6 @@ Mode chooseMode(const Options &o) {
                     " does not go with it");
     return Mode::Info;
   }
-  if (o.initSeed && !o.resume.empty())
-    throw Error("--init-seed and --resume both give the parameters; give "
-                "one");
   if (o.has("--inputs") || o.has("--outputs")) {
     for (const std::string &g : o.given)
       if (isIn(g, kTrainingOptions))
