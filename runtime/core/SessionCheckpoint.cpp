@@ -17,10 +17,7 @@
 
 #include <cerrno>
 #include <cstddef>
-#include <cstring>
-#include <fcntl.h>
 #include <iterator>
-#include <unistd.h>
 
 using namespace dlc;
 
