@@ -1,6 +1,8 @@
 //===- Dnn.cpp - ConvStep on cuDNN's graph API ----------------------------===//
 #include "runtime/cuda/Dnn.h"
 
+#include "runtime/cuda/DnnDescriptor.h"
+
 #include "runtime/core/Status.h"
 #include "runtime/cpu/ConvGeometry.h"
 #include "runtime/cuda/LibraryLayout.h"
@@ -22,24 +24,6 @@ static_assert(std::is_same_v<CUstream, cudaStream_t>,
               "CUstream and cudaStream_t are both CUstream_st *");
 
 namespace {
-
-/// A backend attribute and its name, for messages.
-struct Attribute {
-  cudnnBackendAttributeName_t name;
-  const char *text;
-};
-#define DLC_ATTRIBUTE(name)                                                    \
-  Attribute { name, #name }
-
-// cuDNN 9.19 deprecates the handle attributes of operation graphs and
-// execution plans in favor of a device-properties descriptor, which only
-// cuDNN 9.8 and later have; libcudnn.so.9 may be any 9.x, and every 9.x
-// takes the handle.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-const Attribute kGraphHandle = DLC_ATTRIBUTE(CUDNN_ATTR_OPERATIONGRAPH_HANDLE);
-const Attribute kPlanHandle = DLC_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
-#pragma GCC diagnostic pop
 
 /// The tensors' unique ids, one per buffer of the step.
 constexpr int64_t kXUid = 1, kWUid = 2, kYUid = 3;
@@ -91,7 +75,7 @@ bool dnnTypes(DType dtype, cudnnDataType_t &data, cudnnDataType_t &compute) {
 struct Node {
   cudnnBackendDescriptorType_t type;
   const char *what;
-  Attribute x, w, y, conv, alpha, beta;
+  DnnAttribute x, w, y, conv, alpha, beta;
 };
 
 Node nodeOf(fb::ConvKind kind) {
@@ -127,102 +111,8 @@ Node nodeOf(fb::ConvKind kind) {
           DLC_ATTRIBUTE(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA)};
 }
 
-std::string shapeString(const std::vector<int64_t> &dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 bool aligned(const void *p, uint64_t alignment) {
   return reinterpret_cast<uintptr_t>(p) % alignment == 0;
-}
-
-} // namespace
-
-/// An owned backend descriptor. `what` names it in messages:
-/// "cudnnBackendSetAttribute(tensor x, CUDNN_ATTR_TENSOR_STRIDES) failed:
-/// CUDNN_STATUS_BAD_PARAM (2000): ...".
-class DnnDescriptor {
-public:
-  explicit DnnDescriptor(const Dnn &dnn) : dnn_(&dnn) {}
-  DnnDescriptor(DnnDescriptor &&other) noexcept
-      : dnn_(other.dnn_), what_(other.what_),
-        handle_(std::exchange(other.handle_, nullptr)) {}
-  DnnDescriptor &operator=(DnnDescriptor &&) = delete;
-  ~DnnDescriptor() {
-    if (handle_)
-      dnn_->cudnnBackendDestroyDescriptor(handle_);
-  }
-
-  dlc_status_t create(cudnnBackendDescriptorType_t type, const char *what) {
-    what_ = what;
-    return dnn_->check(dnn_->cudnnBackendCreateDescriptor(type, &handle_),
-                       std::string("cudnnBackendCreateDescriptor(") + what +
-                           ")");
-  }
-
-  dlc_status_t set(Attribute attribute, cudnnBackendAttributeType_t type,
-                   int64_t count, const void *values) const {
-    return dnn_->check(dnn_->cudnnBackendSetAttribute(handle_, attribute.name,
-                                                      type, count, values),
-                       call("cudnnBackendSetAttribute", attribute.text));
-  }
-
-  /// Sets a descriptor-valued attribute.
-  dlc_status_t set(Attribute attribute, const DnnDescriptor &value) const {
-    cudnnBackendDescriptor_t handle = value.handle_;
-    return set(attribute, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &handle);
-  }
-
-  dlc_status_t get(Attribute attribute, cudnnBackendAttributeType_t type,
-                   int64_t requested, int64_t &count, void *values) const {
-    return dnn_->check(dnn_->cudnnBackendGetAttribute(handle_, attribute.name,
-                                                      type, requested, &count,
-                                                      values),
-                       call("cudnnBackendGetAttribute", attribute.text));
-  }
-
-  dlc_status_t finalize() const {
-    return dnn_->check(dnn_->cudnnBackendFinalize(handle_),
-                       call("cudnnBackendFinalize", nullptr));
-  }
-
-  cudnnBackendDescriptor_t handle() const { return handle_; }
-  cudnnBackendDescriptor_t release() { return std::exchange(handle_, nullptr); }
-
-private:
-  std::string call(const char *function, const char *attribute) const {
-    return std::string(function) + "(" + what_ +
-           (attribute ? std::string(", ") + attribute : "") + ")";
-  }
-
-  const Dnn *dnn_;
-  const char *what_ = "";
-  cudnnBackendDescriptor_t handle_ = nullptr;
-};
-
-namespace {
-
-/// A finalized tensor of packed `dims` with `strides`.
-dlc_status_t makeTensor(DnnDescriptor &tensor, const char *what, int64_t uid,
-                        cudnnDataType_t type, const std::vector<int64_t> &dims,
-                        const std::vector<int64_t> &strides,
-                        int64_t alignment) {
-  auto rank = static_cast<int64_t>(dims.size());
-  DLC_RETURN_IF_ERROR(tensor.create(CUDNN_BACKEND_TENSOR_DESCRIPTOR, what));
-  DLC_RETURN_IF_ERROR(tensor.set(DLC_ATTRIBUTE(CUDNN_ATTR_TENSOR_DATA_TYPE),
-                                 CUDNN_TYPE_DATA_TYPE, 1, &type));
-  DLC_RETURN_IF_ERROR(tensor.set(DLC_ATTRIBUTE(CUDNN_ATTR_TENSOR_DIMENSIONS),
-                                 CUDNN_TYPE_INT64, rank, dims.data()));
-  DLC_RETURN_IF_ERROR(tensor.set(DLC_ATTRIBUTE(CUDNN_ATTR_TENSOR_STRIDES),
-                                 CUDNN_TYPE_INT64, rank, strides.data()));
-  DLC_RETURN_IF_ERROR(tensor.set(DLC_ATTRIBUTE(CUDNN_ATTR_TENSOR_UNIQUE_ID),
-                                 CUDNN_TYPE_INT64, 1, &uid));
-  DLC_RETURN_IF_ERROR(
-      tensor.set(DLC_ATTRIBUTE(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT),
-                 CUDNN_TYPE_INT64, 1, &alignment));
-  return tensor.finalize();
 }
 
 /// A finalized cross-correlation descriptor.
@@ -424,7 +314,7 @@ std::string engineKey(const Dnn &dnn, fb::ConvKind kind, DType dtype,
       {"stride", &layout.stride},  {"pad", &layout.padLow},
       {"padhigh", &layout.padHigh}, {"dilation", &layout.dilation}};
   for (const auto &[name, values] : parts)
-    key += std::string("/") + name + shapeString(*values);
+    key += std::string("/") + name + dnnShapeString(*values);
   for (uint64_t a : align)
     key += "/align" + std::to_string(a);
   return key;
@@ -535,15 +425,15 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
 
   // The graph: x, w, y and one node, the same tensors in every direction.
   DnnDescriptor x(dnn), w(dnn), y(dnn), convolution(dnn), node(dnn), graph(dnn);
-  DLC_RETURN_IF_ERROR(makeTensor(x, "tensor x", kXUid, dataType, layout.xDims,
-                                 layout.xStrides,
-                                 static_cast<int64_t>(conv->xAlignment_)));
-  DLC_RETURN_IF_ERROR(makeTensor(w, "tensor w", kWUid, dataType, layout.wDims,
-                                 layout.wStrides,
-                                 static_cast<int64_t>(conv->wAlignment_)));
-  DLC_RETURN_IF_ERROR(makeTensor(y, "tensor y", kYUid, dataType, layout.yDims,
-                                 layout.yStrides,
-                                 static_cast<int64_t>(conv->yAlignment_)));
+  DLC_RETURN_IF_ERROR(makeDnnTensor(x, "tensor x", kXUid, dataType,
+                                    layout.xDims, layout.xStrides,
+                                    static_cast<int64_t>(conv->xAlignment_)));
+  DLC_RETURN_IF_ERROR(makeDnnTensor(w, "tensor w", kWUid, dataType,
+                                    layout.wDims, layout.wStrides,
+                                    static_cast<int64_t>(conv->wAlignment_)));
+  DLC_RETURN_IF_ERROR(makeDnnTensor(y, "tensor y", kYUid, dataType,
+                                    layout.yDims, layout.yStrides,
+                                    static_cast<int64_t>(conv->yAlignment_)));
   DLC_RETURN_IF_ERROR(makeConvolution(convolution, layout, computeType));
   Node attributes = nodeOf(kind);
   DLC_RETURN_IF_ERROR(node.create(attributes.type, attributes.what));
@@ -564,14 +454,7 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
       node.set(attributes.beta, scaleType, 1,
                doubleScale ? static_cast<const void *>(&zeroD) : &zeroF));
   DLC_RETURN_IF_ERROR(node.finalize());
-  cudnnBackendDescriptor_t nodeHandle = node.handle();
-  DLC_RETURN_IF_ERROR(
-      graph.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph"));
-  DLC_RETURN_IF_ERROR(graph.set(DLC_ATTRIBUTE(CUDNN_ATTR_OPERATIONGRAPH_OPS),
-                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &nodeHandle));
-  DLC_RETURN_IF_ERROR(
-      graph.set(kGraphHandle, CUDNN_TYPE_HANDLE, 1, &dnn.handle_));
-  DLC_RETURN_IF_ERROR(graph.finalize());
+  DLC_RETURN_IF_ERROR(makeDnnOperationGraph(graph, {node.handle()}));
 
   // The candidates: the heuristics' configurations in their order of
   // preference whose numerics are acceptable, whose plan finalizes (an
@@ -592,35 +475,10 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
        {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     if (allowedCount() > 0)
       break;
-    DnnDescriptor heuristics(dnn);
-    DLC_RETURN_IF_ERROR(heuristics.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
-                                          "engine heuristics"));
-    DLC_RETURN_IF_ERROR(heuristics.set(
-        DLC_ATTRIBUTE(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH), graph));
-    DLC_RETURN_IF_ERROR(
-        heuristics.set(DLC_ATTRIBUTE(CUDNN_ATTR_ENGINEHEUR_MODE),
-                       CUDNN_TYPE_HEUR_MODE, 1, &mode));
-    StatusOwner heuristicsFailure(heuristics.finalize());
-    if (heuristicsFailure.get()) {
-      reason = heuristicsFailure.get()->message;
-      continue;
-    }
-    Attribute results = DLC_ATTRIBUTE(CUDNN_ATTR_ENGINEHEUR_RESULTS);
-    int64_t count = 0;
-    DLC_RETURN_IF_ERROR(heuristics.get(results, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                       0, count, nullptr));
     std::vector<DnnDescriptor> configs;
-    std::vector<cudnnBackendDescriptor_t> configHandles;
-    configs.reserve(count);
-    for (int64_t i = 0; i < count; ++i) {
-      configs.emplace_back(dnn);
-      DLC_RETURN_IF_ERROR(configs.back().create(
-          CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, "engine configuration"));
-      configHandles.push_back(configs.back().handle());
-    }
-    if (count > 0)
-      DLC_RETURN_IF_ERROR(heuristics.get(results, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                         count, count, configHandles.data()));
+    DLC_RETURN_IF_ERROR(
+        queryDnnEngineConfigs(dnn, graph, mode, configs, reason));
+    auto count = static_cast<int64_t>(configs.size());
     // Nondeterministic candidates are timed too (what determinism costs),
     // but only allowed ones count towards the limit.
     for (int64_t i = 0; i < count && allowedCount() < kMaxCandidates; ++i) {
@@ -633,21 +491,12 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
         continue;
       }
       DnnDescriptor plan(dnn);
-      DLC_RETURN_IF_ERROR(
-          plan.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, "plan"));
-      DLC_RETURN_IF_ERROR(
-          plan.set(kPlanHandle, CUDNN_TYPE_HANDLE, 1, &dnn.handle_));
-      DLC_RETURN_IF_ERROR(plan.set(
-          DLC_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG), configs[i]));
-      StatusOwner planFailure(plan.finalize());
+      int64_t workspace = 0;
+      StatusOwner planFailure(makeDnnPlan(configs[i], plan, workspace));
       if (planFailure.get()) {
         reason = planFailure.get()->message;
         continue;
       }
-      int64_t workspace = 0, returned = 0;
-      DLC_RETURN_IF_ERROR(
-          plan.get(DLC_ATTRIBUTE(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE),
-                   CUDNN_TYPE_INT64, 1, returned, &workspace));
       if (static_cast<uint64_t>(workspace) > options.maxWorkspaceBytes) {
         reason = "an engine needs " + std::to_string(workspace) +
                  " bytes of workspace";
@@ -662,9 +511,10 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
     return makeStatus(
         DLC_UNIMPLEMENTED,
         std::string("cuDNN has no engine for this ") + dtypeName(dtype) + " " +
-            attributes.what + " (x " + shapeString(layout.xDims) + ", w " +
-            shapeString(layout.wDims) + ", y " + shapeString(layout.yDims) +
-            ") within " + std::to_string(options.maxWorkspaceBytes) +
+            attributes.what + " (x " + dnnShapeString(layout.xDims) + ", w " +
+            dnnShapeString(layout.wDims) + ", y " +
+            dnnShapeString(layout.yDims) + ") within " +
+            std::to_string(options.maxWorkspaceBytes) +
             " bytes of workspace; last: " +
             (candidates.empty() ? reason : "an engine is nondeterministic"));
 
@@ -737,20 +587,26 @@ dlc_status_t DnnConv::run(void *x, void *w, void *y, void *workspace,
 
 dlc_status_t Dnn::execute(cudnnBackendDescriptor_t plan, void *x, void *w,
                           void *y, void *workspace, CUstream stream) const {
+  const int64_t uids[] = {kXUid, kWUid, kYUid};
+  void *const pointers[] = {x, w, y};
+  return execute(plan, 3, uids, pointers, workspace, stream);
+}
+
+dlc_status_t Dnn::execute(cudnnBackendDescriptor_t plan, int64_t count,
+                          const int64_t *uids, void *const *pointers,
+                          void *workspace, CUstream stream) const {
   // A variant pack per call: a few host allocations, no device work, and
   // nothing a captured graph keeps (cudnnBackendExecute reads the pointers
   // while it enqueues).
   DnnDescriptor pack(*this);
-  int64_t uids[] = {kXUid, kWUid, kYUid};
-  void *pointers[] = {x, w, y};
   DLC_RETURN_IF_ERROR(
       pack.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack"));
   DLC_RETURN_IF_ERROR(
       pack.set(DLC_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS),
-               CUDNN_TYPE_INT64, 3, uids));
+               CUDNN_TYPE_INT64, count, uids));
   DLC_RETURN_IF_ERROR(
       pack.set(DLC_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS),
-               CUDNN_TYPE_VOID_PTR, 3, pointers));
+               CUDNN_TYPE_VOID_PTR, count, pointers));
   DLC_RETURN_IF_ERROR(pack.set(DLC_ATTRIBUTE(CUDNN_ATTR_VARIANT_PACK_WORKSPACE),
                                CUDNN_TYPE_VOID_PTR, 1, &workspace));
   DLC_RETURN_IF_ERROR(pack.finalize());

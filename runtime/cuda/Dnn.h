@@ -69,11 +69,18 @@ public:
   /// buffers of its x, w and y tensors and `workspace`.
   dlc_status_t execute(cudnnBackendDescriptor_t plan, void *x, void *w,
                        void *y, void *workspace, CUstream stream) const;
+  /// Enqueues the finalized `plan` on `stream`, binding each of the `count`
+  /// tensor `uids` to the pointer at the same index (a device buffer, or a
+  /// host scalar for a by-value tensor) and `workspace`.
+  dlc_status_t execute(cudnnBackendDescriptor_t plan, int64_t count,
+                       const int64_t *uids, void *const *pointers,
+                       void *workspace, CUstream stream) const;
 
 private:
   friend class DnnConv;
+  friend class DnnAttention;
   /// An owned backend descriptor whose calls report failures as statuses
-  /// (Dnn.cpp).
+  /// (DnnDescriptor.h).
   friend class DnnDescriptor;
 
   Dnn() = default;
