@@ -2,7 +2,8 @@
 # The whole GPU round, one command on the GPU machine, within
 # DLC_ROUND_SECONDS (default 450, inside the 8 minutes a round may take
 # with its start): the `gpu` tests (the runtime's GPU unit tests, then the
-# six models on cuda:0 against the CPU: tests/gpu/gpu_check.py), then the
+# six models on cuda:0 against the CPU: tests/gpu/gpu_check.py), cuDNN's
+# fused attention at GPT-2's shape (dlc-attention-rate), then the
 # benchmarks (bench/bench_gpu.py): GPT-2 124M and ResNet-50 in float32,
 # TF32 and bfloat16 against PyTorch eager and torch.compile (autocast for
 # bfloat16; bench/large_models.py:
@@ -67,6 +68,8 @@ step "CUDA logic tests" "$(within 60 320)" \
 step "models on cuda:0 against the CPU" "$(within 240 280)" \
   python3 "$root/tests/gpu/gpu_check.py" run \
   --dlc-runner "$bundle/bin/dlc-runner" --dir "$bundle/models"
+step "benchmark: cuDNN attention at GPT-2's shape" "$(within 30 320)" \
+  "$bundle/bin/dlc-attention-rate"
 large=$(within 420 60)
 step "benchmark: GPT-2 124M and ResNet-50" "$large" \
   python3 "$root/bench/bench_gpu.py" run --bundle "$bundle" --models '' \

@@ -15,10 +15,12 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
 out="$root/.gpu-bundle"
-binaries=(bin/dlc-runner bin/dlc-step-timer runtime/test/dlc_runtime_tests
+binaries=(bin/dlc-runner bin/dlc-step-timer bin/dlc-attention-rate
+  runtime/test/dlc_runtime_tests
   runtime/cuda/test/dlc_cuda_logic_tests
   runtime/cuda/test/dlc_cuda_session_tests)
 ninja -C "$build" -j "${DLC_JOBS:-2}" dlc-compile dlc-runner dlc-step-timer \
+  dlc-attention-rate \
   dlc_runtime_tests dlc_cuda_logic_tests dlc_cuda_session_tests
 
 stage="$(mktemp -d)"
