@@ -484,15 +484,8 @@ dlc_status_t DnnConv::create(Dnn &dnn, const fb::ConvStep &step,
     for (int64_t i = 0; i < count && allowedCount() < kMaxCandidates; ++i) {
       std::string refusal;
       bool nondeterministic = false;
-      // A configuration whose engine cannot be read is skipped, as
-      // cudnn-frontend skips it: cuDNN 9's heuristics list some it left
-      // uninitialized (CUDNN_STATUS_NOT_INITIALIZED from
-      // CUDNN_ATTR_ENGINECFG_ENGINE, met on an H200 for float32
-      // convolutions).
-      StatusOwner unreadable(checkNumerics(dnn, configs[i], refuseTensorCores,
-                                           refusal, nondeterministic));
-      if (unreadable.get())
-        refusal = unreadable.get()->message;
+      DLC_RETURN_IF_ERROR(checkNumerics(dnn, configs[i], refuseTensorCores,
+                                        refusal, nondeterministic));
       if (!refusal.empty()) {
         reason = refusal;
         continue;
