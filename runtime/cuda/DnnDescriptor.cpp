@@ -137,9 +137,15 @@ dlc_status_t queryDnnEngineConfigs(const Dnn &dnn, const DnnDescriptor &graph,
         CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, "engine configuration"));
     handles.push_back(configs.back().handle());
   }
+  // The second call may fill fewer configurations than the first
+  // counted: only those it returns are initialized (reading another's
+  // engine is CUDNN_STATUS_NOT_INITIALIZED, met on an H200 for float32
+  // convolutions).
   if (count > 0)
     DLC_RETURN_IF_ERROR(heuristics.get(results, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                                        count, count, handles.data()));
+  while (static_cast<int64_t>(configs.size()) > count)
+    configs.pop_back();
   if (count == 0)
     failure = "the heuristics suggested no engine";
   return nullptr;

@@ -474,32 +474,35 @@ DnnAttentionShape shapeOf(DType dtype, int64_t queries, int64_t keys,
 
 } // namespace
 
-TEST(GpuDnnAttention, BFloat16) {
+// Disabled until cuDNN takes the graphs: on an H200 with cuDNN 9.19
+// (2026-11-27) the heuristics suggested no engine for any of them.
+// bench/gpu_round.sh runs them all the same (a step of its own).
+TEST(DISABLED_GpuDnnAttention, BFloat16) {
   check(shapeOf(DType::BF16, 128, 128, 64, false));
 }
 
-TEST(GpuDnnAttention, BFloat16Causal) {
+TEST(DISABLED_GpuDnnAttention, BFloat16Causal) {
   check(shapeOf(DType::BF16, 128, 128, 64, true));
 }
 
-TEST(GpuDnnAttention, Float16) {
+TEST(DISABLED_GpuDnnAttention, Float16) {
   check(shapeOf(DType::F16, 128, 128, 64, false));
 }
 
-TEST(GpuDnnAttention, Float16Causal) {
+TEST(DISABLED_GpuDnnAttention, Float16Causal) {
   check(shapeOf(DType::F16, 128, 128, 64, true));
 }
 
-TEST(GpuDnnAttention, BFloat16CausalLongHead128) {
+TEST(DISABLED_GpuDnnAttention, BFloat16CausalLongHead128) {
   check(shapeOf(DType::BF16, 256, 256, 128, true));
 }
 
 // Queries that see more keys than there are queries (cross attention).
-TEST(GpuDnnAttention, BFloat16FewerQueriesThanKeys) {
+TEST(DISABLED_GpuDnnAttention, BFloat16FewerQueriesThanKeys) {
   check(shapeOf(DType::BF16, 64, 192, 64, false));
 }
 
-TEST(GpuDnnAttention, BFloat16CausalDeterministicCaptured) {
+TEST(DISABLED_GpuDnnAttention, BFloat16CausalDeterministicCaptured) {
   DnnAttentionShape s = shapeOf(DType::BF16, 128, 128, 64, true);
   s.deterministic = true;
   check(s);

@@ -192,7 +192,18 @@ def check_resume(name, runner, d):
     whole, split = f"{out}.whole.jsonl", f"{out}.split.jsonl"
     ckpt = f"{out}.ckpt"
     subprocess.run(["rm", "-rf", ckpt], check=True)
-    train(runner, module, "cuda:0", data, whole, ["--init-seed", INIT_SEED])
+    os.makedirs(ckpt)
+    # cuDNN's engines are chosen by measurement in each process, and two
+    # choices may sum in different orders. The runner keeps a training
+    # run's choices beside its checkpoints (DIR/cudnn-engines) for the run
+    # that resumes it; the uninterrupted run writes them there first, so
+    # that all three runs take the same engines.
+    os.environ["DLC_CUDNN_ENGINES"] = os.path.join(ckpt, "cudnn-engines")
+    try:
+        train(runner, module, "cuda:0", data, whole,
+              ["--init-seed", INIT_SEED])
+    finally:
+        del os.environ["DLC_CUDNN_ENGINES"]
     if os.path.exists(split):
         os.remove(split)
     run([runner, module, "--device", "cuda:0", "--data", data, "--steps",

@@ -18,7 +18,9 @@
 #include "tools/runner/Training.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <new>
 
@@ -83,6 +85,27 @@ Mode chooseMode(const Options &o) {
   return Mode::Training;
 }
 
+/// cuDNN's engines are chosen by measurement when a session opens
+/// (runtime/cuda/Dnn.h), and two processes may choose differently among
+/// engines that sum in different orders, so a resumed run must take the
+/// engines of the run it continues to go on bit for bit. A training run
+/// on a GPU with checkpoints keeps them beside its checkpoints, in
+/// DIR/cudnn-engines, unless DLC_CUDNN_ENGINES already names a file. A
+/// directory that cannot be made is left to the checkpoint writer to report;
+/// the choices are then measured again by the next run.
+void keepEnginesWithCheckpoints(const Options &options) {
+  std::string dir = options.checkpointDir;
+  if (dir.empty() && !options.resume.empty())
+    dir = std::filesystem::is_directory(options.resume)
+              ? options.resume
+              : std::filesystem::path(options.resume).parent_path().string();
+  if (dir.empty() || std::getenv("DLC_CUDNN_ENGINES"))
+    return;
+  std::error_code ignored;
+  std::filesystem::create_directories(dir, ignored);
+  ::setenv("DLC_CUDNN_ENGINES", (dir + "/cudnn-engines").c_str(), 0);
+}
+
 void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
   if (mode == Mode::Info) {
     std::fputs(describeModule(loaded).c_str(), stdout);
@@ -93,6 +116,8 @@ void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
   std::string spec = !options.device.empty() ? options.device
                      : loaded.module.target() == "cuda" ? "cuda:0"
                                                         : "cpu";
+  if (mode == Mode::Training && spec.rfind("cuda", 0) == 0)
+    keepEnginesWithCheckpoints(options);
   rt::Device device(spec,
                     static_cast<int32_t>(options.threads.value_or(0)));
   SessionEngine engine(loaded, device);
