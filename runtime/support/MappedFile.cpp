@@ -55,7 +55,8 @@ dlc_status_t MappedFile::open(const std::string &path,
     ::close(fd);
     return status;
   }
-  // As the module loader says of a directory: the path cannot be read.
+  // A directory or a device is not a file to map: an I/O error, as the
+  // module loader reports it.
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
     return fail(DLC_IO_ERROR, path,
