@@ -68,9 +68,9 @@ int main(int argc, char **argv) {
                 "[--device SPEC] [--threads N] [--warmup W] [--steps S>=1] "
                 "[--profile FILE]");
   dlc::NamedTensors data;
-  std::string error;
-  if (!dlc::readNpz(dataPath, data, &error))
-    return fail(error);
+  dlc::StatusOwner read(dlc::readNpz(dataPath, data));
+  if (read.get())
+    return fail(dlc_status_message(read.get()));
   try {
     dlc::rt::Module module = dlc::rt::Module::loadFile(modulePath);
     if (deviceSpec.empty())

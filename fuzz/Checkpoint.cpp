@@ -8,10 +8,10 @@
 // decoding behind the checks is reached too.
 //
 //===----------------------------------------------------------------------===//
-#include "fuzz/Scratch.h"
 #include "runtime/support/Checkpoint.h"
+#include "fuzz/Scratch.h"
+#include "fuzz/Status.h"
 
-#include <cstdlib>
 #include <filesystem>
 
 namespace {
@@ -34,9 +34,6 @@ const std::string &checkpointDir() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dlc::fuzz::writeFile(checkpointDir() + "/step-00000001.dlcc", data, size);
   dlc::CheckpointContents contents;
-  dlc::CheckpointError error;
-  if (!dlc::readCheckpoint(checkpointDir(), contents, &error) &&
-      (error.kind == dlc::CheckpointErrorKind::None || error.message.empty()))
-    std::abort();
+  dlc::fuzz::succeeded(dlc::readCheckpoint(checkpointDir(), contents));
   return 0;
 }

@@ -6,18 +6,15 @@
 // type and shape say.
 //
 //===----------------------------------------------------------------------===//
+#include "fuzz/Status.h"
 #include "runtime/support/Npz.h"
 
 #include <cstdlib>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dlc::Tensor tensor;
-  std::string error;
-  if (!dlc::parseNpy(data, size, "fuzz.npy", tensor, &error)) {
-    if (error.empty())
-      std::abort();
+  if (!dlc::fuzz::succeeded(dlc::parseNpy(data, size, "fuzz.npy", tensor)))
     return 0;
-  }
   if (tensor.byteSize() !=
       static_cast<size_t>(tensor.numElements()) * dlc::dtypeSize(tensor.dtype()))
     std::abort();

@@ -8,9 +8,10 @@
 // past the file is reported. readNpz's copies must equal the mapped arrays.
 //
 //===----------------------------------------------------------------------===//
-#include "fuzz/Scratch.h"
-#include "runtime/support/MappedNpz.h"
 #include "runtime/support/Npz.h"
+#include "fuzz/Scratch.h"
+#include "fuzz/Status.h"
+#include "runtime/support/MappedNpz.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -39,25 +40,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string path = dlc::fuzz::scratchDir() + "/input.npz";
   dlc::fuzz::writeFile(path, data, size);
 
-  std::string error;
-  std::unique_ptr<dlc::MappedNpz> unchecked =
-      dlc::MappedNpz::open(path, dlc::CrcCheck::Skip, &error);
-  if (!unchecked && error.empty())
-    std::abort();
+  std::unique_ptr<dlc::MappedNpz> unchecked;
+  dlc::fuzz::succeeded(
+      dlc::MappedNpz::open(path, dlc::CrcCheck::Skip, unchecked));
   unchecked.reset();
 
-  error.clear();
-  std::unique_ptr<dlc::MappedNpz> mapped =
-      dlc::MappedNpz::open(path, dlc::CrcCheck::Verify, &error);
-  if (!mapped && error.empty())
-    std::abort();
+  std::unique_ptr<dlc::MappedNpz> mapped;
+  dlc::fuzz::succeeded(
+      dlc::MappedNpz::open(path, dlc::CrcCheck::Verify, mapped));
 
-  error.clear();
   dlc::NamedTensors read;
-  bool readOk = dlc::readNpz(path, read, &error);
-  if (!readOk && error.empty())
-    std::abort();
-  if (readOk && mapped && !sameArrays(read, *mapped))
+  if (dlc::fuzz::succeeded(dlc::readNpz(path, read)) && mapped &&
+      !sameArrays(read, *mapped))
     std::abort();
   return 0;
 }

@@ -7,23 +7,18 @@
 // (runtime/support/MappedFile.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include "fuzz/Scratch.h"
 #include "runtime/support/TokenFile.h"
+#include "fuzz/Scratch.h"
+#include "fuzz/Status.h"
 
-#include <cstdlib>
 #include <cstring>
 
 namespace {
 
 void open(const std::string &path, dlc::DType rawWidth) {
-  std::string error;
-  std::unique_ptr<dlc::TokenFile> file =
-      dlc::TokenFile::open(path, rawWidth, &error);
-  if (!file) {
-    if (error.empty())
-      std::abort();
+  std::unique_ptr<dlc::TokenFile> file;
+  if (!dlc::fuzz::succeeded(dlc::TokenFile::open(path, rawWidth, file)))
     return;
-  }
   if (file->count() == 0)
     return;
   size_t width = dlc::dtypeSize(file->dtype());

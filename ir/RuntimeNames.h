@@ -2,7 +2,8 @@
 //
 // The compiler (namespace mlir::dlc) builds on the runtime's support library
 // (namespace ::dlc: tensors and dtypes, 16-bit floats, Philox, .npz files
-// and checkpoints, the module format's constants and embedding). Inside
+// and checkpoints, the statuses they fail with, the module format's
+// constants and embedding). Inside
 // mlir::dlc the name `dlc` is the compiler's own namespace, so the runtime's
 // names are brought in here, once, and compiler code uses them unqualified.
 //
@@ -17,6 +18,7 @@
 #include "runtime/support/Npz.h"
 #include "runtime/support/OnnxExport.h"
 #include "runtime/support/Philox.h"
+#include "runtime/support/Status.h"
 #include "runtime/support/Tensor.h"
 
 /// The module format's FlatBuffers tables (runtime/module/dlcm.fbs), for the
@@ -31,7 +33,6 @@ using ::dlc::BFloat16;
 using ::dlc::bfloat16AsBits;
 using ::dlc::bfloat16FromBits;
 using ::dlc::CheckpointContents;
-using ::dlc::CheckpointError;
 using ::dlc::CheckpointSlot;
 using ::dlc::dropoutKeeps;
 using ::dlc::DType;
@@ -51,6 +52,7 @@ using ::dlc::philoxUniform;
 using ::dlc::readCheckpoint;
 using ::dlc::readNpy;
 using ::dlc::readNpz;
+using ::dlc::StatusOwner;
 using ::dlc::Tensor;
 using ::dlc::writeCheckpoint;
 using ::dlc::writeFileAtomically;

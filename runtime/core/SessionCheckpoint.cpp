@@ -15,28 +15,12 @@
 #include "runtime/support/Checkpoint.h"
 #include "runtime/support/OnnxExport.h"
 
-#include <cerrno>
 #include <cstddef>
 #include <iterator>
 
 using namespace dlc;
 
 namespace {
-
-dlc_status_code_t codeOf(CheckpointErrorKind kind) {
-  switch (kind) {
-  case CheckpointErrorKind::NotFound:
-    return DLC_NOT_FOUND;
-  case CheckpointErrorKind::Corrupt:
-    return DLC_DATA_LOSS;
-  case CheckpointErrorKind::NoSpace:
-    return DLC_RESOURCE_EXHAUSTED;
-  case CheckpointErrorKind::Io:
-  case CheckpointErrorKind::None:
-    break;
-  }
-  return DLC_IO_ERROR;
-}
 
 dlc_status_t globalTensor(const Session &session, size_t index, Tensor &t) {
   const ValueInfo &info = session.module().globals()[index];
@@ -133,10 +117,7 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
       c.metadata = metadata->values;
     c.fingerprint = s.module().fingerprint();
     c.step = s.step();
-    CheckpointError error;
-    if (!writeCheckpoint(directory, c, keep, &error))
-      return makeStatus(codeOf(error.kind), error.message);
-    return nullptr;
+    return writeCheckpoint(directory, c, keep);
   });
 }
 
@@ -152,17 +133,14 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
       *metadata = nullptr;
     Session &s = *session->session;
     CheckpointContents c;
-    CheckpointError error;
-    if (!readCheckpoint(directory, c, &error))
-      return makeStatus(codeOf(error.kind), error.message);
+    DLC_RETURN_IF_ERROR(readCheckpoint(directory, c));
     std::vector<CheckpointSlot> slots;
     for (const ValueInfo &g : s.module().globals())
       slots.push_back({g.name, g.type.dtype, g.type.shape});
     std::vector<const Tensor *> values;
-    std::string mismatch;
-    if (!matchCheckpoint(c, directory, s.module().name(),
-                         s.module().fingerprint(), slots, values, mismatch))
-      return makeStatus(DLC_FAILED_PRECONDITION, mismatch);
+    DLC_RETURN_IF_ERROR(matchCheckpoint(c, directory, s.module().name(),
+                                        s.module().fingerprint(), slots,
+                                        values));
     // Everything that can fail has been checked: from here on the session
     // changes all at once (only a failing device can stop the copies, and
     // that leaves the whole session unusable anyway).
@@ -202,21 +180,14 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
         DLC_RETURN_IF_ERROR(globalTensor(s, i, t));
         initializers.emplace_back(globals[i].name, std::move(t));
       }
-    std::string bytes, error;
-    if (!appendOnnxInitializers(
+    std::string bytes;
+    DLC_RETURN_IF_ERROR(prefixStatus(
+        appendOnnxInitializers(
             std::string(reinterpret_cast<const char *>(model->data()),
                         model->size()),
-            initializers, bytes, &error))
-      return makeStatus(DLC_DATA_LOSS,
-                        s.module().name() +
-                            ": cannot export its ONNX model: " + error);
-    int errorNumber = 0;
-    if (!writeFileAtomically(path, bytes, &error, &errorNumber))
-      return makeStatus(errorNumber == ENOSPC || errorNumber == EDQUOT
-                            ? DLC_RESOURCE_EXHAUSTED
-                            : DLC_IO_ERROR,
-                        error);
-    return nullptr;
+            initializers, bytes),
+        s.module().name() + ": cannot export its ONNX model"));
+    return writeFileAtomically(path, bytes);
   });
 }
 

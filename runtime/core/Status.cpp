@@ -1,38 +1,16 @@
-//===- Status.cpp - The C API's status values -----------------------------===//
+//===- Status.cpp - Statuses from exceptions, prefixed statuses
+//------------===//
 //
-// dlc_status_* and the C++ helpers of Status.h.
+// The helpers of Status.h that catch exceptions; dlc_status_* and
+// makeStatus are runtime/support's (Status.cpp there).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Status.h"
 
-#include <new>
-
 namespace dlc {
-namespace {
-/// What an allocation failure while building a status returns: static, so
-/// it needs no memory, and never freed.
-dlc_status_s outOfMemoryStatus{DLC_RESOURCE_EXHAUSTED, ""};
-} // namespace
-
-dlc_status_t makeStatus(dlc_status_code_t code, std::string message) {
-  if (code == DLC_OK)
-    return nullptr;
-  // A status is how an allocation failure is reported, so building one must
-  // not throw: without memory the caller still gets an error.
-  auto *status = new (std::nothrow) dlc_status_s{code, std::string()};
-  if (!status)
-    return &outOfMemoryStatus;
-  try {
-    status->message = std::move(message);
-  } catch (...) {
-    delete status;
-    return &outOfMemoryStatus;
-  }
-  return status;
-}
 
 dlc_status_t prefixStatus(dlc_status_t status, const std::string &prefix) {
-  if (!status || status == &outOfMemoryStatus)
+  if (!status || isStaticStatus(status))
     return status;
   try {
     status->message = prefix + ": " + status->message;
@@ -51,29 +29,4 @@ dlc_status_t statusFromException(const char *what, const std::exception *e,
                                       (e ? e->what() : "unknown exception"));
 }
 
-bool isStaticStatus(dlc_status_t status) {
-  return status == &outOfMemoryStatus;
-}
-
 } // namespace dlc
-
-extern "C" {
-
-dlc_status_code_t dlc_status_code(dlc_status_t status) {
-  return status ? status->code : DLC_OK;
-}
-
-const char *dlc_status_message(dlc_status_t status) {
-  if (!status)
-    return "";
-  if (dlc::isStaticStatus(status))
-    return "out of memory";
-  return status->message.c_str();
-}
-
-void dlc_status_free(dlc_status_t status) {
-  if (!dlc::isStaticStatus(status))
-    delete status;
-}
-
-} // extern "C"

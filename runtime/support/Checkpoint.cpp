@@ -41,22 +41,6 @@ const std::string kMarker = "LATEST";
 const std::string kFilePrefix = "step-";
 const std::string kFileSuffix = ".dlcc";
 
-bool fail(CheckpointError *error, CheckpointErrorKind kind,
-          const std::string &message) {
-  if (error) {
-    error->kind = kind;
-    error->message = message;
-  }
-  return false;
-}
-
-/// A full disk or file size limit is NoSpace; anything else Io.
-CheckpointErrorKind kindOf(int errnoValue) {
-  return errnoValue == ENOSPC || errnoValue == EFBIG || errnoValue == EDQUOT
-             ? CheckpointErrorKind::NoSpace
-             : CheckpointErrorKind::Io;
-}
-
 std::string fileName(int64_t step) {
   char digits[32];
   std::snprintf(digits, sizeof(digits), "%08lld", static_cast<long long>(step));
@@ -269,14 +253,15 @@ int syncDirectory(const std::string &dir) {
 /// Writes `dir/.name.tmp` with `write`, flushes it, renames it to `dir/name`
 /// and flushes `dir`. On failure removes the temporary file.
 template <typename WriteFn>
-bool replaceFile(const std::string &dir, const std::string &name, WriteFn write,
-                 CheckpointError *error) {
+dlc_status_t replaceFile(const std::string &dir, const std::string &name,
+                         WriteFn write) {
   std::string path = dir + "/" + name;
   std::string tmp = dir + "/." + name + ".tmp";
   auto failWith = [&](const std::string &what, int errnoValue) {
     ::unlink(tmp.c_str());
-    return fail(error, kindOf(errnoValue),
-                path + ": cannot " + what + ": " + std::strerror(errnoValue));
+    return makeStatus(errnoStatusCode(errnoValue),
+                      path + ": cannot " + what + ": " +
+                          std::strerror(errnoValue));
   };
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -294,10 +279,10 @@ bool replaceFile(const std::string &dir, const std::string &name, WriteFn write,
   if (::rename(tmp.c_str(), path.c_str()) != 0)
     return failWith("rename '" + tmp + "' to it", errno);
   if ((errnoValue = syncDirectory(dir)) != 0)
-    return fail(error, kindOf(errnoValue),
-                dir + ": cannot flush the directory after writing " + name +
-                    ": " + std::strerror(errnoValue));
-  return true;
+    return makeStatus(errnoStatusCode(errnoValue),
+                      dir + ": cannot flush the directory after writing " +
+                          name + ": " + std::strerror(errnoValue));
+  return nullptr;
 }
 
 /// Removes checkpoints beyond the newest `keep`, never `current`.
@@ -344,44 +329,44 @@ std::string checkContents(const CheckpointContents &c) {
 //===----------------------------------------------------------------------===//
 
 /// Finds the checkpoint file `path` stands for.
-bool resolve(const std::string &path, std::string &file,
-             CheckpointError *error) {
+dlc_status_t resolve(const std::string &path, std::string &file) {
   struct stat info;
-  if (::stat(path.c_str(), &info) != 0)
-    return fail(error,
-                errno == ENOENT ? CheckpointErrorKind::NotFound
-                                : CheckpointErrorKind::Io,
-                path + ": " + std::strerror(errno));
+  if (::stat(path.c_str(), &info) != 0) {
+    int e = errno;
+    return makeStatus(errnoStatusCode(e), path + ": " + std::strerror(e));
+  }
   if (!S_ISDIR(info.st_mode)) {
     file = path;
-    return true;
+    return nullptr;
   }
   std::string marker = path + "/" + kMarker;
   std::FILE *in = std::fopen(marker.c_str(), "rb");
-  if (!in)
-    return errno == ENOENT
-               ? fail(error, CheckpointErrorKind::NotFound,
-                      path + " has no checkpoint (no " + kMarker + " marker)")
-               : fail(error, CheckpointErrorKind::Io,
-                      marker + ": cannot open: " + std::strerror(errno));
+  if (!in) {
+    int e = errno;
+    if (e == ENOENT)
+      return makeStatus(DLC_NOT_FOUND, path + " has no checkpoint (no " +
+                                           kMarker + " marker)");
+    return makeStatus(errnoStatusCode(e),
+                      marker + ": cannot open: " + std::strerror(e));
+  }
   char text[512];
   size_t n = std::fread(text, 1, sizeof(text), in);
   bool readFailed = std::ferror(in);
   std::fclose(in);
   if (readFailed)
-    return fail(error, CheckpointErrorKind::Io, marker + ": cannot read");
+    return makeStatus(DLC_IO_ERROR, marker + ": cannot read");
   std::string name(text, n);
   while (!name.empty() && (name.back() == '\n' || name.back() == '\r'))
     name.pop_back();
   if (stepOf(name) < 0)
-    return fail(error, CheckpointErrorKind::Corrupt,
-                marker + " is corrupt (it does not name a checkpoint file)");
+    return makeStatus(DLC_DATA_LOSS, marker + " is corrupt (it does not name "
+                                              "a checkpoint file)");
   file = path + "/" + name;
   if (::stat(file.c_str(), &info) != 0)
-    return fail(error, CheckpointErrorKind::Corrupt,
-                marker + " names " + name +
-                    ", which cannot be read: " + std::strerror(errno));
-  return true;
+    return makeStatus(DLC_DATA_LOSS,
+                      marker + " names " + name +
+                          ", which cannot be read: " + std::strerror(errno));
+  return nullptr;
 }
 
 bool isScalar(const MappedArray &array, DType dtype) {
@@ -455,17 +440,17 @@ std::string decode(const MappedNpz &npz, CheckpointContents &out) {
 
 } // namespace
 
-bool writeCheckpoint(const std::string &dir, const CheckpointContents &c,
-                     int keep, CheckpointError *error) {
+dlc_status_t writeCheckpoint(const std::string &dir,
+                             const CheckpointContents &c, int keep) {
   std::string problem = checkContents(c);
   if (!problem.empty())
-    return fail(error, CheckpointErrorKind::Io,
-                dir + ": cannot write checkpoint: " + problem);
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      dir + ": cannot write checkpoint: " + problem);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)
-    return fail(error, kindOf(ec.value()),
-                dir + ": cannot create the directory: " + ec.message());
+    return makeStatus(errnoStatusCode(ec.value()),
+                      dir + ": cannot create the directory: " + ec.message());
 
   // The members, with every scalar's storage reserved up front so the
   // pointers to it stay valid.
@@ -507,51 +492,44 @@ bool writeCheckpoint(const std::string &dir, const CheckpointContents &c,
                    sizeof(checksum));
 
   std::string name = fileName(c.step);
-  if (!replaceFile(
-          dir, name, [&](FileWriter &out) { writeArchive(out, members); },
-          error))
-    return false;
-  if (!replaceFile(
-          dir, kMarker, [&](FileWriter &out) { out.write(name + "\n"); },
-          error))
-    return false;
+  DLC_RETURN_IF_ERROR(replaceFile(
+      dir, name, [&](FileWriter &out) { writeArchive(out, members); }));
+  DLC_RETURN_IF_ERROR(replaceFile(
+      dir, kMarker, [&](FileWriter &out) { out.write(name + "\n"); }));
   prune(dir, name, keep);
-  return true;
+  return nullptr;
 }
 
-bool readCheckpoint(const std::string &path, CheckpointContents &out,
-                    CheckpointError *error) {
+dlc_status_t readCheckpoint(const std::string &path, CheckpointContents &out) {
   std::string file;
-  if (!resolve(path, file, error))
-    return false;
-  std::string message;
-  std::unique_ptr<MappedFile> mapped = MappedFile::open(file, &message);
-  if (!mapped)
-    return fail(error, CheckpointErrorKind::Io, message);
-  std::unique_ptr<MappedNpz> npz =
-      MappedNpz::open(std::move(mapped), CrcCheck::Verify, &message);
-  if (!npz)
-    return fail(error, CheckpointErrorKind::Corrupt,
-                "corrupt checkpoint: " + message);
+  DLC_RETURN_IF_ERROR(resolve(path, file));
+  std::unique_ptr<MappedFile> mapped;
+  DLC_RETURN_IF_ERROR(MappedFile::open(file, mapped));
+  std::unique_ptr<MappedNpz> npz;
+  StatusOwner parsed(MappedNpz::open(std::move(mapped), CrcCheck::Verify, npz));
+  // dlc writes checkpoints with nothing MappedNpz does not read, so any
+  // archive it refuses (even as unsupported) is a damaged checkpoint.
+  if (parsed.get())
+    return makeStatus(DLC_DATA_LOSS, std::string("corrupt checkpoint: ") +
+                                         dlc_status_message(parsed.get()));
   CheckpointContents contents;
   std::string reason = decode(*npz, contents);
   if (!reason.empty())
-    return fail(error, CheckpointErrorKind::Corrupt,
-                file + ": corrupt checkpoint: " + reason);
+    return makeStatus(DLC_DATA_LOSS, file + ": corrupt checkpoint: " + reason);
   out = std::move(contents);
-  return true;
+  return nullptr;
 }
 
-bool matchCheckpoint(const CheckpointContents &c, const std::string &path,
-                     const std::string &model, const std::string &fingerprint,
-                     const std::vector<CheckpointSlot> &slots,
-                     std::vector<const Tensor *> &values, std::string &error) {
-  if (c.fingerprint != fingerprint) {
-    error = path + " is from another model (its fingerprint is '" +
-            c.fingerprint + "', module " + model + " has '" + fingerprint +
-            "')";
-    return false;
-  }
+dlc_status_t matchCheckpoint(const CheckpointContents &c,
+                             const std::string &path, const std::string &model,
+                             const std::string &fingerprint,
+                             const std::vector<CheckpointSlot> &slots,
+                             std::vector<const Tensor *> &values) {
+  if (c.fingerprint != fingerprint)
+    return makeStatus(DLC_FAILED_PRECONDITION,
+                      path + " is from another model (its fingerprint is '" +
+                          c.fingerprint + "', module " + model + " has '" +
+                          fingerprint + "')");
   std::map<std::string, const Tensor *> byName;
   for (const auto &[name, tensor] : c.tensors)
     byName[name] = &tensor;
@@ -572,14 +550,14 @@ bool matchCheckpoint(const CheckpointContents &c, const std::string &path,
   }
   if (missing.empty() && wrong.empty()) {
     values = std::move(found);
-    return true;
+    return nullptr;
   }
-  error = path + ": does not match module " + model;
+  std::string message = path + ": does not match module " + model;
   if (!missing.empty())
-    error += "; missing " + missing;
+    message += "; missing " + missing;
   if (!wrong.empty())
-    error += "; " + wrong;
-  return false;
+    message += "; " + wrong;
+  return makeStatus(DLC_FAILED_PRECONDITION, message);
 }
 
 } // namespace dlc

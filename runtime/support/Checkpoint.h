@@ -10,7 +10,7 @@
 //                                       name, CRC-32 and size
 // Each member's CRC-32 (in the zip directory) covers its bytes and is
 // checked on every read; the checksum member covers the names, so any
-// damaged byte that matters is found, and reported as Corrupt.
+// damaged byte that matters is found, and reported as DLC_DATA_LOSS.
 //
 // Writing follows DESIGN.md decision 10: the file is written under a
 // temporary name, flushed to disk, renamed, the directory flushed; then the
@@ -31,16 +31,6 @@
 
 namespace dlc {
 
-enum class CheckpointErrorKind { None, NotFound, Corrupt, Io, NoSpace };
-
-/// Why a checkpoint could not be written or read: NotFound (no checkpoint
-/// there), Corrupt (a damaged file or marker), NoSpace (the disk or a size
-/// limit is full), Io (any other failure, including invalid contents).
-struct CheckpointError {
-  CheckpointErrorKind kind = CheckpointErrorKind::None;
-  std::string message;
-};
-
 /// Everything a checkpoint holds. Tensor names must be non-empty, unique and
 /// not begin with "__dlc__/".
 struct CheckpointContents {
@@ -53,14 +43,18 @@ struct CheckpointContents {
 /// Writes DIR/step-<step, 8 digits>.dlcc atomically, then DIR/LATEST; keeps
 /// the newest `keep` (0 = all): the one just written and the keep - 1 others
 /// with the highest steps. Creates `dir` if needed. A checkpoint that cannot
-/// be pruned is left in place.
-bool writeCheckpoint(const std::string &dir, const CheckpointContents &c,
-                     int keep, CheckpointError *error);
+/// be pruned is left in place. Fails with DLC_INVALID_ARGUMENT for contents
+/// breaking the rules above, else with the errno's code of the failed
+/// system call (errnoStatusCode: a full disk or a size limit is
+/// DLC_RESOURCE_EXHAUSTED).
+dlc_status_t writeCheckpoint(const std::string &dir,
+                             const CheckpointContents &c, int keep);
 
 /// `path`: a checkpoint directory (reads LATEST) or a checkpoint file.
-/// `out` is only changed on success.
-bool readCheckpoint(const std::string &path, CheckpointContents &out,
-                    CheckpointError *error);
+/// `out` is only changed on success. Fails with DLC_NOT_FOUND when there is
+/// no checkpoint there, DLC_DATA_LOSS for a damaged file or marker, and the
+/// errno's code of any other failed system call.
+dlc_status_t readCheckpoint(const std::string &path, CheckpointContents &out);
 
 /// A tensor a checkpoint must hold to be restored into a model.
 struct CheckpointSlot {
@@ -71,14 +65,16 @@ struct CheckpointSlot {
 
 /// Checks that `c`, read from `path`, comes from the model `model` whose
 /// fingerprint is `fingerprint` and holds every slot with its exact type;
-/// then sets `values` to each slot's tensor in `c`. Otherwise returns false
-/// with one message naming the other model, or every missing and mistyped
-/// tensor. Both the runtime's sessions and the evaluator restore through
-/// this, so a checkpoint of either is accepted or refused alike.
-bool matchCheckpoint(const CheckpointContents &c, const std::string &path,
-                     const std::string &model, const std::string &fingerprint,
-                     const std::vector<CheckpointSlot> &slots,
-                     std::vector<const Tensor *> &values, std::string &error);
+/// then sets `values` to each slot's tensor in `c`. Otherwise fails with
+/// DLC_FAILED_PRECONDITION and one message naming the other model, or every
+/// missing and mistyped tensor. Both the runtime's sessions and the
+/// evaluator restore through this, so a checkpoint of either is accepted or
+/// refused alike.
+dlc_status_t matchCheckpoint(const CheckpointContents &c,
+                             const std::string &path, const std::string &model,
+                             const std::string &fingerprint,
+                             const std::vector<CheckpointSlot> &slots,
+                             std::vector<const Tensor *> &values);
 
 } // namespace dlc
 

@@ -119,23 +119,21 @@ struct DataLoader::State {
   /// Counts seeks, so a fill started before one is dropped.
   uint64_t generation = 0;
   bool stop = false;
-  /// Set once, with the reason, when a fill fails.
-  bool failed = false;
-  std::string failure;
+  /// Set once, when a fill fails; every later next() returns a copy.
+  StatusOwner failure{nullptr};
   bool threadStarted = false;
   pthread_t thread;
 
   State(int64_t samples, bool shuffle, uint64_t seed)
       : samples(samples), order(samples, shuffle, seed) {}
 
-  /// Gathers the batch at `position` into `slot`.
   const std::string &path() const {
     return npz ? npz->path() : tokens->path();
   }
 
-  bool fill(Slot &slot, int64_t position, std::string *error) {
-    if (!(npz ? npz->file().checkSize(error) : tokens->checkSize(error)))
-      return false;
+  /// Gathers the batch at `position` into `slot`.
+  dlc_status_t fill(Slot &slot, int64_t position) {
+    DLC_RETURN_IF_ERROR(npz ? npz->file().checkSize() : tokens->checkSize());
     const std::vector<int64_t> &permutation =
         order.permutation(position / batchesPerEpoch);
     const int64_t *rows =
@@ -154,7 +152,7 @@ struct DataLoader::State {
       }
     }
     slot.batch.position = position;
-    return true;
+    return nullptr;
   }
 
   /// The background thread: fills slots ahead of the caller until stopped.
@@ -162,7 +160,8 @@ struct DataLoader::State {
     std::unique_lock<std::mutex> lock(mutex);
     while (true) {
       consumed.wait(lock, [&] {
-        return stop || (!failed && producePosition < consumePosition + depth);
+        return stop ||
+               (!failure.get() && producePosition < consumePosition + depth);
       });
       if (stop)
         return;
@@ -171,17 +170,14 @@ struct DataLoader::State {
       Slot &slot = slots[position % slots.size()];
       slot.ready = -1;
       lock.unlock();
-      std::string error;
-      bool ok = fill(slot, position, &error);
+      StatusOwner status(fill(slot, position));
       lock.lock();
       if (started != generation)
         continue;
-      if (ok) {
+      if (status.get())
+        failure.reset(status.release());
+      else
         slot.ready = position;
-      } else {
-        failed = true;
-        failure = error;
-      }
       produced.notify_all();
     }
   }
@@ -196,9 +192,11 @@ namespace {
 
 /// Checks the file's arrays against `expected`; on a mismatch returns one
 /// message with what was expected, what was found and why they differ.
-bool matchArrays(const MappedNpz &npz, const std::vector<ArraySpec> &expected,
-                 int64_t batchSize, std::vector<const MappedArray *> &found,
-                 int64_t &samples, std::string *error) {
+dlc_status_t matchArrays(const MappedNpz &npz,
+                         const std::vector<ArraySpec> &expected,
+                         int64_t batchSize,
+                         std::vector<const MappedArray *> &found,
+                         int64_t &samples) {
   std::vector<std::string> problems;
   const MappedArray *first = nullptr;
   for (const ArraySpec &spec : expected) {
@@ -235,66 +233,51 @@ bool matchArrays(const MappedNpz &npz, const std::vector<ArraySpec> &expected,
                        std::to_string(batchSize));
   if (problems.empty()) {
     samples = first->shape[0];
-    return true;
+    return nullptr;
   }
-  if (error) {
-    std::string wanted, have, why;
-    for (const ArraySpec &spec : expected)
-      wanted += (wanted.empty() ? "" : ", ") + spec.name + " " +
-                dtypeName(spec.dtype) + describeSpecShape(spec);
-    for (const MappedArray &array : npz.arrays())
-      have += (have.empty() ? "" : ", ") + array.name + " " +
-              dtypeName(array.dtype) + describeShape(array.shape);
-    for (const std::string &problem : problems)
-      why += (why.empty() ? "" : "; ") + problem;
-    *error = npz.path() + ": expected arrays " + wanted + "; found " +
-             (have.empty() ? "no arrays" : have) + " (" + why + ")";
-  }
-  return false;
-}
-
-bool fail(std::string *error, const std::string &message) {
-  if (error)
-    *error = message;
-  return false;
+  std::string wanted, have, why;
+  for (const ArraySpec &spec : expected)
+    wanted += (wanted.empty() ? "" : ", ") + spec.name + " " +
+              dtypeName(spec.dtype) + describeSpecShape(spec);
+  for (const MappedArray &array : npz.arrays())
+    have += (have.empty() ? "" : ", ") + array.name + " " +
+            dtypeName(array.dtype) + describeShape(array.shape);
+  for (const std::string &problem : problems)
+    why += (why.empty() ? "" : "; ") + problem;
+  return makeStatus(DLC_FAILED_PRECONDITION,
+                    npz.path() + ": expected arrays " + wanted + "; found " +
+                        (have.empty() ? "no arrays" : have) + " (" + why + ")");
 }
 
 } // namespace
 
-std::unique_ptr<DataLoader>
-DataLoader::open(const std::string &path,
-                 const std::vector<ArraySpec> &expected, int64_t batchSize,
-                 bool shuffle, uint64_t seed, int prefetchDepth,
-                 std::string *error) {
-  if (batchSize <= 0) {
-    fail(error, path + ": the batch size must be positive, not " +
-                    std::to_string(batchSize));
-    return nullptr;
-  }
-  if (prefetchDepth < 0) {
-    fail(error, path + ": the prefetch depth must not be negative, not " +
-                    std::to_string(prefetchDepth));
-    return nullptr;
-  }
-  if (expected.empty()) {
-    fail(error, path + ": no arrays to read were named");
-    return nullptr;
-  }
+dlc_status_t DataLoader::open(const std::string &path,
+                              const std::vector<ArraySpec> &expected,
+                              int64_t batchSize, bool shuffle, uint64_t seed,
+                              int prefetchDepth,
+                              std::unique_ptr<DataLoader> &out) {
+  if (batchSize <= 0)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      path + ": the batch size must be positive, not " +
+                          std::to_string(batchSize));
+  if (prefetchDepth < 0)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      path + ": the prefetch depth must not be negative, not " +
+                          std::to_string(prefetchDepth));
+  if (expected.empty())
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      path + ": no arrays to read were named");
   std::set<std::string> names;
-  for (const ArraySpec &spec : expected) {
-    if (!names.insert(spec.name).second) {
-      fail(error, path + ": array '" + spec.name + "' is expected twice");
-      return nullptr;
-    }
-  }
+  for (const ArraySpec &spec : expected)
+    if (!names.insert(spec.name).second)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        path + ": array '" + spec.name + "' is expected twice");
 
-  std::unique_ptr<MappedNpz> npz = MappedNpz::open(path, CrcCheck::Skip, error);
-  if (!npz)
-    return nullptr;
+  std::unique_ptr<MappedNpz> npz;
+  DLC_RETURN_IF_ERROR(MappedNpz::open(path, CrcCheck::Skip, npz));
   std::vector<const MappedArray *> arrays;
   int64_t samples = 0;
-  if (!matchArrays(*npz, expected, batchSize, arrays, samples, error))
-    return nullptr;
+  DLC_RETURN_IF_ERROR(matchArrays(*npz, expected, batchSize, arrays, samples));
 
   auto state = std::make_unique<State>(samples, shuffle, seed);
   state->npz = std::move(npz);
@@ -308,48 +291,49 @@ DataLoader::open(const std::string &path,
     state->sources.push_back({array.data, array.bytes / samples, elements,
                               array.dtype, array.dtype});
   }
-  return start(std::move(state), path, expected, error);
+  return start(std::move(state), path, expected, out);
 }
 
-std::unique_ptr<DataLoader>
-DataLoader::openTokens(const std::string &path, DType rawWidth,
-                       const std::vector<ArraySpec> &expected,
-                       size_t labelIndex, int64_t batchSize, bool shuffle,
-                       uint64_t seed, int prefetchDepth, std::string *error) {
+dlc_status_t DataLoader::openTokens(const std::string &path, DType rawWidth,
+                                    const std::vector<ArraySpec> &expected,
+                                    size_t labelIndex, int64_t batchSize,
+                                    bool shuffle, uint64_t seed,
+                                    int prefetchDepth,
+                                    std::unique_ptr<DataLoader> &out) {
   if (batchSize <= 0 || prefetchDepth < 0 || expected.size() != 2 ||
-      labelIndex > 1) {
-    fail(error, path + ": token files feed one input and its label, with a "
-                       "positive batch size and a prefetch depth not "
-                       "negative");
-    return nullptr;
-  }
+      labelIndex > 1)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      path + ": token files feed one input and its label, "
+                             "with a positive batch size and a prefetch depth "
+                             "not negative");
   const ArraySpec &input = expected[1 - labelIndex],
                   &label = expected[labelIndex];
   for (const ArraySpec *spec : {&input, &label}) {
     if (spec->sampleShape.size() != 1 || spec->sampleShape[0] <= 0 ||
         (spec->dtype != DType::I64 && spec->dtype != DType::I32) ||
-        spec->sampleShape != input.sampleShape) {
-      fail(error, path + ": token files feed an int64 or int32 [T] input and "
-                         "labels of the same shape; the model has '" +
-                      input.name + "' " + dtypeName(input.dtype) +
-                      describeSpecShape(input) + " and '" + label.name + "' " +
-                      dtypeName(label.dtype) + describeSpecShape(label));
-      return nullptr;
-    }
+        spec->sampleShape != input.sampleShape)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        path +
+                            ": token files feed an int64 or int32 [T] "
+                            "input and labels of the same shape; the model "
+                            "has '" +
+                            input.name + "' " + dtypeName(input.dtype) +
+                            describeSpecShape(input) + " and '" + label.name +
+                            "' " + dtypeName(label.dtype) +
+                            describeSpecShape(label));
   }
-  std::unique_ptr<TokenFile> tokens = TokenFile::open(path, rawWidth, error);
-  if (!tokens)
-    return nullptr;
+  std::unique_ptr<TokenFile> tokens;
+  DLC_RETURN_IF_ERROR(TokenFile::open(path, rawWidth, tokens));
   int64_t length = input.sampleShape[0];
   int64_t samples = tokens->count() > 0 ? (tokens->count() - 1) / length : 0;
-  if (samples < batchSize) {
-    fail(error, path + ": " + std::to_string(tokens->count()) +
-                    " token ids make " + std::to_string(samples) +
-                    " sequences of " + std::to_string(length) +
-                    " (and their next tokens), fewer than the batch size " +
-                    std::to_string(batchSize));
-    return nullptr;
-  }
+  if (samples < batchSize)
+    return makeStatus(DLC_FAILED_PRECONDITION,
+                      path + ": " + std::to_string(tokens->count()) +
+                          " token ids make " + std::to_string(samples) +
+                          " sequences of " + std::to_string(length) +
+                          " (and their next tokens), fewer than the batch "
+                          "size " +
+                          std::to_string(batchSize));
   auto state = std::make_unique<State>(samples, shuffle, seed);
   size_t width = dtypeSize(tokens->dtype());
   size_t stride = static_cast<size_t>(length) * width;
@@ -360,12 +344,13 @@ DataLoader::openTokens(const std::string &path, DType rawWidth,
   state->tokens = std::move(tokens);
   state->batchSize = batchSize;
   state->depth = prefetchDepth;
-  return start(std::move(state), path, expected, error);
+  return start(std::move(state), path, expected, out);
 }
 
-std::unique_ptr<DataLoader>
-DataLoader::start(std::unique_ptr<State> state, const std::string &path,
-                  const std::vector<ArraySpec> &expected, std::string *error) {
+dlc_status_t DataLoader::start(std::unique_ptr<State> state,
+                               const std::string &path,
+                               const std::vector<ArraySpec> &expected,
+                               std::unique_ptr<DataLoader> &out) {
   int64_t batchSize = state->batchSize;
   state->batchesPerEpoch = state->samples / batchSize;
   // The caller's slot, plus `depth` being filled ahead.
@@ -384,12 +369,11 @@ DataLoader::start(std::unique_ptr<State> state, const std::string &path,
     for (Slot &slot : state->slots) {
       Buffer buffer(static_cast<std::byte *>(
           std::aligned_alloc(kBufferAlignment, allocated)));
-      if (!buffer) {
-        fail(error, path + ": out of memory for batches of '" +
-                        expected[i].name + "' (" + std::to_string(allocated) +
-                        " bytes)");
-        return nullptr;
-      }
+      if (!buffer)
+        return makeStatus(DLC_RESOURCE_EXHAUSTED,
+                          path + ": out of memory for batches of '" +
+                              expected[i].name + "' (" +
+                              std::to_string(allocated) + " bytes)");
       slot.batch.arrays.push_back(
           {buffer.get(), source.to, shape, batchBytes});
       slot.buffers.push_back(std::move(buffer));
@@ -399,14 +383,15 @@ DataLoader::start(std::unique_ptr<State> state, const std::string &path,
   if (state->depth > 0) {
     int code = pthread_create(&state->thread, nullptr, &State::threadMain,
                               state.get());
-    if (code != 0) {
-      fail(error,
-           path + ": cannot start the prefetch thread: " + std::strerror(code));
-      return nullptr;
-    }
+    // EAGAIN, the one failure possible without attributes: no threads left.
+    if (code != 0)
+      return makeStatus(
+          DLC_RESOURCE_EXHAUSTED,
+          path + ": cannot start the prefetch thread: " + std::strerror(code));
     state->threadStarted = true;
   }
-  return std::unique_ptr<DataLoader>(new DataLoader(std::move(state)));
+  out.reset(new DataLoader(std::move(state)));
+  return nullptr;
 }
 
 DataLoader::DataLoader(std::unique_ptr<State> state)
@@ -432,11 +417,12 @@ int64_t DataLoader::position() const {
   return state_->consumePosition;
 }
 
-bool DataLoader::seek(int64_t position, std::string *error) {
+dlc_status_t DataLoader::seek(int64_t position) {
   State &s = *state_;
   if (position < 0)
-    return fail(error, s.path() + ": cannot seek to batch position " +
-                           std::to_string(position));
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      s.path() + ": cannot seek to batch position " +
+                          std::to_string(position));
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     ++s.generation;
@@ -445,35 +431,38 @@ bool DataLoader::seek(int64_t position, std::string *error) {
       slot.ready = -1;
   }
   s.consumed.notify_all();
-  return true;
+  return nullptr;
 }
 
-const Batch *DataLoader::next(std::string *error) {
+dlc_status_t DataLoader::next(const Batch *&out) {
   State &s = *state_;
   std::unique_lock<std::mutex> lock(s.mutex);
+  // The failure stays the loader's: each call gets its own copy.
+  auto failure = [&] {
+    return makeStatus(dlc_status_code(s.failure.get()),
+                      dlc_status_message(s.failure.get()));
+  };
   if (s.depth == 0) {
     // No thread: the caller fills the one slot itself.
-    if (!s.failed && !s.fill(s.slots[0], s.consumePosition, &s.failure))
-      s.failed = true;
-    if (s.failed) {
-      fail(error, s.failure);
-      return nullptr;
-    }
+    if (!s.failure.get())
+      s.failure.reset(s.fill(s.slots[0], s.consumePosition));
+    if (s.failure.get())
+      return failure();
     ++s.consumePosition;
-    return &s.slots[0].batch;
-  }
-  Slot &slot = s.slots[s.consumePosition % s.slots.size()];
-  s.produced.wait(lock,
-                  [&] { return s.failed || slot.ready == s.consumePosition; });
-  // A batch filled before the failure is still good.
-  if (slot.ready != s.consumePosition) {
-    fail(error, s.failure);
+    out = &s.slots[0].batch;
     return nullptr;
   }
+  Slot &slot = s.slots[s.consumePosition % s.slots.size()];
+  s.produced.wait(
+      lock, [&] { return s.failure.get() || slot.ready == s.consumePosition; });
+  // A batch filled before the failure is still good.
+  if (slot.ready != s.consumePosition)
+    return failure();
   ++s.consumePosition;
   lock.unlock();
   s.consumed.notify_all();
-  return &slot.batch;
+  out = &slot.batch;
+  return nullptr;
 }
 
 } // namespace dlc

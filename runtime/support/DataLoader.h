@@ -20,6 +20,7 @@
 #ifndef DLC_RUNTIME_SUPPORT_DATALOADER_H
 #define DLC_RUNTIME_SUPPORT_DATALOADER_H
 
+#include "runtime/support/Status.h"
 #include "runtime/support/Tensor.h"
 
 #include <cstddef>
@@ -56,29 +57,32 @@ struct Batch {
 
 class DataLoader {
 public:
-  /// Opens the dataset `path` (.npz, or .npy for a single array) for batches
-  /// of `batchSize` samples of the `expected` arrays (others are ignored),
-  /// shuffled per epoch from `seed` if `shuffle`, with `prefetchDepth`
-  /// batches (0: none) assembled ahead by a background thread. Returns null
-  /// and sets *error (if non-null) when the file cannot be read or does not
-  /// hold the expected arrays: one message listing what was expected and
-  /// what the file has.
-  static std::unique_ptr<DataLoader>
-  open(const std::string &path, const std::vector<ArraySpec> &expected,
-       int64_t batchSize, bool shuffle, uint64_t seed, int prefetchDepth,
-       std::string *error);
+  /// Opens into `out` the dataset `path` (.npz, or .npy for a single array)
+  /// for batches of `batchSize` samples of the `expected` arrays (others are
+  /// ignored), shuffled per epoch from `seed` if `shuffle`, with
+  /// `prefetchDepth` batches (0: none) assembled ahead by a background
+  /// thread. Fails with DLC_INVALID_ARGUMENT for a bad batch size, depth or
+  /// `expected`; as MappedNpz::open when the file cannot be read; with
+  /// DLC_FAILED_PRECONDITION when it does not hold the expected arrays (one
+  /// message listing what was expected and what the file has); with
+  /// DLC_RESOURCE_EXHAUSTED when the batch buffers or the thread cannot be
+  /// had.
+  static dlc_status_t open(const std::string &path,
+                           const std::vector<ArraySpec> &expected,
+                           int64_t batchSize, bool shuffle, uint64_t seed,
+                           int prefetchDepth, std::unique_ptr<DataLoader> &out);
   /// Opens the token file `path` (TokenFile.h; `rawWidth` U16 or U32 is the
   /// id type of a file without llm.c's header) for language-model batches
   /// of the two `expected` arrays, in their order: sample i is the window
   /// of T ids from id i*T for the input (int64 or int32 [T]) and the window
   /// one id later, its next tokens, for the label (expected[labelIndex]),
-  /// so N = (ids - 1) / T. Batches, shuffling, prefetching and seek as
-  /// open's.
-  static std::unique_ptr<DataLoader>
-  openTokens(const std::string &path, DType rawWidth,
-             const std::vector<ArraySpec> &expected, size_t labelIndex,
-             int64_t batchSize, bool shuffle, uint64_t seed, int prefetchDepth,
-             std::string *error);
+  /// so N = (ids - 1) / T. Batches, shuffling, prefetching, seek and
+  /// failures as open's (TokenFile::open's for the file).
+  static dlc_status_t openTokens(const std::string &path, DType rawWidth,
+                                 const std::vector<ArraySpec> &expected,
+                                 size_t labelIndex, int64_t batchSize,
+                                 bool shuffle, uint64_t seed, int prefetchDepth,
+                                 std::unique_ptr<DataLoader> &out);
   /// Stops the background thread.
   ~DataLoader();
   DataLoader(const DataLoader &) = delete;
@@ -93,23 +97,24 @@ public:
   int64_t position() const;
 
   /// Makes the batch at global position `position` (>= 0) the next one.
-  /// Fails for a negative position.
-  bool seek(int64_t position, std::string *error);
+  /// Fails (DLC_INVALID_ARGUMENT) for a negative position.
+  dlc_status_t seek(int64_t position);
 
-  /// Returns the next batch and advances the position; the batch and its
-  /// data stay valid until the following next() or seek(). Returns null and
-  /// sets *error (if non-null) when the batch could not be assembled (the
-  /// file changed size under the mapping); the error is then final.
-  const Batch *next(std::string *error);
+  /// Sets `out` to the next batch and advances the position; the batch and
+  /// its data stay valid until the following next() or seek(). Fails when
+  /// the batch could not be assembled (the file changed size under the
+  /// mapping: DLC_DATA_LOSS); the failure is then final.
+  dlc_status_t next(const Batch *&out);
 
 private:
   struct State;
   explicit DataLoader(std::unique_ptr<State> state);
   /// Allocates `state`'s batch buffers for `expected` and starts the
   /// prefetch thread: what open and openTokens share.
-  static std::unique_ptr<DataLoader>
-  start(std::unique_ptr<State> state, const std::string &path,
-        const std::vector<ArraySpec> &expected, std::string *error);
+  static dlc_status_t start(std::unique_ptr<State> state,
+                            const std::string &path,
+                            const std::vector<ArraySpec> &expected,
+                            std::unique_ptr<DataLoader> &out);
 
   std::unique_ptr<State> state_;
 };

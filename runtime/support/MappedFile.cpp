@@ -23,11 +23,16 @@ namespace dlc {
 
 namespace {
 
-bool fail(std::string *error, const std::string &path,
-          const std::string &reason) {
-  if (error)
-    *error = path + ": " + reason;
-  return false;
+dlc_status_t fail(dlc_status_code_t code, const std::string &path,
+                  const std::string &reason) {
+  return makeStatus(code, path + ": " + reason);
+}
+
+/// A failed system call, named by `what` ("cannot open"), and its errno.
+dlc_status_t failErrno(const std::string &path, const char *what) {
+  int e = errno;
+  return fail(errnoStatusCode(e), path,
+              std::string(what) + ": " + std::strerror(e));
 }
 
 /// The bytes from the end of a `size`-byte file's mapping to the end of its
@@ -39,24 +44,24 @@ size_t pageTail(size_t size) {
 
 } // namespace
 
-std::unique_ptr<MappedFile> MappedFile::open(const std::string &path,
-                                             std::string *error) {
+dlc_status_t MappedFile::open(const std::string &path,
+                              std::unique_ptr<MappedFile> &out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    fail(error, path, std::string("cannot open: ") + std::strerror(errno));
-    return nullptr;
-  }
+  if (fd < 0)
+    return failErrno(path, "cannot open");
   struct stat info;
   if (::fstat(fd, &info) != 0) {
-    fail(error, path, std::string("cannot stat: ") + std::strerror(errno));
+    dlc_status_t status = failErrno(path, "cannot stat");
     ::close(fd);
-    return nullptr;
+    return status;
   }
+  // A directory or a device is not a file to map: an I/O error, as the
+  // module loader reports it.
   if (!S_ISREG(info.st_mode)) {
-    fail(error, path,
-         S_ISDIR(info.st_mode) ? "is a directory" : "is not a regular file");
     ::close(fd);
-    return nullptr;
+    return fail(DLC_IO_ERROR, path,
+                S_ISDIR(info.st_mode) ? "is a directory"
+                                      : "is not a regular file");
   }
   size_t size = static_cast<size_t>(info.st_size);
   // mmap refuses a zero length; an empty file is simply no bytes.
@@ -64,14 +69,15 @@ std::unique_ptr<MappedFile> MappedFile::open(const std::string &path,
   if (size > 0) {
     void *mapping = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
     if (mapping == MAP_FAILED) {
-      fail(error, path, std::string("cannot map: ") + std::strerror(errno));
+      dlc_status_t status = failErrno(path, "cannot map");
       ::close(fd);
-      return nullptr;
+      return status;
     }
     data = static_cast<const std::byte *>(mapping);
     ASAN_POISON_MEMORY_REGION(data + size, pageTail(size));
   }
-  return std::unique_ptr<MappedFile>(new MappedFile(path, fd, data, size));
+  out.reset(new MappedFile(path, fd, data, size));
+  return nullptr;
 }
 
 MappedFile::~MappedFile() {
@@ -82,17 +88,16 @@ MappedFile::~MappedFile() {
   ::close(fd_);
 }
 
-bool MappedFile::checkSize(std::string *error) const {
+dlc_status_t MappedFile::checkSize() const {
   struct stat info;
   if (::fstat(fd_, &info) != 0)
-    return fail(error, path_,
-                std::string("cannot stat: ") + std::strerror(errno));
+    return failErrno(path_, "cannot stat");
   if (static_cast<size_t>(info.st_size) != size_)
-    return fail(error, path_,
+    return fail(DLC_DATA_LOSS, path_,
                 "changed size while in use (" + std::to_string(size_) +
                     " bytes when opened, " + std::to_string(info.st_size) +
                     " now)");
-  return true;
+  return nullptr;
 }
 
 } // namespace dlc

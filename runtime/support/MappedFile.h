@@ -13,6 +13,8 @@
 #ifndef DLC_RUNTIME_SUPPORT_MAPPEDFILE_H
 #define DLC_RUNTIME_SUPPORT_MAPPEDFILE_H
 
+#include "runtime/support/Status.h"
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -23,10 +25,11 @@ namespace dlc {
 /// A read-only mapping of a whole regular file, unmapped on destruction.
 class MappedFile {
 public:
-  /// Maps `path`. Returns null and sets *error (if non-null) to a message
-  /// naming the file and the OS error when it cannot be opened or mapped.
-  static std::unique_ptr<MappedFile> open(const std::string &path,
-                                          std::string *error);
+  /// Maps `path` into `out`. Fails with a message naming the file and the
+  /// OS error when it cannot be opened or mapped: DLC_NOT_FOUND for a missing
+  /// file, DLC_IO_ERROR for a directory or another failure.
+  static dlc_status_t open(const std::string &path,
+                           std::unique_ptr<MappedFile> &out);
   ~MappedFile();
   MappedFile(const MappedFile &) = delete;
   MappedFile &operator=(const MappedFile &) = delete;
@@ -36,9 +39,10 @@ public:
   const std::byte *data() const { return data_; }
   size_t size() const { return size_; }
 
-  /// Fails with a message naming the file when it no longer has the size
-  /// it was mapped with (reading the mapping further could crash).
-  bool checkSize(std::string *error) const;
+  /// Fails (DLC_DATA_LOSS) with a message naming the file when it no longer
+  /// has the size it was mapped with (reading the mapping further could
+  /// crash).
+  dlc_status_t checkSize() const;
 
 private:
   MappedFile(std::string path, int fd, const std::byte *data, size_t size)

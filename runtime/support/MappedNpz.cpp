@@ -107,36 +107,43 @@ void MappedNpz::FreeDeleter::operator()(std::byte *p) const { std::free(p); }
 // Parser
 //===----------------------------------------------------------------------===//
 
-/// Fills a MappedNpz from its mapped file. Each step returns false with
-/// *error set on the first problem.
+/// Fills a MappedNpz from its mapped file. Each step returns the first
+/// problem: DLC_UNIMPLEMENTED for a valid archive using what dlc does not
+/// read (encryption, other compression methods, several volumes),
+/// DLC_RESOURCE_EXHAUSTED for no memory to inflate into, DLC_DATA_LOSS for
+/// anything else.
 class MappedNpz::Parser {
 public:
-  Parser(MappedNpz &npz, CrcCheck crc, std::string *error)
+  Parser(MappedNpz &npz, CrcCheck crc)
       : npz_(npz), path_(npz.path()),
         bytes_(reinterpret_cast<const unsigned char *>(npz.file().data())),
-        size_(npz.file().size()), crc_(crc), error_(error) {}
+        size_(npz.file().size()), crc_(crc) {}
   ~Parser() {
     if (archive_)
       zip_discard(archive_);
   }
 
-  bool parse() {
+  dlc_status_t parse() {
     static const char kNpyMagic[] = "\x93NUMPY";
     if (size_ >= 6 && std::memcmp(bytes_, kNpyMagic, 6) == 0)
       return parseNpyFile();
     if (size_ >= 2 && bytes_[0] == 'P' && bytes_[1] == 'K')
       return parseZip();
-    return fail(path_, "not a .npy or .npz file (no NumPy or zip signature)");
+    return corrupt(path_,
+                   "not a .npy or .npz file (no NumPy or zip signature)");
   }
 
 private:
-  bool fail(const std::string &what, const std::string &reason) {
-    if (error_)
-      *error_ = what + ": " + reason;
-    return false;
+  static dlc_status_t corrupt(const std::string &what,
+                              const std::string &reason) {
+    return makeStatus(DLC_DATA_LOSS, what + ": " + reason);
+  }
+  static dlc_status_t unsupported(const std::string &what,
+                                  const std::string &reason) {
+    return makeStatus(DLC_UNIMPLEMENTED, what + ": " + reason);
   }
 
-  bool parseNpyFile() {
+  dlc_status_t parseNpyFile() {
     std::string name = path_.substr(path_.rfind('/') + 1);
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0)
       name.resize(name.size() - 4);
@@ -144,11 +151,12 @@ private:
   }
 
   /// Finds the central directory from the (zip64) EOCD record.
-  bool findDirectory(uint64_t &offset, uint64_t &size, uint64_t &entries,
-                     uint64_t &end) {
+  dlc_status_t findDirectory(uint64_t &offset, uint64_t &size,
+                             uint64_t &entries, uint64_t &end) {
     if (size_ < kEndSize)
-      return fail(path_, "truncated zip archive (no end of central directory "
-                         "record)");
+      return corrupt(path_,
+                     "truncated zip archive (no end of central directory "
+                     "record)");
     // The EOCD ends the file but for a comment of at most 64 KiB; the one
     // whose comment length reaches exactly the end is the real one.
     uint64_t eocd = size_ - kEndSize;
@@ -156,8 +164,8 @@ private:
     while (!(le32(bytes_ + eocd) == kEndSignature &&
              eocd + kEndSize + le16(bytes_ + eocd + 20) == size_)) {
       if (eocd == lowest)
-        return fail(path_, "truncated or not a zip archive (no end of "
-                           "central directory record)");
+        return corrupt(path_, "truncated or not a zip archive (no end of "
+                              "central directory record)");
       --eocd;
     }
     const unsigned char *record = bytes_ + eocd;
@@ -172,7 +180,7 @@ private:
       end = eocd - kZip64LocatorSize;
       if (recordOffset > end || end - recordOffset < kZip64EndSize ||
           le32(bytes_ + recordOffset) != kZip64EndSignature)
-        return fail(path_, "corrupt zip64 end of central directory record");
+        return corrupt(path_, "corrupt zip64 end of central directory record");
       record = bytes_ + recordOffset;
       disk = le32(record + 16);
       directoryDisk = le32(record + 20);
@@ -182,47 +190,47 @@ private:
       end = recordOffset;
     }
     if (disk != 0 || directoryDisk != 0)
-      return fail(path_, "multi-volume zip archives are not supported");
+      return unsupported(path_, "multi-volume zip archives are not supported");
     if (offset > end || size > end - offset)
-      return fail(path_, "corrupt zip archive (central directory at " +
-                             std::to_string(offset) + ", " +
-                             std::to_string(size) + " bytes, outside the " +
-                             std::to_string(size_) + "-byte file)");
+      return corrupt(path_, "corrupt zip archive (central directory at " +
+                                std::to_string(offset) + ", " +
+                                std::to_string(size) + " bytes, outside the " +
+                                std::to_string(size_) + "-byte file)");
     if (entries > size / kCentralHeaderSize)
-      return fail(path_, "corrupt zip archive (" + std::to_string(entries) +
-                             " entries cannot fit a " + std::to_string(size) +
-                             "-byte central directory)");
-    return true;
+      return corrupt(path_, "corrupt zip archive (" + std::to_string(entries) +
+                                " entries cannot fit a " +
+                                std::to_string(size) +
+                                "-byte central directory)");
+    return nullptr;
   }
 
-  bool parseZip() {
+  dlc_status_t parseZip() {
     uint64_t directory, directorySize, entries, directoryEnd;
-    if (!findDirectory(directory, directorySize, entries, directoryEnd))
-      return false;
+    DLC_RETURN_IF_ERROR(
+        findDirectory(directory, directorySize, entries, directoryEnd));
     uint64_t pos = directory, end = directory + directorySize;
     for (uint64_t index = 0; index < entries; ++index)
-      if (!readEntry(pos, end, index, directory))
-        return false;
+      DLC_RETURN_IF_ERROR(readEntry(pos, end, index, directory));
     if (pos != end)
-      return fail(path_, "corrupt zip archive (the central directory holds " +
-                             std::to_string(end - pos) +
-                             " bytes beyond its entries)");
+      return corrupt(
+          path_, "corrupt zip archive (the central directory holds " +
+                     std::to_string(end - pos) + " bytes beyond its entries)");
     std::set<std::string> names;
     for (const MappedArray &array : npz_.arrays_)
       if (!names.insert(array.name).second)
-        return fail(path_ + ": member '" + sanitize(array.name) + ".npy'",
-                    "duplicate member");
-    return true;
+        return corrupt(path_ + ": member '" + sanitize(array.name) + ".npy'",
+                       "duplicate member");
+    return nullptr;
   }
 
   /// Reads the central directory entry at `pos` (advancing it) and the
   /// member it describes, which must end by `membersEnd`.
-  bool readEntry(uint64_t &pos, uint64_t end, uint64_t index,
-                 uint64_t membersEnd) {
+  dlc_status_t readEntry(uint64_t &pos, uint64_t end, uint64_t index,
+                         uint64_t membersEnd) {
     std::string where = "central directory entry " + std::to_string(index);
     if (end - pos < kCentralHeaderSize ||
         le32(bytes_ + pos) != kCentralHeaderSignature)
-      return fail(path_, "corrupt zip archive (" + where + " is not one)");
+      return corrupt(path_, "corrupt zip archive (" + where + " is not one)");
     const unsigned char *entry = bytes_ + pos;
     uint16_t flags = le16(entry + 8), method = le16(entry + 10);
     uint32_t crc = le32(entry + 16);
@@ -231,8 +239,8 @@ private:
              commentSize = le16(entry + 32);
     uint64_t local = le32(entry + 42);
     if (end - pos - kCentralHeaderSize < nameSize + extraSize + commentSize)
-      return fail(path_, "corrupt zip archive (" + where +
-                             " runs past the central directory)");
+      return corrupt(path_, "corrupt zip archive (" + where +
+                                " runs past the central directory)");
     std::string name(reinterpret_cast<const char *>(entry) + kCentralHeaderSize,
                      nameSize);
     std::string what = path_ + ": member '" + sanitize(name) + "'";
@@ -240,52 +248,54 @@ private:
         readZip64Extra(entry + kCentralHeaderSize + nameSize, extraSize,
                        uncompressed, compressed, local);
     if (!reason.empty())
-      return fail(what, "corrupt zip entry: " + reason);
+      return corrupt(what, "corrupt zip entry: " + reason);
     pos += kCentralHeaderSize + nameSize + extraSize + commentSize;
 
     static const std::string kSuffix = ".npy";
     if (name.size() < kSuffix.size() ||
         name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) !=
             0)
-      return fail(what, "not a .npy file");
+      return corrupt(what, "not a .npy file");
     if (flags & kFlagEncrypted)
-      return fail(what, "encrypted members are not supported");
+      return unsupported(what, "encrypted members are not supported");
 
     // The local header: its name must agree; its lengths place the bytes.
     if (local > membersEnd || membersEnd - local < kLocalHeaderSize ||
         le32(bytes_ + local) != kLocalHeaderSignature)
-      return fail(what, "corrupt zip entry (no local header at offset " +
-                            std::to_string(local) + ")");
+      return corrupt(what, "corrupt zip entry (no local header at offset " +
+                               std::to_string(local) + ")");
     uint64_t localName = le16(bytes_ + local + 26),
              localExtra = le16(bytes_ + local + 28);
     uint64_t start = local + kLocalHeaderSize + localName + localExtra;
     if (start > membersEnd || compressed > membersEnd - start)
-      return fail(what, "truncated member (" + std::to_string(compressed) +
-                            " bytes at offset " + std::to_string(start) +
-                            " run past the members' end at " +
-                            std::to_string(membersEnd) + ")");
+      return corrupt(what, "truncated member (" + std::to_string(compressed) +
+                               " bytes at offset " + std::to_string(start) +
+                               " run past the members' end at " +
+                               std::to_string(membersEnd) + ")");
     if (localName != nameSize || std::memcmp(bytes_ + local + kLocalHeaderSize,
                                              name.data(), nameSize) != 0)
-      return fail(what, "corrupt zip entry (its local header names another "
-                        "member)");
+      return corrupt(what, "corrupt zip entry (its local header names another "
+                           "member)");
 
     std::string key = name.substr(0, name.size() - kSuffix.size());
     if (method == kMethodStored) {
       if (compressed != uncompressed)
-        return fail(what, "corrupt zip entry (a stored member of " +
-                              std::to_string(compressed) + " bytes claims " +
-                              std::to_string(uncompressed) + ")");
+        return corrupt(what, "corrupt zip entry (a stored member of " +
+                                 std::to_string(compressed) + " bytes claims " +
+                                 std::to_string(uncompressed) + ")");
       if (crc_ == CrcCheck::Verify &&
           crc32(0, bytes_ + start, uncompressed) != crc)
-        return fail(what, "CRC-32 mismatch (the member's bytes are corrupt)");
+        return corrupt(what,
+                       "CRC-32 mismatch (the member's bytes are corrupt)");
       return addArray(key, what, bytes_ + start, uncompressed, nullptr, crc);
     }
     if (method != kMethodDeflated)
-      return fail(what, "compression method " + std::to_string(method) +
-                            " is not supported (only stored and deflated)");
+      return unsupported(what, "compression method " + std::to_string(method) +
+                                   " is not supported (only stored and "
+                                   "deflated)");
     OwnedBytes inflated;
-    if (!inflate(index, name, what, compressed, uncompressed, inflated))
-      return false;
+    DLC_RETURN_IF_ERROR(
+        inflate(index, name, what, compressed, uncompressed, inflated));
     std::byte *bytes = inflated.get();
     npz_.owned_.push_back(std::move(inflated));
     return addArray(key, what, reinterpret_cast<unsigned char *>(bytes),
@@ -293,14 +303,15 @@ private:
   }
 
   /// Inflates member `index` with libzip, which checks its CRC-32.
-  bool inflate(uint64_t index, const std::string &name, const std::string &what,
-               uint64_t compressed, uint64_t uncompressed, OwnedBytes &out) {
+  dlc_status_t inflate(uint64_t index, const std::string &name,
+                       const std::string &what, uint64_t compressed,
+                       uint64_t uncompressed, OwnedBytes &out) {
     if (uncompressed / kMaxDeflateRatio > compressed)
-      return fail(what, "corrupt zip entry (" + std::to_string(compressed) +
-                            " deflated bytes cannot inflate to " +
-                            std::to_string(uncompressed) + ")");
-    if (!archive_ && !openArchive())
-      return false;
+      return corrupt(what, "corrupt zip entry (" + std::to_string(compressed) +
+                               " deflated bytes cannot inflate to " +
+                               std::to_string(uncompressed) + ")");
+    if (!archive_)
+      DLC_RETURN_IF_ERROR(openArchive());
     // libzip numbers entries in central directory order; the name and sizes
     // confirm that it parsed the same directory.
     zip_stat_t stat;
@@ -309,14 +320,14 @@ private:
         !(stat.valid & ZIP_STAT_NAME) || name != stat.name ||
         !(stat.valid & ZIP_STAT_SIZE) || stat.size != uncompressed ||
         !(stat.valid & ZIP_STAT_COMP_SIZE) || stat.comp_size != compressed)
-      return fail(what, "corrupt zip entry (libzip reads the central "
-                        "directory differently)");
-    if (!allocate(std::max<uint64_t>(uncompressed, 1), what, out))
-      return false;
+      return corrupt(what, "corrupt zip entry (libzip reads the central "
+                           "directory differently)");
+    DLC_RETURN_IF_ERROR(
+        allocate(std::max<uint64_t>(uncompressed, 1), what, out));
     zip_file_t *file = zip_fopen_index(archive_, index, 0);
     if (!file)
-      return fail(what,
-                  std::string("cannot inflate: ") + zip_strerror(archive_));
+      return corrupt(what,
+                     std::string("cannot inflate: ") + zip_strerror(archive_));
     uint64_t done = 0;
     zip_int64_t n = 1;
     while (done < uncompressed && n > 0) {
@@ -333,16 +344,16 @@ private:
         n < 0 ? std::string("cannot inflate: ") + zip_file_strerror(file) : "";
     zip_fclose(file);
     if (!reason.empty())
-      return fail(what, reason);
+      return corrupt(what, reason);
     if (done != uncompressed || n > 0)
-      return fail(what, "corrupt zip entry (it inflates to " +
-                            std::string(n > 0 ? "more than " : "") +
-                            std::to_string(done) + " bytes, not " +
-                            std::to_string(uncompressed) + ")");
-    return true;
+      return corrupt(what, "corrupt zip entry (it inflates to " +
+                               std::string(n > 0 ? "more than " : "") +
+                               std::to_string(done) + " bytes, not " +
+                               std::to_string(uncompressed) + ")");
+    return nullptr;
   }
 
-  bool openArchive() {
+  dlc_status_t openArchive() {
     zip_error_t zipError;
     zip_error_init(&zipError);
     zip_source_t *source =
@@ -355,26 +366,27 @@ private:
     std::string reason = zip_error_strerror(&zipError);
     zip_error_fini(&zipError);
     if (!archive_)
-      return fail(path_, "libzip cannot open it: " + reason);
-    return true;
+      return corrupt(path_, "libzip cannot open it: " + reason);
+    return nullptr;
   }
 
-  bool allocate(uint64_t bytes, const std::string &what, OwnedBytes &out) {
+  static dlc_status_t allocate(uint64_t bytes, const std::string &what,
+                               OwnedBytes &out) {
     out.reset(static_cast<std::byte *>(std::malloc(bytes)));
     if (!out)
-      return fail(what,
-                  "out of memory for " + std::to_string(bytes) + " bytes");
-    return true;
+      return makeStatus(DLC_RESOURCE_EXHAUSTED, what + ": out of memory for " +
+                                                    std::to_string(bytes) +
+                                                    " bytes");
+    return nullptr;
   }
 
   /// Adds the .npy bytes `member` as an array. `writable` is `member` when
   /// it is memory the MappedNpz owns (and may change in place), else null.
-  bool addArray(const std::string &name, const std::string &what,
-                const unsigned char *member, uint64_t size, std::byte *writable,
-                uint32_t crc) {
+  dlc_status_t addArray(const std::string &name, const std::string &what,
+                        const unsigned char *member, uint64_t size,
+                        std::byte *writable, uint32_t crc) {
     NpyLayout layout;
-    if (!parseNpyHeader(member, size, what, layout, error_))
-      return false;
+    DLC_RETURN_IF_ERROR(parseNpyHeader(member, size, what, layout));
     MappedArray array;
     array.name = name;
     array.dtype = layout.dtype;
@@ -392,17 +404,16 @@ private:
       array.data = data;
       array.mapped = writable == nullptr;
       npz_.arrays_.push_back(std::move(array));
-      return true;
+      return nullptr;
     }
     // The elements change on the way in (byte order, layout, booleans):
     // the .npy parser makes the native row-major copy.
     Tensor converted;
-    if (!parseNpy(member, size, what, converted, error_))
-      return false;
+    DLC_RETURN_IF_ERROR(parseNpy(member, size, what, converted));
     array.data = converted.bytes();
     npz_.converted_.push_back(std::move(converted));
     npz_.arrays_.push_back(std::move(array));
-    return true;
+    return nullptr;
   }
 
   MappedNpz &npz_;
@@ -410,7 +421,6 @@ private:
   const unsigned char *bytes_;
   uint64_t size_;
   CrcCheck crc_;
-  std::string *error_;
   /// Opened on the first deflated member.
   zip_t *archive_ = nullptr;
 };
@@ -419,20 +429,19 @@ private:
 // Public API
 //===----------------------------------------------------------------------===//
 
-std::unique_ptr<MappedNpz> MappedNpz::open(const std::string &path,
-                                           CrcCheck crc, std::string *error) {
-  std::unique_ptr<MappedFile> file = MappedFile::open(path, error);
-  if (!file)
-    return nullptr;
-  return open(std::move(file), crc, error);
+dlc_status_t MappedNpz::open(const std::string &path, CrcCheck crc,
+                             std::unique_ptr<MappedNpz> &out) {
+  std::unique_ptr<MappedFile> file;
+  DLC_RETURN_IF_ERROR(MappedFile::open(path, file));
+  return open(std::move(file), crc, out);
 }
 
-std::unique_ptr<MappedNpz> MappedNpz::open(std::unique_ptr<MappedFile> file,
-                                           CrcCheck crc, std::string *error) {
+dlc_status_t MappedNpz::open(std::unique_ptr<MappedFile> file, CrcCheck crc,
+                             std::unique_ptr<MappedNpz> &out) {
   std::unique_ptr<MappedNpz> npz(new MappedNpz(std::move(file)));
-  if (!Parser(*npz, crc, error).parse())
-    return nullptr;
-  return npz;
+  DLC_RETURN_IF_ERROR(Parser(*npz, crc).parse());
+  out = std::move(npz);
+  return nullptr;
 }
 
 const MappedArray *MappedNpz::find(const std::string &name) const {

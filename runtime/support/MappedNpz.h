@@ -60,14 +60,16 @@ enum class CrcCheck : bool { Skip, Verify };
 /// their names), valid while the MappedNpz lives.
 class MappedNpz {
 public:
-  /// Opens and parses `path`. Returns null and sets *error (if non-null) to
-  /// one line naming the file (and the member) and the reason.
-  static std::unique_ptr<MappedNpz> open(const std::string &path, CrcCheck crc,
-                                         std::string *error);
+  /// Opens and parses `path` into `out`. Fails with one line naming the
+  /// file (and the member) and the reason: MappedFile::open's failures, then
+  /// DLC_DATA_LOSS for a truncated or corrupt file, DLC_UNIMPLEMENTED for
+  /// what dlc does not read (encrypted members, a complex dtype...).
+  static dlc_status_t open(const std::string &path, CrcCheck crc,
+                           std::unique_ptr<MappedNpz> &out);
   /// Parses an already mapped file (a caller that tells a file it cannot
   /// read from a corrupt one).
-  static std::unique_ptr<MappedNpz> open(std::unique_ptr<MappedFile> file,
-                                         CrcCheck crc, std::string *error);
+  static dlc_status_t open(std::unique_ptr<MappedFile> file, CrcCheck crc,
+                           std::unique_ptr<MappedNpz> &out);
 
   const std::string &path() const { return file_->path(); }
   const MappedFile &file() const { return *file_; }

@@ -46,12 +46,16 @@ constexpr size_t kDataAlignment = 64;
 constexpr const char *kBF16Reason =
     "bfloat16 has no NumPy dtype; cast to float32";
 
-/// Sets *error to "<what>: <reason>" and returns false.
-bool fail(std::string *error, const std::string &what,
-          const std::string &reason) {
-  if (error)
-    *error = what + ": " + reason;
-  return false;
+/// A status of `code` with the message "<what>: <reason>".
+dlc_status_t fail(dlc_status_code_t code, const std::string &what,
+                  const std::string &reason) {
+  return makeStatus(code, what + ": " + reason);
+}
+
+/// A failed system call, `doing` ("cannot open"), with its errno `e`.
+dlc_status_t failErrno(int e, const std::string &what,
+                       const std::string &doing) {
+  return fail(errnoStatusCode(e), what, doing + ": " + std::strerror(e));
 }
 
 //===----------------------------------------------------------------------===//
@@ -64,54 +68,53 @@ struct NpyHeader {
   std::vector<int64_t> shape;
 };
 
-/// Parses the dict literal of a .npy header. Each method returns an empty
-/// string on success and the reason otherwise, so the first failure
-/// propagates unchanged to the caller.
+/// Parses the dict literal of a .npy header, the bytes `what` names. Each
+/// method returns the first failure, so it propagates unchanged to the
+/// caller: DLC_UNIMPLEMENTED for what NumPy writes and dlc does not hold,
+/// DLC_DATA_LOSS for anything else.
 class HeaderParser {
 public:
-  HeaderParser(const char *text, size_t size) : pos(text), end(text + size) {}
+  HeaderParser(const char *text, size_t size, const std::string &what)
+      : pos(text), end(text + size), what(what) {}
 
-  std::string parse(NpyHeader &header) {
+  dlc_status_t parse(NpyHeader &header) {
     bool seenDescr = false, seenFortran = false, seenShape = false;
     skipSpace();
     if (!consume('{'))
-      return "malformed header: expected '{'";
+      return malformed("expected '{'");
     skipSpace();
     while (!consume('}')) {
       std::string key;
       if (!parseString(key))
-        return "malformed header: expected a string key";
+        return malformed("expected a string key");
       skipSpace();
       if (!consume(':'))
-        return "malformed header: expected ':' after '" + sanitize(key) + "'";
+        return malformed("expected ':' after '" + sanitize(key) + "'");
       skipSpace();
-      std::string reason;
       if (key == "descr")
-        reason = parseDescr(header.descr, seenDescr);
+        DLC_RETURN_IF_ERROR(parseDescr(header.descr, seenDescr));
       else if (key == "fortran_order")
-        reason = parseBool(header.fortranOrder, seenFortran);
+        DLC_RETURN_IF_ERROR(parseBool(header.fortranOrder, seenFortran));
       else if (key == "shape")
-        reason = parseShape(header.shape, seenShape);
+        DLC_RETURN_IF_ERROR(parseShape(header.shape, seenShape));
       else
-        reason = "malformed header: unexpected key '" + sanitize(key) + "'";
-      if (!reason.empty())
-        return reason;
+        return malformed("unexpected key '" + sanitize(key) + "'");
       skipSpace();
       if (consume(','))
         skipSpace();
       else if (pos == end || *pos != '}')
-        return "malformed header: expected ',' or '}'";
+        return malformed("expected ',' or '}'");
     }
     skipSpace();
     if (pos != end)
-      return "malformed header: unexpected text after '}'";
+      return malformed("unexpected text after '}'");
     if (!seenDescr)
-      return "malformed header: missing key 'descr'";
+      return malformed("missing key 'descr'");
     if (!seenFortran)
-      return "malformed header: missing key 'fortran_order'";
+      return malformed("missing key 'fortran_order'");
     if (!seenShape)
-      return "malformed header: missing key 'shape'";
-    return "";
+      return malformed("missing key 'shape'");
+    return nullptr;
   }
 
 private:
@@ -155,22 +158,26 @@ private:
     return true;
   }
 
-  static std::string duplicate(const char *key) {
-    return std::string("malformed header: duplicate key '") + key + "'";
+  dlc_status_t malformed(const std::string &reason) const {
+    return fail(DLC_DATA_LOSS, what, "malformed header: " + reason);
+  }
+  dlc_status_t duplicate(const char *key) const {
+    return malformed(std::string("duplicate key '") + key + "'");
   }
 
-  std::string parseDescr(std::string &out, bool &seen) {
+  dlc_status_t parseDescr(std::string &out, bool &seen) {
     if (seen)
       return duplicate("descr");
     seen = true;
     if (pos != end && *pos == '[')
-      return "structured dtypes are not supported";
+      return fail(DLC_UNIMPLEMENTED, what,
+                  "structured dtypes are not supported");
     if (!parseString(out))
-      return "malformed header: 'descr' is not a string";
-    return "";
+      return malformed("'descr' is not a string");
+    return nullptr;
   }
 
-  std::string parseBool(bool &out, bool &seen) {
+  dlc_status_t parseBool(bool &out, bool &seen) {
     if (seen)
       return duplicate("fortran_order");
     seen = true;
@@ -179,65 +186,66 @@ private:
     else if (consumeWord("False"))
       out = false;
     else
-      return "malformed header: 'fortran_order' is not True or False";
-    return "";
+      return malformed("'fortran_order' is not True or False");
+    return nullptr;
   }
 
   /// A tuple of integers: "()", "(5,)", "(2, 3)". A lone "(5)" is an int in
   /// Python, not a tuple, so it is rejected as NumPy rejects it.
-  std::string parseShape(std::vector<int64_t> &out, bool &seen) {
+  dlc_status_t parseShape(std::vector<int64_t> &out, bool &seen) {
     if (seen)
       return duplicate("shape");
     seen = true;
     if (!consume('('))
-      return "malformed header: 'shape' is not a tuple";
+      return malformed("'shape' is not a tuple");
     skipSpace();
     bool sawComma = false;
     while (!consume(')')) {
       int64_t dim;
-      std::string reason = parseDim(dim);
-      if (!reason.empty())
-        return reason;
+      DLC_RETURN_IF_ERROR(parseDim(dim));
       out.push_back(dim);
       skipSpace();
       if (consume(',')) {
         sawComma = true;
         skipSpace();
       } else if (pos == end || *pos != ')') {
-        return "malformed header: expected ',' or ')' in 'shape'";
+        return malformed("expected ',' or ')' in 'shape'");
       }
     }
     if (out.size() == 1 && !sawComma)
-      return "malformed header: 'shape' is not a tuple";
-    return "";
+      return malformed("'shape' is not a tuple");
+    return nullptr;
   }
 
   /// A decimal integer with an optional sign and Python 2's 'L' suffix.
-  std::string parseDim(int64_t &out) {
+  dlc_status_t parseDim(int64_t &out) {
     bool negative = consume('-');
     if (pos == end || *pos < '0' || *pos > '9')
-      return "malformed header: expected an integer in 'shape'";
+      return malformed("expected an integer in 'shape'");
     uint64_t value = 0;
     while (pos != end && *pos >= '0' && *pos <= '9') {
       uint64_t digit = static_cast<uint64_t>(*pos++ - '0');
       if (value > (static_cast<uint64_t>(INT64_MAX) - digit) / 10)
-        return "malformed header: dimension too large";
+        return malformed("dimension too large");
       value = value * 10 + digit;
     }
     consume('L');
     if (negative && value != 0)
-      return "negative dimension -" + std::to_string(value) + " in shape";
+      return fail(DLC_DATA_LOSS, what,
+                  "negative dimension -" + std::to_string(value) + " in shape");
     out = static_cast<int64_t>(value);
-    return "";
+    return nullptr;
   }
 
   const char *pos;
   const char *end;
+  const std::string &what;
 };
 
-/// Maps a descr ("<f4") to a DType and whether its bytes need swapping.
-/// Returns the reason on failure.
-std::string parseDescr(const std::string &descr, DType &type, bool &swap) {
+/// Maps a descr ("<f4") of the bytes `what` names to a DType and whether
+/// its bytes need swapping. A type dlc does not hold is DLC_UNIMPLEMENTED.
+dlc_status_t parseDescr(const std::string &descr, const std::string &what,
+                        DType &type, bool &swap) {
   struct Code {
     const char *code;
     DType type;
@@ -257,21 +265,23 @@ std::string parseDescr(const std::string &descr, DType &type, bool &swap) {
     code = descr.substr(1);
   }
   if (!code.empty() && code[0] == 'O')
-    return "object arrays are not supported";
+    return fail(DLC_UNIMPLEMENTED, what, "object arrays are not supported");
   for (const Code &entry : kCodes) {
     if (code == entry.code) {
       type = entry.type;
       swap = order == '>' && dtypeSize(type) > 1;
-      return "";
+      return nullptr;
     }
   }
-  return "unsupported dtype '" + sanitize(descr) + "'";
+  return fail(DLC_UNIMPLEMENTED, what,
+              "unsupported dtype '" + sanitize(descr) + "'");
 }
 
 /// Checks a shape's dimensions and computes its element count. Like NumPy,
 /// the product of the non-zero dimensions must fit in int64 even when the
 /// array is empty, so strides computed from the shape cannot overflow.
-std::string checkShape(const std::vector<int64_t> &shape, int64_t &count) {
+dlc_status_t checkShape(const std::vector<int64_t> &shape,
+                        const std::string &what, int64_t &count) {
   int64_t product = 1;
   bool empty = false;
   for (int64_t dim : shape) {
@@ -280,10 +290,11 @@ std::string checkShape(const std::vector<int64_t> &shape, int64_t &count) {
       continue;
     }
     if (__builtin_mul_overflow(product, dim, &product))
-      return "element count of the shape overflows int64";
+      return fail(DLC_DATA_LOSS, what,
+                  "element count of the shape overflows int64");
   }
   count = empty ? 0 : product;
-  return "";
+  return nullptr;
 }
 
 /// Copies a column-major array into row-major order.
@@ -325,12 +336,11 @@ void byteSwapElements(std::byte *data, int64_t count, size_t itemSize) {
 // Files
 //===----------------------------------------------------------------------===//
 
-bool readFile(const std::string &path, std::vector<unsigned char> &out,
-              std::string *error) {
+dlc_status_t readFile(const std::string &path,
+                      std::vector<unsigned char> &out) {
   std::FILE *file = std::fopen(path.c_str(), "rb");
   if (!file)
-    return fail(error, path,
-                std::string("cannot open: ") + std::strerror(errno));
+    return failErrno(errno, path, "cannot open");
   unsigned char buffer[1 << 16];
   size_t n;
   while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
@@ -339,21 +349,18 @@ bool readFile(const std::string &path, std::vector<unsigned char> &out,
   bool failed = std::ferror(file);
   std::fclose(file);
   if (failed)
-    return fail(error, path,
-                std::string("cannot read: ") + std::strerror(readErrno));
-  return true;
+    return failErrno(readErrno, path, "cannot read");
+  return nullptr;
 }
 
 /// Renames the written file `tmp` over `path`, or removes it on failure.
-bool renameOver(const std::string &tmp, const std::string &path,
-                std::string *error) {
+dlc_status_t renameOver(const std::string &tmp, const std::string &path) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int renameErrno = errno;
     std::remove(tmp.c_str());
-    return fail(error, path,
-                "cannot rename '" + tmp + "': " + std::strerror(renameErrno));
+    return failErrno(renameErrno, path, "cannot rename '" + tmp + "'");
   }
-  return true;
+  return nullptr;
 }
 
 /// The little-endian descr NumPy writes for a type; null for BF16.
@@ -397,19 +404,27 @@ std::string zipErrorString(int code) {
   return message;
 }
 
+/// The code of libzip's failure `error`: its errno's where it has one (a
+/// full disk when the archive is written out).
+dlc_status_code_t zipStatusCode(zip_error_t *error) {
+  if (zip_error_code_zip(error) == ZIP_ER_MEMORY)
+    return DLC_RESOURCE_EXHAUSTED;
+  if (zip_error_system_type(error) == ZIP_ET_SYS)
+    return errnoStatusCode(zip_error_code_system(error));
+  return DLC_IO_ERROR;
+}
+
 } // namespace
 
-bool writeFileAtomically(const std::string &path, const std::string &bytes,
-                         std::string *error, int *errorNumber) {
+dlc_status_t writeFileAtomically(const std::string &path,
+                                 const std::string &bytes) {
   std::string temp = path + ".tmp";
   auto failure = [&](const char *what, int fd) {
     int e = errno;
     if (fd >= 0)
       ::close(fd);
     ::unlink(temp.c_str());
-    if (errorNumber)
-      *errorNumber = e;
-    return fail(error, path, std::string(what) + ": " + std::strerror(e));
+    return failErrno(e, path, what);
   };
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -433,7 +448,7 @@ bool writeFileAtomically(const std::string &path, const std::string &bytes,
     return failure("close failed", -1);
   if (::rename(temp.c_str(), path.c_str()) != 0)
     return failure("rename failed", -1);
-  return true;
+  return nullptr;
 }
 
 std::string sanitize(const std::string &text) {
@@ -463,58 +478,54 @@ Tensor bfloat16FromBits(const Tensor &bits) {
 // Public API
 //===----------------------------------------------------------------------===//
 
-bool parseNpyHeader(const void *data, size_t size, const std::string &what,
-                    NpyLayout &out, std::string *error) {
+dlc_status_t parseNpyHeader(const void *data, size_t size,
+                            const std::string &what, NpyLayout &out) {
   const auto *bytes = static_cast<const unsigned char *>(data);
   if (size < kMagicSize || std::memcmp(bytes, kMagic, kMagicSize) != 0)
-    return fail(error, what, "not a .npy file (bad magic)");
+    return fail(DLC_DATA_LOSS, what, "not a .npy file (bad magic)");
   if (size < kMagicSize + 2)
-    return fail(error, what, "truncated header");
+    return fail(DLC_DATA_LOSS, what, "truncated header");
   unsigned major = bytes[6], minor = bytes[7];
   if ((major != 1 && major != 2 && major != 3) || minor != 0)
-    return fail(error, what,
+    return fail(DLC_UNIMPLEMENTED, what,
                 "unsupported .npy format version " + std::to_string(major) +
                     "." + std::to_string(minor));
   // Version 1.0 has a 2-byte header length; 2.0 and 3.0 (UTF-8 header) a
   // 4-byte one.
   size_t prefix = major == 1 ? 10 : 12;
   if (size < prefix)
-    return fail(error, what, "truncated header");
+    return fail(DLC_DATA_LOSS, what, "truncated header");
   size_t headerSize = bytes[8] | (bytes[9] << 8);
   if (major != 1)
     headerSize |= static_cast<size_t>(bytes[10]) << 16 |
                   static_cast<size_t>(bytes[11]) << 24;
   if (headerSize > size - prefix)
-    return fail(error, what,
+    return fail(DLC_DATA_LOSS, what,
                 "truncated header: " + std::to_string(headerSize) +
                     " bytes declared, " + std::to_string(size - prefix) +
                     " present");
 
   NpyHeader header;
   const char *headerText = reinterpret_cast<const char *>(bytes + prefix);
-  std::string reason = HeaderParser(headerText, headerSize).parse(header);
+  DLC_RETURN_IF_ERROR(HeaderParser(headerText, headerSize, what).parse(header));
   DType type = DType::F32;
   bool swap = false;
-  if (reason.empty())
-    reason = parseDescr(header.descr, type, swap);
+  DLC_RETURN_IF_ERROR(parseDescr(header.descr, what, type, swap));
   int64_t count = 0;
-  if (reason.empty())
-    reason = checkShape(header.shape, count);
-  if (!reason.empty())
-    return fail(error, what, reason);
+  DLC_RETURN_IF_ERROR(checkShape(header.shape, what, count));
 
   size_t itemSize = dtypeSize(type);
   size_t available = size - prefix - headerSize;
   uint64_t needed;
   if (__builtin_mul_overflow(static_cast<uint64_t>(count), itemSize, &needed) ||
       needed > available)
-    return fail(error, what,
+    return fail(DLC_DATA_LOSS, what,
                 "truncated data: shape (" + std::to_string(count) +
                     " elements of " + std::to_string(itemSize) +
                     " bytes) needs more than the " + std::to_string(available) +
                     " bytes present");
   if (needed < available)
-    return fail(error, what,
+    return fail(DLC_DATA_LOSS, what,
                 std::to_string(available - needed) +
                     " unexpected bytes after the data");
 
@@ -524,14 +535,13 @@ bool parseNpyHeader(const void *data, size_t size, const std::string &what,
   out.byteSwapped = swap;
   out.dataOffset = prefix + headerSize;
   out.dataBytes = static_cast<size_t>(needed);
-  return true;
+  return nullptr;
 }
 
-bool parseNpy(const void *data, size_t size, const std::string &what,
-              Tensor &out, std::string *error) {
+dlc_status_t parseNpy(const void *data, size_t size, const std::string &what,
+                      Tensor &out) {
   NpyLayout layout;
-  if (!parseNpyHeader(data, size, what, layout, error))
-    return false;
+  DLC_RETURN_IF_ERROR(parseNpyHeader(data, size, what, layout));
   Tensor result(layout.dtype, layout.shape);
   int64_t count = result.numElements();
   const unsigned char *src =
@@ -550,14 +560,13 @@ bool parseNpy(const void *data, size_t size, const std::string &what,
       result.bytes()[i] =
           static_cast<std::byte>(result.bytes()[i] != std::byte{0} ? 1 : 0);
   out = std::move(result);
-  return true;
+  return nullptr;
 }
 
-bool readNpy(const std::string &path, Tensor &out, std::string *error) {
+dlc_status_t readNpy(const std::string &path, Tensor &out) {
   std::vector<unsigned char> bytes;
-  if (!readFile(path, bytes, error))
-    return false;
-  return parseNpy(bytes.data(), bytes.size(), path, out, error);
+  DLC_RETURN_IF_ERROR(readFile(path, bytes));
+  return parseNpy(bytes.data(), bytes.size(), path, out);
 }
 
 std::string serializeNpyHeader(DType dtype, const std::vector<int64_t> &shape) {
@@ -605,17 +614,15 @@ std::string serializeNpy(const Tensor &t) {
   return out;
 }
 
-bool writeNpy(const std::string &path, const Tensor &t, std::string *error) {
+dlc_status_t writeNpy(const std::string &path, const Tensor &t) {
   if (t.dtype() == DType::BF16)
-    return fail(error, path, kBF16Reason);
-  return writeFileAtomically(path, serializeNpy(t), error);
+    return fail(DLC_INVALID_ARGUMENT, path, kBF16Reason);
+  return writeFileAtomically(path, serializeNpy(t));
 }
 
-bool readNpz(const std::string &path, NamedTensors &out, std::string *error) {
-  std::unique_ptr<MappedNpz> npz =
-      MappedNpz::open(path, CrcCheck::Verify, error);
-  if (!npz)
-    return false;
+dlc_status_t readNpz(const std::string &path, NamedTensors &out) {
+  std::unique_ptr<MappedNpz> npz;
+  DLC_RETURN_IF_ERROR(MappedNpz::open(path, CrcCheck::Verify, npz));
   NamedTensors arrays;
   for (const MappedArray &array : npz->arrays()) {
     Tensor tensor(array.dtype, array.shape);
@@ -624,11 +631,10 @@ bool readNpz(const std::string &path, NamedTensors &out, std::string *error) {
     arrays.emplace_back(array.name, std::move(tensor));
   }
   out = std::move(arrays);
-  return true;
+  return nullptr;
 }
 
-bool writeNpz(const std::string &path, const NamedTensors &arrays,
-              std::string *error) {
+dlc_status_t writeNpz(const std::string &path, const NamedTensors &arrays) {
   // Serialize everything first, so an unwritable array fails before any file
   // is touched. The buffers must outlive zip_close, which reads them.
   std::vector<std::string> members;
@@ -636,22 +642,22 @@ bool writeNpz(const std::string &path, const NamedTensors &arrays,
   for (const auto &[name, tensor] : arrays) {
     std::string what = path + ": array '" + name + "'";
     if (!names.insert(name).second)
-      return fail(error, what, "duplicate name");
+      return fail(DLC_INVALID_ARGUMENT, what, "duplicate name");
     if (tensor.dtype() == DType::BF16)
-      return fail(error, what, kBF16Reason);
+      return fail(DLC_INVALID_ARGUMENT, what, kBF16Reason);
     members.push_back(serializeNpy(tensor));
   }
   // libzip deletes an archive left without entries instead of writing it;
   // NumPy writes the bare end-of-central-directory record, and so do we.
   if (arrays.empty())
-    return writeFileAtomically(
-        path, std::string("PK\x05\x06", 4) + std::string(18, '\0'), error);
+    return writeFileAtomically(path, std::string("PK\x05\x06", 4) +
+                                         std::string(18, '\0'));
 
   std::string tmp = path + ".tmp";
   int code = 0;
   zip_t *archive = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
   if (!archive)
-    return fail(error, path,
+    return fail(DLC_IO_ERROR, path,
                 "cannot create '" + tmp + "': " + zipErrorString(code));
   for (size_t i = 0; i < arrays.size(); ++i) {
     std::string member = arrays[i].first + ".npy";
@@ -667,19 +673,22 @@ bool writeNpz(const std::string &path, const NamedTensors &arrays,
     if (index < 0 ||
         zip_set_file_compression(archive, static_cast<zip_uint64_t>(index),
                                  ZIP_CM_STORE, 0) != 0) {
-      std::string reason =
-          "cannot add '" + member + "': " + zip_strerror(archive);
+      dlc_status_t status =
+          fail(zipStatusCode(zip_get_error(archive)), path,
+               "cannot add '" + member + "': " + zip_strerror(archive));
       zip_discard(archive);
-      return fail(error, path, reason);
+      return status;
     }
   }
   if (zip_close(archive) != 0) {
-    std::string reason = "cannot write '" + tmp + "': " + zip_strerror(archive);
+    dlc_status_t status =
+        fail(zipStatusCode(zip_get_error(archive)), path,
+             "cannot write '" + tmp + "': " + zip_strerror(archive));
     zip_discard(archive);
     std::remove(tmp.c_str());
-    return fail(error, path, reason);
+    return status;
   }
-  return renameOver(tmp, path, error);
+  return renameOver(tmp, path);
 }
 
 } // namespace dlc

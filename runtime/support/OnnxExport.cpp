@@ -170,16 +170,13 @@ private:
   bool malformed_ = false;
 };
 
-bool fail(std::string *error, const std::string &message) {
-  if (error)
-    *error = "ONNX export: " + message;
-  return false;
+dlc_status_t fail(dlc_status_code_t code, const std::string &message) {
+  return makeStatus(code, "ONNX export: " + message);
 }
 
 /// Checks that `model` is well-formed with a graph; collects the names of
 /// its graph's initializers.
-bool walkModel(const std::string &model, std::set<std::string> &names,
-               std::string *error) {
+dlc_status_t walkModel(const std::string &model, std::set<std::string> &names) {
   FieldReader reader(model);
   uint32_t field, type;
   std::string_view payload;
@@ -199,54 +196,57 @@ bool walkModel(const std::string &model, std::set<std::string> &names,
         if (field == kTensorName && type == Bytes)
           names.insert(std::string(name));
       if (fields.malformed())
-        return fail(error, "the model's graph holds a malformed initializer");
+        return fail(DLC_DATA_LOSS,
+                    "the model's graph holds a malformed initializer");
     }
     if (graph.malformed())
-      return fail(error, "the model's graph is malformed protobuf");
+      return fail(DLC_DATA_LOSS, "the model's graph is malformed protobuf");
   }
   if (reader.malformed())
-    return fail(error,
+    return fail(DLC_DATA_LOSS,
                 "the model is not a ModelProto (malformed field at byte " +
                     std::to_string(reader.fieldStart()) + ")");
   if (!sawGraph)
-    return fail(error, "the model has no graph");
-  return true;
+    return fail(DLC_DATA_LOSS, "the model has no graph");
+  return nullptr;
 }
 
 } // namespace
 
-bool appendOnnxInitializers(const std::string &model,
-                            const NamedTensors &initializers, std::string &out,
-                            std::string *error) {
+dlc_status_t appendOnnxInitializers(const std::string &model,
+                                    const NamedTensors &initializers,
+                                    std::string &out) {
   std::set<std::string> names;
-  if (!walkModel(model, names, error))
-    return false;
+  DLC_RETURN_IF_ERROR(walkModel(model, names));
   // Sizes first, so the weights are copied once, straight into `out`.
   std::vector<std::string> prefixes;
   uint64_t graphSize = 0;
   for (const auto &[name, tensor] : initializers) {
     if (name.empty())
-      return fail(error, "an initializer has no name");
+      return fail(DLC_INVALID_ARGUMENT, "an initializer has no name");
     if (!names.insert(name).second)
-      return fail(error, "initializer '" + name +
-                             "' is already in the model or given twice");
+      return fail(DLC_INVALID_ARGUMENT,
+                  "initializer '" + name +
+                      "' is already in the model or given twice");
     prefixes.push_back(encodeTensorPrefix(name, tensor));
     uint64_t tensorSize = prefixes.back().size() + tensor.byteSize();
     std::string fieldPrefix;
     appendBytesPrefix(fieldPrefix, kGraphInitializer, tensorSize);
     graphSize += fieldPrefix.size() + tensorSize;
     if (graphSize > kMaxMessageSize)
-      return fail(error, "the initializers exceed protobuf's 2 GiB limit on "
-                         "a message (from '" +
-                             name + "' on)");
+      return fail(DLC_RESOURCE_EXHAUSTED,
+                  "the initializers exceed protobuf's 2 GiB limit on "
+                  "a message (from '" +
+                      name + "' on)");
   }
   std::string graphPrefix;
   appendBytesPrefix(graphPrefix, kModelGraph, graphSize);
   uint64_t total = model.size() + graphPrefix.size() + graphSize;
   if (total > kMaxMessageSize)
-    return fail(error, "the model with its initializers would be " +
-                           std::to_string(total) +
-                           " bytes, over protobuf's 2 GiB limit on a message");
+    return fail(DLC_RESOURCE_EXHAUSTED,
+                "the model with its initializers would be " +
+                    std::to_string(total) +
+                    " bytes, over protobuf's 2 GiB limit on a message");
   out.clear();
   out.reserve(total);
   out += model;
@@ -259,7 +259,7 @@ bool appendOnnxInitializers(const std::string &model,
     out.append(reinterpret_cast<const char *>(tensor.bytes()),
                tensor.byteSize());
   }
-  return true;
+  return nullptr;
 }
 
 } // namespace dlc

@@ -21,12 +21,13 @@ namespace dlc {
 /// Sets `out` to the serialized ModelProto `model` (whose graph must not
 /// already hold initializers of these names) with `initializers` appended to
 /// its graph as TensorProtos (dims, data_type, name, little-endian raw_data).
-/// Fails with *error set (if non-null) when `model` is not a well-formed
-/// ModelProto with a graph, an initializer name is empty or already present,
-/// or the result exceeds protobuf's 2 GiB message limit.
-bool appendOnnxInitializers(const std::string &model,
-                            const NamedTensors &initializers, std::string &out,
-                            std::string *error);
+/// Fails with DLC_DATA_LOSS when `model` is not a well-formed ModelProto
+/// with a graph, DLC_INVALID_ARGUMENT when an initializer name is empty or
+/// already present, and DLC_RESOURCE_EXHAUSTED when the result exceeds
+/// protobuf's 2 GiB message limit.
+dlc_status_t appendOnnxInitializers(const std::string &model,
+                                    const NamedTensors &initializers,
+                                    std::string &out);
 
 /// Whether a global of `role` goes into an exported model: the parameters
 /// and the model's state (BatchNorm's running statistics), not optimizer

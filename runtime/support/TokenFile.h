@@ -30,11 +30,12 @@ public:
   /// llm.c's header: 256 int32.
   static constexpr size_t kLlmcHeaderBytes = 256 * 4;
 
-  /// Maps `path`; `rawWidth` (U16 or U32) is the id type of a file without
-  /// llm.c's header. Returns null and sets *error (if non-null) when the file
-  /// cannot be mapped or its header, version or size is wrong.
-  static std::unique_ptr<TokenFile> open(const std::string &path,
-                                         DType rawWidth, std::string *error);
+  /// Maps `path` into `out`; `rawWidth` (U16 or U32, else
+  /// DLC_INVALID_ARGUMENT) is the id type of a file without llm.c's header.
+  /// Fails as MappedFile::open does, or when the header or size is wrong
+  /// (DLC_DATA_LOSS) or the header's version unknown (DLC_UNIMPLEMENTED).
+  static dlc_status_t open(const std::string &path, DType rawWidth,
+                           std::unique_ptr<TokenFile> &out);
 
   const std::string &path() const { return file_->path(); }
   /// U16 or U32.
@@ -42,8 +43,8 @@ public:
   /// The first id.
   const std::byte *tokens() const { return tokens_; }
   int64_t count() const { return count_; }
-  /// Whether the file still has the size it was opened with.
-  bool checkSize(std::string *error) const { return file_->checkSize(error); }
+  /// Fails when the file no longer has the size it was opened with.
+  dlc_status_t checkSize() const { return file_->checkSize(); }
 
 private:
   TokenFile(std::unique_ptr<MappedFile> file, DType dtype,

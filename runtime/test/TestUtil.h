@@ -3,6 +3,7 @@
 #define DLC_RUNTIME_TEST_TESTUTIL_H
 
 #include "dlc/runtime.h"
+#include "runtime/support/test/Outcome.h"
 #include "runtime/test/ModuleBuilder.h"
 
 #include <memory>
@@ -11,18 +12,8 @@
 
 namespace dlc::test {
 
-/// A status's code and message (the status is freed).
-struct Outcome {
-  dlc_status_code_t code = DLC_OK;
-  std::string message;
-  bool ok() const { return code == DLC_OK; }
-};
-
-inline Outcome outcome(dlc_status_t status) {
-  Outcome o{dlc_status_code(status), dlc_status_message(status)};
-  dlc_status_free(status);
-  return o;
-}
+using dlc::testing::Outcome;
+using dlc::testing::outcome;
 
 using ModulePtr = std::unique_ptr<dlc_module_t, void (*)(dlc_module_t *)>;
 using DevicePtr = std::unique_ptr<dlc_device_t, void (*)(dlc_device_t *)>;

@@ -78,10 +78,10 @@ bool mlir::dlc::tools::applyShapeOptions(llvm::StringRef tool,
       return false;
     }
     Tensor value;
-    std::string error;
-    if (!readNpy(file.str(), value, &error)) {
+    StatusOwner read(readNpy(file.str(), value));
+    if (read.get()) {
       llvm::errs() << tool << ": error: --bind-input " << name << ": "
-                   << escapeForOneLine(error) << "\n";
+                   << escapeForOneLine(dlc_status_message(read.get())) << "\n";
       return false;
     }
     if (!options.constantInputs.try_emplace(name, std::move(value)).second) {

@@ -29,6 +29,7 @@ namespace {
 /// The runtime's C++ API, whose value descriptions the engine hands out.
 namespace rt = ::dlc::rt;
 using runner::Error;
+using runner::throwIfError;
 
 class EvaluatorEngine final : public runner::Engine {
 public:
@@ -406,9 +407,7 @@ void EvaluatorEngine::saveCheckpoint(const std::string &directory,
   c.metadata = metadata;
   c.fingerprint = fingerprint_;
   c.step = step();
-  CheckpointError error;
-  if (!writeCheckpoint(directory, c, /*keep=*/0, &error))
-    throw Error(error.message);
+  throwIfError(writeCheckpoint(directory, c, /*keep=*/0));
 }
 
 void EvaluatorEngine::exportOnnx(const std::string &path) {
@@ -416,25 +415,20 @@ void EvaluatorEngine::exportOnnx(const std::string &path) {
   for (const dlc_value_info_t &g : globals_)
     if (isExportedRole(g.role))
       initializers.emplace_back(g.name, evaluator_.globals()[g.name]);
-  std::string bytes, error;
-  if (!appendOnnxInitializers(onnxModel_, initializers, bytes, &error))
-    throw Error(name_ + ": cannot export its ONNX model: " + error);
-  if (!writeFileAtomically(path, bytes, &error))
-    throw Error(error);
+  std::string bytes;
+  throwIfError(appendOnnxInitializers(onnxModel_, initializers, bytes),
+               name_ + ": cannot export its ONNX model: ");
+  throwIfError(writeFileAtomically(path, bytes));
 }
 
 runner::Metadata EvaluatorEngine::loadCheckpoint(const std::string &path) {
   CheckpointContents c;
-  CheckpointError error;
-  if (!readCheckpoint(path, c, &error))
-    throw Error(error.message);
+  throwIfError(readCheckpoint(path, c));
   std::vector<CheckpointSlot> slots;
   for (const dlc_value_info_t &g : globals_)
     slots.push_back({g.name, runner::dtypeOf(g), runner::shapeOf(g)});
   std::vector<const Tensor *> values;
-  std::string mismatch;
-  if (!matchCheckpoint(c, path, name_, fingerprint_, slots, values, mismatch))
-    throw Error(mismatch);
+  throwIfError(matchCheckpoint(c, path, name_, fingerprint_, slots, values));
   for (auto [g, value] : llvm::zip_equal(globals_, values))
     evaluator_.globals()[g.name] = *value;
   calls_ = c.step;

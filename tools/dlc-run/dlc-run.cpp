@@ -129,6 +129,13 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// Prints the message of `status` (which it frees) as fail does when it is
+/// an error; returns the exit code, 0 for none.
+static int failIfError(dlc_status_t status) {
+  StatusOwner owner(status);
+  return status ? fail(dlc_status_message(status)) : 0;
+}
+
 /// The name of argument or result `i`: its dlc.name, else "argI"/"resultI".
 static std::string valueName(DictionaryAttr attrs, const char *prefix,
                              unsigned i) {
@@ -223,11 +230,8 @@ static FailureOr<SmallVector<Tensor>>
 readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
            StringRef what, SmallVectorImpl<bool> *given = nullptr) {
   NamedTensors arrays;
-  std::string error;
-  if (!readNpz(file, arrays, &error)) {
-    fail(error);
+  if (failIfError(readNpz(file, arrays)))
     return failure();
-  }
   SmallVector<Tensor> inputs;
   std::string problems, expected;
   llvm::StringSet<> used;
@@ -481,7 +485,6 @@ int main(int argc, char **argv) {
     inputs = std::move(*read);
   }
 
-  std::string error;
   if (!gradcheckFile.empty()) {
     FailureOr<SmallVector<Tensor>> cotangents = readCotangents(func);
     if (failed(cotangents))
@@ -490,9 +493,7 @@ int main(int argc, char **argv) {
         tools::checkGradients(func, inputs, *cotangents);
     if (failed(checked))
       return 1;
-    if (!writeNpz(outputsFile, *checked, &error))
-      return fail(error);
-    return 0;
+    return failIfError(writeNpz(outputsFile, *checked));
   }
 
   FailureOr<SmallVector<Tensor>> results = evaluator->run(func, inputs);
@@ -504,7 +505,5 @@ int main(int argc, char **argv) {
     outputs.emplace_back(valueName(func.getResultAttrDict(i), "result", i),
                          value.dtype() == DType::BF16 ? bfloat16AsBits(value)
                                                       : std::move(value));
-  if (!writeNpz(outputsFile, outputs, &error))
-    return fail(error);
-  return 0;
+  return failIfError(writeNpz(outputsFile, outputs));
 }

@@ -48,17 +48,13 @@ Evaluation::Evaluation(const Engine &engine, const std::string &path)
                      std::vector<int64_t>(in.shape + 1, in.shape + in.rank)});
   }
   specs.push_back({label->name, dtypeOf(*label), {}});
-  std::string error;
-  loader_ = DataLoader::open(path, specs, batch, /*shuffle=*/false,
-                             /*seed=*/0, /*prefetchDepth=*/2, &error);
-  if (!loader_)
-    throw Error("--eval-data: " + error);
+  throwIfError(DataLoader::open(path, specs, batch, /*shuffle=*/false,
+                                /*seed=*/0, /*prefetchDepth=*/2, loader_),
+               "--eval-data: ");
 }
 
 EvaluationResult Evaluation::run(Engine &engine) {
-  std::string error;
-  if (!loader_->seek(0, &error))
-    throw Error(error);
+  throwIfError(loader_->seek(0));
   Tensor scores = makeTensor(forward_.outputs[0]);
   std::vector<Tensor> others;
   std::vector<dlc_tensor_t> outputs = {view(scores)};
@@ -69,9 +65,8 @@ EvaluationResult Evaluation::run(Engine &engine) {
   int64_t rows = scores.shape()[0], classes = scores.shape()[1];
   EvaluationResult result;
   for (int64_t b = 0; b < loader_->batchesPerEpoch(); ++b) {
-    const Batch *batch = loader_->next(&error);
-    if (!batch)
-      throw Error(error);
+    const Batch *batch = nullptr;
+    throwIfError(loader_->next(batch));
     std::vector<dlc_tensor_t> inputs;
     for (size_t i = 0; i + 1 < batch->arrays.size(); ++i)
       inputs.push_back(view(batch->arrays[i]));

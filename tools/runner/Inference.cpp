@@ -13,9 +13,7 @@ void runInference(Engine &engine, const std::string &inputsPath,
                   const std::string &outputsPath) {
   rt::Signature forward = engine.signature("forward");
   NamedTensors arrays;
-  std::string error;
-  if (!readNpz(inputsPath, arrays, &error))
-    throw Error(error);
+  throwIfError(readNpz(inputsPath, arrays));
 
   // Match the file's arrays to forward's inputs, collecting every problem.
   std::vector<dlc_tensor_t> inputs;
@@ -50,8 +48,7 @@ void runInference(Engine &engine, const std::string &inputsPath,
   for (auto &[name, tensor] : results)
     outputs.push_back(view(tensor));
   engine.call("forward", inputs, outputs);
-  if (!writeNpz(outputsPath, results, &error))
-    throw Error(error);
+  throwIfError(writeNpz(outputsPath, results));
 }
 
 } // namespace dlc::runner

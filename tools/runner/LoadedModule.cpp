@@ -36,20 +36,16 @@ struct FreeDeleter {
 
 LoadedModule loadModuleFile(const std::string &path) {
   LoadedModule loaded{rt::Module::loadFile(path), path};
-  std::string error;
-  std::unique_ptr<MappedFile> file = MappedFile::open(path, &error);
-  if (!file)
-    throw rt::Error(DLC_IO_ERROR, error);
+  std::unique_ptr<MappedFile> file;
+  rt::check(MappedFile::open(path, file));
   readExtras(file->data(), file->size(), loaded);
   return loaded;
 }
 
 std::optional<LoadedModule> loadEmbeddedModule(const std::string &file,
                                                const std::string &name) {
-  std::string error;
-  std::unique_ptr<MappedFile> mapped = MappedFile::open(file, &error);
-  if (!mapped)
-    throw rt::Error(DLC_IO_ERROR, error);
+  std::unique_ptr<MappedFile> mapped;
+  rt::check(MappedFile::open(file, mapped));
   uint64_t offset = 0, size = 0;
   if (mapped->size() < kEmbeddedTrailerSize ||
       !parseEmbeddedTrailer(reinterpret_cast<const char *>(mapped->data()) +

@@ -179,9 +179,7 @@ void Trainer::run() {
     engine_.setProfiling(true);
   }
 
-  std::string error;
-  if (!loader_->seek(state_.position, &error))
-    throw Error(options_.data + ": " + error);
+  throwIfError(loader_->seek(state_.position), options_.data + ": ");
   if (state_.stepsDone > target_)
     std::fprintf(stderr,
                  "%lld steps are done already, more than the %lld "
@@ -197,9 +195,8 @@ void Trainer::run() {
   // is staged ahead, so that the data position it records is exact.
   int64_t staged = 0;
   auto stageNext = [&] {
-    const Batch *batch = loader_->next(&error);
-    if (!batch)
-      throw Error(error);
+    const Batch *batch = nullptr;
+    throwIfError(loader_->next(batch));
     stage(*batch, state_.stepsDone + staged);
     ++staged;
   };
@@ -351,7 +348,6 @@ void Trainer::openData() {
   for (const dlc_value_info_t &in : data_)
     specs.push_back({in.name, dtypeOf(in),
                      std::vector<int64_t>(in.shape + 1, in.shape + in.rank)});
-  std::string error;
   if (isTokenFile(options_)) {
     // One input of [T] token ids and its label, the next tokens, told
     // apart by their roles.
@@ -374,20 +370,17 @@ void Trainer::openData() {
                   specs[1 - labelIndex].name + "' [" +
                   std::to_string(batchSize_) + ", " + std::to_string(length) +
                   "])");
-    loader_ = DataLoader::openTokens(options_.data, tokenDtype(options_), specs,
-                                     labelIndex, batchSize_, state_.shuffle,
-                                     state_.seed,
-                                     /*prefetchDepth=*/2, &error);
+    throwIfError(DataLoader::openTokens(
+        options_.data, tokenDtype(options_), specs, labelIndex, batchSize_,
+        state_.shuffle, state_.seed, /*prefetchDepth=*/2, loader_));
     itemsPerStep_ = batchSize_ * length;
     unit_ = "tokens";
   } else {
     itemsPerStep_ = batchSize_;
-    loader_ = DataLoader::open(options_.data, specs, batchSize_,
-                               state_.shuffle, state_.seed,
-                               /*prefetchDepth=*/2, &error);
+    throwIfError(DataLoader::open(options_.data, specs, batchSize_,
+                                  state_.shuffle, state_.seed,
+                                  /*prefetchDepth=*/2, loader_));
   }
-  if (!loader_)
-    throw Error(error);
   if (state_.resumed && loader_->numSamples() != state_.samples)
     throw Error(
         options_.data + ": has " + std::to_string(loader_->numSamples()) +
@@ -547,9 +540,7 @@ void Trainer::saveState() {
   }
   std::sort(state.begin(), state.end(),
             [](const auto &a, const auto &b) { return a.first < b.first; });
-  std::string error;
-  if (!writeNpz(options_.saveState, state, &error))
-    throw Error("--save-state " + error);
+  throwIfError(writeNpz(options_.saveState, state), "--save-state ");
 }
 
 void Trainer::say(const std::string &line, std::FILE *out) {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/support/Checkpoint.h"
 
+#include "runtime/support/test/Outcome.h"
 #include "runtime/support/test/TempDir.h"
 #include "runtime/support/test/TestTensors.h"
 
@@ -24,6 +25,9 @@ using namespace dlc;
 
 namespace {
 
+using dlc::testing::isOk;
+using dlc::testing::Outcome;
+using dlc::testing::outcome;
 using dlc::testing::randomTensor;
 
 /// A small checkpoint of every dtype, with binary bytes in the fingerprint.
@@ -72,18 +76,15 @@ protected:
   std::string ckpt() const { return path("ckpt"); }
 
   void write(const CheckpointContents &c, int keep) {
-    CheckpointError error;
-    ASSERT_TRUE(writeCheckpoint(ckpt(), c, keep, &error)) << error.message;
-    EXPECT_EQ(error.kind, CheckpointErrorKind::None);
+    ASSERT_TRUE(isOk(writeCheckpoint(ckpt(), c, keep)));
   }
 
-  /// Reads `path`, expecting a failure of `kind`; returns the message.
-  std::string readError(const std::string &path, CheckpointErrorKind kind) {
+  /// Reads `path`, expecting a failure with `code`; returns the message.
+  std::string readError(const std::string &path, dlc_status_code_t code) {
     CheckpointContents out;
-    CheckpointError error;
-    EXPECT_FALSE(readCheckpoint(path, out, &error)) << path;
-    EXPECT_EQ(int(error.kind), int(kind)) << error.message;
-    return error.message;
+    Outcome o = outcome(readCheckpoint(path, out));
+    EXPECT_EQ(o.code, code) << path << ": " << o.message;
+    return o.message;
   }
 };
 
@@ -97,8 +98,7 @@ TEST_F(CheckpointFiles, RoundTripsEveryDtypeAndTheMetadata) {
   EXPECT_EQ(readFile("ckpt/LATEST"), "step-00000007.dlcc\n");
   for (const std::string &path : {ckpt(), ckpt() + "/step-00000007.dlcc"}) {
     CheckpointContents read;
-    CheckpointError error;
-    ASSERT_TRUE(readCheckpoint(path, read, &error)) << error.message;
+    ASSERT_TRUE(isOk(readCheckpoint(path, read)));
     expectEqual(read, written);
   }
   // The same contents give the same bytes.
@@ -144,32 +144,30 @@ TEST_F(CheckpointFiles, KeepsTheNewest) {
   EXPECT_EQ(listDir("ckpt"),
             std::vector<std::string>({"LATEST", "step-123456789.dlcc"}));
   CheckpointContents read;
-  CheckpointError error;
-  ASSERT_TRUE(readCheckpoint(ckpt(), read, &error)) << error.message;
+  ASSERT_TRUE(isOk(readCheckpoint(ckpt(), read)));
   EXPECT_EQ(read.step, 123456789);
 }
 
 TEST_F(CheckpointFiles, MissingCheckpointsAndMarkers) {
-  EXPECT_EQ(readError(path("none"), CheckpointErrorKind::NotFound),
+  EXPECT_EQ(readError(path("none"), DLC_NOT_FOUND),
             path("none") + ": No such file or directory");
-  EXPECT_EQ(readError(dir, CheckpointErrorKind::NotFound),
+  EXPECT_EQ(readError(dir, DLC_NOT_FOUND),
             dir + " has no checkpoint (no LATEST marker)");
   write(sample(1), 0);
   writeFile("ckpt/LATEST", "step-00000002.dlcc\n");
-  EXPECT_EQ(readError(ckpt(), CheckpointErrorKind::Corrupt),
+  EXPECT_EQ(readError(ckpt(), DLC_DATA_LOSS),
             ckpt() + "/LATEST names step-00000002.dlcc, which cannot be "
                      "read: No such file or directory");
   for (const char *garbage : {"", "../step-00000001.dlcc", "LATEST", "\xff"}) {
     writeFile("ckpt/LATEST", garbage);
-    EXPECT_EQ(readError(ckpt(), CheckpointErrorKind::Corrupt),
+    EXPECT_EQ(readError(ckpt(), DLC_DATA_LOSS),
               ckpt() + "/LATEST is corrupt (it does not name a checkpoint "
                        "file)");
   }
   // An .npz that is not a checkpoint.
-  std::string message;
-  ASSERT_TRUE(writeNpz(path("plain.npz"),
-                       {{"w", randomTensor(DType::F32, {2}, 1)}}, &message));
-  EXPECT_EQ(readError(path("plain.npz"), CheckpointErrorKind::Corrupt),
+  ASSERT_TRUE(isOk(
+      writeNpz(path("plain.npz"), {{"w", randomTensor(DType::F32, {2}, 1)}})));
+  EXPECT_EQ(readError(path("plain.npz"), DLC_DATA_LOSS),
             path("plain.npz") + ": corrupt checkpoint: not a dlc checkpoint "
                                 "(it does not end with __dlc__/checksum)");
 }
@@ -179,8 +177,7 @@ TEST_F(CheckpointFiles, EveryTruncationIsCorrupt) {
   std::string bytes = readFile("ckpt/step-00000000.dlcc");
   for (size_t size = 0; size < bytes.size(); ++size) {
     writeFile("cut.dlcc", bytes.substr(0, size));
-    std::string message =
-        readError(path("cut.dlcc"), CheckpointErrorKind::Corrupt);
+    std::string message = readError(path("cut.dlcc"), DLC_DATA_LOSS);
     ASSERT_NE(message.find(path("cut.dlcc")), std::string::npos) << message;
   }
 }
@@ -196,18 +193,17 @@ TEST_F(CheckpointFiles, RandomByteFlipsAreCorruptOrHarmless) {
     bytes[at] ^= char(1 + rng() % 255);
     writeFile("ckpt/step-00000004.dlcc", bytes);
     CheckpointContents read;
-    CheckpointError error;
-    if (readCheckpoint(ckpt(), read, &error)) {
+    Outcome o = outcome(readCheckpoint(ckpt(), read));
+    if (o.ok()) {
       // Only bytes nothing reads (timestamps, versions, attributes, the
       // local copies of sizes) may change without an error.
       expectEqual(read, c);
       ++harmless;
     } else {
-      ASSERT_EQ(int(error.kind), int(CheckpointErrorKind::Corrupt))
-          << error.message;
-      ASSERT_NE(error.message.find(ckpt() + "/step-00000004.dlcc"),
+      ASSERT_EQ(o.code, DLC_DATA_LOSS) << o.message;
+      ASSERT_NE(o.message.find(ckpt() + "/step-00000004.dlcc"),
                 std::string::npos)
-          << error.message;
+          << o.message;
     }
   }
   EXPECT_LT(harmless, int(original.size()) / 4);
@@ -231,11 +227,9 @@ TEST_F(CheckpointFiles, AFullDiskKeepsThePreviousCheckpoint) {
     signal(SIGXFSZ, SIG_IGN);
     rlimit limit = {16 << 10, 16 << 10};
     setrlimit(RLIMIT_FSIZE, &limit);
-    CheckpointError error;
-    bool written = writeCheckpoint(ckpt(), big, 1, &error);
+    Outcome o = outcome(writeCheckpoint(ckpt(), big, 1));
     std::string report =
-        (written ? "written" : std::to_string(int(error.kind))) + "\n" +
-        error.message;
+        (o.ok() ? "written" : std::to_string(int(o.code))) + "\n" + o.message;
     ssize_t ignored = ::write(pipeFds[1], report.data(), report.size());
     (void)ignored;
     _exit(0);
@@ -252,26 +246,24 @@ TEST_F(CheckpointFiles, AFullDiskKeepsThePreviousCheckpoint) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 
   std::string file = ckpt() + "/step-00000002.dlcc";
-  EXPECT_EQ(report, std::to_string(int(CheckpointErrorKind::NoSpace)) + "\n" +
-                        file + ": cannot write '" + ckpt() +
+  EXPECT_EQ(report, std::to_string(int(DLC_RESOURCE_EXHAUSTED)) + "\n" + file +
+                        ": cannot write '" + ckpt() +
                         "/.step-00000002.dlcc.tmp': File too large");
   EXPECT_EQ(listDir("ckpt"),
             std::vector<std::string>({"LATEST", "step-00000001.dlcc"}));
   EXPECT_EQ(readFile("ckpt/step-00000001.dlcc"), previous);
   EXPECT_EQ(readFile("ckpt/LATEST"), latest);
   CheckpointContents read;
-  CheckpointError error;
-  ASSERT_TRUE(readCheckpoint(ckpt(), read, &error)) << error.message;
+  ASSERT_TRUE(isOk(readCheckpoint(ckpt(), read)));
   EXPECT_EQ(read.step, 1);
 }
 
 TEST_F(CheckpointFiles, RefusesInvalidContents) {
   auto expectRefused = [&](const CheckpointContents &c,
                            const std::string &reason) {
-    CheckpointError error;
-    EXPECT_FALSE(writeCheckpoint(ckpt(), c, 0, &error));
-    EXPECT_EQ(int(error.kind), int(CheckpointErrorKind::Io));
-    EXPECT_EQ(error.message, ckpt() + ": cannot write checkpoint: " + reason);
+    Outcome o = outcome(writeCheckpoint(ckpt(), c, 0));
+    EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+    EXPECT_EQ(o.message, ckpt() + ": cannot write checkpoint: " + reason);
   };
   CheckpointContents c;
   c.step = -1;
@@ -290,12 +282,11 @@ TEST_F(CheckpointFiles, RefusesInvalidContents) {
 
   // A directory that cannot be created.
   writeFile("file", "x");
-  CheckpointError error;
-  EXPECT_FALSE(writeCheckpoint(path("file") + "/ckpt", sample(1), 0, &error));
-  EXPECT_EQ(int(error.kind), int(CheckpointErrorKind::Io));
-  EXPECT_EQ(error.message.rfind(path("file") + "/ckpt: cannot create the "
-                                               "directory: ",
-                                0),
+  Outcome o = outcome(writeCheckpoint(path("file") + "/ckpt", sample(1), 0));
+  EXPECT_EQ(o.code, DLC_IO_ERROR);
+  EXPECT_EQ(o.message.rfind(path("file") + "/ckpt: cannot create the "
+                                           "directory: ",
+                            0),
             0u)
-      << error.message;
+      << o.message;
 }

@@ -11,6 +11,7 @@
 
 #include "runtime/support/Npz.h"
 #include "runtime/support/Shuffle.h"
+#include "runtime/support/test/Outcome.h"
 #include "runtime/support/test/TempDir.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,9 @@
 #include <numeric>
 
 using namespace dlc;
+using dlc::testing::isOk;
+using dlc::testing::Outcome;
+using dlc::testing::outcome;
 
 namespace {
 
@@ -104,10 +108,8 @@ protected:
       y.data<int64_t>()[i] = 1000 + i;
     }
     Tensor extra(DType::U8, {3});
-    std::string error;
-    ASSERT_TRUE(writeNpz(path("data.npz"),
-                         {{"x", x}, {"extra", extra}, {"y", y}}, &error))
-        << error;
+    ASSERT_TRUE(isOk(
+        writeNpz(path("data.npz"), {{"x", x}, {"extra", extra}, {"y", y}})));
   }
 
   std::vector<ArraySpec> specs() const {
@@ -115,11 +117,24 @@ protected:
   }
 
   std::unique_ptr<DataLoader> open(int64_t batch, bool shuffle, int depth) {
-    std::string error;
-    auto loader = DataLoader::open(path("data.npz"), specs(), batch, shuffle,
-                                   99, depth, &error);
-    EXPECT_NE(loader, nullptr) << error;
+    std::unique_ptr<DataLoader> loader;
+    EXPECT_TRUE(isOk(DataLoader::open(path("data.npz"), specs(), batch, shuffle,
+                                      99, depth, loader)));
     return loader;
+  }
+
+  /// Opens `file` for `expected`, expecting failure with `code`; returns
+  /// the message.
+  static std::string openError(const std::string &file,
+                               const std::vector<ArraySpec> &expected,
+                               int64_t batch, int depth,
+                               dlc_status_code_t code) {
+    std::unique_ptr<DataLoader> loader;
+    Outcome o = outcome(
+        DataLoader::open(file, expected, batch, false, 0, depth, loader));
+    EXPECT_EQ(o.code, code) << o.message;
+    EXPECT_EQ(loader, nullptr);
+    return o.message;
   }
 
   /// The sample indices of a batch, read back from both arrays (which must
@@ -144,9 +159,8 @@ protected:
   static std::vector<std::vector<int64_t>> read(DataLoader &loader, int count) {
     std::vector<std::vector<int64_t>> batches;
     for (int i = 0; i < count; ++i) {
-      std::string error;
-      const Batch *batch = loader.next(&error);
-      EXPECT_NE(batch, nullptr) << error;
+      const Batch *batch = nullptr;
+      EXPECT_TRUE(isOk(loader.next(batch)));
       if (!batch)
         break;
       batches.push_back(samplesOf(*batch));
@@ -163,9 +177,8 @@ TEST_F(DataLoaderFiles, BatchesInOrderDropThePartialOne) {
   EXPECT_EQ(loader->numSamples(), kSamples);
   EXPECT_EQ(loader->batchSize(), 5);
   EXPECT_EQ(loader->batchesPerEpoch(), 4);
-  std::string error;
-  const Batch *batch = loader->next(&error);
-  ASSERT_NE(batch, nullptr) << error;
+  const Batch *batch = nullptr;
+  ASSERT_TRUE(isOk(loader->next(batch)));
   EXPECT_EQ(batch->position, 0);
   ASSERT_EQ(batch->arrays.size(), 2u);
   EXPECT_EQ(batch->arrays[0].dtype, DType::I64);
@@ -208,9 +221,8 @@ TEST_F(DataLoaderFiles, PrefetchAndSeekDoNotChangeBatches) {
       ASSERT_NE(loader, nullptr);
       EXPECT_EQ(read(*loader, 40), expected) << depth;
       // Seeking back and forth, with the thread mid-way through the ring.
-      std::string error;
       for (int64_t position : {7, 0, 33, 12, 12, 39}) {
-        ASSERT_TRUE(loader->seek(position, &error)) << error;
+        ASSERT_TRUE(isOk(loader->seek(position)));
         EXPECT_EQ(loader->position(), position);
         auto batches = read(*loader, 1);
         ASSERT_EQ(batches.size(), 1u);
@@ -229,13 +241,13 @@ TEST_F(DataLoaderFiles, ResumeAtAPositionContinuesTheRun) {
   // A "second process" resuming at position 17, past two epochs.
   auto resumed = open(3, true, 2);
   ASSERT_NE(resumed, nullptr);
-  std::string error;
-  ASSERT_TRUE(resumed->seek(17, &error)) << error;
+  ASSERT_TRUE(isOk(resumed->seek(17)));
   auto rest = read(*resumed, 13);
   EXPECT_EQ(rest, std::vector<std::vector<int64_t>>(expected.begin() + 17,
                                                     expected.end()));
-  EXPECT_FALSE(resumed->seek(-1, &error));
-  EXPECT_EQ(error, path("data.npz") + ": cannot seek to batch position -1");
+  Outcome o = outcome(resumed->seek(-1));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message, path("data.npz") + ": cannot seek to batch position -1");
 }
 
 TEST_F(DataLoaderFiles, ADestroyedLoaderStopsItsThread) {
@@ -254,15 +266,20 @@ TEST_F(DataLoaderFiles, AFileThatChangesSizeIsAnError) {
     // Appending cannot make the mapping fault (truncating could), so the
     // test is safe while the thread reads.
     std::ofstream(path("data.npz"), std::ios::binary | std::ios::app) << "x";
-    std::string error;
+    const Batch *batch = nullptr;
+    Outcome o;
     int good = 0;
-    while (loader->next(&error) && good <= depth)
+    while ((o = outcome(loader->next(batch))).ok() && good <= depth)
       ++good;
     EXPECT_LE(good, depth);
-    EXPECT_NE(error.find(path("data.npz") + ": changed size while in use"),
+    EXPECT_EQ(o.code, DLC_DATA_LOSS);
+    EXPECT_NE(o.message.find(path("data.npz") + ": changed size while in use"),
               std::string::npos)
-        << error;
-    EXPECT_EQ(loader->next(&error), nullptr);
+        << o.message;
+    // The failure is final, and every call reports it.
+    Outcome again = outcome(loader->next(batch));
+    EXPECT_EQ(again.code, o.code);
+    EXPECT_EQ(again.message, o.message);
     writeData();
   }
 }
@@ -271,14 +288,13 @@ TEST_F(DataLoaderFiles, ReadsASingleNpyArray) {
   Tensor x(DType::I32, {6, 2});
   for (int i = 0; i < 12; ++i)
     x.data<int32_t>()[i] = i;
-  std::string error;
-  ASSERT_TRUE(writeNpy(path("x.npy"), x, &error)) << error;
-  auto loader = DataLoader::open(path("x.npy"), {{"x", DType::I32, {2}}}, 3,
-                                 false, 0, 1, &error);
-  ASSERT_NE(loader, nullptr) << error;
-  loader->next(&error);
-  const Batch *batch = loader->next(&error);
-  ASSERT_NE(batch, nullptr) << error;
+  ASSERT_TRUE(isOk(writeNpy(path("x.npy"), x)));
+  std::unique_ptr<DataLoader> loader;
+  ASSERT_TRUE(isOk(DataLoader::open(path("x.npy"), {{"x", DType::I32, {2}}}, 3,
+                                    false, 0, 1, loader)));
+  const Batch *batch = nullptr;
+  ASSERT_TRUE(isOk(loader->next(batch)));
+  ASSERT_TRUE(isOk(loader->next(batch)));
   int32_t values[6];
   std::memcpy(values, batch->arrays[0].data, sizeof(values));
   EXPECT_EQ(std::vector<int32_t>(values, values + 6),
@@ -292,19 +308,15 @@ TEST_F(DataLoaderFiles, ReadsASingleNpyArray) {
 TEST_F(DataLoaderFiles, MismatchesAreOneMessage) {
   Tensor input(DType::F32, {100, 3, 32, 32});
   Tensor label(DType::I64, {100});
-  std::string error;
   ASSERT_TRUE(
-      writeNpz(path("cifar.npz"), {{"input", input}, {"label", label}}, &error))
-      << error;
+      isOk(writeNpz(path("cifar.npz"), {{"input", input}, {"label", label}})));
   std::vector<ArraySpec> cifar = {{"input", DType::F32, {3, 32, 32}},
                                   {"labels", DType::I64, {}}};
   auto expectError = [&](const std::vector<ArraySpec> &specs, int64_t batch,
                          const std::string &found) {
-    std::string message;
-    EXPECT_EQ(DataLoader::open(path("cifar.npz"), specs, batch, false, 0, 0,
-                               &message),
-              nullptr);
-    EXPECT_EQ(message, found);
+    EXPECT_EQ(
+        openError(path("cifar.npz"), specs, batch, 0, DLC_FAILED_PRECONDITION),
+        found);
   };
   std::string file = path("cifar.npz") + ": expected arrays ";
   std::string have = "; found input float32[100,3,32,32], label int64[100] (";
@@ -321,37 +333,28 @@ TEST_F(DataLoaderFiles, MismatchesAreOneMessage) {
               file + "input float32[N,3,32,32], label int64[N]" + have +
                   "100 samples are fewer than the batch size 101)");
 
-  ASSERT_TRUE(writeNpz(path("cifar.npz"),
-                       {{"input", input}, {"label", Tensor(DType::I64, {99})}},
-                       &error))
-      << error;
-  std::string message;
-  EXPECT_EQ(DataLoader::open(
-                path("cifar.npz"),
-                {{"input", DType::F32, {3, 32, 32}}, {"label", DType::I64, {}}},
-                8, false, 0, 0, &message),
-            nullptr);
-  EXPECT_EQ(message, file + "input float32[N,3,32,32], label int64[N]; found "
-                            "input float32[100,3,32,32], label int64[99] "
-                            "('label' has 99 samples, 'input' 100)");
+  ASSERT_TRUE(
+      isOk(writeNpz(path("cifar.npz"),
+                    {{"input", input}, {"label", Tensor(DType::I64, {99})}})));
+  expectError({{"input", DType::F32, {3, 32, 32}}, {"label", DType::I64, {}}},
+              8,
+              file + "input float32[N,3,32,32], label int64[N]; found "
+                     "input float32[100,3,32,32], label int64[99] "
+                     "('label' has 99 samples, 'input' 100)");
 }
 
 TEST_F(DataLoaderFiles, BadArguments) {
-  std::string error;
   std::string file = path("data.npz");
-  EXPECT_EQ(DataLoader::open(file, specs(), 0, false, 0, 0, &error), nullptr);
-  EXPECT_EQ(error, file + ": the batch size must be positive, not 0");
-  EXPECT_EQ(DataLoader::open(file, specs(), 2, false, 0, -1, &error), nullptr);
-  EXPECT_EQ(error, file + ": the prefetch depth must not be negative, not -1");
-  EXPECT_EQ(DataLoader::open(file, {}, 2, false, 0, 0, &error), nullptr);
-  EXPECT_EQ(error, file + ": no arrays to read were named");
+  EXPECT_EQ(openError(file, specs(), 0, 0, DLC_INVALID_ARGUMENT),
+            file + ": the batch size must be positive, not 0");
+  EXPECT_EQ(openError(file, specs(), 2, -1, DLC_INVALID_ARGUMENT),
+            file + ": the prefetch depth must not be negative, not -1");
+  EXPECT_EQ(openError(file, {}, 2, 0, DLC_INVALID_ARGUMENT),
+            file + ": no arrays to read were named");
   EXPECT_EQ(
-      DataLoader::open(file, {specs()[0], specs()[0]}, 2, false, 0, 0, &error),
-      nullptr);
-  EXPECT_EQ(error, file + ": array 'y' is expected twice");
-  EXPECT_EQ(DataLoader::open(path("none.npz"), specs(), 2, false, 0, 0, &error),
-            nullptr);
-  EXPECT_EQ(error,
+      openError(file, {specs()[0], specs()[0]}, 2, 0, DLC_INVALID_ARGUMENT),
+      file + ": array 'y' is expected twice");
+  EXPECT_EQ(openError(path("none.npz"), specs(), 2, 0, DLC_NOT_FOUND),
             path("none.npz") + ": cannot open: No such file or directory");
 }
 

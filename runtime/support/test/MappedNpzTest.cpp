@@ -10,6 +10,7 @@
 #include "runtime/support/MappedNpz.h"
 
 #include "runtime/support/Npz.h"
+#include "runtime/support/test/Outcome.h"
 #include "runtime/support/test/TempDir.h"
 #include "runtime/support/test/TestTensors.h"
 
@@ -23,7 +24,10 @@ using namespace dlc;
 
 namespace {
 
+using dlc::testing::isOk;
 using dlc::testing::kNumpyTypes;
+using dlc::testing::Outcome;
+using dlc::testing::outcome;
 using dlc::testing::randomTensor;
 
 /// A MappedArray as a Tensor, to compare with readNpz's.
@@ -144,13 +148,15 @@ std::string npyBytes(const std::string &descr, const std::string &shape,
 
 class MappedNpzFiles : public dlc::testing::TempDirTest {
 protected:
-  /// Opens `name`, expecting failure; returns the message.
-  std::string openError(const std::string &name,
-                        CrcCheck crc = CrcCheck::Skip) const {
-    std::string error;
-    EXPECT_EQ(MappedNpz::open(path(name), crc, &error), nullptr) << name;
-    EXPECT_EQ(error.rfind(path(name), 0), 0u) << error;
-    return error;
+  /// Opens `name`, expecting failure with `code`; returns the message.
+  std::string openError(const std::string &name, CrcCheck crc = CrcCheck::Skip,
+                        dlc_status_code_t code = DLC_DATA_LOSS) const {
+    std::unique_ptr<MappedNpz> npz;
+    Outcome o = outcome(MappedNpz::open(path(name), crc, npz));
+    EXPECT_EQ(o.code, code) << name << ": " << o.message;
+    EXPECT_EQ(npz, nullptr) << name;
+    EXPECT_EQ(o.message.rfind(path(name), 0), 0u) << o.message;
+    return o.message;
   }
 
   NamedTensors sample() const {
@@ -192,11 +198,10 @@ TEST_F(MappedNpzFiles, StoredMembersAreReadInPlace) {
     arrays.emplace_back(dtypeName(type), randomTensor(type, {2, 3}, seed++));
   arrays.emplace_back("scalar", randomTensor(DType::F64, {}, seed++));
   arrays.emplace_back("empty", Tensor(DType::I32, {0, 4}));
-  std::string error;
-  ASSERT_TRUE(writeNpz(path("a.npz"), arrays, &error)) << error;
+  ASSERT_TRUE(isOk(writeNpz(path("a.npz"), arrays)));
 
-  auto npz = MappedNpz::open(path("a.npz"), CrcCheck::Verify, &error);
-  ASSERT_NE(npz, nullptr) << error;
+  std::unique_ptr<MappedNpz> npz;
+  ASSERT_TRUE(isOk(MappedNpz::open(path("a.npz"), CrcCheck::Verify, npz)));
   EXPECT_EQ(toTensors(*npz), arrays);
   const std::byte *begin = npz->file().data();
   const std::byte *end = begin + npz->file().size();
@@ -218,10 +223,9 @@ TEST_F(MappedNpzFiles, StoredMembersAreReadInPlace) {
 
 TEST_F(MappedNpzFiles, ReadsNpyFilesNamedAfterTheFile) {
   Tensor t = randomTensor(DType::I16, {4, 2}, 5);
-  std::string error;
-  ASSERT_TRUE(writeNpy(path("feat.npy"), t, &error)) << error;
-  auto npz = MappedNpz::open(path("feat.npy"), CrcCheck::Verify, &error);
-  ASSERT_NE(npz, nullptr) << error;
+  ASSERT_TRUE(isOk(writeNpy(path("feat.npy"), t)));
+  std::unique_ptr<MappedNpz> npz;
+  ASSERT_TRUE(isOk(MappedNpz::open(path("feat.npy"), CrcCheck::Verify, npz)));
   ASSERT_EQ(npz->arrays().size(), 1u);
   EXPECT_EQ(npz->arrays()[0].name, "feat");
   EXPECT_TRUE(npz->arrays()[0].mapped);
@@ -234,9 +238,8 @@ TEST_F(MappedNpzFiles, InflatesDeflatedMembers) {
   for (const auto &[name, t] : arrays)
     members.emplace_back(name + ".npy", serializeNpy(t));
   writeZip("deflated.npz", members, ZIP_CM_DEFLATE);
-  std::string error;
-  auto npz = MappedNpz::open(path("deflated.npz"), CrcCheck::Skip, &error);
-  ASSERT_NE(npz, nullptr) << error;
+  std::unique_ptr<MappedNpz> npz;
+  ASSERT_TRUE(isOk(MappedNpz::open(path("deflated.npz"), CrcCheck::Skip, npz)));
   EXPECT_EQ(toTensors(*npz), arrays);
   for (const MappedArray &array : npz->arrays())
     EXPECT_FALSE(array.mapped) << array.name;
@@ -246,9 +249,8 @@ TEST_F(MappedNpzFiles, ConvertsBigEndianAndOddBooleans) {
   std::string big = npyBytes(">i4", "(2,)", std::string("\0\0\1\2\0\0\0\3", 8));
   std::string bools = npyBytes("|b1", "(3,)", std::string("\0\7\1", 3));
   writeFile("c.npz", buildZip({{"big.npy", big}, {"b.npy", bools}}, false));
-  std::string error;
-  auto npz = MappedNpz::open(path("c.npz"), CrcCheck::Verify, &error);
-  ASSERT_NE(npz, nullptr) << error;
+  std::unique_ptr<MappedNpz> npz;
+  ASSERT_TRUE(isOk(MappedNpz::open(path("c.npz"), CrcCheck::Verify, npz)));
   Tensor expectBig(DType::I32, {2});
   expectBig.data<int32_t>()[0] = 0x0102;
   expectBig.data<int32_t>()[1] = 3;
@@ -266,21 +268,19 @@ TEST_F(MappedNpzFiles, ReadsZip64Archives) {
   for (const auto &[name, t] : arrays)
     members.emplace_back(name + ".npy", serializeNpy(t));
   writeFile("z.npz", buildZip(members, true));
-  std::string error;
-  auto npz = MappedNpz::open(path("z.npz"), CrcCheck::Verify, &error);
-  ASSERT_NE(npz, nullptr) << error;
+  std::unique_ptr<MappedNpz> npz;
+  ASSERT_TRUE(isOk(MappedNpz::open(path("z.npz"), CrcCheck::Verify, npz)));
   EXPECT_EQ(toTensors(*npz), arrays);
   // libzip agrees that the hand-built archive is valid.
   NamedTensors viaLibzip;
-  ASSERT_TRUE(readNpz(path("z.npz"), viaLibzip, &error)) << error;
+  ASSERT_TRUE(isOk(readNpz(path("z.npz"), viaLibzip)));
   EXPECT_EQ(viaLibzip, arrays);
 }
 
 TEST_F(MappedNpzFiles, EmptyArchive) {
-  std::string error;
-  ASSERT_TRUE(writeNpz(path("e.npz"), {}, &error)) << error;
-  auto npz = MappedNpz::open(path("e.npz"), CrcCheck::Verify, &error);
-  ASSERT_NE(npz, nullptr) << error;
+  ASSERT_TRUE(isOk(writeNpz(path("e.npz"), {})));
+  std::unique_ptr<MappedNpz> npz;
+  ASSERT_TRUE(isOk(MappedNpz::open(path("e.npz"), CrcCheck::Verify, npz)));
   EXPECT_TRUE(npz->arrays().empty());
 }
 
@@ -297,9 +297,8 @@ TEST_F(MappedNpzFiles, TransposesFortranOrderArrays) {
   writeFile("f.npz",
             buildZip({{"w.npy", npyBytes("<f4", "(2, 2)", elements, "True")}},
                      false));
-  std::string error;
-  auto npz = MappedNpz::open(path("f.npz"), CrcCheck::Verify, &error);
-  ASSERT_NE(npz, nullptr) << error;
+  std::unique_ptr<MappedNpz> npz;
+  ASSERT_TRUE(isOk(MappedNpz::open(path("f.npz"), CrcCheck::Verify, npz)));
   const MappedArray &w = npz->arrays().at(0);
   EXPECT_FALSE(w.mapped);
   float values[4];
@@ -315,9 +314,8 @@ TEST_F(MappedNpzFiles, RejectsWhatItCannotRead) {
             buildZip({{"v.npy",
                        npyBytes("<f4", "(4,)", std::string(16, '\0'), "True")}},
                      false));
-  std::string error;
-  EXPECT_NE(MappedNpz::open(path("f1.npz"), CrcCheck::Skip, &error), nullptr)
-      << error;
+  std::unique_ptr<MappedNpz> npz;
+  EXPECT_TRUE(isOk(MappedNpz::open(path("f1.npz"), CrcCheck::Skip, npz)));
 
   std::string good = serializeNpy(Tensor(DType::F32, {2}));
   writeFile("dup.npz", buildZip({{"a.npy", good}, {"a.npy", good}}, false));
@@ -332,40 +330,41 @@ TEST_F(MappedNpzFiles, RejectsWhatItCannotRead) {
                 ": not a .npy or .npz file (no NumPy or zip signature)");
   writeFile("empty.npz", "");
   openError("empty.npz");
-  std::string missing;
-  EXPECT_EQ(MappedNpz::open(path("none.npz"), CrcCheck::Skip, &missing),
-            nullptr);
-  EXPECT_EQ(missing,
+  Outcome o = outcome(MappedNpz::open(path("none.npz"), CrcCheck::Skip, npz));
+  EXPECT_EQ(o.code, DLC_NOT_FOUND);
+  EXPECT_EQ(o.message,
             path("none.npz") + ": cannot open: No such file or directory");
-  EXPECT_EQ(MappedNpz::open(dir, CrcCheck::Skip, &missing), nullptr);
-  EXPECT_EQ(missing, dir + ": is a directory");
+  o = outcome(MappedNpz::open(dir, CrcCheck::Skip, npz));
+  EXPECT_EQ(o.code, DLC_IO_ERROR);
+  EXPECT_EQ(o.message, dir + ": is a directory");
 }
 
 TEST_F(MappedNpzFiles, CrcCheckFindsAFlippedDataByte) {
-  std::string error;
-  ASSERT_TRUE(writeNpz(path("a.npz"), sample(), &error)) << error;
+  ASSERT_TRUE(isOk(writeNpz(path("a.npz"), sample())));
   std::string bytes = readFile("a.npz");
   // Flip a bit of the second element of "weights", the first member.
   size_t member = bytes.find("\x93NUMPY", bytes.find("weights.npy"));
   ASSERT_NE(member, std::string::npos);
   bytes[member + serializeNpyHeader(DType::F32, {3, 5}).size() + 4] ^= 0x40;
   writeFile("a.npz", bytes);
-  EXPECT_NE(MappedNpz::open(path("a.npz"), CrcCheck::Skip, &error), nullptr);
+  std::unique_ptr<MappedNpz> npz;
+  EXPECT_TRUE(isOk(MappedNpz::open(path("a.npz"), CrcCheck::Skip, npz)));
   EXPECT_EQ(openError("a.npz", CrcCheck::Verify),
             path("a.npz") + ": member 'weights.npy': CRC-32 mismatch (the "
                             "member's bytes are corrupt)");
   // readNpz reads through MappedNpz, checking every CRC-32.
   NamedTensors arrays;
-  EXPECT_FALSE(readNpz(path("a.npz"), arrays, &error));
-  EXPECT_EQ(error, path("a.npz") + ": member 'weights.npy': CRC-32 mismatch "
-                                   "(the member's bytes are corrupt)");
+  Outcome o = outcome(readNpz(path("a.npz"), arrays));
+  EXPECT_EQ(o.code, DLC_DATA_LOSS);
+  EXPECT_EQ(o.message, path("a.npz") + ": member 'weights.npy': CRC-32 "
+                                       "mismatch (the member's bytes are "
+                                       "corrupt)");
 }
 
 TEST_F(MappedNpzFiles, EveryTruncationIsAnError) {
-  std::string error;
-  ASSERT_TRUE(writeNpz(path("a.npz"), sample(), &error)) << error;
+  ASSERT_TRUE(isOk(writeNpz(path("a.npz"), sample())));
   std::string bytes = readFile("a.npz");
-  ASSERT_TRUE(writeNpy(path("a.npy"), sample()[0].second, &error)) << error;
+  ASSERT_TRUE(isOk(writeNpy(path("a.npy"), sample()[0].second)));
   std::string npy = readFile("a.npy");
   for (size_t size = 0; size < bytes.size(); ++size) {
     writeFile("cut.npz", bytes.substr(0, size));
@@ -378,9 +377,8 @@ TEST_F(MappedNpzFiles, EveryTruncationIsAnError) {
 }
 
 TEST_F(MappedNpzFiles, RandomByteFlipsAreErrorsOrHarmless) {
-  std::string error;
   NamedTensors arrays = sample();
-  ASSERT_TRUE(writeNpz(path("a.npz"), arrays, &error)) << error;
+  ASSERT_TRUE(isOk(writeNpz(path("a.npz"), arrays)));
   std::vector<std::pair<std::string, std::string>> members;
   for (const auto &[name, t] : arrays)
     members.emplace_back(name + ".npy", serializeNpy(t));
@@ -396,9 +394,10 @@ TEST_F(MappedNpzFiles, RandomByteFlipsAreErrorsOrHarmless) {
       // Unchecked, a flipped element is just another value; checked, the
       // file reads exactly as before or not at all.
       for (CrcCheck crc : {CrcCheck::Skip, CrcCheck::Verify}) {
-        auto npz = MappedNpz::open(path("flip.npz"), crc, &error);
-        if (!npz)
-          ASSERT_EQ(error.rfind(path("flip.npz"), 0), 0u) << error;
+        std::unique_ptr<MappedNpz> npz;
+        Outcome o = outcome(MappedNpz::open(path("flip.npz"), crc, npz));
+        if (!o.ok())
+          ASSERT_EQ(o.message.rfind(path("flip.npz"), 0), 0u) << o.message;
         else if (crc == CrcCheck::Verify)
           ASSERT_EQ(toTensors(*npz), arrays) << name << " byte " << at;
       }
@@ -426,11 +425,10 @@ np.savez_compressed(d + '/deflated.npz', a=a, b=b, c=c)
   std::string command = "/usr/bin/python3 " + path("write.py") + " " + dir;
   ASSERT_EQ(std::system(command.c_str()), 0);
   for (const char *name : {"stored.npz", "deflated.npz"}) {
-    std::string error;
-    auto npz = MappedNpz::open(path(name), CrcCheck::Verify, &error);
-    ASSERT_NE(npz, nullptr) << error;
+    std::unique_ptr<MappedNpz> npz;
+    ASSERT_TRUE(isOk(MappedNpz::open(path(name), CrcCheck::Verify, npz)));
     NamedTensors expected;
-    ASSERT_TRUE(readNpz(path(name), expected, &error)) << error;
+    ASSERT_TRUE(isOk(readNpz(path(name), expected)));
     EXPECT_EQ(toTensors(*npz), expected) << name;
     bool stored = std::string(name) == "stored.npz";
     EXPECT_EQ(npz->find("a")->mapped, stored) << name;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/support/Npz.h"
+#include "runtime/support/test/Outcome.h"
 #include "runtime/support/test/TempDir.h"
 #include "runtime/support/test/TestTensors.h"
 
@@ -25,7 +26,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using dlc::testing::isOk;
 using dlc::testing::kNumpyTypes;
+using dlc::testing::Outcome;
+using dlc::testing::outcome;
 using dlc::testing::randomTensor;
 
 /// Tensor with elements 0, 1, 2... in row-major order.
@@ -74,16 +78,18 @@ std::string rawBytes(const Tensor &t) {
   return std::string(reinterpret_cast<const char *>(t.bytes()), t.byteSize());
 }
 
-/// Parses `bytes`, expecting failure with `reason` in the message.
-void expectParseError(const std::string &bytes, const std::string &reason) {
+/// Parses `bytes`, expecting failure with `code` and `reason` in the
+/// message: a damaged file is DLC_DATA_LOSS, a valid one dlc does not hold
+/// DLC_UNIMPLEMENTED.
+void expectParseError(const std::string &bytes, const std::string &reason,
+                      dlc_status_code_t code = DLC_DATA_LOSS) {
   Tensor t;
-  std::string error;
-  EXPECT_FALSE(parseNpy(bytes.data(), bytes.size(), "in.npy", t, &error))
-      << "accepted, expected: " << reason;
-  EXPECT_EQ(error.rfind("in.npy: ", 0), 0u) << error;
-  EXPECT_NE(error.find(reason), std::string::npos)
-      << "error '" << error << "' lacks '" << reason << "'";
-  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  Outcome o = outcome(parseNpy(bytes.data(), bytes.size(), "in.npy", t));
+  EXPECT_EQ(o.code, code) << "expected: " << reason << "; got " << o.message;
+  EXPECT_EQ(o.message.rfind("in.npy: ", 0), 0u) << o.message;
+  EXPECT_NE(o.message.find(reason), std::string::npos)
+      << "error '" << o.message << "' lacks '" << reason << "'";
+  EXPECT_EQ(o.message.find('\n'), std::string::npos) << o.message;
 }
 
 } // namespace
@@ -115,14 +121,12 @@ TEST_F(NpzFiles, NpyRoundTripsEveryDtypeAndShape) {
       // NumPy's layout: the data starts on a 64-byte boundary.
       ASSERT_EQ((bytes.size() - t.byteSize()) % 64, 0u);
       Tensor parsed;
-      std::string error;
-      ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "t", parsed, &error))
-          << error;
+      ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "t", parsed)));
       EXPECT_EQ(parsed, t);
 
-      ASSERT_TRUE(writeNpy(path("t.npy"), t, &error)) << error;
+      ASSERT_TRUE(isOk(writeNpy(path("t.npy"), t)));
       Tensor read;
-      ASSERT_TRUE(readNpy(path("t.npy"), read, &error)) << error;
+      ASSERT_TRUE(isOk(readNpy(path("t.npy"), read)));
       EXPECT_EQ(read, t);
     }
   }
@@ -149,9 +153,7 @@ TEST_F(NpzFiles, LongHeaderUsesFormat2) {
   std::string bytes = serializeNpy(t);
   EXPECT_EQ(bytes[6], 2);
   Tensor parsed;
-  std::string error;
-  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "t", parsed, &error))
-      << error;
+  ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "t", parsed)));
   EXPECT_EQ(parsed, t);
 }
 
@@ -164,25 +166,23 @@ TEST_F(NpzFiles, NpzRoundTripKeepsNamesAndOrder) {
   arrays.emplace_back("scalar", randomTensor(DType::F32, {}, seed++));
   arrays.emplace_back("empty", Tensor(DType::I64, {2, 0, 3}));
   arrays.emplace_back("dir/nested.name", randomTensor(DType::U8, {4}, 7));
-  std::string error;
-  ASSERT_TRUE(writeNpz(path("a.npz"), arrays, &error)) << error;
+  ASSERT_TRUE(isOk(writeNpz(path("a.npz"), arrays)));
   NamedTensors read;
-  ASSERT_TRUE(readNpz(path("a.npz"), read, &error)) << error;
+  ASSERT_TRUE(isOk(readNpz(path("a.npz"), read)));
   EXPECT_EQ(read, arrays);
   EXPECT_FALSE(fs::exists(path("a.npz.tmp")));
 
   // Overwriting replaces the content.
   NamedTensors other = {{"only", randomTensor(DType::F64, {2}, 9)}};
-  ASSERT_TRUE(writeNpz(path("a.npz"), other, &error)) << error;
-  ASSERT_TRUE(readNpz(path("a.npz"), read, &error)) << error;
+  ASSERT_TRUE(isOk(writeNpz(path("a.npz"), other)));
+  ASSERT_TRUE(isOk(readNpz(path("a.npz"), read)));
   EXPECT_EQ(read, other);
 }
 
 TEST_F(NpzFiles, EmptyNpz) {
-  std::string error;
-  ASSERT_TRUE(writeNpz(path("e.npz"), {}, &error)) << error;
+  ASSERT_TRUE(isOk(writeNpz(path("e.npz"), {})));
   NamedTensors read = {{"stale", Tensor()}};
-  ASSERT_TRUE(readNpz(path("e.npz"), read, &error)) << error;
+  ASSERT_TRUE(isOk(readNpz(path("e.npz"), read)));
   EXPECT_TRUE(read.empty());
 }
 
@@ -192,8 +192,7 @@ TEST_F(NpzFiles, ReadsDeflatedMembers) {
   writeZip("d.npz", {{"a.npy", serializeNpy(a)}, {"b.npy", serializeNpy(b)}},
            ZIP_CM_DEFLATE);
   NamedTensors read;
-  std::string error;
-  ASSERT_TRUE(readNpz(path("d.npz"), read, &error)) << error;
+  ASSERT_TRUE(isOk(readNpz(path("d.npz"), read)));
   ASSERT_EQ(read.size(), 2u);
   EXPECT_EQ(read[0].first, "a");
   EXPECT_EQ(read[0].second, a);
@@ -212,8 +211,7 @@ TEST_F(NpzFiles, ReadsFortranOrder) {
       header("<i4", "(2, 3)", "True"),
       std::string(reinterpret_cast<char *>(columnMajor), sizeof(columnMajor)));
   Tensor t;
-  std::string error;
-  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "f", t, &error)) << error;
+  ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "f", t)));
   EXPECT_EQ(t, iota(DType::I32, {2, 3}));
 
   // Rank 3: element (i, j, k) sits at i + 2 * (j + 3 * k) in memory.
@@ -225,12 +223,12 @@ TEST_F(NpzFiles, ReadsFortranOrder) {
   bytes = npyBytes(header("<f8", "(2, 3, 4)", "True"),
                    std::string(reinterpret_cast<char *>(memory.data()),
                                memory.size() * sizeof(double)));
-  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "f", t, &error)) << error;
+  ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "f", t)));
   EXPECT_EQ(t, iota(DType::F64, {2, 3, 4}));
 
   // Rank 0 and 1 and empty arrays are the same in either order.
   bytes = npyBytes(header("<i8", "(0, 3)", "True"), "");
-  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "f", t, &error)) << error;
+  ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "f", t)));
   EXPECT_EQ(t, Tensor(DType::I64, {0, 3}));
 }
 
@@ -240,31 +238,30 @@ TEST_F(NpzFiles, ReadsBigEndian) {
                                                   "\xff\xff\xff\xfe",
                                                   8));
   Tensor t;
-  std::string error;
-  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "b", t, &error)) << error;
+  ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "b", t)));
   ASSERT_EQ(t.dtype(), DType::I32);
   EXPECT_EQ(t.getInt(0), 0x0102);
   EXPECT_EQ(t.getInt(1), -2);
 
   bytes = npyBytes(header(">f8", "()"),
                    std::string("\x3f\xf8\x00\x00\x00\x00\x00\x00", 8));
-  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "b", t, &error)) << error;
+  ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "b", t)));
   EXPECT_EQ(t.describe(), "float64[]");
   EXPECT_EQ(t.getDouble(0), 1.5);
 
   bytes = npyBytes(header(">f2", "(1,)"), std::string("\x3c\x00", 2));
-  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "b", t, &error)) << error;
+  ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "b", t)));
   EXPECT_EQ(t.getDouble(0), 1.0);
 
   // Byte order does not apply to single bytes; '>' is accepted there too.
   bytes = npyBytes(header(">u1", "(1,)"), std::string("\x07", 1));
-  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "b", t, &error)) << error;
+  ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "b", t)));
   EXPECT_EQ(t.getInt(0), 7);
 
   // Both at once: big-endian and Fortran order.
   bytes = npyBytes(header(">u2", "(2, 2)", "True"),
                    std::string("\x00\x00\x00\x02\x00\x01\x00\x03", 8));
-  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "b", t, &error)) << error;
+  ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "b", t)));
   for (int64_t i = 0; i < 4; ++i)
     EXPECT_EQ(t.getInt(i), i);
 }
@@ -275,8 +272,7 @@ TEST_F(NpzFiles, ReadsFormats2And3AndHeaderVariants) {
     std::string bytes =
         npyBytes(header("<f4", "(3,)"), rawBytes(expected), major);
     Tensor t;
-    std::string error;
-    ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "v", t, &error)) << error;
+    ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "v", t)));
     EXPECT_EQ(t, expected);
   }
   // Python 2 era headers: double quotes, long suffixes, no trailing comma,
@@ -287,9 +283,7 @@ TEST_F(NpzFiles, ReadsFormats2And3AndHeaderVariants) {
         "  { 'descr' : 'f4' , 'fortran_order' : False , 'shape' : ( 3 , ) }"}) {
     std::string bytes = npyBytes(text, rawBytes(expected));
     Tensor t;
-    std::string error;
-    ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "v", t, &error))
-        << text << ": " << error;
+    ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "v", t))) << text;
     EXPECT_EQ(t, expected);
   }
 }
@@ -298,8 +292,7 @@ TEST_F(NpzFiles, NormalizesBoolBytes) {
   std::string bytes =
       npyBytes(header("|b1", "(3,)"), std::string("\x00\x02\xff", 3));
   Tensor t;
-  std::string error;
-  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), "b", t, &error)) << error;
+  ASSERT_TRUE(isOk(parseNpy(bytes.data(), bytes.size(), "b", t)));
   EXPECT_EQ(rawBytes(t), std::string("\x00\x01\x01", 3));
 }
 
@@ -314,30 +307,31 @@ TEST_F(NpzFiles, RejectsMalformedHeaders) {
   expectParseError(std::string("\x93NUMPY", 6), "truncated header");
   expectParseError(std::string("\x93NUMPY\x01\x00\x05", 9), "truncated header");
   expectParseError(npyBytes(header("<f4", "(2,)"), data8, 4),
-                   "unsupported .npy format version 4.0");
+                   "unsupported .npy format version 4.0", DLC_UNIMPLEMENTED);
   std::string badMinor = npyBytes(header("<f4", "(2,)"), data8);
   badMinor[7] = 1;
-  expectParseError(badMinor, "unsupported .npy format version 1.1");
+  expectParseError(badMinor, "unsupported .npy format version 1.1",
+                   DLC_UNIMPLEMENTED);
   std::string longClaim = npyBytes(header("<f4", "(2,)"), data8);
   longClaim[8] = '\xff';
   longClaim[9] = '\xff';
   expectParseError(longClaim, "truncated header");
 
   expectParseError(npyBytes(header("<c8", "(1,)"), data8),
-                   "unsupported dtype '<c8'");
+                   "unsupported dtype '<c8'", DLC_UNIMPLEMENTED);
   expectParseError(npyBytes(header("<V2", "(4,)"), data8),
-                   "unsupported dtype '<V2'");
+                   "unsupported dtype '<V2'", DLC_UNIMPLEMENTED);
   expectParseError(npyBytes(header("<U2", "(1,)"), data8),
-                   "unsupported dtype '<U2'");
+                   "unsupported dtype '<U2'", DLC_UNIMPLEMENTED);
   expectParseError(npyBytes(header("<M8[ns]", "(1,)"), data8),
-                   "unsupported dtype '<M8[ns]'");
+                   "unsupported dtype '<M8[ns]'", DLC_UNIMPLEMENTED);
   expectParseError(npyBytes(header("|O", "(1,)"), data8),
-                   "object arrays are not supported");
+                   "object arrays are not supported", DLC_UNIMPLEMENTED);
   expectParseError(
       npyBytes("{'descr': [('a', '<i4'), ('b', '<f4')], 'fortran_order': "
                "False, 'shape': (1,), }",
                data8),
-      "structured dtypes are not supported");
+      "structured dtypes are not supported", DLC_UNIMPLEMENTED);
   expectParseError(npyBytes(header("<f4", "(-2,)"), data8),
                    "negative dimension -2");
   expectParseError(npyBytes(header("<f4", "(4294967296, 4294967296)"), data8),
@@ -378,7 +372,7 @@ TEST_F(NpzFiles, RejectsMalformedHeaders) {
                    "expected ',' or '}'");
   // Untrusted text in messages is made printable and kept on one line.
   expectParseError(npyBytes(header("<\x01\x7f", "(1,)"), data8),
-                   "unsupported dtype '<?\?'");
+                   "unsupported dtype '<?\?'", DLC_UNIMPLEMENTED);
 }
 
 TEST_F(NpzFiles, RejectsWrongDataLength) {
@@ -395,16 +389,16 @@ TEST_F(NpzFiles, EveryTruncationIsAnError) {
   std::string bytes = serializeNpy(iota(DType::F64, {4, 3}));
   for (size_t size = 0; size < bytes.size(); ++size) {
     Tensor t;
-    std::string error;
-    EXPECT_FALSE(parseNpy(bytes.data(), size, "cut", t, &error)) << size;
-    EXPECT_FALSE(error.empty());
+    Outcome o = outcome(parseNpy(bytes.data(), size, "cut", t));
+    EXPECT_EQ(o.code, DLC_DATA_LOSS) << size << ": " << o.message;
+    EXPECT_FALSE(o.message.empty());
   }
   writeFile("cut.npy", bytes.substr(0, bytes.size() - 1));
   Tensor t;
-  std::string error;
-  EXPECT_FALSE(readNpy(path("cut.npy"), t, &error));
-  EXPECT_NE(error.find("truncated data"), std::string::npos) << error;
-  EXPECT_EQ(error.rfind(path("cut.npy") + ": ", 0), 0u) << error;
+  Outcome o = outcome(readNpy(path("cut.npy"), t));
+  EXPECT_EQ(o.code, DLC_DATA_LOSS);
+  EXPECT_NE(o.message.find("truncated data"), std::string::npos) << o.message;
+  EXPECT_EQ(o.message.rfind(path("cut.npy") + ": ", 0), 0u) << o.message;
 }
 
 TEST_F(NpzFiles, RandomBytesAndMutationsNeverCrash) {
@@ -432,9 +426,9 @@ TEST_F(NpzFiles, RandomBytesAndMutationsNeverCrash) {
         bytes.resize(rng() % bytes.size());
     }
     Tensor t;
-    std::string error;
-    if (!parseNpy(bytes.data(), bytes.size(), "fuzz", t, &error))
-      ASSERT_FALSE(error.empty());
+    Outcome o = outcome(parseNpy(bytes.data(), bytes.size(), "fuzz", t));
+    if (!o.ok())
+      ASSERT_FALSE(o.message.empty());
     else
       ASSERT_EQ(t.byteSize(), size_t(t.numElements()) * dtypeSize(t.dtype()));
   }
@@ -443,26 +437,28 @@ TEST_F(NpzFiles, RandomBytesAndMutationsNeverCrash) {
 TEST_F(NpzFiles, MissingFiles) {
   Tensor t;
   NamedTensors arrays;
-  std::string error;
-  EXPECT_FALSE(readNpy(path("none.npy"), t, &error));
-  EXPECT_EQ(error,
+  Outcome o = outcome(readNpy(path("none.npy"), t));
+  EXPECT_EQ(o.code, DLC_NOT_FOUND);
+  EXPECT_EQ(o.message,
             path("none.npy") + ": cannot open: No such file or directory");
-  EXPECT_FALSE(readNpz(path("none.npz"), arrays, &error));
-  EXPECT_EQ(error.rfind(path("none.npz") + ": cannot open: ", 0), 0u) << error;
-  EXPECT_NE(error.find("No such file"), std::string::npos) << error;
-  EXPECT_FALSE(readNpy(dir, t, &error));
-  EXPECT_NE(error.find("Is a directory"), std::string::npos) << error;
-  // Null error pointers are allowed.
-  EXPECT_FALSE(readNpy(path("none.npy"), t, nullptr));
+  o = outcome(readNpz(path("none.npz"), arrays));
+  EXPECT_EQ(o.code, DLC_NOT_FOUND);
+  EXPECT_EQ(o.message.rfind(path("none.npz") + ": cannot open: ", 0), 0u)
+      << o.message;
+  EXPECT_NE(o.message.find("No such file"), std::string::npos) << o.message;
+  o = outcome(readNpy(dir, t));
+  EXPECT_EQ(o.code, DLC_IO_ERROR);
+  EXPECT_NE(o.message.find("Is a directory"), std::string::npos) << o.message;
 }
 
 TEST_F(NpzFiles, RejectsBadArchives) {
   NamedTensors arrays;
-  std::string error;
   writeFile("random.npz", "this is not a zip archive at all, only text");
-  EXPECT_FALSE(readNpz(path("random.npz"), arrays, &error));
-  EXPECT_EQ(error, path("random.npz") +
-                       ": not a .npy or .npz file (no NumPy or zip signature)");
+  Outcome o = outcome(readNpz(path("random.npz"), arrays));
+  EXPECT_EQ(o.code, DLC_DATA_LOSS);
+  EXPECT_EQ(o.message,
+            path("random.npz") +
+                ": not a .npy or .npz file (no NumPy or zip signature)");
 
   std::string complexMember =
       npyBytes(header("<c8", "(1,)"), std::string(8, '\0'));
@@ -470,16 +466,19 @@ TEST_F(NpzFiles, RejectsBadArchives) {
            {{"ok.npy", serializeNpy(Tensor(DType::F32, {1}))},
             {"a.npy", complexMember}},
            ZIP_CM_STORE);
-  EXPECT_FALSE(readNpz(path("c.npz"), arrays, &error));
-  EXPECT_EQ(error, path("c.npz") + ": member 'a.npy': unsupported dtype '<c8'");
+  o = outcome(readNpz(path("c.npz"), arrays));
+  EXPECT_EQ(o.code, DLC_UNIMPLEMENTED);
+  EXPECT_EQ(o.message,
+            path("c.npz") + ": member 'a.npy': unsupported dtype '<c8'");
 
   writeZip("n.npz", {{"notes.txt", "hello"}}, ZIP_CM_DEFLATE);
-  EXPECT_FALSE(readNpz(path("n.npz"), arrays, &error));
-  EXPECT_EQ(error, path("n.npz") + ": member 'notes.txt': not a .npy file");
+  o = outcome(readNpz(path("n.npz"), arrays));
+  EXPECT_EQ(o.code, DLC_DATA_LOSS);
+  EXPECT_EQ(o.message, path("n.npz") + ": member 'notes.txt': not a .npy file");
 
   writeZip("bad.npz", {{"x.npy", "\x93NUMPY garbage"}}, ZIP_CM_DEFLATE);
-  EXPECT_FALSE(readNpz(path("bad.npz"), arrays, &error));
-  EXPECT_NE(error.find("member 'x.npy': "), std::string::npos) << error;
+  o = outcome(readNpz(path("bad.npz"), arrays));
+  EXPECT_NE(o.message.find("member 'x.npy': "), std::string::npos) << o.message;
 
   // A corrupted stored member fails its CRC check.
   Tensor big = iota(DType::F32, {256});
@@ -490,23 +489,25 @@ TEST_F(NpzFiles, RejectsBadArchives) {
   ASSERT_NE(at, std::string::npos);
   archive[at] ^= 1;
   writeFile("crc.npz", archive);
-  EXPECT_FALSE(readNpz(path("crc.npz"), arrays, &error));
-  EXPECT_NE(error.find("member 'big.npy': CRC-32 mismatch"), std::string::npos)
-      << error;
+  o = outcome(readNpz(path("crc.npz"), arrays));
+  EXPECT_EQ(o.code, DLC_DATA_LOSS);
+  EXPECT_NE(o.message.find("member 'big.npy': CRC-32 mismatch"),
+            std::string::npos)
+      << o.message;
   EXPECT_TRUE(arrays.empty()) << "failed reads leave the output untouched";
 }
 
 TEST_F(NpzFiles, EveryArchiveTruncationIsAnError) {
   NamedTensors arrays = {{"a", iota(DType::I64, {10})},
                          {"b", iota(DType::F32, {3, 3})}};
-  std::string error;
-  ASSERT_TRUE(writeNpz(path("full.npz"), arrays, &error)) << error;
+  ASSERT_TRUE(isOk(writeNpz(path("full.npz"), arrays)));
   std::string archive = readFile("full.npz");
   for (size_t size = 0; size < archive.size(); size += 7) {
     writeFile("cut.npz", archive.substr(0, size));
     NamedTensors read;
-    EXPECT_FALSE(readNpz(path("cut.npz"), read, &error)) << size;
-    EXPECT_FALSE(error.empty());
+    Outcome o = outcome(readNpz(path("cut.npz"), read));
+    EXPECT_EQ(o.code, DLC_DATA_LOSS) << size << ": " << o.message;
+    EXPECT_FALSE(o.message.empty());
   }
 }
 
@@ -516,49 +517,55 @@ TEST_F(NpzFiles, EveryArchiveTruncationIsAnError) {
 
 TEST_F(NpzFiles, RefusesBFloat16) {
   Tensor bf16(DType::BF16, {2});
-  std::string error;
   EXPECT_TRUE(serializeNpy(bf16).empty());
-  EXPECT_FALSE(writeNpy(path("b.npy"), bf16, &error));
-  EXPECT_EQ(error,
+  Outcome o = outcome(writeNpy(path("b.npy"), bf16));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message,
             path("b.npy") + ": bfloat16 has no NumPy dtype; cast to float32");
   EXPECT_FALSE(fs::exists(path("b.npy")));
-  EXPECT_FALSE(writeNpz(path("b.npz"), {{"w", bf16}}, &error));
-  EXPECT_EQ(error, path("b.npz") +
-                       ": array 'w': bfloat16 has no NumPy dtype; cast to "
-                       "float32");
+  o = outcome(writeNpz(path("b.npz"), {{"w", bf16}}));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message, path("b.npz") +
+                           ": array 'w': bfloat16 has no NumPy dtype; cast to "
+                           "float32");
 }
 
 TEST_F(NpzFiles, FailedWritesKeepTheOldFile) {
   NamedTensors original = {{"x", iota(DType::F32, {4})}};
-  std::string error;
-  ASSERT_TRUE(writeNpz(path("keep.npz"), original, &error)) << error;
+  ASSERT_TRUE(isOk(writeNpz(path("keep.npz"), original)));
   std::string before = readFile("keep.npz");
 
-  EXPECT_FALSE(writeNpz(
-      path("keep.npz"),
-      {{"x", iota(DType::F32, {4})}, {"y", Tensor(DType::BF16, {1})}}, &error));
   EXPECT_FALSE(
-      writeNpz(path("keep.npz"), {{"x", Tensor()}, {"x", Tensor()}}, &error));
-  EXPECT_NE(error.find("array 'x': duplicate name"), std::string::npos)
-      << error;
+      isOk(writeNpz(path("keep.npz"), {{"x", iota(DType::F32, {4})},
+                                       {"y", Tensor(DType::BF16, {1})}})));
+  Outcome o =
+      outcome(writeNpz(path("keep.npz"), {{"x", Tensor()}, {"x", Tensor()}}));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_NE(o.message.find("array 'x': duplicate name"), std::string::npos)
+      << o.message;
   EXPECT_EQ(readFile("keep.npz"), before);
   EXPECT_FALSE(fs::exists(path("keep.npz.tmp")));
 
   // The temporary cannot be created: the target stays as it was.
   ASSERT_TRUE(fs::create_directory(path("blocked.npz.tmp")));
   writeFile("blocked.npz", before);
-  EXPECT_FALSE(writeNpz(path("blocked.npz"), original, &error));
-  EXPECT_FALSE(error.empty());
+  o = outcome(writeNpz(path("blocked.npz"), original));
+  EXPECT_FALSE(o.ok());
+  EXPECT_FALSE(o.message.empty());
   EXPECT_EQ(readFile("blocked.npz"), before);
   ASSERT_TRUE(fs::create_directory(path("blocked.npy.tmp")));
-  EXPECT_FALSE(writeNpy(path("blocked.npy"), iota(DType::F32, {1}), &error));
-  EXPECT_NE(error.find("cannot create"), std::string::npos) << error;
+  o = outcome(writeNpy(path("blocked.npy"), iota(DType::F32, {1})));
+  EXPECT_EQ(o.code, DLC_IO_ERROR);
+  EXPECT_NE(o.message.find("cannot create"), std::string::npos) << o.message;
 
-  EXPECT_FALSE(writeNpz(path("no/such/dir/x.npz"), original, &error));
-  EXPECT_NE(error.find("no/such/dir/x.npz"), std::string::npos) << error;
-  EXPECT_FALSE(writeNpy(path("no/such/dir/x.npy"), original[0].second, &error));
-  EXPECT_NE(error.find("No such file or directory"), std::string::npos)
-      << error;
+  o = outcome(writeNpz(path("no/such/dir/x.npz"), original));
+  EXPECT_FALSE(o.ok());
+  EXPECT_NE(o.message.find("no/such/dir/x.npz"), std::string::npos)
+      << o.message;
+  o = outcome(writeNpy(path("no/such/dir/x.npy"), original[0].second));
+  EXPECT_EQ(o.code, DLC_NOT_FOUND);
+  EXPECT_NE(o.message.find("No such file or directory"), std::string::npos)
+      << o.message;
 }
 
 //===----------------------------------------------------------------------===//
@@ -575,10 +582,8 @@ TEST_F(NpzFiles, NumpyReadsOursAndWeReadNumpys) {
     ours.emplace_back(dtypeName(type), randomTensor(type, {2, 3}, seed++));
   ours.emplace_back("scalar", randomTensor(DType::F32, {}, seed++));
   ours.emplace_back("empty", Tensor(DType::I64, {2, 0, 3}));
-  std::string error;
-  ASSERT_TRUE(writeNpz(path("ours.npz"), ours, &error)) << error;
-  ASSERT_TRUE(writeNpy(path("ours.npy"), iota(DType::F64, {2, 3}), &error))
-      << error;
+  ASSERT_TRUE(isOk(writeNpz(path("ours.npz"), ours)));
+  ASSERT_TRUE(isOk(writeNpy(path("ours.npy"), iota(DType::F64, {2, 3}))));
 
   // NumPy checks what it reads, re-saves our arrays deflated, and writes
   // the layouts we only read: Fortran order and big-endian.
@@ -608,15 +613,15 @@ np.save(d + '/numpy_iota.npy', np.arange(6.0).reshape(2, 3))
   ASSERT_EQ(std::system(command.c_str()), 0) << "NumPy rejected our files";
 
   NamedTensors theirs;
-  ASSERT_TRUE(readNpz(path("theirs.npz"), theirs, &error)) << error;
+  ASSERT_TRUE(isOk(readNpz(path("theirs.npz"), theirs)));
   EXPECT_EQ(theirs, ours);
 
   Tensor t;
-  ASSERT_TRUE(readNpy(path("fortran.npy"), t, &error)) << error;
+  ASSERT_TRUE(isOk(readNpy(path("fortran.npy"), t)));
   EXPECT_EQ(t, iota(DType::F32, {2, 3, 4}));
-  ASSERT_TRUE(readNpy(path("big.npy"), t, &error)) << error;
+  ASSERT_TRUE(isOk(readNpy(path("big.npy"), t)));
   EXPECT_EQ(t, iota(DType::I64, {2, 3, 4}));
-  ASSERT_TRUE(readNpy(path("big_fortran.npy"), t, &error)) << error;
+  ASSERT_TRUE(isOk(readNpy(path("big_fortran.npy"), t)));
   EXPECT_EQ(t, iota(DType::F64, {2, 3, 4}));
   // For the same array our .npy is byte-identical to NumPy's.
   EXPECT_EQ(readFile("numpy_iota.npy"), serializeNpy(iota(DType::F64, {2, 3})));

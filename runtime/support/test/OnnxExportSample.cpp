@@ -16,6 +16,18 @@
 
 using namespace dlc;
 
+namespace {
+
+/// Prints the message of `status` (which it frees) when it is an error.
+bool failed(dlc_status_t status) {
+  StatusOwner owner(status);
+  if (status)
+    std::fprintf(stderr, "%s\n", dlc_status_message(status));
+  return status != nullptr;
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     std::fprintf(stderr, "usage: %s MODEL.onnx INITIALIZERS.npz OUT.onnx\n",
@@ -30,11 +42,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   NamedTensors initializers;
-  std::string error;
-  if (!readNpz(argv[2], initializers, &error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  if (failed(readNpz(argv[2], initializers)))
     return 1;
-  }
   for (auto &[name, tensor] : initializers) {
     if (name.rfind("bf16_", 0) != 0 || tensor.dtype() != DType::U16)
       continue;
@@ -43,10 +52,8 @@ int main(int argc, char **argv) {
     tensor = std::move(bits);
   }
   std::string out;
-  if (!appendOnnxInitializers(model.str(), initializers, out, &error)) {
-    std::fprintf(stderr, "%s\n", error.c_str());
+  if (failed(appendOnnxInitializers(model.str(), initializers, out)))
     return 1;
-  }
   std::ofstream(argv[3], std::ios::binary) << out;
   return 0;
 }

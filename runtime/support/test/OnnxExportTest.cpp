@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/support/OnnxExport.h"
 
+#include "runtime/support/test/Outcome.h"
 #include "runtime/support/test/TestTensors.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,9 @@ using namespace dlc;
 
 namespace {
 
+using dlc::testing::isOk;
+using dlc::testing::Outcome;
+using dlc::testing::outcome;
 using dlc::testing::randomTensor;
 
 /// One decoded protobuf field: a varint's value or a payload's bytes.
@@ -94,9 +98,8 @@ TEST(OnnxExport, AppendsTheExactBytes) {
   Tensor w(DType::F32, {2});
   w.data<float>()[0] = 1.0f;
   w.data<float>()[1] = -2.0f;
-  std::string out, error;
-  ASSERT_TRUE(appendOnnxInitializers(tinyModel(), {{"w", w}}, out, &error))
-      << error;
+  std::string out;
+  ASSERT_TRUE(isOk(appendOnnxInitializers(tinyModel(), {{"w", w}}, out)));
   std::string raw(reinterpret_cast<const char *>(w.bytes()), 8);
   // dims 2, data_type FLOAT, name "w", raw_data.
   std::string tensor = "\x08\x02"
@@ -125,9 +128,8 @@ TEST(OnnxExport, EncodesEveryDtype) {
   initializers.emplace_back("empty", Tensor(DType::I64, {0, 70000}));
 
   std::string model = tinyModel();
-  std::string out, error;
-  ASSERT_TRUE(appendOnnxInitializers(model, initializers, out, &error))
-      << error;
+  std::string out;
+  ASSERT_TRUE(isOk(appendOnnxInitializers(model, initializers, out)));
   ASSERT_EQ(out.compare(0, model.size(), model), 0);
   std::vector<Field> appended = decode(out.substr(model.size()));
   ASSERT_EQ(appended.size(), 1u);
@@ -163,28 +165,32 @@ TEST(OnnxExport, EncodesEveryDtype) {
 }
 
 TEST(OnnxExport, Refusals) {
+  // A malformed model is DLC_DATA_LOSS, a bad initializer the caller's
+  // DLC_INVALID_ARGUMENT.
   auto expectError = [](const std::string &model,
                         const NamedTensors &initializers,
-                        const std::string &message) {
-    std::string out = "unchanged", error;
-    EXPECT_FALSE(appendOnnxInitializers(model, initializers, out, &error));
-    EXPECT_EQ(error, "ONNX export: " + message);
+                        dlc_status_code_t code, const std::string &message) {
+    std::string out = "unchanged";
+    Outcome o = outcome(appendOnnxInitializers(model, initializers, out));
+    EXPECT_EQ(o.code, code) << o.message;
+    EXPECT_EQ(o.message, "ONNX export: " + message);
     EXPECT_EQ(out, "unchanged");
   };
   Tensor t(DType::F32, {1});
-  expectError(varintField(1, 8), {}, "the model has no graph");
+  expectError(varintField(1, 8), {}, DLC_DATA_LOSS, "the model has no graph");
   std::string model = tinyModel();
-  expectError(model.substr(0, model.size() - 1), {},
+  expectError(model.substr(0, model.size() - 1), {}, DLC_DATA_LOSS,
               "the model is not a ModelProto (malformed field at byte 10)");
-  expectError("\x0b", {},
+  expectError("\x0b", {}, DLC_DATA_LOSS,
               "the model is not a ModelProto (malformed field at byte 0)");
-  expectError(model, {{"", t}}, "an initializer has no name");
-  expectError(model, {{"w", t}, {"w", t}},
+  expectError(model, {{"", t}}, DLC_INVALID_ARGUMENT,
+              "an initializer has no name");
+  expectError(model, {{"w", t}, {"w", t}}, DLC_INVALID_ARGUMENT,
               "initializer 'w' is already in the model or given twice");
   std::string withW;
-  ASSERT_TRUE(appendOnnxInitializers(model, {{"w", t}}, withW, nullptr));
-  expectError(withW, {{"w", t}},
+  ASSERT_TRUE(isOk(appendOnnxInitializers(model, {{"w", t}}, withW)));
+  expectError(withW, {{"w", t}}, DLC_INVALID_ARGUMENT,
               "initializer 'w' is already in the model or given twice");
-  expectError(model + bytesField(7, "\xff"), {},
+  expectError(model + bytesField(7, "\xff"), {}, DLC_DATA_LOSS,
               "the model's graph is malformed protobuf");
 }
