@@ -14,9 +14,10 @@
 # past it. DLC_BENCH_ARGS go to both benchmark steps.
 # Needs .gpu-bundle/bundle.tar.xz from bench/prepare_gpu_bundle.sh:
 #   run: bash bench/gpu_round.sh   (carry: .gpu-bundle)
-# Writes its logs to $OUT when set: round.log, gpu.txt, bench_large.txt and
-# .json, and the large models' profiles and kernel tables packed into
-# profiles.tar.xz (the device tool brings back 8 files at most).
+# Writes its logs to $OUT when set: round.log, gpu.txt, cudnn.log,
+# bench_large.txt and .json, and the large models' profiles and kernel
+# tables packed into profiles.tar.xz (the device tool brings back 8 files
+# at most).
 set -uo pipefail
 limit="${DLC_ROUND_SECONDS:-450}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -70,7 +71,9 @@ step "CUDA logic tests" "$(within 60 320)" \
 step "models on cuda:0 against the CPU" "$(within 240 280)" \
   python3 "$root/tests/gpu/gpu_check.py" run \
   --dlc-runner "$bundle/bin/dlc-runner" --dir "$bundle/models"
-step "cuDNN attention (disabled tests: no engine took its graphs yet)" \
+# cuDNN's own account of what it refused goes to cudnn.log.
+CUDNN_LOGERR_DBG=1 CUDNN_LOGWARN_DBG=1 CUDNN_LOGDEST_DBG="$logs/cudnn.log" \
+  step "cuDNN attention (disabled tests: no engine took its graphs yet)" \
   "$(within 30 330)" "$bundle/bin/dlc_runtime_tests" \
   --gtest_filter='DISABLED_GpuDnnAttention.*' --gtest_also_run_disabled_tests
 step "benchmark: cuDNN attention at GPT-2's shape" "$(within 20 320)" \

@@ -181,12 +181,19 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
         initializers.emplace_back(globals[i].name, std::move(t));
       }
     std::string bytes;
-    DLC_RETURN_IF_ERROR(prefixStatus(
-        appendOnnxInitializers(
-            std::string(reinterpret_cast<const char *>(model->data()),
-                        model->size()),
-            initializers, bytes),
-        s.module().name() + ": cannot export its ONNX model"));
+    StatusOwner appended(appendOnnxInitializers(
+        std::string(reinterpret_cast<const char *>(model->data()),
+                    model->size()),
+        initializers, bytes));
+    // The caller gave no initializers: one the ONNX model already has, or
+    // one without a name, is the module contradicting itself.
+    if (appended.get() &&
+        dlc_status_code(appended.get()) == DLC_INVALID_ARGUMENT)
+      appended.reset(
+          makeStatus(DLC_DATA_LOSS, dlc_status_message(appended.get())));
+    DLC_RETURN_IF_ERROR(
+        prefixStatus(appended.release(),
+                     s.module().name() + ": cannot export its ONNX model"));
     return writeFileAtomically(path, bytes);
   });
 }

@@ -508,7 +508,10 @@ dlc_status_t readCheckpoint(const std::string &path, CheckpointContents &out) {
   std::unique_ptr<MappedNpz> npz;
   StatusOwner parsed(MappedNpz::open(std::move(mapped), CrcCheck::Verify, npz));
   // dlc writes checkpoints with nothing MappedNpz does not read, so any
-  // archive it refuses (even as unsupported) is a damaged checkpoint.
+  // archive it refuses (even as unsupported) is a damaged checkpoint; only
+  // a want of memory is not.
+  if (parsed.get() && dlc_status_code(parsed.get()) == DLC_RESOURCE_EXHAUSTED)
+    return parsed.release();
   if (parsed.get())
     return makeStatus(DLC_DATA_LOSS, std::string("corrupt checkpoint: ") +
                                          dlc_status_message(parsed.get()));

@@ -312,7 +312,7 @@ dlc_status_t DataLoader::openTokens(const std::string &path, DType rawWidth,
     if (spec->sampleShape.size() != 1 || spec->sampleShape[0] <= 0 ||
         (spec->dtype != DType::I64 && spec->dtype != DType::I32) ||
         spec->sampleShape != input.sampleShape)
-      return makeStatus(DLC_INVALID_ARGUMENT,
+      return makeStatus(DLC_FAILED_PRECONDITION,
                         path +
                             ": token files feed an int64 or int32 [T] "
                             "input and labels of the same shape; the model "

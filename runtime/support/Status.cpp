@@ -14,7 +14,10 @@ namespace dlc {
 namespace {
 /// What an allocation failure while building a status returns: static, so
 /// it needs no memory, and never freed.
-dlc_status_s outOfMemoryStatus{DLC_RESOURCE_EXHAUSTED, ""};
+/// Its message is short enough for std::string's inline buffer, so that
+/// nothing is allocated for it either, and code reading `message` directly
+/// sees the reason.
+dlc_status_s outOfMemoryStatus{DLC_RESOURCE_EXHAUSTED, "out of memory"};
 } // namespace
 
 dlc_status_t makeStatus(dlc_status_code_t code, std::string message) {
@@ -54,11 +57,7 @@ dlc_status_code_t dlc_status_code(dlc_status_t status) {
 }
 
 const char *dlc_status_message(dlc_status_t status) {
-  if (!status)
-    return "";
-  if (dlc::isStaticStatus(status))
-    return "out of memory";
-  return status->message.c_str();
+  return status ? status->message.c_str() : "";
 }
 
 void dlc_status_free(dlc_status_t status) {

@@ -88,22 +88,32 @@ Mode chooseMode(const Options &o) {
 /// cuDNN's engines are chosen by measurement when a session opens
 /// (runtime/cuda/Dnn.h), and two processes may choose differently among
 /// engines that sum in different orders, so a resumed run must take the
-/// engines of the run it continues to go on bit for bit. A training run
-/// on a GPU with checkpoints keeps them beside its checkpoints, in
-/// DIR/cudnn-engines, unless DLC_CUDNN_ENGINES already names a file. A
-/// directory that cannot be made is left to the checkpoint writer to report;
-/// the choices are then measured again by the next run.
+/// engines of the run it continues to go on bit for bit. A training run on
+/// a GPU keeps its choices in cudnn-engines beside its checkpoints (which
+/// only step-*.dlcc and LATEST are), starting from those of the run it
+/// resumes, unless DLC_CUDNN_ENGINES already names a file. --checkpoint-dir
+/// is made now for that, as the first checkpoint would make it; a file
+/// that cannot be written leaves the choices to be measured again.
 void keepEnginesWithCheckpoints(const Options &options) {
-  std::string dir = options.checkpointDir;
-  if (dir.empty() && !options.resume.empty())
-    dir = std::filesystem::is_directory(options.resume)
-              ? options.resume
-              : std::filesystem::path(options.resume).parent_path().string();
-  if (dir.empty() || std::getenv("DLC_CUDNN_ENGINES"))
+  if (std::getenv("DLC_CUDNN_ENGINES"))
     return;
+  namespace fs = std::filesystem;
   std::error_code ignored;
-  std::filesystem::create_directories(dir, ignored);
-  ::setenv("DLC_CUDNN_ENGINES", (dir + "/cudnn-engines").c_str(), 0);
+  std::string from;
+  if (!options.resume.empty())
+    from = (fs::is_directory(options.resume, ignored)
+                ? options.resume
+                : directoryOf(options.resume)) +
+           "/cudnn-engines";
+  std::string dir = checkpointDirectory(options);
+  std::string file = dir.empty() ? from : dir + "/cudnn-engines";
+  if (file.empty())
+    return;
+  if (!options.checkpointDir.empty())
+    fs::create_directories(options.checkpointDir, ignored);
+  if (!from.empty() && file != from)
+    fs::copy_file(from, file, fs::copy_options::skip_existing, ignored);
+  ::setenv("DLC_CUDNN_ENGINES", file.c_str(), 0);
 }
 
 void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {

@@ -88,10 +88,7 @@ bool isDirectory(const std::string &path) {
 void checkWritable(const std::string &path, const std::string &option) {
   if (isDirectory(path))
     throw Error(option + " " + path + ": is a directory");
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "."
-                    : slash == 0               ? "/"
-                                               : path.substr(0, slash);
+  std::string dir = directoryOf(path);
   if (::access(dir.c_str(), W_OK) != 0)
     throw Error(option + " " + path +
                 ": cannot be written: " + std::strerror(errno));
@@ -408,11 +405,8 @@ void Trainer::chooseTargetAndCheckpoints() {
   if (options_.checkpointEvery && options_.checkpointDir.empty() &&
       !(state_.resumed && isDirectory(options_.resume)))
     throw Error("--checkpoint-every needs --checkpoint-dir");
-  // A run resumed from a checkpoint directory goes on saving there, as
-  // often as before, unless told otherwise.
-  checkpointDir_ = options_.checkpointDir;
-  if (state_.resumed && checkpointDir_.empty() && isDirectory(options_.resume))
-    checkpointDir_ = options_.resume;
+  // A resumed run saves as often as before unless told otherwise.
+  checkpointDir_ = checkpointDirectory(options_);
   checkpointEvery_ = options_.checkpointEvery.value_or(
       state_.resumed && !checkpointDir_.empty() ? state_.checkpointEvery : 0);
 }
@@ -553,6 +547,20 @@ void Trainer::say(const std::string &line, std::FILE *out) {
 
 void runTraining(Engine &engine, const Options &options) {
   Trainer(engine, options).run();
+}
+
+std::string checkpointDirectory(const Options &options) {
+  if (!options.checkpointDir.empty() || options.resume.empty() ||
+      !isDirectory(options.resume))
+    return options.checkpointDir;
+  return options.resume;
+}
+
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "."
+         : slash == 0               ? "/"
+                                    : path.substr(0, slash);
 }
 
 } // namespace dlc::runner

@@ -25,6 +25,14 @@ namespace dlc::runner {
 /// the log holds the steps done and the last checkpoint is intact.
 void runTraining(Engine &engine, const Options &options);
 
+/// Where a training run saves its checkpoints: --checkpoint-dir, or else
+/// the directory it resumes from (a run resumed from a checkpoint directory
+/// goes on saving there); empty when it saves none.
+std::string checkpointDirectory(const Options &options);
+
+/// A file's directory, "." for a bare name.
+std::string directoryOf(const std::string &path);
+
 } // namespace dlc::runner
 
 #endif // DLC_TOOLS_RUNNER_TRAINING_H

@@ -236,8 +236,12 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
                                          dlc_metadata_t **metadata);
 
 /** Writes the model the module was compiled from with the session's
- * current parameters and state as its initializers. DLC_FAILED_PRECONDITION
- * when the module kept no ONNX model. */
+ * current parameters and state as its initializers, through a temporary
+ * file and a rename. DLC_FAILED_PRECONDITION when the module kept no ONNX
+ * model; DLC_DATA_LOSS when that model is malformed or already holds one
+ * of the initializers; DLC_RESOURCE_EXHAUSTED when the file would pass
+ * protobuf's 2 GiB or the disk is full; DLC_NOT_FOUND when the directory
+ * does not exist; DLC_IO_ERROR for any other failed write. */
 dlc_status_t dlc_session_export_onnx(dlc_session_t *session,
                                      const char *path);
 
