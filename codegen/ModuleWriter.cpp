@@ -5,7 +5,7 @@
 //   dlc.plan.launch       -> a KernelStep running the launch's kernel,
 //                            generated (and compiled) once per kernel name
 //   dlc.plan.matmul       -> a MatmulStep (transposed flags, epilogue, bias)
-//   conv / its gradients  -> a ConvStep
+//   dlc.plan.conv         -> a ConvStep (kind, engine)
 //   dlc.plan.copy         -> a CopyStep into its result's buffer
 //   dlc.reshape           -> nothing (a view, BufferPlacement)
 //   dlc.constant          -> a module constant, once read by a step
@@ -54,6 +54,30 @@ std::vector<int64_t> shapeVector(Value v) {
   return {shape.begin(), shape.end()};
 }
 
+fb::ConvKind convKindOf(ConvKind kind) {
+  switch (kind) {
+  case ConvKind::forward:
+    return fb::ConvKind::Forward;
+  case ConvKind::backward_data:
+    return fb::ConvKind::BackwardData;
+  case ConvKind::backward_filter:
+    return fb::ConvKind::BackwardFilter;
+  }
+  llvm_unreachable("a ConvKind");
+}
+
+fb::ConvEngine convEngineOf(ConvEngine engine) {
+  switch (engine) {
+  case ConvEngine::automatic:
+    return fb::ConvEngine::Auto;
+  case ConvEngine::library:
+    return fb::ConvEngine::Library;
+  case ConvEngine::direct:
+    return fb::ConvEngine::Direct;
+  }
+  llvm_unreachable("a ConvEngine");
+}
+
 class Writer {
 public:
   Writer(ModuleOp module, const ModuleWriterOptions &options)
@@ -82,7 +106,7 @@ private:
   step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers);
   FailureOr<flatbuffers::Offset<fb::Step>> matmulStep(PlanMatmulOp op,
                                                       PlanBuffers &plan);
-  FailureOr<flatbuffers::Offset<fb::Step>> convStep(Operation *op,
+  FailureOr<flatbuffers::Offset<fb::Step>> convStep(PlanConvOp op,
                                                     PlanBuffers &plan);
   /// Compiles `source` (kernelSource()) for the target.
   LogicalResult
@@ -278,42 +302,18 @@ FailureOr<flatbuffers::Offset<fb::Step>> Writer::matmulStep(PlanMatmulOp op,
                         fbb.CreateString(describeLocation(op.getLoc())));
 }
 
-FailureOr<flatbuffers::Offset<fb::Step>> Writer::convStep(Operation *op,
+FailureOr<flatbuffers::Offset<fb::Step>> Writer::convStep(PlanConvOp op,
                                                           PlanBuffers &plan) {
-  fb::ConvKind kind;
-  Value x, w, y;
-  ArrayRef<int64_t> stride, padLow, padHigh, dilation;
-  int64_t groups;
-  if (auto conv = dyn_cast<ConvOp>(op)) {
-    kind = fb::ConvKind::Forward;
-    x = conv.getInput(), w = conv.getFilter(), y = conv.getResult();
-    stride = conv.getStride(), padLow = conv.getPadLow();
-    padHigh = conv.getPadHigh(), dilation = conv.getDilation();
-    groups = static_cast<int64_t>(conv.getGroups());
-  } else if (auto grad = dyn_cast<ConvGradInputOp>(op)) {
-    kind = fb::ConvKind::BackwardData;
-    x = grad.getResult(), w = grad.getFilter(), y = grad.getGradOutput();
-    stride = grad.getStride(), padLow = grad.getPadLow();
-    padHigh = grad.getPadHigh(), dilation = grad.getDilation();
-    groups = static_cast<int64_t>(grad.getGroups());
-  } else {
-    auto filter = cast<ConvGradFilterOp>(op);
-    kind = fb::ConvKind::BackwardFilter;
-    x = filter.getInput(), w = filter.getResult(), y = filter.getGradOutput();
-    stride = filter.getStride(), padLow = filter.getPadLow();
-    padHigh = filter.getPadHigh(), dilation = filter.getDilation();
-    groups = static_cast<int64_t>(filter.getGroups());
-  }
+  Value x = op.getX(), w = op.getW(), y = op.getY();
   FailureOr<fb::BufferRef> xRef = plan.refOf(x);
   FailureOr<fb::BufferRef> wRef = plan.refOf(w);
   FailureOr<fb::BufferRef> yRef = plan.refOf(y);
-  FailureOr<fb::ElementType> element =
-      elementTypeOf(op, op->getResult(0).getType());
+  FailureOr<fb::ElementType> element = elementTypeOf(op, op.getType());
   if (failed(xRef) || failed(wRef) || failed(yRef) || failed(element))
     return failure();
   // The step lists shapes channels-first; channels_last says how the
   // buffers hold them.
-  bool channelsLast = op->hasAttr("channels_last");
+  bool channelsLast = op.getChannelsLast();
   auto logicalShape = [&](Value v) {
     std::vector<int64_t> shape = shapeVector(v);
     if (!channelsLast)
@@ -323,23 +323,23 @@ FailureOr<flatbuffers::Offset<fb::Step>> Writer::convStep(Operation *op,
   };
   std::vector<int64_t> xShape = logicalShape(x), wShape = logicalShape(w),
                        yShape = logicalShape(y);
-  std::vector<int64_t> strideV(stride.begin(), stride.end()),
-      padLowV(padLow.begin(), padLow.end()),
-      padHighV(padHigh.begin(), padHigh.end()),
-      dilationV(dilation.begin(), dilation.end());
+  std::vector<int64_t> stride(op.getStride()), padLow(op.getPadLow()),
+      padHigh(op.getPadHigh()), dilation(op.getDilation());
   auto step = fb::CreateConvStepDirect(
-      fbb, kind, *element, &*xRef, &*wRef, &*yRef, &xShape, &wShape, &yShape,
-      &strideV, &padLowV, &padHighV, &dilationV, groups, channelsLast);
+      fbb, convKindOf(op.getKind()), *element, &*xRef, &*wRef, &*yRef, &xShape,
+      &wShape, &yShape, &stride, &padLow, &padHigh, &dilation,
+      static_cast<int64_t>(op.getGroups()), channelsLast,
+      convEngineOf(op.getEngine()));
   return fb::CreateStep(fbb, fb::StepKind::ConvStep, step.Union(),
-                        fbb.CreateString(describeLocation(op->getLoc())));
+                        fbb.CreateString(describeLocation(op.getLoc())));
 }
 
 FailureOr<flatbuffers::Offset<fb::Step>>
 Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers) {
   if (auto matmul = dyn_cast<PlanMatmulOp>(op))
     return matmulStep(matmul, plan);
-  if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
-    return convStep(op, plan);
+  if (auto conv = dyn_cast<PlanConvOp>(op))
+    return convStep(conv, plan);
   std::string location = describeLocation(op->getLoc());
   if (auto copy = dyn_cast<PlanCopyOp>(op)) {
     auto step = fb::CreateCopyStep(fbb, &buffers.refs[0], &buffers.refs[1],
@@ -438,7 +438,7 @@ Writer::addFunction(func::FuncOp func) {
     if (failed(buffers))
       return failure();
     if (!*buffers) {
-      if (isa<PlanMatmulOp, ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
+      if (isa<PlanMatmulOp, PlanConvOp>(op))
         continue;
       return op.emitOpError()
              << "is no execution-plan op; run dlc-plan-pipeline (codegen/"

@@ -109,4 +109,24 @@ def DLC_MatmulEpilogue : I32EnumAttr<"MatmulEpilogue",
   let cppNamespace = "::mlir::dlc";
 }
 
+// dlc.plan.conv's kind: which of a convolution's three products it is,
+// named as cuDNN names them (the ConvStep's ConvKind).
+def DLC_ConvKind : I32EnumAttr<"ConvKind",
+    "which product of a convolution a library call computes", [
+    I32EnumAttrCase<"forward", 0>, I32EnumAttrCase<"backward_data", 1>,
+    I32EnumAttrCase<"backward_filter", 2>]> {
+  let cppNamespace = "::mlir::dlc";
+}
+
+// dlc.plan.conv's engine slot (the ConvStep's ConvEngine): `auto` lets the
+// runtime choose (the library where it takes the shape, dlc's direct loops
+// otherwise); `library` (oneDNN, cuDNN) and `direct` are demands a session
+// refuses to open without.
+def DLC_ConvEngine : I32EnumAttr<"ConvEngine",
+    "what runs a convolution", [
+    I32EnumAttrCase<"automatic", 0, "auto">, I32EnumAttrCase<"library", 1>,
+    I32EnumAttrCase<"direct", 2>]> {
+  let cppNamespace = "::mlir::dlc";
+}
+
 #endif // DLC_DIALECT_TD

@@ -72,6 +72,17 @@ inline constexpr StringLiteral kEpilogueAttr = "dlc.epilogue";
 std::optional<MatmulEpilogue> epilogueMark(Operation *op);
 void setEpilogueMark(Operation *op, MatmulEpilogue epilogue);
 
+/// The type of the convolution of `input` by `filter` (dlc.conv's result),
+/// all three in the layout `channelsLast` says; failure, reported at `loc`,
+/// when they do not convolve with these attributes. The verifiers of
+/// dlc.conv, its gradient ops and dlc.plan.conv share it.
+FailureOr<RankedTensorType>
+inferConvTypeIn(bool channelsLast, std::optional<Location> loc,
+                RankedTensorType input, RankedTensorType filter,
+                ArrayRef<int64_t> stride, ArrayRef<int64_t> padLow,
+                ArrayRef<int64_t> padHigh, ArrayRef<int64_t> dilation,
+                int64_t groups);
+
 } // namespace mlir::dlc
 
 #endif // DLC_IR_DIALECT_H

@@ -134,7 +134,7 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op,
     return op->emitOpError()
            << "has " << kEpilogueAttr << " = " << attribute.getValue()
            << "; an epilogue mark is \"bias\" or \"bias_relu\"";
-  if (!isa<MatmulOp, ConvOp, PlanMatmulOp>(op))
+  if (!isa<MatmulOp, ConvOp, PlanMatmulOp, PlanConvOp>(op))
     return op->emitOpError() << "has " << kEpilogueAttr
                              << ", which marks matmuls and convolutions only";
   return success();
@@ -841,8 +841,7 @@ static RankedTensorType relayout(RankedTensorType type, bool channelsLast,
                                type.getElementType());
 }
 
-/// inferConvType over operands in the layout `channelsLast` says.
-static FailureOr<RankedTensorType> inferConvTypeIn(
+FailureOr<RankedTensorType> mlir::dlc::inferConvTypeIn(
     bool channelsLast, std::optional<Location> loc, RankedTensorType input,
     RankedTensorType filter, ArrayRef<int64_t> stride, ArrayRef<int64_t> padLow,
     ArrayRef<int64_t> padHigh, ArrayRef<int64_t> dilation, int64_t groups) {

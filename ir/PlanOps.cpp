@@ -167,5 +167,57 @@ LogicalResult PlanMatmulOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// PlanConvOp
+//===----------------------------------------------------------------------===//
+
+Value PlanConvOp::getX() {
+  return getKind() == ConvKind::backward_data ? getResult() : getLhs();
+}
+
+Value PlanConvOp::getW() {
+  switch (getKind()) {
+  case ConvKind::forward:
+  case ConvKind::backward_data:
+    return getRhs();
+  case ConvKind::backward_filter:
+    return getResult();
+  }
+  llvm_unreachable("a ConvKind");
+}
+
+Value PlanConvOp::getY() {
+  switch (getKind()) {
+  case ConvKind::forward:
+    return getResult();
+  case ConvKind::backward_data:
+    return getLhs();
+  case ConvKind::backward_filter:
+    return getRhs();
+  }
+  llvm_unreachable("a ConvKind");
+}
+
+LogicalResult PlanConvOp::verify() {
+  auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  Type element = typeOf(getResult()).getElementType();
+  if (typeOf(getLhs()).getElementType() != element ||
+      typeOf(getRhs()).getElementType() != element)
+    return emitOpError() << "has operands of an element type other than its "
+                            "result's";
+  FailureOr<RankedTensorType> y = inferConvTypeIn(
+      getChannelsLast(), getLoc(), typeOf(getX()), typeOf(getW()), getStride(),
+      getPadLow(), getPadHigh(), getDilation(),
+      static_cast<int64_t>(getGroups()));
+  if (failed(y))
+    return failure();
+  if (typeOf(getY()) != *y)
+    return emitOpError() << "convolves x " << getX().getType() << " by w "
+                         << getW().getType() << " into " << *y << ", not y "
+                         << getY().getType() << " (" << stringifyConvKind(getKind())
+                         << ")";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "ir/PlanOps.cpp.inc"

@@ -108,6 +108,54 @@ def DLC_PlanMatmulOp : DLC_PlanOp<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
+def DLC_PlanConvOp : DLC_PlanOp<"conv", [Pure]> {
+  let summary = "a library convolution (cuDNN, oneDNN) or its direct loops";
+  let description = [{
+    One of a convolution's three products, as dlc.conv, dlc.conv_grad_input
+    and dlc.conv_grad_filter compute them, with their attributes and
+    operand orders: `forward` takes (x, w) and returns y, `backward_data`
+    (dy, w) and returns dx, `backward_filter` (x, dy) and returns dw
+    (`channels_last` as dlc.conv's). The op's x, w and y are the ConvStep's.
+
+    `engine` is the step's engine slot: `auto` (the default) lets the
+    runtime choose (cuDNN's heuristics; on the CPU oneDNN where it takes the
+    shape, dlc's direct loops otherwise); `library` demands cuDNN or
+    oneDNN, `direct` dlc's direct loops (the CPU's, exact in float64
+    sums), and a session that cannot honour the demand refuses the module.
+    dlc-lower-to-plan sets it (its conv-engine option, dlc-compile
+    --conv-engine). The evaluator computes every engine by definition.
+
+    Example:
+    ```mlir
+    %dx = dlc.plan.conv backward_data %dy, %w stride [1, 1] pad_low [1, 1]
+        pad_high [1, 1] dilation [1, 1] groups 1 engine direct
+        : (tensor<1x16x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins DLC_ConvKind:$kind, DLC_FloatTensor:$lhs,
+                       DLC_FloatTensor:$rhs,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$pad_low,
+                       DenseI64ArrayAttr:$pad_high, DenseI64ArrayAttr:$dilation,
+                       I64Attr:$groups, UnitAttr:$channels_last,
+                       DefaultValuedAttr<DLC_ConvEngine,
+                           "::mlir::dlc::ConvEngine::automatic">:$engine);
+  let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $kind $lhs `,` $rhs (`channels_last` $channels_last^)? `stride` $stride
+    `pad_low` $pad_low `pad_high` $pad_high `dilation` $dilation
+    `groups` $groups (`engine` $engine^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The convolution's input, filter and output, whichever the kind
+    /// computes.
+    ::mlir::Value getX();
+    ::mlir::Value getW();
+    ::mlir::Value getY();
+  }];
+}
+
 def DLC_PlanCopyOp : DLC_PlanOp<"copy", [Pure, SameOperandsAndResultType]> {
   let summary = "a copy into a function result's buffer";
   let description = [{

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::dlc::codegen {
 #define GEN_PASS_DEF_DLCLOWERTOPLAN
@@ -90,9 +91,61 @@ LogicalResult lowerMatmul(MatmulOp op) {
   return success();
 }
 
+/// dlc.conv and its gradient ops -> dlc.plan.conv on `engine`.
+LogicalResult lowerConv(Operation *op, Target target, ConvEngine engine) {
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (BufferPlacement::byteSize(op->getResult(0)) != 0) {
+    if (!hasLibraryType(op))
+      return op->emitOpError()
+             << "has no compiled kernel for its element type (float32, "
+                "float64, bfloat16, float16)";
+    // What the runtime's engines take (runtime/cpu/Conv.cpp,
+    // runtime/cuda/Dnn.cpp), so that a demand it cannot honour fails here
+    // rather than when a session opens.
+    if (engine == ConvEngine::direct && target == Target::Cuda)
+      return op->emitOpError() << "cannot run on the direct engine: CUDA "
+                                  "convolutions run on cuDNN (conv-engine "
+                                  "auto or library)";
+    if (engine == ConvEngine::library && target == Target::Cpu &&
+        (resultType.getElementType().isF64() || resultType.getRank() > 5))
+      return op->emitOpError()
+             << "cannot run on the library engine: oneDNN convolves float32, "
+                "bfloat16 and float16 over 1 to 3 spatial dimensions "
+                "(conv-engine auto or direct)";
+  }
+  OpBuilder builder(op);
+  auto create = [&](auto conv, ConvKind kind, Value lhs, Value rhs) {
+    return PlanConvOp::create(
+        builder, op->getLoc(), resultType, kind, lhs, rhs, conv.getStride(),
+        conv.getPadLow(), conv.getPadHigh(), conv.getDilation(),
+        conv.getGroups(), conv.getChannelsLast(), engine);
+  };
+  PlanConvOp call =
+      TypeSwitch<Operation *, PlanConvOp>(op)
+          .Case([&](ConvOp c) {
+            return create(c, ConvKind::forward, c.getInput(), c.getFilter());
+          })
+          .Case([&](ConvGradInputOp g) {
+            return create(g, ConvKind::backward_data, g.getGradOutput(),
+                          g.getFilter());
+          })
+          .Case([&](ConvGradFilterOp g) {
+            return create(g, ConvKind::backward_filter, g.getInput(),
+                          g.getGradOutput());
+          });
+  // The offsets, and dlc-fuse's epilogue mark for a later fold.
+  for (StringRef name :
+       {StringRef(kArenaOffsetsAttr), StringRef(kEpilogueAttr)})
+    if (Attribute value = op->getAttr(name))
+      call->setAttr(name, value);
+  op->replaceAllUsesWith(call);
+  op->erase();
+  return success();
+}
+
 /// One op's lowering; failure when it has no compiled path on `target`
 /// (its own diagnostic says why).
-LogicalResult lowerOp(Operation &op, Target target) {
+LogicalResult lowerOp(Operation &op, Target target, ConvEngine convEngine) {
   if (auto fusion = dyn_cast<FusionOp>(op)) {
     // Transposed matmul operands are views: dlc-fold-transposes.
     if (transposedMatmulOperand(fusion))
@@ -114,15 +167,11 @@ LogicalResult lowerOp(Operation &op, Target target) {
   }
   if (auto matmul = dyn_cast<MatmulOp>(op))
     return lowerMatmul(matmul);
-  if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op)) {
-    if (BufferPlacement::byteSize(op.getResult(0)) == 0 || hasLibraryType(&op))
-      return success();
-    return op.emitOpError() << "has no compiled kernel for its element type "
-                               "(float32, float64, bfloat16, float16)";
-  }
+  if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
+    return lowerConv(&op, target, convEngine);
   if (isa<ReshapeOp, ConstantOp, func::ReturnOp>(op))
     return success();
-  if (isa<LaunchOp, PlanMatmulOp, PlanCopyOp>(op))
+  if (isa<LaunchOp, PlanMatmulOp, PlanConvOp, PlanCopyOp>(op))
     return op.emitOpError() << "is lowered to the execution plan already; "
                                "dlc-lower-to-plan takes memory-planned dlc "
                                "IR (dlc-compile --emit=fused)";
@@ -130,7 +179,8 @@ LogicalResult lowerOp(Operation &op, Target target) {
                              "dlc.fusion and is no library op)";
 }
 
-LogicalResult lowerFunction(func::FuncOp func, Target target) {
+LogicalResult lowerFunction(func::FuncOp func, Target target,
+                            ConvEngine convEngine) {
   if (failed(checkPlanFunction(func)))
     return failure();
   if (!func->hasAttr(kArenaSizeAttr))
@@ -156,7 +206,7 @@ LogicalResult lowerFunction(func::FuncOp func, Target target) {
       return success();
     });
     for (Operation &op : llvm::make_early_inc_range(block))
-      if (failed(lowerOp(op, target)) && refused.empty())
+      if (failed(lowerOp(op, target, convEngine)) && refused.empty())
         refused.push_back(describeLocation(op.getLoc()) + ": failed");
   }
   if (!refused.empty()) {
@@ -186,7 +236,7 @@ struct LowerToPlan : impl::DLCLowerToPlanBase<LowerToPlan> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto func : module.getOps<func::FuncOp>())
-      if (failed(lowerFunction(func, target)))
+      if (failed(lowerFunction(func, target, convEngine)))
         return signalPassFailure();
     module->setAttr(kPlanTargetAttr,
                     StringAttr::get(module.getContext(),

@@ -9,6 +9,17 @@
 
 namespace mlir::dlc::codegen {
 
+/// The values of every conv-engine option (dlc-lower-to-plan's,
+/// dlc-plan-pipeline's, dlc-compile --conv-engine).
+inline llvm::cl::ValuesClass convEngineValues() {
+  return llvm::cl::values(
+      clEnumValN(ConvEngine::automatic, "auto",
+                 "the runtime chooses: the library where it takes the "
+                 "shape, dlc's direct loops otherwise (default)"),
+      clEnumValN(ConvEngine::library, "library", "cuDNN or oneDNN"),
+      clEnumValN(ConvEngine::direct, "direct", "dlc's direct loops (CPU)"));
+}
+
 #define GEN_PASS_DECL
 #include "codegen/plan/Passes.h.inc"
 
@@ -18,10 +29,13 @@ namespace mlir::dlc::codegen {
 /// From a memory-planned module (passes/Pipeline.h's execution pipeline)
 /// to the execution plan the module writer serializes for `target`:
 /// lowering, transposes as library flags, then for CUDA library epilogues
-/// and horizontal groups, then kernel names.
-void buildPlanPipeline(OpPassManager &pm, Target target);
+/// and horizontal groups, then kernel names. Convolutions run on
+/// `convEngine`.
+void buildPlanPipeline(OpPassManager &pm, Target target,
+                       ConvEngine convEngine = ConvEngine::automatic);
 
-/// Registers buildPlanPipeline as `dlc-plan-pipeline{target=...}`.
+/// Registers buildPlanPipeline as
+/// `dlc-plan-pipeline{target=... conv-engine=...}`.
 void registerPlanPipeline();
 
 } // namespace mlir::dlc::codegen

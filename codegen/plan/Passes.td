@@ -21,7 +21,10 @@ def DLCLowerToPlan : Pass<"dlc-lower-to-plan", "ModuleOp"> {
     their hand-tiled kernels; dlc.matmul becomes dlc.plan.matmul, a library
     call; a returned value that cannot be computed into its result buffer
     (an argument, a constant, a value returned twice) gets a dlc.plan.copy.
-    Convolutions stay as they are: each is one library call already.
+    Each convolution (dlc.conv and its gradient ops) becomes a
+    dlc.plan.conv of the engine `conv-engine` names; a demand the target
+    cannot honour (`direct` on CUDA; `library` for a CPU convolution
+    oneDNN does not take) is an error.
     Fusions that only transpose a matmul operand (views in the memory plan)
     are left to dlc-fold-transposes. Every op without a compiled path on
     the target is reported in one error. Records the target on the module
@@ -36,6 +39,10 @@ def DLCLowerToPlan : Pass<"dlc-lower-to-plan", "ModuleOp"> {
                           "C++ kernels, oneDNN/BLAS library calls"),
                clEnumValN(::mlir::dlc::codegen::Target::Cuda, "cuda",
                           "CUDA kernels, cuBLASLt/cuDNN library calls"))}]>,
+    Option<"convEngine", "conv-engine", "::mlir::dlc::ConvEngine",
+           "::mlir::dlc::ConvEngine::automatic",
+           "what runs the convolutions (dlc.plan.conv's engine)",
+           "::mlir::dlc::codegen::convEngineValues()">,
   ];
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }

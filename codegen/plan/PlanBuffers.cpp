@@ -61,15 +61,9 @@ FailureOr<std::optional<StepBuffers>> PlanBuffers::stepBuffers(Operation *op) {
     if (matmul.getBias())
       reads.push_back(matmul.getBias());
     writes = {matmul.getResult()};
-  } else if (auto conv = dyn_cast<ConvOp>(op)) {
-    reads = {conv.getInput(), conv.getFilter()};
+  } else if (auto conv = dyn_cast<PlanConvOp>(op)) {
+    reads = {conv.getLhs(), conv.getRhs()};
     writes = {conv.getResult()};
-  } else if (auto grad = dyn_cast<ConvGradInputOp>(op)) {
-    reads = {grad.getFilter(), grad.getGradOutput()};
-    writes = {grad.getResult()};
-  } else if (auto filter = dyn_cast<ConvGradFilterOp>(op)) {
-    reads = {filter.getGradOutput(), filter.getInput()};
-    writes = {filter.getResult()};
   } else if (auto copy = dyn_cast<PlanCopyOp>(op)) {
     reads = {copy.getInput()};
     writes = {copy.getResult()};

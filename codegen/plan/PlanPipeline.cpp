@@ -7,8 +7,9 @@
 using namespace mlir;
 using namespace mlir::dlc::codegen;
 
-void mlir::dlc::codegen::buildPlanPipeline(OpPassManager &pm, Target target) {
-  pm.addPass(createDLCLowerToPlan({target}));
+void mlir::dlc::codegen::buildPlanPipeline(OpPassManager &pm, Target target,
+                                           dlc::ConvEngine convEngine) {
+  pm.addPass(createDLCLowerToPlan({target, convEngine}));
   // Before epilogues: a transposing view between a matmul and its epilogue
   // would keep them apart.
   pm.addPass(createDLCFoldTransposes());
@@ -29,6 +30,11 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       llvm::cl::init(Target::Cpu),
       llvm::cl::values(clEnumValN(Target::Cpu, "cpu", "the CPU"),
                        clEnumValN(Target::Cuda, "cuda", "CUDA"))};
+  Option<dlc::ConvEngine> convEngine{
+      *this, "conv-engine",
+      llvm::cl::desc("what runs the convolutions (dlc-lower-to-plan)"),
+      llvm::cl::init(dlc::ConvEngine::automatic),
+      convEngineValues()};
 };
 } // namespace
 
@@ -39,6 +45,6 @@ void mlir::dlc::codegen::registerPlanPipeline() {
       "serializes (dlc-lower-to-plan, dlc-fold-transposes, then for CUDA "
       "dlc-fold-epilogues and dlc-horizontal-fusion, then dlc-name-kernels)",
       [](OpPassManager &pm, const PlanPipelineOptions &options) {
-        buildPlanPipeline(pm, options.target);
+        buildPlanPipeline(pm, options.target, options.convEngine);
       });
 }

@@ -302,8 +302,12 @@ LogicalResult eval::evalPlanMatmul(PlanMatmulOp op, Operands operands,
   });
 }
 
-LogicalResult eval::evalConv(ConvOp op, Operands operands, Results &results) {
-  const Tensor &input = operands[0], &filter = operands[1];
+namespace {
+
+/// y = conv(x, w) for `op`, dlc.conv or a forward dlc.plan.conv.
+template <typename OpT>
+LogicalResult evalConvForward(OpT op, const Tensor &input,
+                              const Tensor &filter, Results &results) {
   Tensor out = resultTensor(op);
   ConvGeometry g = convGeometry(op, input.shape(), filter.shape(), out.shape());
   return fillResult<Domain::Numeric>(op, out, results, [&](auto tag) {
@@ -316,6 +320,12 @@ LogicalResult eval::evalConv(ConvOp op, Operands operands, Results &results) {
     });
     storeAccumulated<T>(out, y);
   });
+}
+
+} // namespace
+
+LogicalResult eval::evalConv(ConvOp op, Operands operands, Results &results) {
+  return evalConvForward(op, operands[0], operands[1], results);
 }
 
 LogicalResult eval::evalPool(Operation *op, ArrayRef<int64_t> window,
@@ -360,11 +370,11 @@ namespace {
 /// factor) to the gradient of the factor the op differentiates:
 ///   conv_grad_input(dy, w):  dx[xi] += w[wi] * dy[yi],
 ///   conv_grad_filter(x, dy): dw[wi] += x[xi] * dy[yi].
-/// `factor` is w or x, `gradOutput` dy.
-template <typename GradOp>
-LogicalResult evalConvGrad(GradOp op, const Tensor &factor,
+/// `factor` is w (`toInput`) or x, `gradOutput` dy; `op` is the gradient
+/// op or a dlc.plan.conv of its kind.
+template <bool toInput, typename OpT>
+LogicalResult evalConvGrad(OpT op, const Tensor &factor,
                            const Tensor &gradOutput, Results &results) {
-  constexpr bool toInput = std::is_same_v<GradOp, ConvGradInputOp>;
   Tensor out = resultTensor(op);
   ConvGeometry g =
       toInput
@@ -391,16 +401,32 @@ LogicalResult eval::evalConvGradInput(ConvGradInputOp op, Operands operands,
                                       Results &results) {
   // dx[b, c, i] = sum over (o in c's group, y, k) with the forward's tap
   // (k, i) at output y of w[o, c - first channel, k] * dy[b, o, y].
-  return evalConvGrad(op, /*factor=*/operands[1], /*gradOutput=*/operands[0],
-                      results);
+  return evalConvGrad</*toInput=*/true>(op, /*factor=*/operands[1],
+                                        /*gradOutput=*/operands[0], results);
 }
 
 LogicalResult eval::evalConvGradFilter(ConvGradFilterOp op, Operands operands,
                                        Results &results) {
   // dw[o, c, k] = sum over (b, y) with the forward's tap (k, i) at output y
   // of x[b, first channel + c, i] * dy[b, o, y].
-  return evalConvGrad(op, /*factor=*/operands[0], /*gradOutput=*/operands[1],
-                      results);
+  return evalConvGrad</*toInput=*/false>(op, /*factor=*/operands[0],
+                                         /*gradOutput=*/operands[1], results);
+}
+
+LogicalResult eval::evalPlanConv(PlanConvOp op, Operands operands,
+                                 Results &results) {
+  // Every engine computes the convolution; the evaluator by definition.
+  switch (op.getKind()) {
+  case ConvKind::forward:
+    return evalConvForward(op, operands[0], operands[1], results);
+  case ConvKind::backward_data:
+    return evalConvGrad</*toInput=*/true>(op, operands[1], operands[0],
+                                          results);
+  case ConvKind::backward_filter:
+    return evalConvGrad</*toInput=*/false>(op, operands[0], operands[1],
+                                           results);
+  }
+  llvm_unreachable("a ConvKind");
 }
 
 LogicalResult eval::evalMaxPoolGrad(MaxPoolGradOp op, Operands operands,

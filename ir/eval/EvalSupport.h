@@ -434,6 +434,7 @@ LogicalResult evalConvGradInput(ConvGradInputOp op, Operands operands,
                                 Results &results);
 LogicalResult evalConvGradFilter(ConvGradFilterOp op, Operands operands,
                                  Results &results);
+LogicalResult evalPlanConv(PlanConvOp op, Operands operands, Results &results);
 LogicalResult evalMaxPoolGrad(MaxPoolGradOp op, Operands operands,
                               Results &results);
 LogicalResult evalPool(Operation *op, ArrayRef<int64_t> window,

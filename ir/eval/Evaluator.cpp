@@ -305,6 +305,8 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
               [&](auto c) { return evalConvGradInput(c, operands, results); })
           .Case<ConvGradFilterOp>(
               [&](auto c) { return evalConvGradFilter(c, operands, results); })
+          .Case<PlanConvOp>(
+              [&](auto c) { return evalPlanConv(c, operands, results); })
           .Case<MaxPoolGradOp>(
               [&](auto m) { return evalMaxPoolGrad(m, operands, results); })
           .Case<AttentionOp>(

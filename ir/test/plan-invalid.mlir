@@ -181,3 +181,37 @@ func.func @element_types(%a: tensor<4x8xf32>, %b: tensor<8x4xf64>) -> tensor<4x4
   %0 = dlc.plan.matmul %a, %b : (tensor<4x8xf32>, tensor<8x4xf64>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+func.func @conv_types(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf64>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{has operands of an element type other than its result's}}
+  %y = dlc.plan.conv forward %x, %w stride [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 1 : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf64>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// A backward-data step's result is x: its y (the operand dy) must be what
+// x convolved by w gives.
+func.func @conv_shapes(%dy: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x9x9xf32> {
+  // expected-error @+1 {{convolves x 'tensor<1x3x9x9xf32>' by w 'tensor<4x3x3x3xf32>' into 'tensor<1x4x9x9xf32>', not y 'tensor<1x4x8x8xf32>' (backward_data)}}
+  %dx = dlc.plan.conv backward_data %dy, %w stride [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 1 : (tensor<1x4x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x9x9xf32>
+  return %dx : tensor<1x3x9x9xf32>
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x3x8x8xf32>, %dy: tensor<1x4x8x8xf32>) -> tensor<4x3x3x3xf32> {
+  // expected-error @+1 {{groups 2 must divide input channels 3 and output channels 4}}
+  %dw = dlc.plan.conv backward_filter %x, %dy stride [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 2 : (tensor<1x3x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<4x3x3x3xf32>
+  return %dw : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+func.func @conv_engine(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{expected ::mlir::dlc::ConvEngine to be one of: auto, library, direct}}
+  %y = dlc.plan.conv forward %x, %w stride [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 1 engine winograd : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}

@@ -375,7 +375,21 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
         step.kind(), g.outputElements(step.kind()) * dtypeSize(dtype));
     return nullptr;
   }
+  fb::ConvEngine engine = step.engine();
+  // The library engine as codegen/plan's dlc-lower-to-plan checks it: oneDNN
+  // convolves float32, bfloat16 and float16 over 1 to 3 spatial dimensions.
+  bool libraryShape = dtype != DType::F64 && g.spatialRank() <= 3;
+  auto refuseLibrary = [&] {
+    return makeStatus(DLC_UNIMPLEMENTED,
+                      std::string("the convolution demands the library "
+                                  "engine, and oneDNN does not take ") +
+                          dtypeName(dtype) + " over " +
+                          std::to_string(g.spatialRank()) +
+                          " spatial dimensions on this CPU");
+  };
   if (dtype == DType::F64) {
+    if (engine == fb::ConvEngine::Library)
+      return refuseLibrary();
     out = directConv<double>(step.kind(), g);
     return nullptr;
   }
@@ -383,7 +397,8 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
     return makeStatus(DLC_UNIMPLEMENTED, std::string("convolution of ") +
                                              dtypeName(dtype) +
                                              " is not supported on the CPU");
-  if (dtype != DType::F32 && g.spatialRank() <= 3) {
+  bool tryLibrary = libraryShape && engine != fb::ConvEngine::Direct;
+  if (dtype != DType::F32 && tryLibrary) {
     // oneDNN's own 16-bit convolution, where this CPU has one.
     try {
       out = std::make_unique<DnnlConv>(step.kind(), g, device.engine(),
@@ -395,7 +410,7 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
     }
   }
   std::unique_ptr<ConvKernel> f32;
-  if (g.spatialRank() <= 3) {
+  if (tryLibrary) {
     try {
       f32 = std::make_unique<DnnlConv>(step.kind(), g, device.engine(),
                                        memory::data_type::f32);
@@ -404,8 +419,11 @@ dlc_status_t ConvKernel::create(const fb::ConvStep &step, CpuDevice &device,
       // direct loops take any.
     }
   }
-  if (!f32)
+  if (!f32) {
+    if (engine == fb::ConvEngine::Library)
+      return refuseLibrary();
     f32 = directConv<float>(step.kind(), g);
+  }
   out = dtype == DType::F32 ? std::move(f32)
                             : std::make_unique<WidenedConv>(step.kind(), dtype,
                                                             g, std::move(f32));

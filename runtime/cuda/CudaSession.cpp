@@ -192,6 +192,10 @@ dlc_status_t CudaSession::prepareStep(const fb::Step &fbStep, Step &step) {
   }
   case fb::StepKind::ConvStep: {
     const fb::ConvStep &c = *fbStep.step_as_ConvStep();
+    if (c.engine() == fb::ConvEngine::Direct)
+      return makeStatus(DLC_UNIMPLEMENTED,
+                        "the convolution demands the direct engine, which "
+                        "runs on the CPU only; CUDA convolutions run on cuDNN");
     step.convOutput = convOutputRef(c.kind());
     if (!dnn_)
       DLC_RETURN_IF_ERROR(prefixStatus(Dnn::open(dnn_), device_->spec()));

@@ -514,6 +514,9 @@ private:
     if (c.dtype() > fb::ElementType::MAX)
       return fail("convolution has unknown element type " +
                   std::to_string(static_cast<int>(c.dtype())));
+    if (c.engine() > fb::ConvEngine::MAX)
+      return fail("convolution has unknown engine " +
+                  std::to_string(static_cast<int>(c.engine())));
     std::vector<int64_t> x, w, y;
     if (!readShape(c.x_shape(), "x", x) || !readShape(c.w_shape(), "w", w) ||
         !readShape(c.y_shape(), "y", y))

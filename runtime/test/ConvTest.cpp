@@ -211,10 +211,12 @@ size_t channelsLastIndex(const std::vector<int64_t> &shape, size_t index) {
 template <typename T>
 void runCase(const Case &c, fb::ConvKind kind, DType dtype, dlc_dtype_t cDtype,
              double rtol, const std::string &spec = "cpu",
-             bool channelsLast = false) {
+             bool channelsLast = false,
+             fb::ConvEngine engine = fb::ConvEngine::Auto) {
   SCOPED_TRACE(std::string(c.name) + ", " + kindName(kind) + ", " +
                dtypeName(dtype) + ", " + spec +
-               (channelsLast ? ", channels-last" : ""));
+               (channelsLast ? ", channels-last" : "") + ", engine " +
+               fb::EnumNameConvEngine(engine));
   auto stored = [&](const std::vector<int64_t> &shape, size_t index) {
     return channelsLast ? channelsLastIndex(shape, index) : index;
   };
@@ -257,6 +259,7 @@ void runCase(const Case &c, fb::ConvKind kind, DType dtype, dlc_dtype_t cDtype,
   s.dilation = c.dilation;
   s.groups = c.groups;
   s.channelsLast = channelsLast;
+  s.engine = engine;
   f.conv(s, "node 'conv' (Conv)");
   ModulePtr module(nullptr, &dlc_module_release);
   Outcome o = loadModule(mb.finish(), module);
@@ -324,11 +327,12 @@ const fb::ConvKind kKinds[] = {fb::ConvKind::Forward,
 template <typename T>
 void runCases(DType dtype, dlc_dtype_t cDtype, double rtol,
               const std::string &spec = "cpu",
-              std::initializer_list<bool> channelsLast = {false}) {
+              std::initializer_list<bool> channelsLast = {false},
+              fb::ConvEngine engine = fb::ConvEngine::Auto) {
   for (const Case &c : kCases)
     for (fb::ConvKind kind : kKinds)
       for (bool last : channelsLast)
-        runCase<T>(c, kind, dtype, cDtype, rtol, spec, last);
+        runCase<T>(c, kind, dtype, cDtype, rtol, spec, last, engine);
 }
 
 TEST(Conv, Float32MatchesReference) {
@@ -366,6 +370,79 @@ TEST(Conv, ChannelsLastMatchesReference) {
   // direct loops behind channels-first copies; tolerances as above.
   runCases<float>(DType::F32, DLC_F32, 1e-5, "cpu", {true});
   runCases<double>(DType::F64, DLC_F64, 1e-13, "cpu", {true});
+}
+
+TEST(Conv, DirectEngineMatchesReference) {
+  // float32 on the direct loops (dlc-compile --conv-engine direct), which
+  // sum in double and round once: far inside oneDNN's 1e-5. bfloat16 on
+  // them through widened float32 copies: the bfloat16 bound above.
+  runCases<float>(DType::F32, DLC_F32, 1e-5, "cpu", {false, true},
+                  fb::ConvEngine::Direct);
+  runCases<Stored16<BFloat16>>(DType::BF16, DLC_BF16, 4e-3, "cpu", {false},
+                               fb::ConvEngine::Direct);
+}
+
+TEST(Conv, LibraryEngineMatchesReference) {
+  // The library engine demanded where oneDNN takes the step: as auto.
+  runCases<float>(DType::F32, DLC_F32, 1e-5, "cpu", {false},
+                  fb::ConvEngine::Library);
+}
+
+/// Opens a session on `spec` for the forward step of `c` in `dtype` on
+/// `engine`.
+Outcome openConv(const Case &c, DType dtype, fb::ConvEngine engine,
+                 const std::string &spec) {
+  std::string why;
+  DevicePtr device = openDevice(spec, 2, why);
+  if (!device)
+    return Outcome{DLC_UNAVAILABLE, why};
+  ModuleBuilder mb;
+  mb.target(targetOf(spec));
+  FunctionBuilder &f = mb.function("conv");
+  f.argument("x", "input", dtype, c.xShape());
+  f.argument("w", "input", dtype, c.wShape());
+  f.result("y", "output", dtype, c.yShape());
+  ConvSpec s;
+  s.dtype = dtype;
+  s.x = argument(0);
+  s.w = argument(1);
+  s.y = result(0);
+  s.xShape = c.xShape();
+  s.wShape = c.wShape();
+  s.yShape = c.yShape();
+  s.stride = c.stride;
+  s.padLow = c.padLow;
+  s.padHigh = c.padHigh;
+  s.dilation = c.dilation;
+  s.groups = c.groups;
+  s.engine = engine;
+  f.conv(s, "node 'conv' (Conv)");
+  ModulePtr module(nullptr, &dlc_module_release);
+  Outcome o = loadModule(mb.finish(), module);
+  if (!o.ok())
+    return o;
+  SessionPtr session(nullptr, &dlc_session_release);
+  return openSession(module.get(), device.get(), session);
+}
+
+TEST(Conv, LibraryEngineDemandsWhatOneDnnTakes) {
+  // oneDNN has no float64 convolution and takes 1 to 3 spatial dimensions:
+  // a step that demands it anyway refuses the session, naming the step.
+  Outcome o = openConv(kCases[0], DType::F64, fb::ConvEngine::Library, "cpu");
+  EXPECT_EQ(o.code, DLC_UNIMPLEMENTED);
+  EXPECT_EQ(o.message, "test.dlcm: conv: step 0 (node 'conv' (Conv)): the "
+                       "convolution demands the library engine, and oneDNN "
+                       "does not take float64 over 2 spatial dimensions on "
+                       "this CPU");
+  Case fourD{"4-d", 1, 2, 2, 1, {3, 3, 3, 3}, {2, 1, 2, 1}, {1, 1, 1, 1},
+             {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 1, 1, 1}};
+  o = openConv(fourD, DType::F32, fb::ConvEngine::Library, "cpu");
+  EXPECT_EQ(o.code, DLC_UNIMPLEMENTED);
+  EXPECT_NE(o.message.find("does not take float32 over 4 spatial"),
+            std::string::npos)
+      << o.message;
+  EXPECT_TRUE(
+      openConv(fourD, DType::F32, fb::ConvEngine::Direct, "cpu").ok());
 }
 
 // The same cases through cuDNN (ctest label `gpu`; skipped without a GPU).

@@ -66,7 +66,8 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
                b.CreateVector(c.xShape), b.CreateVector(c.wShape),
                b.CreateVector(c.yShape), optionalVector(b, c.stride),
                optionalVector(b, c.padLow), optionalVector(b, c.padHigh),
-               optionalVector(b, c.dilation), c.groups, c.channelsLast)
+               optionalVector(b, c.dilation), c.groups, c.channelsLast,
+               c.engine)
                .Union();
     break;
   }

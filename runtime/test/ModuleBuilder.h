@@ -66,6 +66,7 @@ struct ConvSpec {
   int64_t groups = 1;
   /// Shapes stay channels-first; the buffers hold them channels-last.
   bool channelsLast = false;
+  fb::ConvEngine engine = fb::ConvEngine::Auto;
 };
 
 /// One step of a function.

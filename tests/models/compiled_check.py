@@ -5,6 +5,8 @@ exported models (tests/models/models.py), as issue 4 asks:
            steps of SGD (lr 0.1) and of AdamW (lr 1e-3, weight decay 0.01),
            against `dlc-run --interpret --train` on the same model, data and
            options: every step's loss within RTOL relative.
+           cnn_bn and deconv also train with SGD on the direct convolution
+           engine (--conv-engine direct).
   forward  `dlc-compile` without --train (inference semantics) then
            `dlc-run m.dlcm --inputs --outputs`, against the evaluator on the
            same model imported for inference: every output element within
@@ -55,6 +57,10 @@ MODEL_DTYPE = {"mlp": "float32", "cnn_bn": "float32", "gpt": "float32",
                "resnet18": "float64",
                "mobilenet_v2": "float64"}
 CHECKED_OPTIMIZERS = ["sgd", "adamw"]
+# The float32 convolution models also train with `--conv-engine direct`
+# (dlc.plan.conv's engine slot): the CPU's direct loops instead of oneDNN,
+# against the same interpreter run and RTOL.
+DIRECT_CONV_MODELS = {"cnn_bn", "deconv"}
 # mobilenet_v2 with SGD is chaotic at lr 0.1 even in float64 (train_check.py:
 # PyTorch float64 from weights perturbed by 1e-15 is 16% off by step 9), and
 # still at lr 0.01 and 0.001: compiled and evaluator agree to ~1e-12 for a
@@ -85,15 +91,16 @@ def losses(path):
         return [json.loads(line)["loss"] for line in f if line.strip()]
 
 
-def check_train(name, optimizer, base, args):
+def check_train(name, optimizer, base, args, compile_flags=()):
     batch = str(train_check.BATCH[name])
     flags = list(train_check.OPTIMIZERS[optimizer][0])
     if (name, optimizer) in LEARNING_RATE:
         flags[flags.index("--lr") + 1] = LEARNING_RATE[(name, optimizer)]
     options = ["--loss", "cross_entropy", *flags, "--batch-size", batch]
+    variant = "".join(compile_flags).replace("-", "")
     interp_log = f"{base}.{optimizer}.interpreter.jsonl"
-    compiled_log = f"{base}.{optimizer}.compiled.jsonl"
-    module = f"{base}.{optimizer}.dlcm"
+    compiled_log = f"{base}.{optimizer}{variant}.compiled.jsonl"
+    module = f"{base}.{optimizer}{variant}.dlcm"
     for path in (interp_log, compiled_log):
         if os.path.exists(path):
             os.remove(path)
@@ -102,8 +109,8 @@ def check_train(name, optimizer, base, args):
     run([args.dlc_run, "--interpret", "--train", base + ".onnx", *options,
          *data, "--log", interp_log], args.timeout)
     start = time.monotonic()
-    run([args.dlc_compile, base + ".onnx", "--train", *options, "-o",
-         module], args.timeout)
+    run([args.dlc_compile, base + ".onnx", "--train", *options,
+         *compile_flags, "-o", module], args.timeout)
     compile_seconds = time.monotonic() - start
     start = time.monotonic()
     run([args.dlc_run, module, *data, "--log", compiled_log, "--threads",
@@ -179,6 +186,9 @@ def main(argv=None):
         base = train_check.prepare(name, args.work, dtype, STEPS)
         checks = [(f"train_{o}", lambda o=o: check_train(name, o, base, args))
                   for o in CHECKED_OPTIMIZERS]
+        if name in DIRECT_CONV_MODELS:
+            checks.append(("train_sgd_direct_conv", lambda: check_train(
+                name, "sgd", base, args, ("--conv-engine", "direct"))))
         checks.append(("forward",
                        lambda: check_forward(name, base, dtype, args)))
         for label, fn in checks:

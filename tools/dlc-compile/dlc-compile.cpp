@@ -129,6 +129,13 @@ static cl::opt<ConvLayout> convLayout(
                clEnumValN(ConvLayout::ChannelsLast, "nhwc",
                           "channels last (NWC, NHWC, NDHWC)")),
     cl::init(ConvLayout::Auto), cl::cat(compileOptions));
+static cl::opt<mlir::dlc::ConvEngine>
+    convEngine("conv-engine",
+               cl::desc("What runs the convolutions (dlc.plan.conv's engine; "
+                        "a demand the target cannot meet is an error)"),
+               mlir::dlc::codegen::convEngineValues(),
+               cl::init(mlir::dlc::ConvEngine::automatic),
+               cl::cat(compileOptions));
 static cl::opt<bool> cudnnNondeterministic(
     "cudnn-nondeterministic",
     cl::desc("--target cuda: convolutions may take cuDNN engines that use "
@@ -348,7 +355,7 @@ int main(int argc, char **argv) {
                                 : mlir::dlc::codegen::Target::Cuda;
   {
     PassManager pm(&context);
-    mlir::dlc::codegen::buildPlanPipeline(pm, codegenTarget);
+    mlir::dlc::codegen::buildPlanPipeline(pm, codegenTarget, convEngine);
     if (failed(pm.run(**module)))
       return 1;
   }

@@ -306,6 +306,38 @@ TEST(GpuSession, CpuModulesAreRefused) {
                        "'cuda:0' (dlc-compile --target cuda)");
 }
 
+TEST(GpuSession, DirectConvolutionsAreRefused) {
+  // CUDA convolutions run on cuDNN; a step that demands the CPU's direct
+  // loops (dlc.plan.conv engine direct) cannot open.
+  std::string why;
+  DevicePtr device = openCuda(why);
+  if (!device)
+    GTEST_SKIP() << why;
+  ModuleBuilder m;
+  m.target("cuda");
+  FunctionBuilder &f = m.function("conv");
+  f.argument("x", "input", DType::F32, {1, 1, 4, 4});
+  f.argument("w", "input", DType::F32, {1, 1, 3, 3});
+  f.result("y", "output", DType::F32, {1, 1, 2, 2});
+  ConvSpec s;
+  s.x = argument(0);
+  s.w = argument(1);
+  s.y = result(0);
+  s.xShape = {1, 1, 4, 4};
+  s.wShape = {1, 1, 3, 3};
+  s.yShape = {1, 1, 2, 2};
+  s.engine = fb::ConvEngine::Direct;
+  f.conv(s, "node 'conv' (Conv)");
+  ModulePtr module(nullptr, &dlc_module_release);
+  ASSERT_TRUE(loadModule(m.finish(), module).ok());
+  SessionPtr session(nullptr, &dlc_session_release);
+  Outcome o = openSession(module.get(), device.get(), session);
+  EXPECT_EQ(o.code, DLC_UNIMPLEMENTED);
+  EXPECT_EQ(o.message, "test.dlcm: conv: step 0 (node 'conv' (Conv)): the "
+                       "convolution demands the direct engine, which runs on "
+                       "the CPU only; CUDA convolutions run on cuDNN");
+}
+
 TEST(GpuSession, AnyThreadMayUseIt) {
   Opened s;
   std::string why;
