@@ -1,9 +1,9 @@
 //===- Executor.h - Runs one function's plan on the CPU ---------*- C++ -*-===//
 //
 // At session creation every step of a function is prepared: its kernel
-// symbol looked up, its matmul/convolution primitive created, each buffer
-// reference turned into (base, offset). A call then only binds the base
-// pointers of its arguments and results and walks the steps.
+// symbol looked up, its matmul/convolution library kernel created, each
+// buffer reference turned into (base, offset). A call then only binds the
+// base pointers of its arguments and results and walks the steps.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CPU_EXECUTOR_H
@@ -12,10 +12,9 @@
 #include "dlc/runtime.h"
 #include "runtime/core/AlignedBuffer.h"
 #include "runtime/core/PlanStep.h"
-#include "runtime/cpu/Conv.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cpu/KernelLibrary.h"
-#include "runtime/cpu/Matmul.h"
+#include "runtime/cpu/LibraryKernel.h"
 #include "runtime/module/ModuleFile.h"
 
 #include <memory>
@@ -55,13 +54,14 @@ public:
 
 private:
   struct Step : PlanStep {
-    /// KernelStep: the kernel, its parameter array (refilled per call).
-    KernelFunction kernel = nullptr;
+    /// The addresses of refs, refilled per call.
     std::vector<void *> pointers;
+    /// KernelStep: the kernel (run on `pointers`).
+    KernelFunction kernel = nullptr;
     int64_t iterations = 0;
     int64_t grain = 0;
-    std::unique_ptr<MatmulKernel> matmul;
-    std::unique_ptr<ConvKernel> conv;
+    /// MatmulStep, ConvStep: the prepared library call (run on `pointers`).
+    std::unique_ptr<LibraryKernel> library;
     /// CopyStep: bytes copied from refs[0] to refs[1].
     uint64_t bytes = 0;
   };
