@@ -104,15 +104,16 @@ std::byte *FunctionExecutor::resolve(const StepRef &ref,
 
 dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
                                    std::byte *const *results,
-                                   std::byte *scratch, dnnl::stream &stream) {
+                                   std::byte *scratch, dnnl::stream &stream,
+                                   bool profiling) {
   ThreadPool &pool = device_->pool();
-  if (profiling_ && profileCalls_.size() != steps_.size()) {
+  if (profiling && profileCalls_.size() != steps_.size()) {
     profileCalls_.assign(steps_.size(), 0);
     profileSeconds_.assign(steps_.size(), 0.0);
   }
   for (size_t s = 0; s < steps_.size(); ++s) {
     Step &step = steps_[s];
-    auto start = profiling_ ? std::chrono::steady_clock::now()
+    auto start = profiling ? std::chrono::steady_clock::now()
                            : std::chrono::steady_clock::time_point();
     for (size_t i = 0; i < step.refs.size(); ++i)
       step.pointers[i] = resolve(step.refs[i], arguments, results);
@@ -142,7 +143,7 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
       return makeStatus(DLC_INTERNAL, functionName_ + ": " + step.label +
                                           ": oneDNN failed: " + error.what());
     }
-    if (profiling_) {
+    if (profiling) {
       std::chrono::duration<double> elapsed =
           std::chrono::steady_clock::now() - start;
       profileSeconds_[s] += elapsed.count();
