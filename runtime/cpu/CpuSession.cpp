@@ -21,16 +21,6 @@ dlc_status_t CpuDevice::createSession(std::shared_ptr<const ModuleFile> module,
                                       std::unique_ptr<Session> &out) {
   auto device = std::static_pointer_cast<CpuDevice>(shared_from_this());
   const std::string &name = module->name();
-  if (module->target() != "cpu")
-    return module->target() == "cuda"
-               ? makeStatus(DLC_INVALID_ARGUMENT,
-                            name +
-                                ": compiled for 'cuda', cannot run on "
-                                "device '" +
-                                deviceSpec + "'")
-               : makeStatus(DLC_UNIMPLEMENTED,
-                            name + ": target '" + module->target() +
-                                "' is not built into this runtime");
   std::unique_ptr<CpuSession> s(new CpuSession(module));
   s->device_ = device;
   s->staged_.resize(module->functions().size());

@@ -47,11 +47,6 @@ dlc_status_t CudaDevice::createSession(std::shared_ptr<const ModuleFile> module,
                                        std::unique_ptr<Session> &out) {
   auto device = std::static_pointer_cast<CudaDevice>(shared_from_this());
   const std::string &name = module->name();
-  if (module->target() != "cuda")
-    return makeStatus(DLC_INVALID_ARGUMENT,
-                      name + ": compiled for '" + module->target() +
-                          "', cannot run on device '" + deviceSpec +
-                          "' (dlc-compile --target cuda)");
   DLC_RETURN_IF_ERROR(device->makeCurrent());
   std::unique_ptr<CudaSession> s(new CudaSession(module));
   s->device_ = device;
