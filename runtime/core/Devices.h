@@ -25,7 +25,11 @@ class ModuleFile;
 class Device : public std::enable_shared_from_this<Device> {
 public:
   virtual ~Device() = default;
-  /// Opens `module` on this device, which `spec` names in messages.
+  /// The target of the modules this device runs ("cpu", "cuda": what
+  /// dlc-compile --target names).
+  virtual const char *target() const = 0;
+  /// Opens `module`, compiled for target(), on this device, which `spec`
+  /// names in messages.
   virtual dlc_status_t createSession(std::shared_ptr<const ModuleFile> module,
                                      const std::string &spec,
                                      std::unique_ptr<Session> &out) = 0;

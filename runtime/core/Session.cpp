@@ -259,6 +259,28 @@ dlc_status_t Session::call(const std::string &function,
 
 using namespace dlc;
 
+namespace {
+
+/// A module runs only on devices of the target it was compiled for: any
+/// other is DLC_INVALID_ARGUMENT naming the dlc-compile flag that fits
+/// `device`, a target this runtime does not know DLC_UNIMPLEMENTED.
+dlc_status_t checkTarget(const ModuleFile &module, const Device &device,
+                         const std::string &spec) {
+  const std::string &target = module.target();
+  if (target == device.target())
+    return nullptr;
+  if (target != "cpu" && target != "cuda")
+    return makeStatus(DLC_UNIMPLEMENTED,
+                      module.name() + ": target '" + target +
+                          "' is not built into this runtime");
+  return makeStatus(DLC_INVALID_ARGUMENT,
+                    module.name() + ": compiled for '" + target +
+                        "', cannot run on device '" + spec +
+                        "' (dlc-compile --target " + device.target() + ")");
+}
+
+} // namespace
+
 extern "C" {
 
 dlc_status_t dlc_session_create(dlc_module_t *module, dlc_device_t *device,
@@ -269,6 +291,8 @@ dlc_status_t dlc_session_create(dlc_module_t *module, dlc_device_t *device,
                         "dlc_session_create: no module, device or output");
     *out = nullptr;
     std::unique_ptr<Session> session;
+    DLC_RETURN_IF_ERROR(
+        checkTarget(*module->file, *device->device, device->spec));
     DLC_RETURN_IF_ERROR(
         device->device->createSession(module->file, device->spec, session));
     DLC_RETURN_IF_ERROR(session->refreshCopies());

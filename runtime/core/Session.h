@@ -68,8 +68,9 @@ public:
   /// calls resumes from its step.
   void setCallCount(int64_t count) { callCount_ = count; }
 
-  /// dlc_session_set_profiling and dlc_session_write_profile.
-  virtual void setProfiling(bool on) = 0;
+  /// dlc_session_set_profiling and dlc_session_write_profile: while
+  /// profiling is on, the device times each step it runs.
+  void setProfiling(bool on) { profiling_ = on; }
   dlc_status_t writeProfile(const std::string &path) const;
 
 protected:
@@ -94,6 +95,7 @@ protected:
   bool hasTwoBuffers(size_t index) const { return updated_[index]; }
   int current(size_t index) const { return current_[index]; }
 
+  bool profiling() const { return profiling_; }
   /// One step's accumulated time while profiling.
   struct ProfileLine {
     std::string function;
@@ -128,6 +130,7 @@ private:
   std::vector<bool> updated_;
   std::vector<int> current_;
   int64_t callCount_ = 0;
+  bool profiling_ = false;
 };
 
 } // namespace dlc

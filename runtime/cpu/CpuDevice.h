@@ -23,6 +23,7 @@ public:
   explicit CpuDevice(int numThreads)
       : pool_(numThreads), engine_(dnnl::engine::kind::cpu, 0) {}
 
+  const char *target() const override { return "cpu"; }
   dlc_status_t createSession(std::shared_ptr<const ModuleFile> module,
                              const std::string &spec,
                              std::unique_ptr<Session> &out) override;

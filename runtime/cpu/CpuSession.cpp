@@ -17,28 +17,10 @@
 namespace dlc::cpu {
 
 dlc_status_t CpuDevice::createSession(std::shared_ptr<const ModuleFile> module,
-                                      const std::string &spec,
+                                      const std::string &deviceSpec,
                                       std::unique_ptr<Session> &out) {
-  return CpuSession::create(
-      std::move(module),
-      std::static_pointer_cast<CpuDevice>(shared_from_this()), spec, out);
-}
-
-dlc_status_t CpuSession::create(std::shared_ptr<const ModuleFile> module,
-                                std::shared_ptr<CpuDevice> device,
-                                const std::string &deviceSpec,
-                                std::unique_ptr<Session> &out) {
+  auto device = std::static_pointer_cast<CpuDevice>(shared_from_this());
   const std::string &name = module->name();
-  if (module->target() != "cpu")
-    return module->target() == "cuda"
-               ? makeStatus(DLC_INVALID_ARGUMENT,
-                            name +
-                                ": compiled for 'cuda', cannot run on "
-                                "device '" +
-                                deviceSpec + "'")
-               : makeStatus(DLC_UNIMPLEMENTED,
-                            name + ": target '" + module->target() +
-                                "' is not built into this runtime");
   std::unique_ptr<CpuSession> s(new CpuSession(module));
   s->device_ = device;
   s->staged_.resize(module->functions().size());
@@ -147,12 +129,7 @@ dlc_status_t CpuSession::execute(size_t index, const dlc_tensor_t *inputs,
 
   LibraryThreads threads(device_->numThreads());
   return executors_[index]->run(argumentBases_.data(), resultBases_.data(),
-                                scratch_.data(), stream_);
-}
-
-void CpuSession::setProfiling(bool on) {
-  for (auto &executor : executors_)
-    executor->setProfiling(on);
+                                scratch_.data(), stream_, profiling());
 }
 
 std::vector<Session::ProfileLine> CpuSession::profile() const {

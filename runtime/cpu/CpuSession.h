@@ -23,18 +23,14 @@ namespace dlc::cpu {
 
 class CpuSession final : public Session {
 public:
-  /// Allocates and initializes the globals, loads the kernels and prepares
-  /// every function.
-  static dlc_status_t create(std::shared_ptr<const ModuleFile> module,
-                             std::shared_ptr<CpuDevice> device,
-                             const std::string &deviceSpec,
-                             std::unique_ptr<Session> &out);
-
   dlc_status_t readGlobal(size_t index, void *data) const override;
   dlc_status_t writeGlobal(size_t index, const void *data) override;
-  void setProfiling(bool on) override;
 
 private:
+  /// CpuDevice::createSession opens sessions (CpuSession.cpp): allocates
+  /// and initializes the globals, loads the kernels and prepares every
+  /// function.
+  friend class CpuDevice;
   explicit CpuSession(std::shared_ptr<const ModuleFile> module)
       : Session(std::move(module)) {}
   dlc_status_t stageInputs(size_t index, int slot,

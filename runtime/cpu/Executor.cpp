@@ -3,8 +3,8 @@
 // Prepares each step once (kernel symbols, oneDNN primitives, buffer
 // references) and, per call, resolves the references against the call's
 // arguments and results and runs the steps in order: kernels through the
-// thread pool, matmuls and convolutions through their primitives, copies
-// with memmove. Errors name the step and its ONNX node.
+// thread pool, matmuls and convolutions through their library kernels,
+// copies with memmove. Errors name the step and its ONNX node.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Executor.h"
@@ -47,21 +47,21 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
   DLC_RETURN_IF_ERROR(prepareSteps(
       module, function, e->steps_,
       [&](const fb::Step &fbStep, Step &step) -> dlc_status_t {
+        step.pointers.resize(step.refs.size());
         switch (step.kind) {
         case fb::StepKind::KernelStep: {
           const fb::KernelStep &k = *fbStep.step_as_KernelStep();
           step.kernel = kernels[k.kernel()];
-          step.pointers.resize(step.refs.size());
           step.iterations = k.iterations();
           step.grain = k.grain() > 0 ? k.grain() : ThreadPool::kDefaultGrain;
           return nullptr;
         }
         case fb::StepKind::MatmulStep:
-          return MatmulKernel::create(*fbStep.step_as_MatmulStep(), device,
-                                      step.matmul);
+          return createMatmulKernel(*fbStep.step_as_MatmulStep(), device,
+                                    step.library);
         case fb::StepKind::ConvStep:
-          return ConvKernel::create(*fbStep.step_as_ConvStep(), device,
-                                    step.conv);
+          return createConvKernel(*fbStep.step_as_ConvStep(), device,
+                                  step.library);
         case fb::StepKind::CopyStep:
           step.bytes = fbStep.step_as_CopyStep()->bytes();
           return nullptr;
@@ -73,9 +73,9 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
   // The library steps share one scratch buffer, as large as the largest
   // needs.
   for (const Step &step : e->steps_)
-    e->scratchBytes_ = std::max({e->scratchBytes_,
-                                 step.matmul ? step.matmul->scratchBytes() : 0,
-                                 step.conv ? step.conv->scratchBytes() : 0});
+    if (step.library)
+      e->scratchBytes_ =
+          std::max(e->scratchBytes_, step.library->scratchBytes());
   out = std::move(e);
   return nullptr;
 }
@@ -104,45 +104,37 @@ std::byte *FunctionExecutor::resolve(const StepRef &ref,
 
 dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
                                    std::byte *const *results,
-                                   std::byte *scratch, dnnl::stream &stream) {
+                                   std::byte *scratch, dnnl::stream &stream,
+                                   bool profiling) {
   ThreadPool &pool = device_->pool();
-  if (profiling_ && profileCalls_.size() != steps_.size()) {
+  if (profiling && profileCalls_.size() != steps_.size()) {
     profileCalls_.assign(steps_.size(), 0);
     profileSeconds_.assign(steps_.size(), 0.0);
   }
   for (size_t s = 0; s < steps_.size(); ++s) {
     Step &step = steps_[s];
-    auto start = profiling_ ? std::chrono::steady_clock::now()
-                            : std::chrono::steady_clock::time_point();
+    auto start = profiling ? std::chrono::steady_clock::now()
+                           : std::chrono::steady_clock::time_point();
+    for (size_t i = 0; i < step.refs.size(); ++i)
+      step.pointers[i] = resolve(step.refs[i], arguments, results);
+    void *const *pointers = step.pointers.data();
     try {
       switch (step.kind) {
       case fb::StepKind::KernelStep: {
-        for (size_t i = 0; i < step.refs.size(); ++i)
-          step.pointers[i] = resolve(step.refs[i], arguments, results);
         KernelFunction kernel = step.kernel;
-        void *const *pointers = step.pointers.data();
         pool.parallelFor(
             step.iterations, step.grain,
             [&](int64_t begin, int64_t end) { kernel(pointers, begin, end); });
         break;
       }
       case fb::StepKind::MatmulStep:
-        step.matmul->run(resolve(step.refs[0], arguments, results),
-                         resolve(step.refs[1], arguments, results),
-                         resolve(step.refs[2], arguments, results), scratch,
-                         stream);
-        break;
       case fb::StepKind::ConvStep:
-        step.conv->run(resolve(step.refs[0], arguments, results),
-                       resolve(step.refs[1], arguments, results),
-                       resolve(step.refs[2], arguments, results), scratch,
-                       stream, pool);
+        step.library->run(pointers, scratch, stream, pool);
         break;
       case fb::StepKind::CopyStep:
         // memmove: a plan may copy between overlapping arena ranges.
         if (step.bytes)
-          std::memmove(resolve(step.refs[1], arguments, results),
-                       resolve(step.refs[0], arguments, results), step.bytes);
+          std::memmove(pointers[1], pointers[0], step.bytes);
         break;
       default:
         break;
@@ -151,7 +143,7 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
       return makeStatus(DLC_INTERNAL, functionName_ + ": " + step.label +
                                           ": oneDNN failed: " + error.what());
     }
-    if (profiling_) {
+    if (profiling) {
       std::chrono::duration<double> elapsed =
           std::chrono::steady_clock::now() - start;
       profileSeconds_[s] += elapsed.count();

@@ -1,9 +1,9 @@
 //===- Executor.h - Runs one function's plan on the CPU ---------*- C++ -*-===//
 //
 // At session creation every step of a function is prepared: its kernel
-// symbol looked up, its matmul/convolution primitive created, each buffer
-// reference turned into (base, offset). A call then only binds the base
-// pointers of its arguments and results and walks the steps.
+// symbol looked up, its matmul/convolution library kernel created, each
+// buffer reference turned into (base, offset). A call then only binds the
+// base pointers of its arguments and results and walks the steps.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CPU_EXECUTOR_H
@@ -12,10 +12,9 @@
 #include "dlc/runtime.h"
 #include "runtime/core/AlignedBuffer.h"
 #include "runtime/core/PlanStep.h"
-#include "runtime/cpu/Conv.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cpu/KernelLibrary.h"
-#include "runtime/cpu/Matmul.h"
+#include "runtime/cpu/LibraryKernel.h"
 #include "runtime/module/ModuleFile.h"
 
 #include <memory>
@@ -38,30 +37,30 @@ public:
   size_t scratchBytes() const { return scratchBytes_; }
 
   /// Runs the plan: arguments[i] / results[i] are the base addresses of
-  /// argument / result i (the caller's tensors or globals' buffers).
+  /// argument / result i (the caller's tensors or globals' buffers). With
+  /// `profiling`, times each step (two clock reads per step).
   dlc_status_t run(std::byte *const *arguments, std::byte *const *results,
-                   std::byte *scratch, dnnl::stream &stream);
+                   std::byte *scratch, dnnl::stream &stream, bool profiling);
 
-  /// Per-step wall time, accumulated over run() calls while profiling is
-  /// on (it costs two clock reads per step).
+  /// Per-step wall time, accumulated over the run() calls that profiled.
   struct StepProfile {
     std::string kind;
     std::string label;
     int64_t calls = 0;
     double seconds = 0;
   };
-  void setProfiling(bool on) { profiling_ = on; }
   std::vector<StepProfile> profile() const;
 
 private:
   struct Step : PlanStep {
-    /// KernelStep: the kernel, its parameter array (refilled per call).
-    KernelFunction kernel = nullptr;
+    /// The addresses of refs, refilled per call.
     std::vector<void *> pointers;
+    /// KernelStep: the kernel (run on `pointers`).
+    KernelFunction kernel = nullptr;
     int64_t iterations = 0;
     int64_t grain = 0;
-    std::unique_ptr<MatmulKernel> matmul;
-    std::unique_ptr<ConvKernel> conv;
+    /// MatmulStep, ConvStep: the prepared library call (run on `pointers`).
+    std::unique_ptr<LibraryKernel> library;
     /// CopyStep: bytes copied from refs[0] to refs[1].
     uint64_t bytes = 0;
   };
@@ -71,7 +70,6 @@ private:
                      std::byte *const *results) const;
 
   std::string functionName_;
-  bool profiling_ = false;
   /// Parallel to steps_.
   std::vector<int64_t> profileCalls_;
   std::vector<double> profileSeconds_;

@@ -1,5 +1,15 @@
 //===- Matmul.cpp - MatmulStep on the CPU ---------------------------------===//
-#include "runtime/cpu/Matmul.h"
+//
+// float32 (and bfloat16/float16 where the CPU supports them) run on
+// oneDNN's matmul primitive, created once per step when the session opens;
+// float64, which oneDNN's CPU matmul lacks, on OpenBLAS's cblas_dgemm.
+// oneDNN rather than OpenBLAS for float32 by measurement on training shapes
+// with 2 threads: 3x to 12x faster (docs/performance.md, "CPU library
+// choice"). A batch is one 3-d oneDNN matmul; a batch stride of 0 becomes a
+// broadcast batch dimension of 1, other strides strided memory descriptors.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/LibraryKernel.h"
 
 #include "runtime/core/Status.h"
 #include "runtime/cpu/Widen.h"
@@ -11,6 +21,19 @@
 
 namespace dlc::cpu {
 namespace {
+
+/// A prepared MatmulStep, whose run takes its operands by name: the kernel
+/// below that wraps another hands it its scratch copies.
+class MatmulKernel : public LibraryKernel {
+public:
+  void run(void *const *buffers, void *scratch, dnnl::stream &stream,
+           ThreadPool &) final {
+    run(buffers[0], buffers[1], buffers[2], scratch, stream);
+  }
+  /// result = lhs x rhs.
+  virtual void run(const void *lhs, const void *rhs, void *result,
+                   void *scratch, dnnl::stream &stream) = 0;
+};
 
 /// A product with no terms (k == 0): the result is zeros.
 class ZeroMatmul final : public MatmulKernel {
@@ -182,8 +205,8 @@ std::unique_ptr<MatmulKernel> dnnlMatmul(const fb::MatmulStep &s,
 
 } // namespace
 
-dlc_status_t MatmulKernel::create(const fb::MatmulStep &s, CpuDevice &device,
-                                  std::unique_ptr<MatmulKernel> &out) {
+dlc_status_t createMatmulKernel(const fb::MatmulStep &s, CpuDevice &device,
+                                std::unique_ptr<LibraryKernel> &out) {
   if (s.batch() == 0 || s.m() == 0 || s.n() == 0) {
     out = std::make_unique<EmptyMatmul>();
     return nullptr;

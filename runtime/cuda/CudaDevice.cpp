@@ -3,7 +3,6 @@
 
 #include "runtime/core/Devices.h"
 #include "runtime/core/Status.h"
-#include "runtime/cuda/CudaSession.h"
 
 namespace dlc::cuda {
 
@@ -13,14 +12,6 @@ dlc_status_t createCudaDevice(const std::string &spec, int ordinal,
   DLC_RETURN_IF_ERROR(CudaDevice::open(spec, ordinal, device));
   out = std::move(device);
   return nullptr;
-}
-
-dlc_status_t CudaDevice::createSession(std::shared_ptr<const ModuleFile> module,
-                                       const std::string &spec,
-                                       std::unique_ptr<Session> &out) {
-  return CudaSession::create(
-      std::move(module),
-      std::static_pointer_cast<CudaDevice>(shared_from_this()), spec, out);
 }
 
 dlc_status_t CudaDevice::open(const std::string &spec, int ordinal,

@@ -27,6 +27,7 @@ public:
   static dlc_status_t open(const std::string &spec, int ordinal,
                            std::shared_ptr<CudaDevice> &out);
   ~CudaDevice() override;
+  const char *target() const override { return "cuda"; }
   dlc_status_t createSession(std::shared_ptr<const ModuleFile> module,
                              const std::string &spec,
                              std::unique_ptr<Session> &out) override;

@@ -42,16 +42,11 @@ uint64_t pack(const std::vector<uint64_t> &sizes,
 
 } // namespace
 
-dlc_status_t CudaSession::create(std::shared_ptr<const ModuleFile> module,
-                                 std::shared_ptr<CudaDevice> device,
-                                 const std::string &deviceSpec,
-                                 std::unique_ptr<Session> &out) {
+dlc_status_t CudaDevice::createSession(std::shared_ptr<const ModuleFile> module,
+                                       const std::string &deviceSpec,
+                                       std::unique_ptr<Session> &out) {
+  auto device = std::static_pointer_cast<CudaDevice>(shared_from_this());
   const std::string &name = module->name();
-  if (module->target() != "cuda")
-    return makeStatus(DLC_INVALID_ARGUMENT,
-                      name + ": compiled for '" + module->target() +
-                          "', cannot run on device '" + deviceSpec +
-                          "' (dlc-compile --target cuda)");
   DLC_RETURN_IF_ERROR(device->makeCurrent());
   std::unique_ptr<CudaSession> s(new CudaSession(module));
   s->device_ = device;
@@ -473,7 +468,7 @@ dlc_status_t CudaSession::execute(size_t index, const dlc_tensor_t *inputs,
       driver.cuStreamWaitEvent(compute_.get(), fn.inputsCopied[slot].get(), 0),
       where + ": cuStreamWaitEvent"));
   dlc_status_t status =
-      profiling_ ? enqueueProfiled(index, bases) : launch(index, bases);
+      profiling() ? enqueueProfiled(index, bases) : launch(index, bases);
   if (!status && fn.outputBytes)
     status = check(driver.cuMemcpyDtoHAsync(fn.pinnedOutputs.data(),
                                             fn.outputs.address(),

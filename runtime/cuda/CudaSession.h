@@ -38,17 +38,15 @@ namespace dlc::cuda {
 
 class CudaSession final : public Session {
 public:
-  static dlc_status_t create(std::shared_ptr<const ModuleFile> module,
-                             std::shared_ptr<CudaDevice> device,
-                             const std::string &deviceSpec,
-                             std::unique_ptr<Session> &out);
   ~CudaSession() override;
 
   dlc_status_t readGlobal(size_t index, void *data) const override;
   dlc_status_t writeGlobal(size_t index, const void *data) override;
-  void setProfiling(bool on) override { profiling_ = on; }
 
 private:
+  /// CudaDevice::createSession opens sessions (CudaSession.cpp).
+  friend class CudaDevice;
+
   struct Step : PlanStep {
     /// KernelStep.
     CUfunction function = nullptr;
@@ -136,7 +134,6 @@ private:
   uint64_t workspaceBytes_ = 0;
   KernelModule kernels_;
   std::vector<Function> functions_;
-  bool profiling_ = false;
   std::vector<Event> profileEvents_;
 };
 

@@ -78,8 +78,7 @@ dlc_status_t KernelModule::load(const CudaDevice &device,
       archs.push_back(b->arch() ? b->arch()->str() : "");
   std::string ptx = root.cuda_ptx() ? root.cuda_ptx()->str() : "";
   Architecture arch = device.architecture();
-  std::string deviceArch =
-      "sm_" + std::to_string(arch.major) + std::to_string(arch.minor);
+  std::string deviceArch = arch.name();
   int chosen = chooseKernelImage(archs, ptx, arch);
   if (chosen == -2) {
     std::string has;

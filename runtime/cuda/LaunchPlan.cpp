@@ -24,6 +24,13 @@ std::optional<Architecture> parseArchitecture(const std::string &name) {
   return Architecture{value / 10, value % 10, suffix};
 }
 
+std::string Architecture::name() const {
+  std::string name = "sm_" + std::to_string(major) + std::to_string(minor);
+  if (suffix)
+    name += suffix;
+  return name;
+}
+
 std::string ptxTarget(const std::string &ptx) {
   size_t at = ptx.find("\n.target ");
   if (at == std::string::npos)

@@ -18,6 +18,9 @@ namespace dlc::cuda {
 
 /// A compute capability, as "sm_90a" names it.
 struct Architecture {
+  /// "sm_90a": the name dlc-compile --cuda-arch takes and messages use.
+  std::string name() const;
+
   int major = 0;
   int minor = 0;
   /// 'a' (architecture-specific: runs on exactly this capability), 'f'

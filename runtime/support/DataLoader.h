@@ -39,14 +39,9 @@ struct ArraySpec {
   std::vector<int64_t> sampleShape;
 };
 
-/// One array of a batch: `bytes` bytes of dtype[B, sampleShape...],
-/// row-major, aligned to 64 bytes.
-struct BatchArray {
-  const std::byte *data = nullptr;
-  DType dtype = DType::F32;
-  std::vector<int64_t> shape;
-  size_t bytes = 0;
-};
+/// One array of a batch: dtype[B, sampleShape...], its data aligned to 64
+/// bytes.
+using BatchArray = ArrayView;
 
 /// A batch: one BatchArray per expected array, in the order they were given.
 struct Batch {

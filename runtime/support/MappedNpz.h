@@ -32,18 +32,14 @@
 
 namespace dlc {
 
-/// One array of a MappedNpz: native byte order, row-major.
-struct MappedArray {
+/// One array of a MappedNpz: native byte order, row-major. Inside the
+/// mapping its data is only as aligned as the archive placed it (np.savez
+/// does not align members), so read it with memcpy, not through a typed
+/// pointer.
+struct MappedArray : ArrayView {
   /// The member name without ".npy"; for a .npy file, the file's name
   /// without its directory and ".npy".
   std::string name;
-  DType dtype = DType::F32;
-  std::vector<int64_t> shape;
-  /// `bytes` bytes of elements. Inside the mapping they are only as aligned
-  /// as the archive placed them (np.savez does not align members), so read
-  /// them with memcpy, not through a typed pointer.
-  const std::byte *data = nullptr;
-  size_t bytes = 0;
   /// Whether `data` points into the file's mapping (zero-copy) rather than
   /// into memory the MappedNpz owns.
   bool mapped = false;

@@ -61,6 +61,17 @@ int64_t numElements(const std::vector<int64_t> &shape);
 /// "float32[2,3]" ("float32[]" for a scalar), as messages name a type.
 std::string describeType(DType dtype, const std::vector<int64_t> &shape);
 
+/// A dense row-major array whose bytes someone else owns: `bytes` bytes of
+/// dtype[shape] at `data`. What the dataset reader (MappedNpz) and loader
+/// (DataLoader) hand out without copying; the owner says how long `data`
+/// stays valid.
+struct ArrayView {
+  const std::byte *data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  size_t bytes = 0;
+};
+
 /// A dense row-major tensor owning its bytes. Copies are deep.
 class Tensor {
 public:

@@ -341,7 +341,7 @@ TEST(Session, ModuleForAnotherTargetIsRefused) {
   Outcome o = openSession(module.get(), device.get(), session);
   EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
   EXPECT_EQ(o.message, "test.dlcm: compiled for 'cuda', cannot run on device "
-                       "'cpu'");
+                       "'cpu' (dlc-compile --target cpu)");
 }
 
 std::string tempDir(const std::string &name) {

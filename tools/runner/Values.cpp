@@ -13,7 +13,7 @@ dlc_tensor_t view(Tensor &t) {
           t.shape().data(), t.bytes()};
 }
 
-dlc_tensor_t view(const BatchArray &a) {
+dlc_tensor_t view(const ArrayView &a) {
   return {static_cast<dlc_dtype_t>(a.dtype),
           static_cast<int32_t>(a.shape.size()), a.shape.data(),
           const_cast<std::byte *>(a.data)};

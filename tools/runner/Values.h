@@ -2,7 +2,6 @@
 #ifndef DLC_TOOLS_RUNNER_VALUES_H
 #define DLC_TOOLS_RUNNER_VALUES_H
 
-#include "runtime/support/DataLoader.h"
 #include "runtime/support/Tensor.h"
 #include "tools/runner/Engine.h"
 
@@ -14,10 +13,10 @@
 
 namespace dlc::runner {
 
-/// The C API's view of a host tensor or batch array (which it does not
+/// The C API's view of a host tensor or borrowed array (which it does not
 /// write to when passed as an input).
 dlc_tensor_t view(Tensor &t);
-dlc_tensor_t view(const BatchArray &a);
+dlc_tensor_t view(const ArrayView &a);
 
 /// A zero-filled tensor of `info`'s type.
 Tensor makeTensor(const dlc_value_info_t &info);

@@ -16,10 +16,13 @@ TEST(LaunchPlan, ParsesArchitectures) {
   EXPECT_EQ(a->major, 9);
   EXPECT_EQ(a->minor, 0);
   EXPECT_EQ(a->suffix, 'a');
+  EXPECT_EQ(a->name(), "sm_90a");
   a = parseArchitecture("compute_120");
   ASSERT_TRUE(a);
   EXPECT_EQ(a->major, 12);
   EXPECT_EQ(a->minor, 0);
+  EXPECT_EQ(a->name(), "sm_120");
+  EXPECT_EQ(parseArchitecture("sm_100f")->name(), "sm_100f");
   EXPECT_FALSE(parseArchitecture("sm_"));
   EXPECT_FALSE(parseArchitecture("sm_9x"));
   EXPECT_FALSE(parseArchitecture("gfx90a"));

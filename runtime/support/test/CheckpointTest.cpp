@@ -25,10 +25,7 @@ using namespace dlc;
 
 namespace {
 
-using dlc::testing::isOk;
-using dlc::testing::Outcome;
-using dlc::testing::outcome;
-using dlc::testing::randomTensor;
+using namespace dlc::testing;
 
 /// A small checkpoint of every dtype, with binary bytes in the fingerprint.
 CheckpointContents sample(int64_t step) {

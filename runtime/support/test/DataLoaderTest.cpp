@@ -21,9 +21,7 @@
 #include <numeric>
 
 using namespace dlc;
-using dlc::testing::isOk;
-using dlc::testing::Outcome;
-using dlc::testing::outcome;
+using namespace dlc::testing;
 
 namespace {
 

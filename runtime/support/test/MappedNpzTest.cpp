@@ -24,11 +24,7 @@ using namespace dlc;
 
 namespace {
 
-using dlc::testing::isOk;
-using dlc::testing::kNumpyTypes;
-using dlc::testing::Outcome;
-using dlc::testing::outcome;
-using dlc::testing::randomTensor;
+using namespace dlc::testing;
 
 /// A MappedArray as a Tensor, to compare with readNpz's.
 Tensor toTensor(const MappedArray &array) {

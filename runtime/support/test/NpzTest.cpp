@@ -26,11 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using dlc::testing::isOk;
-using dlc::testing::kNumpyTypes;
-using dlc::testing::Outcome;
-using dlc::testing::outcome;
-using dlc::testing::randomTensor;
+using namespace dlc::testing;
 
 /// Tensor with elements 0, 1, 2... in row-major order.
 Tensor iota(DType type, std::vector<int64_t> shape) {

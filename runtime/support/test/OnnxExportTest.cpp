@@ -19,10 +19,7 @@ using namespace dlc;
 
 namespace {
 
-using dlc::testing::isOk;
-using dlc::testing::Outcome;
-using dlc::testing::outcome;
-using dlc::testing::randomTensor;
+using namespace dlc::testing;
 
 /// One decoded protobuf field: a varint's value or a payload's bytes.
 struct Field {
