@@ -76,12 +76,10 @@ void setEpilogueMark(Operation *op, MatmulEpilogue epilogue);
 /// all three in the layout `channelsLast` says; failure, reported at `loc`,
 /// when they do not convolve with these attributes. The verifiers of
 /// dlc.conv, its gradient ops and dlc.plan.conv share it.
-FailureOr<RankedTensorType>
-inferConvTypeIn(bool channelsLast, std::optional<Location> loc,
-                RankedTensorType input, RankedTensorType filter,
-                ArrayRef<int64_t> stride, ArrayRef<int64_t> padLow,
-                ArrayRef<int64_t> padHigh, ArrayRef<int64_t> dilation,
-                int64_t groups);
+FailureOr<RankedTensorType> inferConvTypeIn(
+    bool channelsLast, std::optional<Location> loc, RankedTensorType input,
+    RankedTensorType filter, ArrayRef<int64_t> stride, ArrayRef<int64_t> padLow,
+    ArrayRef<int64_t> padHigh, ArrayRef<int64_t> dilation, int64_t groups);
 
 } // namespace mlir::dlc
 

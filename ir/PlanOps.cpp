@@ -205,17 +205,17 @@ LogicalResult PlanConvOp::verify() {
       typeOf(getRhs()).getElementType() != element)
     return emitOpError() << "has operands of an element type other than its "
                             "result's";
-  FailureOr<RankedTensorType> y = inferConvTypeIn(
-      getChannelsLast(), getLoc(), typeOf(getX()), typeOf(getW()), getStride(),
-      getPadLow(), getPadHigh(), getDilation(),
-      static_cast<int64_t>(getGroups()));
+  FailureOr<RankedTensorType> y =
+      inferConvTypeIn(getChannelsLast(), getLoc(), typeOf(getX()),
+                      typeOf(getW()), getStride(), getPadLow(), getPadHigh(),
+                      getDilation(), static_cast<int64_t>(getGroups()));
   if (failed(y))
     return failure();
   if (typeOf(getY()) != *y)
     return emitOpError() << "convolves x " << getX().getType() << " by w "
                          << getW().getType() << " into " << *y << ", not y "
-                         << getY().getType() << " (" << stringifyConvKind(getKind())
-                         << ")";
+                         << getY().getType() << " ("
+                         << stringifyConvKind(getKind()) << ")";
   return success();
 }
 

@@ -115,10 +115,10 @@ LogicalResult lowerConv(Operation *op, Target target, ConvEngine engine) {
   }
   OpBuilder builder(op);
   auto create = [&](auto conv, ConvKind kind, Value lhs, Value rhs) {
-    return PlanConvOp::create(
-        builder, op->getLoc(), resultType, kind, lhs, rhs, conv.getStride(),
-        conv.getPadLow(), conv.getPadHigh(), conv.getDilation(),
-        conv.getGroups(), conv.getChannelsLast(), engine);
+    return PlanConvOp::create(builder, op->getLoc(), resultType, kind, lhs, rhs,
+                              conv.getStride(), conv.getPadLow(),
+                              conv.getPadHigh(), conv.getDilation(),
+                              conv.getGroups(), conv.getChannelsLast(), engine);
   };
   PlanConvOp call =
       TypeSwitch<Operation *, PlanConvOp>(op)

@@ -8,7 +8,7 @@ using namespace mlir;
 using namespace mlir::dlc::codegen;
 
 void mlir::dlc::codegen::buildPlanPipeline(OpPassManager &pm, Target target,
-                                           dlc::ConvEngine convEngine) {
+                                           mlir::dlc::ConvEngine convEngine) {
   pm.addPass(createDLCLowerToPlan({target, convEngine}));
   // Before epilogues: a transposing view between a matmul and its epilogue
   // would keep them apart.
@@ -30,11 +30,10 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       llvm::cl::init(Target::Cpu),
       llvm::cl::values(clEnumValN(Target::Cpu, "cpu", "the CPU"),
                        clEnumValN(Target::Cuda, "cuda", "CUDA"))};
-  Option<dlc::ConvEngine> convEngine{
+  Option<mlir::dlc::ConvEngine> convEngine{
       *this, "conv-engine",
       llvm::cl::desc("what runs the convolutions (dlc-lower-to-plan)"),
-      llvm::cl::init(dlc::ConvEngine::automatic),
-      convEngineValues()};
+      llvm::cl::init(mlir::dlc::ConvEngine::automatic), convEngineValues()};
 };
 } // namespace
 

@@ -306,8 +306,8 @@ namespace {
 
 /// y = conv(x, w) for `op`, dlc.conv or a forward dlc.plan.conv.
 template <typename OpT>
-LogicalResult evalConvForward(OpT op, const Tensor &input,
-                              const Tensor &filter, Results &results) {
+LogicalResult evalConvForward(OpT op, const Tensor &input, const Tensor &filter,
+                              Results &results) {
   Tensor out = resultTensor(op);
   ConvGeometry g = convGeometry(op, input.shape(), filter.shape(), out.shape());
   return fillResult<Domain::Numeric>(op, out, results, [&](auto tag) {

@@ -211,7 +211,7 @@ func.func @conv_groups(%x: tensor<1x3x8x8xf32>, %dy: tensor<1x4x8x8xf32>) -> ten
 // -----
 
 func.func @conv_engine(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
-  // expected-error @+1 {{expected ::mlir::dlc::ConvEngine to be one of: auto, library, direct}}
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'engine' [auto, library, direct]}}
   %y = dlc.plan.conv forward %x, %w stride [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 1 engine winograd : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
   return %y : tensor<1x4x8x8xf32>
 }

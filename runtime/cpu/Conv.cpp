@@ -9,6 +9,8 @@
 // faster than plain NCHW primitives even with the reorders counted
 // (docs/performance.md). float64, and shapes oneDNN does not take, run on
 // DirectConv (channels-last steps through channels-first scratch copies).
+// That is the step's `auto` engine; a step may demand either (dlc-compile
+// --conv-engine library|direct), and one oneDNN cannot take refuses to open.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/LibraryKernel.h"

@@ -43,7 +43,9 @@ dlc_status_t createMatmulKernel(const fb::MatmulStep &s, CpuDevice &device,
 
 /// Prepares ConvStep `step` (checked by ModuleFile) for `device`: its
 /// kernel computes the output the step's kind writes from the other two of
-/// (x, w, y). A dtype the CPU cannot convolve is DLC_UNIMPLEMENTED.
+/// (x, w, y), on the step's engine (auto: oneDNN where it takes the step,
+/// the direct loops otherwise). A dtype the CPU cannot convolve, or a
+/// library demand oneDNN cannot meet, is DLC_UNIMPLEMENTED.
 dlc_status_t createConvKernel(const fb::ConvStep &step, CpuDevice &device,
                               std::unique_ptr<LibraryKernel> &out);
 

@@ -388,12 +388,26 @@ TEST(Conv, LibraryEngineMatchesReference) {
                   fb::ConvEngine::Library);
 }
 
-/// Opens a session on `spec` for the forward step of `c` in `dtype` on
-/// `engine`.
+/// A 4-d convolution: oneDNN takes at most 3 spatial dimensions.
+const Case kFourD{"4-d",
+                  1,
+                  2,
+                  2,
+                  1,
+                  {3, 3, 3, 3},
+                  {2, 1, 2, 1},
+                  {1, 1, 1, 1},
+                  {0, 0, 1, 0},
+                  {0, 0, 0, 0},
+                  {1, 1, 1, 1}};
+
+/// Opens `session` on `spec` (into `device`) for the forward step of `c`
+/// in `dtype` on `engine`.
 Outcome openConv(const Case &c, DType dtype, fb::ConvEngine engine,
-                 const std::string &spec) {
+                 const std::string &spec, DevicePtr &device,
+                 SessionPtr &session) {
   std::string why;
-  DevicePtr device = openDevice(spec, 2, why);
+  device = openDevice(spec, 2, why);
   if (!device)
     return Outcome{DLC_UNAVAILABLE, why};
   ModuleBuilder mb;
@@ -421,28 +435,31 @@ Outcome openConv(const Case &c, DType dtype, fb::ConvEngine engine,
   Outcome o = loadModule(mb.finish(), module);
   if (!o.ok())
     return o;
-  SessionPtr session(nullptr, &dlc_session_release);
   return openSession(module.get(), device.get(), session);
+}
+
+/// openConv's outcome alone.
+Outcome openConv(const Case &c, DType dtype, fb::ConvEngine engine) {
+  DevicePtr device(nullptr, &dlc_device_release);
+  SessionPtr session(nullptr, &dlc_session_release);
+  return openConv(c, dtype, engine, "cpu", device, session);
 }
 
 TEST(Conv, LibraryEngineDemandsWhatOneDnnTakes) {
   // oneDNN has no float64 convolution and takes 1 to 3 spatial dimensions:
   // a step that demands it anyway refuses the session, naming the step.
-  Outcome o = openConv(kCases[0], DType::F64, fb::ConvEngine::Library, "cpu");
+  Outcome o = openConv(kCases[0], DType::F64, fb::ConvEngine::Library);
   EXPECT_EQ(o.code, DLC_UNIMPLEMENTED);
   EXPECT_EQ(o.message, "test.dlcm: conv: step 0 (node 'conv' (Conv)): the "
                        "convolution demands the library engine, and oneDNN "
                        "does not take float64 over 2 spatial dimensions on "
                        "this CPU");
-  Case fourD{"4-d", 1, 2, 2, 1, {3, 3, 3, 3}, {2, 1, 2, 1}, {1, 1, 1, 1},
-             {0, 0, 0, 0}, {0, 0, 0, 0}, {1, 1, 1, 1}};
-  o = openConv(fourD, DType::F32, fb::ConvEngine::Library, "cpu");
+  o = openConv(kFourD, DType::F32, fb::ConvEngine::Library);
   EXPECT_EQ(o.code, DLC_UNIMPLEMENTED);
   EXPECT_NE(o.message.find("does not take float32 over 4 spatial"),
             std::string::npos)
       << o.message;
-  EXPECT_TRUE(
-      openConv(fourD, DType::F32, fb::ConvEngine::Direct, "cpu").ok());
+  EXPECT_TRUE(openConv(kFourD, DType::F32, fb::ConvEngine::Direct).ok());
 }
 
 // The same cases through cuDNN (ctest label `gpu`; skipped without a GPU).
@@ -462,36 +479,12 @@ TEST(GpuConv, Float64MatchesReference) {
 
 TEST(Conv, ManySpatialDimensionsUseTheDirectLoops) {
   // oneDNN takes at most 3 spatial dimensions; 4 run on the direct loops.
-  Case c{"4-d",
-         1,
-         2,
-         2,
-         1,
-         {3, 3, 3, 3},
-         {2, 1, 2, 1},
-         {1, 1, 1, 1},
-         {0, 0, 1, 0},
-         {0, 0, 0, 0},
-         {1, 1, 1, 1}};
-  ModuleBuilder mb;
-  FunctionBuilder &f = mb.function("conv");
-  f.argument("x", "input", DType::F32, c.xShape());
-  f.argument("w", "input", DType::F32, c.wShape());
-  f.result("y", "output", DType::F32, c.yShape());
-  ConvSpec s;
-  s.x = argument(0);
-  s.w = argument(1);
-  s.y = result(0);
-  s.xShape = c.xShape();
-  s.wShape = c.wShape();
-  s.yShape = c.yShape();
-  s.padLow = c.padLow;
-  f.conv(s);
-  ModulePtr module(nullptr, &dlc_module_release);
-  ASSERT_TRUE(loadModule(mb.finish(), module).ok());
-  auto device = cpuDevice(2);
+  const Case &c = kFourD;
+  DevicePtr device(nullptr, &dlc_device_release);
   SessionPtr session(nullptr, &dlc_session_release);
-  ASSERT_TRUE(openSession(module.get(), device.get(), session).ok());
+  Outcome o =
+      openConv(c, DType::F32, fb::ConvEngine::Auto, "cpu", device, session);
+  ASSERT_TRUE(o.ok()) << o.message;
   HostTensor<float> x(DLC_F32, c.xShape(), 1.0f), w(DLC_F32, c.wShape(), 1.0f),
       y(DLC_F32, c.yShape());
   dlc_tensor_t inputs[] = {x.view(), w.view()};

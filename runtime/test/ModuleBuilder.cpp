@@ -61,14 +61,14 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
   case fb::StepKind::ConvStep: {
     const ConvSpec &c = s.conv;
     fb::BufferRef x = ref(c.x), w = ref(c.w), y = ref(c.y);
-    body = fb::CreateConvStep(
-               b, c.kind, static_cast<fb::ElementType>(c.dtype), &x, &w, &y,
-               b.CreateVector(c.xShape), b.CreateVector(c.wShape),
-               b.CreateVector(c.yShape), optionalVector(b, c.stride),
-               optionalVector(b, c.padLow), optionalVector(b, c.padHigh),
-               optionalVector(b, c.dilation), c.groups, c.channelsLast,
-               c.engine)
-               .Union();
+    body =
+        fb::CreateConvStep(
+            b, c.kind, static_cast<fb::ElementType>(c.dtype), &x, &w, &y,
+            b.CreateVector(c.xShape), b.CreateVector(c.wShape),
+            b.CreateVector(c.yShape), optionalVector(b, c.stride),
+            optionalVector(b, c.padLow), optionalVector(b, c.padHigh),
+            optionalVector(b, c.dilation), c.groups, c.channelsLast, c.engine)
+            .Union();
     break;
   }
   case fb::StepKind::CopyStep: {

@@ -53,7 +53,9 @@ int main(int argc, char **argv) {
        "mlir-pass-statistics-display", "mlir-pretty-debuginfo",
        "mlir-print-unique-ssa-ids", "mlir-disable-diagnostic-notes",
        "mlir-print-ir-module-scope", "mlir-generate-reproducer",
-       "mlir-timing-display"},
+       "mlir-timing-display", "mlir-print-local-scope",
+       "mlir-print-op-on-diagnostic", "mlir-print-ir-after-change",
+       "no-implicit-module", "verify-roundtrip"},
       {"Remark Options"});
   auto [input, output] = mlir::parseCLIOptions(argc, argv, help);
   return mlir::asMainReturnCode(
