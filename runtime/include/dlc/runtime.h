@@ -6,11 +6,12 @@
  * The session owns the module's globals (parameters, BatchNorm state,
  * optimizer state, the step counter, hyperparameters): a call reads them
  * and writes their next values back, so a caller only passes the batch.
+ * Communicators connect the processes (ranks) of a data-parallel job.
  *
  * Conventions (as IREE's runtime API):
  *  - Every fallible call returns a dlc_status_t: NULL is success, anything
  *    else an error the caller owns and frees with dlc_status_free.
- *  - Objects are opaque handles made by dlc_X_create/load and released
+ *  - Objects are opaque handles made by dlc_X_create/load/open, released
  *    with dlc_X_release. A session keeps its module and device alive.
  *  - The library never exits or aborts on bad input.
  *  - Not thread-safe per session; different sessions are independent.
@@ -30,15 +31,16 @@ extern "C" {
 
 typedef enum dlc_status_code_e {
   DLC_OK = 0,
-  DLC_INVALID_ARGUMENT = 1,   /* a bad value from the caller */
-  DLC_NOT_FOUND = 2,          /* a missing file, function, global, key */
-  DLC_DATA_LOSS = 3,          /* a corrupt or truncated module/checkpoint */
-  DLC_FAILED_PRECONDITION = 4,/* e.g. a checkpoint from another model */
-  DLC_RESOURCE_EXHAUSTED = 5, /* out of memory, disk full */
-  DLC_UNIMPLEMENTED = 6,      /* e.g. a module for a target not built in */
-  DLC_UNAVAILABLE = 7,        /* e.g. no such device */
-  DLC_IO_ERROR = 8,           /* a read/write/rename that failed */
-  DLC_INTERNAL = 9,           /* a bug in dlc */
+  DLC_INVALID_ARGUMENT = 1,    /* a bad value from the caller */
+  DLC_NOT_FOUND = 2,           /* a missing file, function, global, key */
+  DLC_DATA_LOSS = 3,           /* a corrupt or truncated module/checkpoint */
+  DLC_FAILED_PRECONDITION = 4, /* e.g. a checkpoint from another model */
+  DLC_RESOURCE_EXHAUSTED = 5,  /* out of memory, disk full */
+  DLC_UNIMPLEMENTED = 6,       /* e.g. a module for a target not built in */
+  DLC_UNAVAILABLE = 7,         /* e.g. no such device */
+  DLC_IO_ERROR = 8,            /* a read/write/rename that failed */
+  DLC_INTERNAL = 9,            /* a bug in dlc */
+  DLC_DEADLINE_EXCEEDED = 10,  /* e.g. a collective some rank did not join */
 } dlc_status_code_t;
 
 typedef struct dlc_status_s *dlc_status_t;
@@ -244,6 +246,74 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
  * does not exist; DLC_IO_ERROR for any other failed write. */
 dlc_status_t dlc_session_export_onnx(dlc_session_t *session,
                                      const char *path);
+
+/*===--- Communicators ----------------------------------------------------===*/
+
+/* The ranks of a job started by a launcher (`mpirun -np N`, `srun`), one
+ * process each, exchange host buffers through a communicator. Every rank
+ * calls the same collectives in the same order with the same counts, dtype,
+ * op and root. Reductions take float32, float64, bfloat16 and float16; the
+ * 16-bit types are summed in float32 and rounded once. A collective not
+ * complete `timeout_seconds` after this rank entered it is
+ * DLC_DEADLINE_EXCEEDED naming it, its size and, as far as the other ranks
+ * answer, the ranks that had not joined; the communicator is then broken
+ * and every later collective DLC_FAILED_PRECONDITION (the process should
+ * exit; its launcher ends the other ranks). */
+
+typedef enum dlc_reduce_op_e {
+  DLC_REDUCE_SUM = 0,
+  DLC_REDUCE_MEAN = 1, /* the sum divided by the number of ranks */
+} dlc_reduce_op_t;
+
+typedef struct dlc_comm_s dlc_comm_t;
+
+/** `kind` is "local" (this process alone: rank 0 of 1), "mpi" (every rank
+ * of the MPI job, in a build with MPI; DLC_UNAVAILABLE otherwise) or "auto"
+ * ("mpi" when a launcher started more than one rank, found from Open MPI's,
+ * PMI's or Slurm's variables; "local" otherwise). MPI is initialized here
+ * unless the host program did it first; then it is the host's to finalize,
+ * otherwise releasing the last communicator finalizes it (MPI cannot be
+ * initialized twice in a process: open one communicator per run). Opening
+ * is itself collective and fails after the timeout like one.
+ * `timeout_seconds` must be positive (INFINITY waits forever). */
+dlc_status_t dlc_comm_open(const char *kind, double timeout_seconds,
+                           dlc_comm_t **out);
+void dlc_comm_release(dlc_comm_t *comm);
+
+/** "local" or "mpi"; "" for NULL. */
+const char *dlc_comm_kind(const dlc_comm_t *comm);
+/** This process's rank, 0 to size - 1 (0 for NULL). */
+int32_t dlc_comm_rank(const dlc_comm_t *comm);
+/** The number of ranks (0 for NULL). */
+int32_t dlc_comm_size(const dlc_comm_t *comm);
+/** The rank among the ranks on this machine, which picks its GPU: the
+ * launcher's local rank, or MPI's count of the ranks sharing memory (0 for
+ * NULL). */
+int32_t dlc_comm_local_rank(const dlc_comm_t *comm);
+
+/** Replaces `count` elements of `data` with their sum or mean over all
+ * ranks. */
+dlc_status_t dlc_comm_all_reduce(dlc_comm_t *comm, void *data, size_t count,
+                                 dlc_dtype_t dtype, dlc_reduce_op_t op);
+/** Reduces `send` over all ranks and leaves block r of the result in rank
+ * r's `recv`: `counts` has one entry per rank (the same on every rank),
+ * `send` holds their sum of elements in rank order and `recv`
+ * counts[rank]. The buffers must not overlap. */
+dlc_status_t dlc_comm_reduce_scatter(dlc_comm_t *comm, const void *send,
+                                     void *recv, const size_t *counts,
+                                     dlc_dtype_t dtype, dlc_reduce_op_t op);
+/** Concatenates every rank's `send` (counts[r] elements on rank r) into
+ * every rank's `recv`, in rank order; any dtype. `send` may be the
+ * caller's own block of `recv` (in place); otherwise they must not
+ * overlap. */
+dlc_status_t dlc_comm_all_gather(dlc_comm_t *comm, const void *send, void *recv,
+                                 const size_t *counts, dlc_dtype_t dtype);
+/** Copies rank `root`'s `count` elements of `data` into every rank's
+ * `data`; any dtype. */
+dlc_status_t dlc_comm_broadcast(dlc_comm_t *comm, void *data, size_t count,
+                                dlc_dtype_t dtype, int32_t root);
+/** Returns once every rank has entered it. */
+dlc_status_t dlc_comm_barrier(dlc_comm_t *comm);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -224,6 +224,48 @@ private:
   std::unique_ptr<dlc_session_t, void (*)(dlc_session_t *)> handle_;
 };
 
+/// A communicator between the ranks of a job (dlc_comm_t): "auto", "mpi"
+/// or "local".
+class Comm {
+public:
+  explicit Comm(const std::string &kind = "auto", double timeoutSeconds = 300)
+      : handle_(nullptr, &dlc_comm_release) {
+    dlc_comm_t *c = nullptr;
+    check(dlc_comm_open(kind.c_str(), timeoutSeconds, &c));
+    handle_.reset(c);
+  }
+
+  std::string kind() const { return dlc_comm_kind(get()); }
+  int32_t rank() const { return dlc_comm_rank(get()); }
+  int32_t size() const { return dlc_comm_size(get()); }
+  int32_t localRank() const { return dlc_comm_local_rank(get()); }
+
+  void allReduce(void *data, size_t count, dlc_dtype_t dtype,
+                 dlc_reduce_op_t op = DLC_REDUCE_SUM) {
+    check(dlc_comm_all_reduce(get(), data, count, dtype, op));
+  }
+  /// `counts` has one entry per rank.
+  void reduceScatter(const void *send, void *recv, const size_t *counts,
+                     dlc_dtype_t dtype, dlc_reduce_op_t op = DLC_REDUCE_SUM) {
+    check(dlc_comm_reduce_scatter(get(), send, recv, counts, dtype, op));
+  }
+  /// `counts` has one entry per rank.
+  void allGather(const void *send, void *recv, const size_t *counts,
+                 dlc_dtype_t dtype) {
+    check(dlc_comm_all_gather(get(), send, recv, counts, dtype));
+  }
+  void broadcast(void *data, size_t count, dlc_dtype_t dtype,
+                 int32_t root = 0) {
+    check(dlc_comm_broadcast(get(), data, count, dtype, root));
+  }
+  void barrier() { check(dlc_comm_barrier(get())); }
+
+  dlc_comm_t *get() const { return handle_.get(); }
+
+private:
+  std::unique_ptr<dlc_comm_t, void (*)(dlc_comm_t *)> handle_;
+};
+
 } // namespace dlc::rt
 
 #endif // DLC_RUNTIME_HPP

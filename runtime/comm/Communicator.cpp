@@ -1,0 +1,242 @@
+//===- Communicator.cpp - Launch detection and checked collectives --------===//
+//
+// What every communicator shares: the launcher's environment, the checks
+// of a collective's arguments (so each implementation sees valid ones) and
+// the choice of implementation for dlc_comm_open's kind.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/comm/Communicator.h"
+
+#include "runtime/support/Status.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+
+namespace dlc {
+
+namespace {
+
+/// The value of environment variable `name` as a non-negative int, or -1
+/// when unset or not a number.
+int intFromEnvironment(const char *name) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return -1;
+  char *end = nullptr;
+  errno = 0;
+  long value = std::strtol(text, &end, 10);
+  if (errno || *end || value < 0 || value > INT32_MAX)
+    return -1;
+  return static_cast<int>(value);
+}
+
+/// True when [a, a + aBytes) and [b, b + bBytes) share a byte.
+bool overlaps(const void *a, size_t aBytes, const void *b, size_t bBytes) {
+  auto x = reinterpret_cast<uintptr_t>(a);
+  auto y = reinterpret_cast<uintptr_t>(b);
+  return aBytes && bBytes && x < y + bBytes && y < x + aBytes;
+}
+
+std::string dtypeName(dlc_dtype_t dtype) {
+  if (dlc_dtype_size(dtype) == 0)
+    return "unknown dtype " + std::to_string(static_cast<int>(dtype));
+  return dlc_dtype_name(dtype);
+}
+
+} // namespace
+
+LaunchInfo detectLaunch() {
+  struct Variables {
+    const char *launcher, *size, *rank, *localRank;
+  };
+  static const Variables kLaunchers[] = {
+      {"Open MPI", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+       "OMPI_COMM_WORLD_LOCAL_RANK"},
+      {"PMI", "PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"},
+      {"Slurm", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID"},
+  };
+  for (const Variables &v : kLaunchers) {
+    int size = intFromEnvironment(v.size);
+    int rank = intFromEnvironment(v.rank);
+    if (size < 1 || rank < 0 || rank >= size)
+      continue;
+    return LaunchInfo{v.launcher, rank, size, intFromEnvironment(v.localRank)};
+  }
+  return LaunchInfo{};
+}
+
+bool isReducibleDtype(dlc_dtype_t dtype) {
+  return dtype == DLC_F32 || dtype == DLC_F64 || dtype == DLC_BF16 ||
+         dtype == DLC_F16;
+}
+
+dlc_status_t Communicator::fail(dlc_status_t status) {
+  if (status && failure_.empty())
+    failure_ = dlc_status_message(status);
+  return status;
+}
+
+dlc_status_t Communicator::checkUsable(const char *collective) const {
+  if (failure_.empty())
+    return nullptr;
+  return makeStatus(DLC_FAILED_PRECONDITION,
+                    std::string(collective) +
+                        ": the communicator failed earlier (" + failure_ + ")");
+}
+
+/// The checks of a reduction's dtype and op, shared by all_reduce and
+/// reduce_scatter.
+static dlc_status_t checkReduction(const char *collective, dlc_dtype_t dtype,
+                                   dlc_reduce_op_t op) {
+  if (!isReducibleDtype(dtype))
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      std::string(collective) + ": " + dtypeName(dtype) +
+                          " cannot be reduced (expected float32, float64, "
+                          "bfloat16 or float16)");
+  if (op != DLC_REDUCE_SUM && op != DLC_REDUCE_MEAN)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      std::string(collective) + ": unknown reduce op " +
+                          std::to_string(static_cast<int>(op)) +
+                          " (expected DLC_REDUCE_SUM or DLC_REDUCE_MEAN)");
+  return nullptr;
+}
+
+/// The checks of a buffer of `count` elements at `data`.
+static dlc_status_t checkBuffer(const char *collective, const char *name,
+                                const void *data, size_t count,
+                                size_t maxCount) {
+  if (!data && count)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      std::string(collective) + ": no " + name + " for " +
+                          std::to_string(count) + " elements");
+  if (count > maxCount)
+    return makeStatus(DLC_UNIMPLEMENTED,
+                      std::string(collective) + ": " + std::to_string(count) +
+                          " elements (at most " + std::to_string(maxCount) +
+                          " in one collective)");
+  return nullptr;
+}
+
+dlc_status_t Communicator::checkCounts(const char *collective, const void *send,
+                                       const void *recv, const size_t *counts,
+                                       dlc_dtype_t dtype, bool gather,
+                                       size_t &total) const {
+  if (!counts)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      std::string(collective) + ": no counts");
+  total = 0;
+  size_t offset = 0;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_)
+      offset = total;
+    if (counts[r] > maxCount() - total)
+      return makeStatus(DLC_UNIMPLEMENTED,
+                        std::string(collective) + ": more than " +
+                            std::to_string(maxCount()) +
+                            " elements in all (at most that many in one "
+                            "collective)");
+    total += counts[r];
+  }
+  size_t width = dlc_dtype_size(dtype);
+  // reduce_scatter reads `total` elements and writes this rank's block;
+  // all_gather the reverse.
+  size_t sendCount = gather ? counts[rank_] : total;
+  size_t recvCount = gather ? total : counts[rank_];
+  DLC_RETURN_IF_ERROR(
+      checkBuffer(collective, "send buffer", send, sendCount, maxCount()));
+  DLC_RETURN_IF_ERROR(
+      checkBuffer(collective, "receive buffer", recv, recvCount, maxCount()));
+  const char *ownBlock =
+      static_cast<const char *>(gather ? recv : send) + offset * width;
+  if (gather && send == ownBlock)
+    return nullptr;
+  if (overlaps(send, sendCount * width, recv, recvCount * width))
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      std::string(collective) +
+                          ": the send and receive buffers overlap" +
+                          (gather ? " (in place, send must be this "
+                                    "rank's block of receive)"
+                                  : ""));
+  return nullptr;
+}
+
+dlc_status_t Communicator::allReduce(void *data, size_t count,
+                                     dlc_dtype_t dtype, dlc_reduce_op_t op) {
+  DLC_RETURN_IF_ERROR(checkUsable("all_reduce"));
+  DLC_RETURN_IF_ERROR(checkReduction("all_reduce", dtype, op));
+  DLC_RETURN_IF_ERROR(
+      checkBuffer("all_reduce", "data", data, count, maxCount()));
+  if (count == 0)
+    return nullptr;
+  return doAllReduce(data, count, dtype, op);
+}
+
+dlc_status_t Communicator::reduceScatter(const void *send, void *recv,
+                                         const size_t *counts,
+                                         dlc_dtype_t dtype,
+                                         dlc_reduce_op_t op) {
+  DLC_RETURN_IF_ERROR(checkUsable("reduce_scatter"));
+  DLC_RETURN_IF_ERROR(checkReduction("reduce_scatter", dtype, op));
+  size_t total = 0;
+  DLC_RETURN_IF_ERROR(checkCounts("reduce_scatter", send, recv, counts, dtype,
+                                  /*gather=*/false, total));
+  if (total == 0)
+    return nullptr;
+  return doReduceScatter(send, recv, counts, dtype, op);
+}
+
+dlc_status_t Communicator::allGather(const void *send, void *recv,
+                                     const size_t *counts, dlc_dtype_t dtype) {
+  DLC_RETURN_IF_ERROR(checkUsable("all_gather"));
+  if (dlc_dtype_size(dtype) == 0)
+    return makeStatus(DLC_INVALID_ARGUMENT, "all_gather: " + dtypeName(dtype));
+  size_t total = 0;
+  DLC_RETURN_IF_ERROR(checkCounts("all_gather", send, recv, counts, dtype,
+                                  /*gather=*/true, total));
+  if (total == 0)
+    return nullptr;
+  return doAllGather(send, recv, counts, dtype);
+}
+
+dlc_status_t Communicator::broadcast(void *data, size_t count,
+                                     dlc_dtype_t dtype, int root) {
+  DLC_RETURN_IF_ERROR(checkUsable("broadcast"));
+  if (dlc_dtype_size(dtype) == 0)
+    return makeStatus(DLC_INVALID_ARGUMENT, "broadcast: " + dtypeName(dtype));
+  if (root < 0 || root >= size())
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      "broadcast: root " + std::to_string(root) +
+                          " out of range (" + std::to_string(size()) +
+                          " ranks)");
+  DLC_RETURN_IF_ERROR(
+      checkBuffer("broadcast", "data", data, count, maxCount()));
+  if (count == 0)
+    return nullptr;
+  return doBroadcast(data, count, dtype, root);
+}
+
+dlc_status_t Communicator::barrier() {
+  DLC_RETURN_IF_ERROR(checkUsable("barrier"));
+  return doBarrier();
+}
+
+dlc_status_t openCommunicator(const std::string &kind, double timeout,
+                              std::unique_ptr<Communicator> &out) {
+  if (!(timeout > 0))
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      "communicator timeout " + std::to_string(timeout) +
+                          " s (expected a positive number of seconds)");
+  LaunchInfo launch = detectLaunch();
+  if (kind == "local" || (kind == "auto" && launch.size == 1)) {
+    out = createLocalCommunicator(timeout);
+    return nullptr;
+  }
+  if (kind == "mpi" || kind == "auto")
+    return createMpiCommunicator(launch, timeout, out);
+  return makeStatus(DLC_INVALID_ARGUMENT,
+                    "unknown communicator '" + kind +
+                        "' (expected \"auto\", \"mpi\" or \"local\")");
+}
+
+} // namespace dlc

@@ -1,0 +1,156 @@
+//===- Communicator.h - Collectives between the ranks of a job --*- C++ -*-===//
+//
+// Data parallelism (DESIGN.md decision 9) runs one process per device,
+// started by an existing launcher (mpirun, srun); the ranks exchange
+// gradients and parameters through a Communicator. This interface is what
+// the C API's dlc_comm_t wraps and what plan-level collectives will call.
+//
+// Every collective works in place on host memory, over float32, float64,
+// bfloat16 and float16 (broadcast and all_gather move any dtype's bytes).
+// 16-bit data is summed in float32 and rounded to its own type once at the
+// end, so that N ranks' sum is as exact as float32 allows, not rounded N-1
+// times; a mean is that float32 sum divided by the number of ranks, then
+// rounded.
+//
+// Every call returns a dlc_status_t. A collective that has not completed
+// `timeout()` seconds after this rank entered it fails with
+// DLC_DEADLINE_EXCEEDED naming the collective, its size and, where the
+// implementation can tell, the ranks that had not joined; the communicator
+// is then unusable (its collectives may be half-done on other ranks) and
+// every later call is DLC_FAILED_PRECONDITION.
+//
+// The public calls check their arguments once, here, and pass valid ones on
+// to the implementation's do* functions, so each implementation only moves
+// data. Every rank must call the same collectives in the same order with
+// the same counts, dtype, op and root; a mismatch is undefined (MPI's own
+// rule), not diagnosed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DLC_RUNTIME_COMM_COMMUNICATOR_H
+#define DLC_RUNTIME_COMM_COMMUNICATOR_H
+
+#include "dlc/runtime.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace dlc {
+
+/// What a launcher told this process through its environment.
+struct LaunchInfo {
+  /// "Open MPI", "PMI", "Slurm"; empty without a launcher.
+  std::string launcher;
+  int rank = 0;
+  int size = 1;
+  /// The rank among this machine's ranks (which GPU it takes), -1 when the
+  /// launcher does not say.
+  int localRank = -1;
+};
+
+/// Reads the launcher's variables: Open MPI's OMPI_COMM_WORLD_SIZE, _RANK,
+/// _LOCAL_RANK; PMI_SIZE, PMI_RANK (MPICH's Hydra, Intel MPI; local rank
+/// MPI_LOCALRANKID); Slurm's SLURM_NTASKS, SLURM_PROCID, SLURM_LOCALID (set
+/// by srun; a batch script run without srun also has them, as one task of
+/// SLURM_NTASKS, so mpi communicators trust MPI's own rank and size). The
+/// first launcher whose size and rank are both set and valid wins.
+LaunchInfo detectLaunch();
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+
+  /// "local" or "mpi".
+  virtual const char *kind() const = 0;
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  /// This rank's index among the ranks on its machine (0 without a
+  /// launcher), which picks its GPU.
+  int localRank() const { return localRank_; }
+  /// Seconds a collective may take on this rank before it fails.
+  double timeout() const { return timeout_; }
+
+  /// Reduces `count` elements of `data` over all ranks, in place: their sum,
+  /// or their mean (the sum divided by size()).
+  dlc_status_t allReduce(void *data, size_t count, dlc_dtype_t dtype,
+                         dlc_reduce_op_t op);
+  /// Reduces `send` over all ranks and leaves block r of the result on rank
+  /// r: `counts` has size() entries (the same on every rank), `send` holds
+  /// their sum of elements, block r starts after counts[0..r-1] and `recv`
+  /// receives counts[rank()] elements. The buffers must not overlap.
+  dlc_status_t reduceScatter(const void *send, void *recv, const size_t *counts,
+                             dlc_dtype_t dtype, dlc_reduce_op_t op);
+  /// Concatenates every rank's `send` (counts[r] elements on rank r) into
+  /// `recv` on every rank, in rank order. `send` may be this rank's own
+  /// block of `recv` (in place); otherwise they must not overlap.
+  dlc_status_t allGather(const void *send, void *recv, const size_t *counts,
+                         dlc_dtype_t dtype);
+  /// Copies `root`'s `count` elements of `data` to every rank's `data`.
+  dlc_status_t broadcast(void *data, size_t count, dlc_dtype_t dtype, int root);
+  /// Returns once every rank has entered it.
+  dlc_status_t barrier();
+
+protected:
+  Communicator(int rank, int size, int localRank, double timeout)
+      : rank_(rank), size_(size), localRank_(localRank), timeout_(timeout) {}
+
+  /// The collectives on checked arguments (counts within what the
+  /// implementation takes, see maxCount()).
+  virtual dlc_status_t doAllReduce(void *data, size_t count, dlc_dtype_t dtype,
+                                   dlc_reduce_op_t op) = 0;
+  virtual dlc_status_t doReduceScatter(const void *send, void *recv,
+                                       const size_t *counts, dlc_dtype_t dtype,
+                                       dlc_reduce_op_t op) = 0;
+  virtual dlc_status_t doAllGather(const void *send, void *recv,
+                                   const size_t *counts, dlc_dtype_t dtype) = 0;
+  virtual dlc_status_t doBroadcast(void *data, size_t count, dlc_dtype_t dtype,
+                                   int root) = 0;
+  virtual dlc_status_t doBarrier() = 0;
+  /// The most elements one collective may move (MPI counts are int).
+  virtual size_t maxCount() const = 0;
+
+  /// Marks the communicator unusable after `status` (a timeout, an MPI
+  /// error) and returns `status`.
+  dlc_status_t fail(dlc_status_t status);
+  bool failed() const { return !failure_.empty(); }
+
+private:
+  /// DLC_FAILED_PRECONDITION after an earlier failure.
+  dlc_status_t checkUsable(const char *collective) const;
+  /// The checks of reduce_scatter's (`gather` false) or all_gather's
+  /// buffers and per-rank counts; sets `total` to the counts' sum.
+  dlc_status_t checkCounts(const char *collective, const void *send,
+                           const void *recv, const size_t *counts,
+                           dlc_dtype_t dtype, bool gather, size_t &total) const;
+
+  int rank_;
+  int size_;
+  int localRank_;
+  double timeout_;
+  /// The message of the failure that made this communicator unusable.
+  std::string failure_;
+};
+
+/// Whether `dtype` is one of the four a collective can reduce.
+bool isReducibleDtype(dlc_dtype_t dtype);
+
+/// Opens a communicator: `kind` is "local" (this process alone, rank 0 of
+/// 1), "mpi" (every rank of the MPI job; MPI is initialized if the host
+/// program has not done it) or "auto" (mpi under a launcher of more than one
+/// rank, local otherwise). `timeout` is in seconds, positive (infinity
+/// waits forever).
+dlc_status_t openCommunicator(const std::string &kind, double timeout,
+                              std::unique_ptr<Communicator> &out);
+
+/// A communicator of this process alone (comm/LocalCommunicator.cpp).
+std::unique_ptr<Communicator> createLocalCommunicator(double timeout);
+
+/// An MPI communicator over MPI_COMM_WORLD (comm/MpiCommunicator.cpp, or
+/// comm/NoMpi.cpp's DLC_UNAVAILABLE in a build without MPI). `launch`
+/// supplies the local rank when the launcher sets one.
+dlc_status_t createMpiCommunicator(const LaunchInfo &launch, double timeout,
+                                   std::unique_ptr<Communicator> &out);
+
+} // namespace dlc
+
+#endif // DLC_RUNTIME_COMM_COMMUNICATOR_H

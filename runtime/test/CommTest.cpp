@@ -1,0 +1,494 @@
+//===- CommTest.cpp - Communicators through the C API, on 1 to N ranks ----===//
+//
+// One binary for every launch: without a launcher it tests the one-rank
+// communicator, under `mpirun -np N` the MPI one (runtime/test/
+// CMakeLists.txt registers both). Every expected value is computed from
+// rank() and size(), and the data are small integers, which every dtype
+// holds exactly, as it does their sums over four ranks and the means
+// (a multiple of 0.5 for 2 and 4 ranks): results are compared exactly.
+//
+// Who initializes MPI is the launch's choice: with --host-mpi main()
+// initializes and finalizes it, as a host program that uses MPI itself
+// would, and dlc must leave it initialized; without it dlc initializes MPI
+// at the first communicator and finalizes it with the last, which main()
+// checks after the tests.
+//
+//===----------------------------------------------------------------------===//
+#include "dlc/runtime.hpp"
+#include "runtime/comm/Communicator.h"
+#include "runtime/support/Float16.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#ifdef DLC_TEST_HAVE_MPI
+#include <mpi.h>
+#endif
+
+using namespace dlc;
+
+namespace {
+
+/// Generous: the collectives here take milliseconds, and a test of the
+/// timeout uses its own.
+constexpr double kTimeout = 30;
+
+/// Expects `status` to have `code` and a message containing `text`, and
+/// frees it.
+void expectStatus(dlc_status_t status, dlc_status_code_t code,
+                  const std::string &text) {
+  EXPECT_EQ(dlc_status_code(status), code) << dlc_status_message(status);
+  EXPECT_NE(std::string(dlc_status_message(status)).find(text),
+            std::string::npos)
+      << "message: " << dlc_status_message(status) << "\nexpected: " << text;
+  dlc_status_free(status);
+}
+
+void expectOk(dlc_status_t status) {
+  EXPECT_EQ(status, nullptr) << dlc_status_message(status);
+  dlc_status_free(status);
+}
+
+/// A communicator for one test: "auto", so MPI under a launcher.
+struct CommHandle {
+  explicit CommHandle(double timeout = kTimeout) {
+    dlc_status_t status = dlc_comm_open("auto", timeout, &comm);
+    EXPECT_EQ(status, nullptr) << dlc_status_message(status);
+    dlc_status_free(status);
+  }
+  ~CommHandle() { dlc_comm_release(comm); }
+  int rank() const { return dlc_comm_rank(comm); }
+  int size() const { return dlc_comm_size(comm); }
+  dlc_comm_t *comm = nullptr;
+};
+
+/// The element types reductions take, as C++ types.
+template <typename T> constexpr dlc_dtype_t dtypeOf();
+template <> constexpr dlc_dtype_t dtypeOf<float>() { return DLC_F32; }
+template <> constexpr dlc_dtype_t dtypeOf<double>() { return DLC_F64; }
+template <> constexpr dlc_dtype_t dtypeOf<BFloat16>() { return DLC_BF16; }
+template <> constexpr dlc_dtype_t dtypeOf<Half>() { return DLC_F16; }
+
+template <typename T> T make(double v) { return T(static_cast<float>(v)); }
+template <> double make<double>(double v) { return v; }
+template <typename T> double value(T v) { return static_cast<float>(v); }
+template <> double value<double>(double v) { return v; }
+template <> int64_t make<int64_t>(double v) { return static_cast<int64_t>(v); }
+template <> double value<int64_t>(int64_t v) { return static_cast<double>(v); }
+
+/// Rank r's element i: small integers that differ per rank.
+double input(size_t i, int rank) { return static_cast<double>(i % 7 + rank); }
+/// Their sum over `size` ranks, divided by `size` for a mean.
+double reduced(size_t i, int size, dlc_reduce_op_t op) {
+  double sum = size * static_cast<double>(i % 7) + size * (size - 1) / 2.0;
+  return op == DLC_REDUCE_MEAN ? sum / size : sum;
+}
+
+template <typename T> class CommReduceTest : public ::testing::Test {};
+using ReducibleTypes = ::testing::Types<float, double, BFloat16, Half>;
+TYPED_TEST_SUITE(CommReduceTest, ReducibleTypes);
+
+TYPED_TEST(CommReduceTest, AllReduceSumAndMean) {
+  CommHandle c;
+  // 0 and 1 elements, a count no rank count divides, one over many of
+  // MPI's segments.
+  for (size_t count :
+       {size_t(0), size_t(1), size_t(7), size_t(1001), size_t(100003)}) {
+    for (dlc_reduce_op_t op : {DLC_REDUCE_SUM, DLC_REDUCE_MEAN}) {
+      std::vector<TypeParam> data(count);
+      for (size_t i = 0; i < count; ++i)
+        data[i] = make<TypeParam>(input(i, c.rank()));
+      expectOk(dlc_comm_all_reduce(c.comm, count ? data.data() : nullptr, count,
+                                   dtypeOf<TypeParam>(), op));
+      for (size_t i = 0; i < count; ++i)
+        ASSERT_EQ(value(data[i]), reduced(i, c.size(), op))
+            << "element " << i << " of " << count << ", op " << op;
+    }
+  }
+}
+
+TYPED_TEST(CommReduceTest, ReduceScatterUnevenCounts) {
+  CommHandle c;
+  int n = c.size();
+  // Uneven blocks, one of them empty where there are several ranks; and
+  // all empty.
+  std::vector<std::vector<size_t>> layouts = {
+      std::vector<size_t>(n, 0), std::vector<size_t>(n, 5), {}};
+  for (int r = 0; r < n; ++r)
+    layouts[2].push_back(r == 1 ? 0 : 3 * r + 2);
+  for (const std::vector<size_t> &counts : layouts) {
+    size_t total = 0, offset = 0;
+    for (int r = 0; r < n; ++r) {
+      if (r == c.rank())
+        offset = total;
+      total += counts[r];
+    }
+    for (dlc_reduce_op_t op : {DLC_REDUCE_SUM, DLC_REDUCE_MEAN}) {
+      std::vector<TypeParam> send(total);
+      for (size_t i = 0; i < total; ++i)
+        send[i] = make<TypeParam>(input(i, c.rank()));
+      std::vector<TypeParam> recv(counts[c.rank()] + 1, make<TypeParam>(-1));
+      expectOk(dlc_comm_reduce_scatter(c.comm, send.data(), recv.data(),
+                                       counts.data(), dtypeOf<TypeParam>(),
+                                       op));
+      for (size_t i = 0; i < counts[c.rank()]; ++i)
+        ASSERT_EQ(value(recv[i]), reduced(offset + i, n, op))
+            << "element " << i << " of rank " << c.rank() << "'s block";
+      EXPECT_EQ(value(recv.back()), -1) << "wrote past its block";
+    }
+  }
+}
+
+/// all_gather of `dtype` elements of type T, separate buffers and in place.
+template <typename T> void checkAllGather(dlc_dtype_t dtype) {
+  CommHandle c;
+  int n = c.size();
+  std::vector<size_t> counts;
+  size_t total = 0, offset = 0;
+  for (int r = 0; r < n; ++r) {
+    counts.push_back(r == 1 ? 0 : r + 2);
+    if (r == c.rank())
+      offset = total;
+    total += counts.back();
+  }
+  auto expected = [&](int r, size_t i) { return 10.0 * r + i; };
+  for (bool inPlace : {false, true}) {
+    std::vector<T> recv(total, make<T>(-1));
+    std::vector<T> send(counts[c.rank()]);
+    for (size_t i = 0; i < send.size(); ++i)
+      send[i] = make<T>(expected(c.rank(), i));
+    if (inPlace)
+      std::copy(send.begin(), send.end(), recv.begin() + offset);
+    const T *source = inPlace ? recv.data() + offset : send.data();
+    expectOk(
+        dlc_comm_all_gather(c.comm, source, recv.data(), counts.data(), dtype));
+    size_t k = 0;
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < counts[r]; ++i, ++k)
+        ASSERT_EQ(value(recv[k]), expected(r, i))
+            << "rank " << r << "'s element " << i
+            << (inPlace ? " (in place)" : "");
+  }
+}
+
+TYPED_TEST(CommReduceTest, AllGather) {
+  checkAllGather<TypeParam>(dtypeOf<TypeParam>());
+}
+
+/// Broadcast from the last rank of `count` elements.
+template <typename T> void checkBroadcast(dlc_dtype_t dtype, size_t count) {
+  CommHandle c;
+  int root = c.size() - 1;
+  std::vector<T> data(count);
+  for (size_t i = 0; i < count; ++i)
+    data[i] = make<T>(c.rank() == root ? 3.0 * (i % 50) + 1 : -1);
+  expectOk(dlc_comm_broadcast(c.comm, count ? data.data() : nullptr, count,
+                              dtype, root));
+  for (size_t i = 0; i < count; ++i)
+    ASSERT_EQ(value(data[i]), 3.0 * (i % 50) + 1) << "element " << i;
+}
+
+TYPED_TEST(CommReduceTest, Broadcast) {
+  for (size_t count : {size_t(0), size_t(1), size_t(1000)})
+    checkBroadcast<TypeParam>(dtypeOf<TypeParam>(), count);
+}
+
+// Integers are never reduced, but their bytes move (a step counter, token
+// ids).
+TEST(CommTest, MovesIntegers) {
+  checkAllGather<int64_t>(DLC_I64);
+  checkBroadcast<int64_t>(DLC_I64, 100);
+}
+
+TEST(CommTest, BarrierAndShape) {
+  CommHandle c;
+  expectOk(dlc_comm_barrier(c.comm));
+  LaunchInfo launch = detectLaunch();
+  EXPECT_EQ(c.size(), launch.size);
+  EXPECT_EQ(c.rank(), launch.rank);
+  // One machine: the local rank is the rank.
+  EXPECT_EQ(dlc_comm_local_rank(c.comm), c.rank());
+  EXPECT_STREQ(dlc_comm_kind(c.comm), launch.size > 1 ? "mpi" : "local");
+}
+
+TEST(CommTest, CppWrapper) {
+  rt::Comm comm("auto", kTimeout);
+  std::vector<float> data(3, 1.0f);
+  comm.allReduce(data.data(), data.size(), DLC_F32, DLC_REDUCE_MEAN);
+  EXPECT_EQ(data[0], 1.0f);
+  comm.barrier();
+  try {
+    comm.broadcast(data.data(), data.size(), DLC_F32, comm.size());
+    FAIL() << "a root out of range was accepted";
+  } catch (const rt::Error &e) {
+    EXPECT_EQ(e.code(), DLC_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos);
+  }
+}
+
+TEST(CommTest, OpenRejectsBadArguments) {
+  dlc_comm_t *comm = reinterpret_cast<dlc_comm_t *>(1);
+  expectStatus(dlc_comm_open(nullptr, kTimeout, &comm), DLC_INVALID_ARGUMENT,
+               "dlc_comm_open: no communicator kind or output");
+  expectStatus(dlc_comm_open("local", kTimeout, nullptr), DLC_INVALID_ARGUMENT,
+               "dlc_comm_open: no communicator kind or output");
+  expectStatus(dlc_comm_open("nccl", kTimeout, &comm), DLC_INVALID_ARGUMENT,
+               "unknown communicator 'nccl' (expected \"auto\", \"mpi\" or "
+               "\"local\")");
+  EXPECT_EQ(comm, nullptr);
+#ifndef DLC_TEST_HAVE_MPI
+  expectStatus(dlc_comm_open("mpi", kTimeout, &comm), DLC_UNAVAILABLE,
+               "MPI communicator: this build of dlc has no MPI");
+#endif
+  for (double timeout : {0.0, -1.0, std::nan("")})
+    expectStatus(dlc_comm_open("local", timeout, &comm), DLC_INVALID_ARGUMENT,
+                 "(expected a positive number of seconds)");
+  // Handles that are NULL.
+  EXPECT_STREQ(dlc_comm_kind(nullptr), "");
+  EXPECT_EQ(dlc_comm_rank(nullptr), 0);
+  EXPECT_EQ(dlc_comm_size(nullptr), 0);
+  EXPECT_EQ(dlc_comm_local_rank(nullptr), 0);
+  dlc_comm_release(nullptr);
+  float x = 0;
+  size_t one = 1;
+  expectStatus(dlc_comm_all_reduce(nullptr, &x, 1, DLC_F32, DLC_REDUCE_SUM),
+               DLC_INVALID_ARGUMENT, "dlc_comm_all_reduce: no communicator");
+  expectStatus(
+      dlc_comm_reduce_scatter(nullptr, &x, &x, &one, DLC_F32, DLC_REDUCE_SUM),
+      DLC_INVALID_ARGUMENT, "dlc_comm_reduce_scatter: no communicator");
+  expectStatus(dlc_comm_all_gather(nullptr, &x, &x, &one, DLC_F32),
+               DLC_INVALID_ARGUMENT, "dlc_comm_all_gather: no communicator");
+  expectStatus(dlc_comm_broadcast(nullptr, &x, 1, DLC_F32, 0),
+               DLC_INVALID_ARGUMENT, "dlc_comm_broadcast: no communicator");
+  expectStatus(dlc_comm_barrier(nullptr), DLC_INVALID_ARGUMENT,
+               "dlc_comm_barrier: no communicator");
+}
+
+// Every check happens before any rank communicates, the same on every
+// rank, so a rejected call leaves the communicator usable.
+TEST(CommTest, CollectivesRejectBadArguments) {
+  CommHandle c;
+  int n = c.size();
+  std::vector<float> data(64);
+  std::vector<size_t> counts(n, 2);
+  int32_t i32 = 0;
+  expectStatus(dlc_comm_all_reduce(c.comm, &i32, 1, DLC_I32, DLC_REDUCE_SUM),
+               DLC_INVALID_ARGUMENT,
+               "all_reduce: int32 cannot be reduced (expected float32, "
+               "float64, bfloat16 or float16)");
+  expectStatus(dlc_comm_all_reduce(c.comm, data.data(), 1, DLC_F32,
+                                   static_cast<dlc_reduce_op_t>(7)),
+               DLC_INVALID_ARGUMENT,
+               "all_reduce: unknown reduce op 7 (expected DLC_REDUCE_SUM or "
+               "DLC_REDUCE_MEAN)");
+  expectStatus(dlc_comm_all_reduce(c.comm, nullptr, 4, DLC_F32, DLC_REDUCE_SUM),
+               DLC_INVALID_ARGUMENT, "all_reduce: no data for 4 elements");
+  expectOk(dlc_comm_all_reduce(c.comm, nullptr, 0, DLC_F32, DLC_REDUCE_SUM));
+  expectStatus(dlc_comm_broadcast(c.comm, data.data(), 1,
+                                  static_cast<dlc_dtype_t>(99), 0),
+               DLC_INVALID_ARGUMENT, "broadcast: unknown dtype 99");
+  expectStatus(dlc_comm_broadcast(c.comm, data.data(), 1, DLC_F32, n),
+               DLC_INVALID_ARGUMENT,
+               "broadcast: root " + std::to_string(n) + " out of range (" +
+                   std::to_string(n) + " ranks)");
+  expectStatus(dlc_comm_broadcast(c.comm, data.data(), 1, DLC_F32, -1),
+               DLC_INVALID_ARGUMENT, "broadcast: root -1 out of range");
+  expectStatus(dlc_comm_reduce_scatter(c.comm, data.data(), data.data() + 32,
+                                       nullptr, DLC_F32, DLC_REDUCE_SUM),
+               DLC_INVALID_ARGUMENT, "reduce_scatter: no counts");
+  expectStatus(dlc_comm_reduce_scatter(c.comm, data.data(), data.data() + 1,
+                                       counts.data(), DLC_F32, DLC_REDUCE_SUM),
+               DLC_INVALID_ARGUMENT,
+               "reduce_scatter: the send and receive buffers overlap");
+  expectStatus(dlc_comm_reduce_scatter(c.comm, nullptr, data.data(),
+                                       counts.data(), DLC_F32, DLC_REDUCE_SUM),
+               DLC_INVALID_ARGUMENT,
+               "reduce_scatter: no send buffer for " + std::to_string(2 * n) +
+                   " elements");
+  expectStatus(dlc_comm_reduce_scatter(c.comm, data.data(), data.data() + 32,
+                                       counts.data(), DLC_I8, DLC_REDUCE_SUM),
+               DLC_INVALID_ARGUMENT, "reduce_scatter: int8 cannot be reduced");
+  // Not this rank's block: overlapping, not in place.
+  expectStatus(
+      dlc_comm_all_gather(c.comm, data.data() + 2 * c.rank() + 1, data.data(),
+                          counts.data(), DLC_F32),
+      DLC_INVALID_ARGUMENT,
+      "all_gather: the send and receive buffers overlap (in place, send "
+      "must be this rank's block of receive)");
+  expectStatus(
+      dlc_comm_all_gather(c.comm, data.data(), nullptr, counts.data(), DLC_F32),
+      DLC_INVALID_ARGUMENT,
+      "all_gather: no receive buffer for " + std::to_string(2 * n) +
+          " elements");
+  if (std::string(dlc_comm_kind(c.comm)) == "mpi")
+    expectStatus(dlc_comm_all_reduce(c.comm, data.data(), size_t(INT_MAX) + 1,
+                                     DLC_F32, DLC_REDUCE_SUM),
+                 DLC_UNIMPLEMENTED,
+                 "all_reduce: 2147483648 elements (at most 2147483647 in one "
+                 "collective)");
+  // Still usable.
+  data[0] = 1;
+  expectOk(
+      dlc_comm_all_reduce(c.comm, data.data(), 1, DLC_F32, DLC_REDUCE_SUM));
+  EXPECT_EQ(data[0], n);
+}
+
+/// Sets (or unsets, for nullptr) an environment variable for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+TEST(CommTest, DetectsLaunchers) {
+  if (detectLaunch().size > 1)
+    GTEST_SKIP() << "launched: the launcher's variables are set";
+  EXPECT_EQ(detectLaunch().launcher, "");
+  {
+    ScopedEnv size("SLURM_NTASKS", "8"), rank("SLURM_PROCID", "5"),
+        local("SLURM_LOCALID", "1");
+    LaunchInfo l = detectLaunch();
+    EXPECT_EQ(l.launcher, "Slurm");
+    EXPECT_EQ(l.size, 8);
+    EXPECT_EQ(l.rank, 5);
+    EXPECT_EQ(l.localRank, 1);
+    // Open MPI's come first; a rank past the size is no launch.
+    ScopedEnv ompiSize("OMPI_COMM_WORLD_SIZE", "2"),
+        ompiRank("OMPI_COMM_WORLD_RANK", "2");
+    EXPECT_EQ(detectLaunch().launcher, "Slurm");
+    ScopedEnv ompiRank1("OMPI_COMM_WORLD_RANK", "1");
+    l = detectLaunch();
+    EXPECT_EQ(l.launcher, "Open MPI");
+    EXPECT_EQ(l.rank, 1);
+    EXPECT_EQ(l.localRank, -1);
+  }
+  {
+    ScopedEnv size("PMI_SIZE", "4x"), rank("PMI_RANK", "0");
+    EXPECT_EQ(detectLaunch().launcher, "");
+  }
+}
+
+// The last rank never enters the collective; the others must fail within
+// the timeout plus the second spent asking who is missing, name the
+// collective, its size and the missing rank, and refuse later calls.
+// Registered on its own (runtime/test/CMakeLists.txt) with the host owning
+// MPI, so that every rank, the one that skipped included, finalizes MPI
+// and exits 0.
+TEST(CommTimeoutTest, RankThatSkipsACollective) {
+  constexpr double kShort = 2;
+  CommHandle c(kShort);
+  int n = c.size();
+  if (n == 1)
+    GTEST_SKIP() << "one rank: nothing to wait for";
+  int skipper = n - 1;
+  if (c.rank() == skipper)
+    return;
+  std::vector<float> data(1000, 1.0f);
+  auto start = std::chrono::steady_clock::now();
+  dlc_status_t status = dlc_comm_all_reduce(c.comm, data.data(), data.size(),
+                                            DLC_F32, DLC_REDUCE_SUM);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_GE(seconds, kShort);
+  EXPECT_LE(seconds, kShort + 1.5);
+  std::string joined;
+  for (int r = 0; r < skipper; ++r)
+    if (r != c.rank())
+      joined += (joined.empty() ? "" : ", ") + std::to_string(r);
+  std::string expected =
+      "all_reduce of 1000 float32 elements (collective 1 of this "
+      "communicator) timed out after 2 s on rank " +
+      std::to_string(c.rank()) + " of " + std::to_string(n) + "; rank " +
+      std::to_string(skipper) +
+      " did not join or answer (computing, stopped or failed)";
+  if (n > 2)
+    expected +=
+        "; " + std::string(n > 3 ? "ranks " : "rank ") + joined + " had joined";
+  EXPECT_EQ(dlc_status_code(status), DLC_DEADLINE_EXCEEDED);
+  EXPECT_EQ(dlc_status_message(status), expected);
+  dlc_status_free(status);
+  expectStatus(dlc_comm_barrier(c.comm), DLC_FAILED_PRECONDITION,
+               "barrier: the communicator failed earlier (all_reduce of 1000 "
+               "float32 elements");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  bool hostMpi = false;
+  for (int i = 1; i < argc; ++i)
+    hostMpi = hostMpi || std::strcmp(argv[i], "--host-mpi") == 0;
+#ifdef DLC_TEST_HAVE_MPI
+  if (hostMpi) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  }
+#else
+  if (hostMpi) {
+    std::fprintf(stderr, "--host-mpi: this build has no MPI\n");
+    return 1;
+  }
+#endif
+  // One communicator open through all tests, so that MPI, when dlc
+  // initializes it, stays initialized until the last test ends.
+  dlc_comm_t *keeper = nullptr;
+  dlc_status_t status = dlc_comm_open("auto", kTimeout, &keeper);
+  if (status) {
+    std::fprintf(stderr, "%s\n", dlc_status_message(status));
+    return 1;
+  }
+  bool usesMpi = std::string(dlc_comm_kind(keeper)) == "mpi";
+  int result = RUN_ALL_TESTS();
+  dlc_comm_release(keeper);
+#ifdef DLC_TEST_HAVE_MPI
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (hostMpi) {
+    // dlc must not have finalized what it did not initialize.
+    if (finalized) {
+      std::fprintf(stderr, "dlc finalized the host's MPI\n");
+      return 1;
+    }
+    MPI_Finalize();
+  } else if (usesMpi) {
+    // dlc initialized MPI, so the last communicator finalized it, for good.
+    dlc_comm_t *again = nullptr;
+    status = dlc_comm_open("mpi", kTimeout, &again);
+    if (!finalized || dlc_status_code(status) != DLC_FAILED_PRECONDITION) {
+      std::fprintf(stderr, "MPI %s finalized; reopening: %s\n",
+                   finalized ? "was" : "was not", dlc_status_message(status));
+      return 1;
+    }
+    dlc_status_free(status);
+  }
+#endif
+  (void)usesMpi;
+  return result;
+}
