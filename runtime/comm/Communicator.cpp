@@ -54,7 +54,7 @@ LaunchInfo detectLaunch() {
       {"Open MPI", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
        "OMPI_COMM_WORLD_LOCAL_RANK"},
       {"PMI", "PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"},
-      {"Slurm", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID"},
+      {"Slurm", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID"},
   };
   for (const Variables &v : kLaunchers) {
     int size = intFromEnvironment(v.size);

@@ -50,10 +50,12 @@ struct LaunchInfo {
 
 /// Reads the launcher's variables: Open MPI's OMPI_COMM_WORLD_SIZE, _RANK,
 /// _LOCAL_RANK; PMI_SIZE, PMI_RANK (MPICH's Hydra, Intel MPI; local rank
-/// MPI_LOCALRANKID); Slurm's SLURM_NTASKS, SLURM_PROCID, SLURM_LOCALID (set
-/// by srun; a batch script run without srun also has them, as one task of
-/// SLURM_NTASKS, so mpi communicators trust MPI's own rank and size). The
-/// first launcher whose size and rank are both set and valid wins.
+/// MPI_LOCALRANKID); Slurm's SLURM_STEP_NUM_TASKS, SLURM_PROCID,
+/// SLURM_LOCALID. Slurm's size is the job step's, which only srun sets: a
+/// batch script run without srun also has SLURM_NTASKS and SLURM_PROCID,
+/// but is one process, not rank 0 of SLURM_NTASKS. The first launcher whose
+/// size and rank are both set and valid wins; mpi communicators still
+/// trust MPI's own rank and size.
 LaunchInfo detectLaunch();
 
 class Communicator {

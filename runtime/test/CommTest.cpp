@@ -368,9 +368,20 @@ private:
 TEST(CommTest, DetectsLaunchers) {
   if (detectLaunch().size > 1)
     GTEST_SKIP() << "launched: the launcher's variables are set";
+  // Whatever a one-rank launch (srun -n 1) set.
+  ScopedEnv noSteps("SLURM_STEP_NUM_TASKS", nullptr),
+      noProcId("SLURM_PROCID", nullptr), noNtasks("SLURM_NTASKS", nullptr),
+      noOmpi("OMPI_COMM_WORLD_SIZE", nullptr), noPmi("PMI_SIZE", nullptr);
   EXPECT_EQ(detectLaunch().launcher, "");
   {
-    ScopedEnv size("SLURM_NTASKS", "8"), rank("SLURM_PROCID", "5"),
+    // A batch script that sbatch started, without srun: one process.
+    ScopedEnv tasks("SLURM_NTASKS", "8"), rank("SLURM_PROCID", "0"),
+        local("SLURM_LOCALID", "0");
+    EXPECT_EQ(detectLaunch().launcher, "");
+    EXPECT_EQ(detectLaunch().size, 1);
+  }
+  {
+    ScopedEnv size("SLURM_STEP_NUM_TASKS", "8"), rank("SLURM_PROCID", "5"),
         local("SLURM_LOCALID", "1");
     LaunchInfo l = detectLaunch();
     EXPECT_EQ(l.launcher, "Slurm");
