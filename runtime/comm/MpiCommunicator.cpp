@@ -26,27 +26,32 @@
 // out earlier and returned, which a rank cannot tell from the rest).
 //
 // MPI initialization belongs to whoever did it first. If the host program
-// has initialized MPI, communicators use it and never finalize it. If not,
-// the first communicator initializes it (MPI_THREAD_SERIALIZED: a
-// communicator is used by one thread at a time, not always the same one),
-// and releasing the last one finalizes it, after which MPI cannot be
-// initialized again in this process. After any timeout MPI is not
-// finalized: MPI_Finalize waits for every rank, including the one that
-// stopped answering; the process exits without it and the launcher ends
-// the other ranks.
+// has initialized MPI, communicators use it and never finalize it; it must
+// provide MPI_THREAD_SERIALIZED or more. If not, the first communicator
+// initializes it (MPI_THREAD_SERIALIZED: a communicator is used by one
+// thread at a time, not always the same one; the level is process-wide, so
+// the host's own MPI calls and other communicators must not run at the same
+// time either), and releasing the last one finalizes it, after which MPI
+// cannot be initialized again in this process. MPI_Finalize belongs on the
+// thread that initialized MPI, so releasing the last communicator on
+// another thread leaves MPI initialized (the next release on that thread,
+// or the host's own MPI_Finalize there, ends it). After a timeout, or an
+// MPI error while a collective was pending, MPI is not finalized:
+// MPI_Finalize waits for every rank, including the one that stopped
+// answering; the process exits without it and the launcher ends the other
+// ranks.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Communicator.h"
 
+#include "runtime/core/Status.h"
 #include "runtime/support/Float16.h"
-#include "runtime/support/Status.h"
 
 #include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <cmath>
 #include <deque>
 #include <mutex>
 #include <sstream>
@@ -84,13 +89,29 @@ struct MpiProcess {
   int users = 0;
   /// Whether a communicator initialized MPI (and so finalizes it).
   bool owned = false;
-  /// Whether any communicator timed out or failed (then nobody finalizes).
+  /// The thread that initialized MPI, the only one that may finalize it.
+  std::thread::id initThread;
+  /// Whether any communicator left an MPI operation pending (then nobody
+  /// finalizes).
   bool broken = false;
 };
 
 MpiProcess &mpiProcess() {
   static MpiProcess process;
   return process;
+}
+
+/// MPI's name for a thread level.
+std::string threadLevelName(int level) {
+  if (level == MPI_THREAD_SINGLE)
+    return "MPI_THREAD_SINGLE";
+  if (level == MPI_THREAD_FUNNELED)
+    return "MPI_THREAD_FUNNELED";
+  if (level == MPI_THREAD_SERIALIZED)
+    return "MPI_THREAD_SERIALIZED";
+  if (level == MPI_THREAD_MULTIPLE)
+    return "MPI_THREAD_MULTIPLE";
+  return "thread level " + std::to_string(level);
 }
 
 dlc_status_t acquireMpi() {
@@ -105,11 +126,32 @@ dlc_status_t acquireMpi() {
                       "communicator open for the whole run)");
   int initialized = 0;
   DLC_MPI_RETURN_IF_ERROR(MPI_Initialized(&initialized));
+  // MPI's thread levels are ordered: SINGLE < FUNNELED < SERIALIZED <
+  // MULTIPLE. Below SERIALIZED, calls from whichever thread the host uses a
+  // communicator on would be undefined.
+  int provided = 0;
   if (!initialized) {
-    int provided = 0;
     DLC_MPI_RETURN_IF_ERROR(
         MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided));
+    if (provided < MPI_THREAD_SERIALIZED) {
+      // Of no use to dlc, and nobody else asked for it.
+      MPI_Finalize();
+      return makeStatus(DLC_FAILED_PRECONDITION,
+                        "MPI communicator: this MPI provides only " +
+                            threadLevelName(provided) +
+                            " (dlc needs MPI_THREAD_SERIALIZED or more)");
+    }
     p.owned = true;
+    p.initThread = std::this_thread::get_id();
+  } else if (!p.owned) {
+    DLC_MPI_RETURN_IF_ERROR(MPI_Query_thread(&provided));
+    if (provided < MPI_THREAD_SERIALIZED)
+      return makeStatus(
+          DLC_FAILED_PRECONDITION,
+          "MPI communicator: the host program initialized MPI with " +
+              threadLevelName(provided) +
+              " (dlc needs MPI_THREAD_SERIALIZED or more: initialize MPI "
+              "with MPI_Init_thread)");
   }
   ++p.users;
   return nullptr;
@@ -119,11 +161,29 @@ void releaseMpi(bool broken) {
   MpiProcess &p = mpiProcess();
   std::lock_guard<std::mutex> lock(p.mutex);
   p.broken = p.broken || broken;
-  if (--p.users == 0 && p.owned && !p.broken) {
-    MPI_Finalize();
-    p.owned = false;
-  }
+  if (--p.users > 0 || !p.owned || p.broken)
+    return;
+  // MPI_Finalize belongs on the thread that initialized MPI (MPI's "main
+  // thread"); on any other MPI stays initialized and owned, for the next
+  // communicator or the host to end there.
+  if (std::this_thread::get_id() != p.initThread)
+    return;
+  MPI_Finalize();
+  p.owned = false;
 }
+
+/// Gives MPI back when a communicator fails to open, unless dismissed (the
+/// communicator then owns the use).
+struct MpiUse {
+  ~MpiUse() {
+    if (!dismissed)
+      releaseMpi(broken);
+  }
+  /// Whether an MPI operation is still pending (then MPI is not
+  /// finalized).
+  bool broken = false;
+  bool dismissed = false;
+};
 
 /// MPI's type for a dtype's elements when only their bytes move.
 MPI_Datatype bitsType(dlc_dtype_t dtype) {
