@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/comm/Communicator.h"
 
-#include "runtime/support/Status.h"
+#include "runtime/core/Status.h"
 
 #include <cerrno>
 #include <cstdint>
@@ -102,14 +102,10 @@ static dlc_status_t checkReduction(const char *collective, dlc_dtype_t dtype,
   return nullptr;
 }
 
-/// The checks of a buffer of `count` elements at `data`.
-static dlc_status_t checkBuffer(const char *collective, const char *name,
-                                const void *data, size_t count,
-                                size_t maxCount) {
-  if (!data && count)
-    return makeStatus(DLC_INVALID_ARGUMENT,
-                      std::string(collective) + ": no " + name + " for " +
-                          std::to_string(count) + " elements");
+/// The rank-independent check of a collective's element count (every rank
+/// passes the same).
+static dlc_status_t checkCount(const char *collective, size_t count,
+                               size_t maxCount) {
   if (count > maxCount)
     return makeStatus(DLC_UNIMPLEMENTED,
                       std::string(collective) + ": " + std::to_string(count) +
@@ -118,18 +114,21 @@ static dlc_status_t checkBuffer(const char *collective, const char *name,
   return nullptr;
 }
 
-dlc_status_t Communicator::checkCounts(const char *collective, const void *send,
-                                       const void *recv, const size_t *counts,
-                                       dlc_dtype_t dtype, bool gather,
-                                       size_t &total) const {
-  if (!counts)
+/// The rank-local check of a buffer of `count` elements at `data`.
+static dlc_status_t checkPointer(const char *collective, const char *name,
+                                 const void *data, size_t count) {
+  if (!data && count)
     return makeStatus(DLC_INVALID_ARGUMENT,
-                      std::string(collective) + ": no counts");
+                      std::string(collective) + ": no " + name + " for " +
+                          std::to_string(count) + " elements");
+  return nullptr;
+}
+
+dlc_status_t Communicator::checkTotal(const char *collective,
+                                      const size_t *counts,
+                                      size_t &total) const {
   total = 0;
-  size_t offset = 0;
   for (int r = 0; r < size_; ++r) {
-    if (r == rank_)
-      offset = total;
     if (counts[r] > maxCount() - total)
       return makeStatus(DLC_UNIMPLEMENTED,
                         std::string(collective) + ": more than " +
@@ -138,15 +137,24 @@ dlc_status_t Communicator::checkCounts(const char *collective, const void *send,
                             "collective)");
     total += counts[r];
   }
+  return nullptr;
+}
+
+dlc_status_t Communicator::checkBuffers(const char *collective,
+                                        const void *send, const void *recv,
+                                        const size_t *counts, size_t total,
+                                        dlc_dtype_t dtype, bool gather) const {
+  size_t offset = 0;
+  for (int r = 0; r < rank_; ++r)
+    offset += counts[r];
   size_t width = dlc_dtype_size(dtype);
   // reduce_scatter reads `total` elements and writes this rank's block;
   // all_gather the reverse.
   size_t sendCount = gather ? counts[rank_] : total;
   size_t recvCount = gather ? total : counts[rank_];
+  DLC_RETURN_IF_ERROR(checkPointer(collective, "send buffer", send, sendCount));
   DLC_RETURN_IF_ERROR(
-      checkBuffer(collective, "send buffer", send, sendCount, maxCount()));
-  DLC_RETURN_IF_ERROR(
-      checkBuffer(collective, "receive buffer", recv, recvCount, maxCount()));
+      checkPointer(collective, "receive buffer", recv, recvCount));
   const char *ownBlock =
       static_cast<const char *>(gather ? recv : send) + offset * width;
   if (gather && send == ownBlock)
@@ -161,15 +169,20 @@ dlc_status_t Communicator::checkCounts(const char *collective, const void *send,
   return nullptr;
 }
 
+template <typename Body>
+dlc_status_t Communicator::run(const char *collective, Body body) {
+  return fail(guardStatus(collective, body));
+}
+
 dlc_status_t Communicator::allReduce(void *data, size_t count,
                                      dlc_dtype_t dtype, dlc_reduce_op_t op) {
   DLC_RETURN_IF_ERROR(checkUsable("all_reduce"));
   DLC_RETURN_IF_ERROR(checkReduction("all_reduce", dtype, op));
-  DLC_RETURN_IF_ERROR(
-      checkBuffer("all_reduce", "data", data, count, maxCount()));
+  DLC_RETURN_IF_ERROR(checkCount("all_reduce", count, maxCount()));
+  DLC_RETURN_IF_ERROR(fail(checkPointer("all_reduce", "data", data, count)));
   if (count == 0)
     return nullptr;
-  return doAllReduce(data, count, dtype, op);
+  return run("all_reduce", [&] { return doAllReduce(data, count, dtype, op); });
 }
 
 dlc_status_t Communicator::reduceScatter(const void *send, void *recv,
@@ -178,12 +191,16 @@ dlc_status_t Communicator::reduceScatter(const void *send, void *recv,
                                          dlc_reduce_op_t op) {
   DLC_RETURN_IF_ERROR(checkUsable("reduce_scatter"));
   DLC_RETURN_IF_ERROR(checkReduction("reduce_scatter", dtype, op));
+  if (!counts)
+    return fail(makeStatus(DLC_INVALID_ARGUMENT, "reduce_scatter: no counts"));
   size_t total = 0;
-  DLC_RETURN_IF_ERROR(checkCounts("reduce_scatter", send, recv, counts, dtype,
-                                  /*gather=*/false, total));
+  DLC_RETURN_IF_ERROR(checkTotal("reduce_scatter", counts, total));
+  DLC_RETURN_IF_ERROR(fail(checkBuffers("reduce_scatter", send, recv, counts,
+                                        total, dtype, /*gather=*/false)));
   if (total == 0)
     return nullptr;
-  return doReduceScatter(send, recv, counts, dtype, op);
+  return run("reduce_scatter",
+             [&] { return doReduceScatter(send, recv, counts, dtype, op); });
 }
 
 dlc_status_t Communicator::allGather(const void *send, void *recv,
@@ -191,12 +208,16 @@ dlc_status_t Communicator::allGather(const void *send, void *recv,
   DLC_RETURN_IF_ERROR(checkUsable("all_gather"));
   if (dlc_dtype_size(dtype) == 0)
     return makeStatus(DLC_INVALID_ARGUMENT, "all_gather: " + dtypeName(dtype));
+  if (!counts)
+    return fail(makeStatus(DLC_INVALID_ARGUMENT, "all_gather: no counts"));
   size_t total = 0;
-  DLC_RETURN_IF_ERROR(checkCounts("all_gather", send, recv, counts, dtype,
-                                  /*gather=*/true, total));
+  DLC_RETURN_IF_ERROR(checkTotal("all_gather", counts, total));
+  DLC_RETURN_IF_ERROR(fail(checkBuffers("all_gather", send, recv, counts, total,
+                                        dtype, /*gather=*/true)));
   if (total == 0)
     return nullptr;
-  return doAllGather(send, recv, counts, dtype);
+  return run("all_gather",
+             [&] { return doAllGather(send, recv, counts, dtype); });
 }
 
 dlc_status_t Communicator::broadcast(void *data, size_t count,
@@ -209,16 +230,17 @@ dlc_status_t Communicator::broadcast(void *data, size_t count,
                       "broadcast: root " + std::to_string(root) +
                           " out of range (" + std::to_string(size()) +
                           " ranks)");
-  DLC_RETURN_IF_ERROR(
-      checkBuffer("broadcast", "data", data, count, maxCount()));
+  DLC_RETURN_IF_ERROR(checkCount("broadcast", count, maxCount()));
+  DLC_RETURN_IF_ERROR(fail(checkPointer("broadcast", "data", data, count)));
   if (count == 0)
     return nullptr;
-  return doBroadcast(data, count, dtype, root);
+  return run("broadcast",
+             [&] { return doBroadcast(data, count, dtype, root); });
 }
 
 dlc_status_t Communicator::barrier() {
   DLC_RETURN_IF_ERROR(checkUsable("barrier"));
-  return doBarrier();
+  return run("barrier", [&] { return doBarrier(); });
 }
 
 dlc_status_t openCommunicator(const std::string &kind, double timeout,

@@ -23,7 +23,18 @@
 // to the implementation's do* functions, so each implementation only moves
 // data. Every rank must call the same collectives in the same order with
 // the same counts, dtype, op and root; a mismatch is undefined (MPI's own
-// rule), not diagnosed.
+// rule), not diagnosed. So the checks come in two kinds:
+// - rank-independent ones (dtype, op, root, the counts' values) reject the
+//   call identically on every rank: no rank enters the collective and the
+//   communicator stays usable;
+// - rank-local ones (a NULL buffer or counts array, overlapping or
+//   misplaced in-place buffers) depend on this rank's own pointers: this
+//   rank skips a collective the others may enter, which would silently
+//   pair its next collective with their current one. They make the
+//   communicator failed instead, like a timeout (later calls
+//   DLC_FAILED_PRECONDITION), and the other ranks time out cleanly.
+// Any error from the implementation (an MPI error, a timeout, a C++
+// exception such as running out of memory) fails the communicator too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_COMM_COMMUNICATOR_H
@@ -112,18 +123,25 @@ protected:
   virtual size_t maxCount() const = 0;
 
   /// Marks the communicator unusable after `status` (a timeout, an MPI
-  /// error) and returns `status`.
+  /// error, a rank-local rejection) and returns `status`; NULL passes.
   dlc_status_t fail(dlc_status_t status);
   bool failed() const { return !failure_.empty(); }
 
 private:
   /// DLC_FAILED_PRECONDITION after an earlier failure.
   dlc_status_t checkUsable(const char *collective) const;
-  /// The checks of reduce_scatter's (`gather` false) or all_gather's
-  /// buffers and per-rank counts; sets `total` to the counts' sum.
-  dlc_status_t checkCounts(const char *collective, const void *send,
-                           const void *recv, const size_t *counts,
-                           dlc_dtype_t dtype, bool gather, size_t &total) const;
+  /// The rank-independent check of per-rank `counts` (size() entries):
+  /// sets `total` to their sum, which must be at most maxCount().
+  dlc_status_t checkTotal(const char *collective, const size_t *counts,
+                          size_t &total) const;
+  /// The rank-local checks of reduce_scatter's (`gather` false) or
+  /// all_gather's buffers: present, and apart unless all_gather is in place.
+  dlc_status_t checkBuffers(const char *collective, const void *send,
+                            const void *recv, const size_t *counts,
+                            size_t total, dlc_dtype_t dtype, bool gather) const;
+  /// Runs the implementation's collective, turning a C++ exception into a
+  /// status; any error marks the communicator failed.
+  template <typename Body> dlc_status_t run(const char *collective, Body body);
 
   int rank_;
   int size_;

@@ -214,6 +214,55 @@ std::string rankList(const std::vector<int> &ranks) {
   return text;
 }
 
+/// Timeouts longer than this (about 31 years) wait forever: steady_clock
+/// counts 64-bit nanoseconds, so now() plus ~292 years overflows.
+constexpr double kForeverSeconds = 1e9;
+
+/// The time `seconds` from now; the end of time for an infinite timeout or
+/// one past kForeverSeconds.
+Clock::time_point deadlineAfter(double seconds) {
+  if (!(seconds < kForeverSeconds))
+    return Clock::time_point::max();
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(seconds));
+}
+
+/// Polls at full speed this many times before sleeping between polls: a
+/// collective of a healthy job usually ends within microseconds of the last
+/// rank's arrival.
+constexpr int kSpinPolls = 1000;
+/// Then sleeps this long between polls, so that a rank waiting on a slow
+/// one leaves its core to the others; not longer, because Open MPI
+/// progresses a nonblocking collective only inside MPI calls (it has no
+/// progress thread by default): while this rank sleeps, the messages it
+/// should forward along the collective's tree or ring wait too, and so do
+/// the ranks downstream. 50 us (about 100 with Linux's default timer slack)
+/// keeps that delay small against a step of training.
+constexpr std::chrono::microseconds kPollSleep(50);
+
+enum class Poll { Done, TimedOut, Failed };
+
+/// Tests `count` requests until all complete, `deadline` passes or MPI
+/// fails (its error code in `code`), calling `idle()` after each test that
+/// found them incomplete.
+template <typename Idle>
+Poll poll(MPI_Request *requests, int count, Clock::time_point deadline,
+          int &code, Idle idle) {
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    code = MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
+    if (code != MPI_SUCCESS)
+      return Poll::Failed;
+    if (done)
+      return Poll::Done;
+    idle();
+    if (Clock::now() >= deadline)
+      return Poll::TimedOut;
+    if (polls > kSpinPolls)
+      std::this_thread::sleep_for(kPollSleep);
+  }
+}
+
 template <typename T>
 void widenTo(const void *source, float *target, size_t count) {
   const T *s = static_cast<const T *>(source);
@@ -278,7 +327,7 @@ public:
     // may still read or write is freed with the process.
     if (pending)
       new std::deque<Message>(std::move(messages_));
-    if (!failed()) {
+    if (!broken_) {
       MPI_Comm_free(&comm_);
       MPI_Comm_free(&control_);
     } else {
@@ -288,7 +337,7 @@ public:
       new std::vector<int>(std::move(countsInt_));
       new std::vector<int>(std::move(offsets_));
     }
-    releaseMpi(failed());
+    releaseMpi(broken_);
   }
 
   const char *kind() const override { return "mpi"; }
@@ -323,8 +372,13 @@ private:
                       dlc_dtype_t dtype, dlc_reduce_op_t op, Start start);
   /// Waits for `count` requests of the collective `what` ("all_reduce of 8
   /// float32 elements") until the deadline; on a timeout asks the other
-  /// ranks where they are. The communicator is broken after any failure.
+  /// ranks where they are. Any failure (a timeout, an MPI error, a C++
+  /// exception) leaves the requests pending, and the communicator failed
+  /// and broken.
   dlc_status_t wait(MPI_Request *requests, int count, const std::string &what);
+  /// The body of wait(), which may throw.
+  dlc_status_t waitOrThrow(MPI_Request *requests, int count,
+                           const std::string &what);
   /// Starts collective number ++sequence_, which queries then name.
   void begin() { current_ = ++sequence_; }
   /// Answers every query waiting on the control communicator with the
@@ -350,6 +404,11 @@ private:
   /// Per-rank counts and offsets as MPI takes them; members, as MPI may
   /// read them until the collective completes.
   std::vector<int> countsInt_, offsets_;
+  /// Whether a collective's requests may still be pending (after a failed
+  /// wait): then the handles and buffers MPI may still use are never freed
+  /// and MPI is not finalized. A communicator failed by a rank-local
+  /// rejection, or by an MPI call that started nothing, is not broken.
+  bool broken_ = false;
 };
 
 void MpiCommunicator::answerQueries() {
@@ -449,37 +508,35 @@ std::string MpiCommunicator::askWhoIsMissing() {
 
 dlc_status_t MpiCommunicator::wait(MPI_Request *requests, int count,
                                    const std::string &what) {
-  bool forever = std::isinf(timeout());
-  Clock::time_point deadline =
-      forever ? Clock::time_point::max()
-              : Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(timeout()));
-  // Poll hard at first (a collective of a healthy job usually ends within
-  // microseconds of the last rank's arrival), then sleep between polls so
-  // a rank waiting on a slow one leaves its core to the others.
-  for (int polls = 0;; ++polls) {
-    int done = 0;
-    int code = MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
-    if (code != MPI_SUCCESS)
-      return fail(mpiStatus(code, what));
-    if (done) {
-      current_ = 0;
-      return nullptr;
-    }
-    answerQueries();
-    if (Clock::now() >= deadline) {
-      std::string who = askWhoIsMissing();
-      return fail(makeStatus(DLC_DEADLINE_EXCEEDED,
-                             what + " (collective " + std::to_string(current_) +
-                                 " of this communicator) timed out after " +
-                                 formatSeconds(timeout()) + " s on rank " +
-                                 std::to_string(rank()) + " of " +
-                                 std::to_string(size()) + who));
-    }
-    if (polls > 1000)
-      std::this_thread::sleep_for(
-          std::chrono::microseconds(polls > 10000 ? 1000 : 20));
+  dlc_status_t status = guardStatus(
+      what.c_str(), [&] { return waitOrThrow(requests, count, what); });
+  if (!status) {
+    current_ = 0;
+    return nullptr;
   }
+  broken_ = true;
+  return status;
+}
+
+dlc_status_t MpiCommunicator::waitOrThrow(MPI_Request *requests, int count,
+                                          const std::string &what) {
+  int code = MPI_SUCCESS;
+  switch (poll(requests, count, deadlineAfter(timeout()), code,
+               [&] { answerQueries(); })) {
+  case Poll::Done:
+    return nullptr;
+  case Poll::Failed:
+    return mpiStatus(code, what);
+  case Poll::TimedOut:
+    break;
+  }
+  std::string who = askWhoIsMissing();
+  return makeStatus(DLC_DEADLINE_EXCEEDED,
+                    what + " (collective " + std::to_string(current_) +
+                        " of this communicator) timed out after " +
+                        formatSeconds(timeout()) + " s on rank " +
+                        std::to_string(rank()) + " of " +
+                        std::to_string(size()) + who);
 }
 
 /// "all_reduce of 8 float32 elements".
@@ -510,8 +567,8 @@ dlc_status_t MpiCommunicator::reduce(const std::string &what, const void *send,
   begin();
   if (dtype == DLC_F32 || dtype == DLC_F64) {
     MPI_Datatype type = dtype == DLC_F32 ? MPI_FLOAT : MPI_DOUBLE;
-    DLC_RETURN_IF_ERROR(fail(mpiStatus(
-        start(send ? send : MPI_IN_PLACE, recv, type, &request), what)));
+    DLC_RETURN_IF_ERROR(mpiStatus(
+        start(send ? send : MPI_IN_PLACE, recv, type, &request), what));
     DLC_RETURN_IF_ERROR(wait(&request, 1, what));
     if (mean && dtype == DLC_F32)
       divide<float>(recv, recvCount, static_cast<float>(size()));
@@ -526,9 +583,9 @@ dlc_status_t MpiCommunicator::reduce(const std::string &what, const void *send,
     wideRecv_.resize(std::max<size_t>(recvCount, 1));
     wideRecv = wideRecv_.data();
   }
-  DLC_RETURN_IF_ERROR(fail(mpiStatus(
+  DLC_RETURN_IF_ERROR(mpiStatus(
       start(send ? wide_.data() : MPI_IN_PLACE, wideRecv, MPI_FLOAT, &request),
-      what)));
+      what));
   DLC_RETURN_IF_ERROR(wait(&request, 1, what));
   narrow(wideRecv, recv, recvCount, dtype,
          mean ? static_cast<float>(size()) : 1.0f);
@@ -577,10 +634,10 @@ dlc_status_t MpiCommunicator::doAllGather(const void *send, void *recv,
   MPI_Request request;
   begin();
   DLC_RETURN_IF_ERROR(
-      fail(mpiStatus(MPI_Iallgatherv(sendBuffer, countsInt_[rank()], type, recv,
-                                     countsInt_.data(), offsets_.data(), type,
-                                     comm_, &request),
-                     what)));
+      mpiStatus(MPI_Iallgatherv(sendBuffer, countsInt_[rank()], type, recv,
+                                countsInt_.data(), offsets_.data(), type, comm_,
+                                &request),
+                what));
   return wait(&request, 1, what);
 }
 
@@ -591,84 +648,125 @@ dlc_status_t MpiCommunicator::doBroadcast(void *data, size_t count,
   MPI_Request request;
   begin();
   DLC_RETURN_IF_ERROR(
-      fail(mpiStatus(MPI_Ibcast(data, static_cast<int>(count), bitsType(dtype),
-                                root, comm_, &request),
-                     what)));
+      mpiStatus(MPI_Ibcast(data, static_cast<int>(count), bitsType(dtype), root,
+                           comm_, &request),
+                what));
   return wait(&request, 1, what);
 }
 
 dlc_status_t MpiCommunicator::doBarrier() {
   MPI_Request request;
   begin();
-  DLC_RETURN_IF_ERROR(
-      fail(mpiStatus(MPI_Ibarrier(comm_, &request), "barrier")));
+  DLC_RETURN_IF_ERROR(mpiStatus(MPI_Ibarrier(comm_, &request), "barrier"));
   return wait(&request, 1, "barrier");
 }
 
 } // namespace
 
+namespace {
+
+/// What MPI_Comm_idup writes after it returns: on the heap, so that when
+/// opening times out the pending duplications write into memory that is
+/// never freed rather than into a dead stack frame.
+struct Duplicates {
+  MPI_Comm comm = MPI_COMM_NULL, control = MPI_COMM_NULL;
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+};
+
+/// Makes errors on MPI_COMM_WORLD (the duplications and the tests of their
+/// requests) come back as codes, rather than aborting the job, while a
+/// communicator opens; the duplicates inherit MPI_ERRORS_RETURN. The
+/// host's handler comes back after.
+class WorldErrorsReturn {
+public:
+  WorldErrorsReturn() {
+    if (MPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved_) != MPI_SUCCESS)
+      saved_ = MPI_ERRHANDLER_NULL;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  }
+  ~WorldErrorsReturn() {
+    if (saved_ == MPI_ERRHANDLER_NULL)
+      return;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, saved_);
+    MPI_Errhandler_free(&saved_);
+  }
+  WorldErrorsReturn(const WorldErrorsReturn &) = delete;
+  WorldErrorsReturn &operator=(const WorldErrorsReturn &) = delete;
+
+private:
+  MPI_Errhandler saved_;
+};
+
+} // namespace
+
 dlc_status_t createMpiCommunicator(const LaunchInfo &launch, double timeout,
                                    std::unique_ptr<Communicator> &out) {
+  auto dup = std::make_unique<Duplicates>();
   DLC_RETURN_IF_ERROR(acquireMpi());
   // From here on a failure gives MPI back (and, if it was the last user
-  // and this opened it, finalizes it).
-  MPI_Comm comm = MPI_COMM_NULL, control = MPI_COMM_NULL;
-  auto giveBack = [&](dlc_status_t status) {
-    releaseMpi(/*broken=*/true);
-    return status;
-  };
-  // Duplicates of MPI_COMM_WORLD keep our collectives apart from the host
-  // program's; made without blocking, so a rank that never opens its
-  // communicator makes the others fail after `timeout` instead of hanging.
-  MPI_Request requests[2];
-  int code = MPI_Comm_idup(MPI_COMM_WORLD, &comm, &requests[0]);
-  if (code == MPI_SUCCESS)
-    code = MPI_Comm_idup(MPI_COMM_WORLD, &control, &requests[1]);
-  if (code != MPI_SUCCESS)
-    return giveBack(mpiStatus(code, "MPI_Comm_idup"));
+  // and this opened it, finalizes it unless a duplication is pending).
+  MpiUse use;
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  bool forever = std::isinf(timeout);
-  Clock::time_point deadline =
-      forever ? Clock::time_point::max()
-              : Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(timeout));
-  for (int polls = 0;; ++polls) {
-    int done = 0;
-    code = MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE);
-    if (code != MPI_SUCCESS)
-      return giveBack(mpiStatus(code, "opening the MPI communicator"));
-    if (done)
-      break;
-    if (Clock::now() >= deadline)
-      return giveBack(
-          makeStatus(DLC_DEADLINE_EXCEEDED,
-                     "opening the MPI communicator timed out after " +
-                         formatSeconds(timeout) + " s on rank " +
-                         std::to_string(rank) + " of " + std::to_string(size) +
-                         " (some rank has not opened its communicator)"));
-    if (polls > 1000)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  Clock::time_point deadline = deadlineAfter(timeout);
+  WorldErrorsReturn errorsReturn;
+  // Duplicates of MPI_COMM_WORLD keep our collectives apart from the host
+  // program's; made without blocking, so a rank that never opens its
+  // communicator makes the others fail after `timeout` instead of hanging.
+  int code = MPI_Comm_idup(MPI_COMM_WORLD, &dup->comm, &dup->requests[0]);
+  if (code != MPI_SUCCESS)
+    return mpiStatus(code, "MPI_Comm_idup");
+  int idupCode =
+      MPI_Comm_idup(MPI_COMM_WORLD, &dup->control, &dup->requests[1]);
+  // If the second failed, the first still completes (MPI cannot cancel or
+  // free a collective's request): wait for it as for both, then free it.
+  int started = idupCode == MPI_SUCCESS ? 2 : 1;
+  Poll result = poll(dup->requests, started, deadline, code, [] {});
+  if (result != Poll::Done) {
+    // The pending duplications may still write into *dup, and finalizing
+    // would wait for them.
+    dup.release();
+    use.broken = true;
+    if (result == Poll::Failed)
+      return mpiStatus(code, "opening the MPI communicator");
+    return makeStatus(DLC_DEADLINE_EXCEEDED,
+                      "opening the MPI communicator timed out after " +
+                          formatSeconds(timeout) + " s on rank " +
+                          std::to_string(rank) + " of " + std::to_string(size) +
+                          " (some rank has not opened its communicator)");
   }
-  // Errors come back as codes rather than aborting the job.
-  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN);
+  if (idupCode != MPI_SUCCESS) {
+    MPI_Comm_free(&dup->comm);
+    return mpiStatus(idupCode, "MPI_Comm_idup");
+  }
+  // Inherited from MPI_COMM_WORLD during the duplication; set again so that
+  // it holds whatever the MPI copies.
+  MPI_Comm_set_errhandler(dup->comm, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(dup->control, MPI_ERRORS_RETURN);
 
-  // The launcher's local rank when it counts the same ranks as MPI;
-  // otherwise MPI's own count of the ranks sharing this machine's memory.
-  int localRank = launch.size == size ? launch.localRank : -1;
-  if (localRank < 0) {
-    MPI_Comm node;
-    code = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
-                               &node);
-    if (code != MPI_SUCCESS)
-      return giveBack(mpiStatus(code, "MPI_Comm_split_type"));
-    MPI_Comm_rank(node, &localRank);
+  // MPI's count of the ranks sharing this machine's memory. The split is a
+  // blocking collective, so every rank makes it, whatever its launcher
+  // says; the launcher's local rank wins where it counts the same ranks.
+  MPI_Comm node = MPI_COMM_NULL;
+  int nodeRank = 0;
+  code = MPI_Comm_split_type(dup->comm, MPI_COMM_TYPE_SHARED, rank,
+                             MPI_INFO_NULL, &node);
+  if (code == MPI_SUCCESS)
+    code = MPI_Comm_rank(node, &nodeRank);
+  if (node != MPI_COMM_NULL)
     MPI_Comm_free(&node);
+  if (code != MPI_SUCCESS) {
+    MPI_Comm_free(&dup->comm);
+    MPI_Comm_free(&dup->control);
+    return mpiStatus(code, "MPI_Comm_split_type");
   }
-  out = std::make_unique<MpiCommunicator>(comm, control, rank, size, localRank,
-                                          timeout);
+  int localRank = launch.size == size && launch.localRank >= 0
+                      ? launch.localRank
+                      : nodeRank;
+  out = std::make_unique<MpiCommunicator>(dup->comm, dup->control, rank, size,
+                                          localRank, timeout);
+  use.dismissed = true;
   return nullptr;
 }
 

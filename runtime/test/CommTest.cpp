@@ -275,8 +275,9 @@ TEST(CommTest, OpenRejectsBadArguments) {
                "dlc_comm_barrier: no communicator");
 }
 
-// Every check happens before any rank communicates, the same on every
-// rank, so a rejected call leaves the communicator usable.
+// Rank-independent checks (dtype, op, root, counts) reject a call the
+// same way on every rank before any rank communicates, so a rejected call
+// leaves the communicator usable.
 TEST(CommTest, CollectivesRejectBadArguments) {
   CommHandle c;
   int n = c.size();
@@ -292,8 +293,6 @@ TEST(CommTest, CollectivesRejectBadArguments) {
                DLC_INVALID_ARGUMENT,
                "all_reduce: unknown reduce op 7 (expected DLC_REDUCE_SUM or "
                "DLC_REDUCE_MEAN)");
-  expectStatus(dlc_comm_all_reduce(c.comm, nullptr, 4, DLC_F32, DLC_REDUCE_SUM),
-               DLC_INVALID_ARGUMENT, "all_reduce: no data for 4 elements");
   expectOk(dlc_comm_all_reduce(c.comm, nullptr, 0, DLC_F32, DLC_REDUCE_SUM));
   expectStatus(dlc_comm_broadcast(c.comm, data.data(), 1,
                                   static_cast<dlc_dtype_t>(99), 0),
@@ -305,43 +304,97 @@ TEST(CommTest, CollectivesRejectBadArguments) {
   expectStatus(dlc_comm_broadcast(c.comm, data.data(), 1, DLC_F32, -1),
                DLC_INVALID_ARGUMENT, "broadcast: root -1 out of range");
   expectStatus(dlc_comm_reduce_scatter(c.comm, data.data(), data.data() + 32,
-                                       nullptr, DLC_F32, DLC_REDUCE_SUM),
-               DLC_INVALID_ARGUMENT, "reduce_scatter: no counts");
-  expectStatus(dlc_comm_reduce_scatter(c.comm, data.data(), data.data() + 1,
-                                       counts.data(), DLC_F32, DLC_REDUCE_SUM),
-               DLC_INVALID_ARGUMENT,
-               "reduce_scatter: the send and receive buffers overlap");
-  expectStatus(dlc_comm_reduce_scatter(c.comm, nullptr, data.data(),
-                                       counts.data(), DLC_F32, DLC_REDUCE_SUM),
-               DLC_INVALID_ARGUMENT,
-               "reduce_scatter: no send buffer for " + std::to_string(2 * n) +
-                   " elements");
-  expectStatus(dlc_comm_reduce_scatter(c.comm, data.data(), data.data() + 32,
                                        counts.data(), DLC_I8, DLC_REDUCE_SUM),
                DLC_INVALID_ARGUMENT, "reduce_scatter: int8 cannot be reduced");
-  // Not this rank's block: overlapping, not in place.
-  expectStatus(
-      dlc_comm_all_gather(c.comm, data.data() + 2 * c.rank() + 1, data.data(),
-                          counts.data(), DLC_F32),
-      DLC_INVALID_ARGUMENT,
-      "all_gather: the send and receive buffers overlap (in place, send "
-      "must be this rank's block of receive)");
-  expectStatus(
-      dlc_comm_all_gather(c.comm, data.data(), nullptr, counts.data(), DLC_F32),
-      DLC_INVALID_ARGUMENT,
-      "all_gather: no receive buffer for " + std::to_string(2 * n) +
-          " elements");
-  if (std::string(dlc_comm_kind(c.comm)) == "mpi")
-    expectStatus(dlc_comm_all_reduce(c.comm, data.data(), size_t(INT_MAX) + 1,
+  // The checks of a count come before those of its buffer: a NULL buffer
+  // for too many elements is still only too many.
+  if (std::string(dlc_comm_kind(c.comm)) == "mpi") {
+    expectStatus(dlc_comm_all_reduce(c.comm, nullptr, size_t(INT_MAX) + 1,
                                      DLC_F32, DLC_REDUCE_SUM),
                  DLC_UNIMPLEMENTED,
                  "all_reduce: 2147483648 elements (at most 2147483647 in one "
                  "collective)");
+    std::vector<size_t> huge(n, size_t(INT_MAX) / n + 1);
+    expectStatus(
+        dlc_comm_all_gather(c.comm, nullptr, nullptr, huge.data(), DLC_F32),
+        DLC_UNIMPLEMENTED, "all_gather: more than 2147483647 elements in all");
+  }
   // Still usable.
   data[0] = 1;
   expectOk(
       dlc_comm_all_reduce(c.comm, data.data(), 1, DLC_F32, DLC_REDUCE_SUM));
   EXPECT_EQ(data[0], n);
+}
+
+// Rank-local checks (this rank's pointers) reject a call on this rank
+// alone, which then skips a collective the others may enter: the
+// communicator is failed, as after a timeout, so that this rank cannot pair
+// its next collective with the others' current one. Every rank makes the
+// same mistake here, so none is left waiting; each case opens its own
+// communicator.
+TEST(CommTest, RankLocalRejectionsFailTheCommunicator) {
+  std::vector<float> data(64);
+  struct Case {
+    std::string message;
+    std::function<dlc_status_t(dlc_comm_t *, const size_t *, int)> call;
+  };
+  std::vector<Case> cases = {
+      {"all_reduce: no data for 4 elements",
+       [&](dlc_comm_t *comm, const size_t *, int) {
+         return dlc_comm_all_reduce(comm, nullptr, 4, DLC_F32, DLC_REDUCE_SUM);
+       }},
+      {"broadcast: no data for 3 elements",
+       [&](dlc_comm_t *comm, const size_t *, int) {
+         return dlc_comm_broadcast(comm, nullptr, 3, DLC_F32, 0);
+       }},
+      {"reduce_scatter: no counts",
+       [&](dlc_comm_t *comm, const size_t *, int) {
+         return dlc_comm_reduce_scatter(comm, data.data(), data.data() + 32,
+                                        nullptr, DLC_F32, DLC_REDUCE_SUM);
+       }},
+      {"reduce_scatter: the send and receive buffers overlap",
+       [&](dlc_comm_t *comm, const size_t *counts, int) {
+         return dlc_comm_reduce_scatter(comm, data.data(), data.data() + 1,
+                                        counts, DLC_F32, DLC_REDUCE_SUM);
+       }},
+      {"reduce_scatter: no send buffer for ",
+       [&](dlc_comm_t *comm, const size_t *counts, int) {
+         return dlc_comm_reduce_scatter(comm, nullptr, data.data(), counts,
+                                        DLC_F32, DLC_REDUCE_SUM);
+       }},
+      // Not this rank's block: overlapping, not in place.
+      {"all_gather: the send and receive buffers overlap (in place, send "
+       "must be this rank's block of receive)",
+       [&](dlc_comm_t *comm, const size_t *counts, int rank) {
+         return dlc_comm_all_gather(comm, data.data() + 2 * rank + 1,
+                                    data.data(), counts, DLC_F32);
+       }},
+      {"all_gather: no receive buffer for ",
+       [&](dlc_comm_t *comm, const size_t *counts, int) {
+         return dlc_comm_all_gather(comm, data.data(), nullptr, counts,
+                                    DLC_F32);
+       }},
+  };
+  for (const Case &test : cases) {
+    CommHandle c;
+    std::vector<size_t> counts(c.size(), 2);
+    expectStatus(test.call(c.comm, counts.data(), c.rank()),
+                 DLC_INVALID_ARGUMENT, test.message);
+    expectStatus(dlc_comm_barrier(c.comm), DLC_FAILED_PRECONDITION,
+                 "barrier: the communicator failed earlier (" + test.message);
+  }
+}
+
+// A timeout past what steady_clock can add to now() (about 292 years)
+// waits forever rather than overflowing into one already past.
+TEST(CommTest, HugeTimeoutWaitsForever) {
+  CommHandle c(1e12);
+  ASSERT_NE(c.comm, nullptr);
+  std::vector<float> data(5, 1.0f);
+  expectOk(dlc_comm_all_reduce(c.comm, data.data(), data.size(), DLC_F32,
+                               DLC_REDUCE_SUM));
+  EXPECT_EQ(data[4], c.size());
+  expectOk(dlc_comm_barrier(c.comm));
 }
 
 /// Sets (or unsets, for nullptr) an environment variable for one scope.
