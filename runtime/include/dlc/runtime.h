@@ -253,12 +253,30 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session,
  * process each, exchange host buffers through a communicator. Every rank
  * calls the same collectives in the same order with the same counts, dtype,
  * op and root. Reductions take float32, float64, bfloat16 and float16; the
- * 16-bit types are summed in float32 and rounded once. A collective not
- * complete `timeout_seconds` after this rank entered it is
+ * 16-bit types are summed in float32 and rounded once.
+ *
+ * A collective not complete `timeout_seconds` after this rank entered it is
  * DLC_DEADLINE_EXCEEDED naming it, its size and, as far as the other ranks
  * answer, the ranks that had not joined; the communicator is then broken
  * and every later collective DLC_FAILED_PRECONDITION (the process should
- * exit; its launcher ends the other ranks). */
+ * exit; its launcher ends the other ranks). MPI cannot cancel a
+ * collective: after DLC_DEADLINE_EXCEEDED (or DLC_UNAVAILABLE from MPI)
+ * the buffers passed to the failed call may still be read and written by
+ * MPI, and must not be freed or reused until the process exits.
+ *
+ * Arguments are checked before any rank communicates. A rejection every
+ * rank makes alike (a dtype, op or root out of range, counts too large) is
+ * DLC_INVALID_ARGUMENT or DLC_UNIMPLEMENTED and leaves the communicator
+ * usable. A rejection of this rank's own pointers (a NULL buffer or counts
+ * array, overlapping buffers) means this rank skips a collective the others
+ * may enter, which would pair its later collectives with the wrong ones:
+ * it is DLC_INVALID_ARGUMENT and fails the communicator like a timeout
+ * (later calls DLC_FAILED_PRECONDITION; the other ranks time out).
+ *
+ * With MPI, dlc needs MPI_THREAD_SERIALIZED: a communicator may be used
+ * from any thread, one call at a time. The level is process-wide: the host
+ * program's own MPI calls and the calls on several communicators must not
+ * run at the same time either. */
 
 typedef enum dlc_reduce_op_e {
   DLC_REDUCE_SUM = 0,
@@ -270,12 +288,19 @@ typedef struct dlc_comm_s dlc_comm_t;
 /** `kind` is "local" (this process alone: rank 0 of 1), "mpi" (every rank
  * of the MPI job, in a build with MPI; DLC_UNAVAILABLE otherwise) or "auto"
  * ("mpi" when a launcher started more than one rank, found from Open MPI's,
- * PMI's or Slurm's variables; "local" otherwise). MPI is initialized here
- * unless the host program did it first; then it is the host's to finalize,
- * otherwise releasing the last communicator finalizes it (MPI cannot be
- * initialized twice in a process: open one communicator per run). Opening
+ * PMI's or srun's variables, not those of a bare sbatch script; "local"
+ * otherwise). MPI is initialized here (MPI_THREAD_SERIALIZED) unless the
+ * host program did it first, in which case it must have asked for
+ * MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE (DLC_FAILED_PRECONDITION
+ * naming the level otherwise) and it is the host's to finalize. Otherwise
+ * releasing the last communicator finalizes MPI if it happens on the
+ * thread that opened the first (MPI finalizes on the thread that
+ * initialized it); on another thread MPI stays initialized, for a later
+ * release on that thread or the host's MPI_Finalize there. MPI cannot be
+ * initialized twice in a process: open one communicator per run. Opening
  * is itself collective and fails after the timeout like one.
- * `timeout_seconds` must be positive (INFINITY waits forever). */
+ * `timeout_seconds` must be positive (INFINITY, or anything over 1e9,
+ * waits forever). */
 dlc_status_t dlc_comm_open(const char *kind, double timeout_seconds,
                            dlc_comm_t **out);
 void dlc_comm_release(dlc_comm_t *comm);
@@ -298,14 +323,15 @@ dlc_status_t dlc_comm_all_reduce(dlc_comm_t *comm, void *data, size_t count,
 /** Reduces `send` over all ranks and leaves block r of the result in rank
  * r's `recv`: `counts` has one entry per rank (the same on every rank),
  * `send` holds their sum of elements in rank order and `recv`
- * counts[rank]. The buffers must not overlap. */
+ * counts[rank]. The buffers must not overlap (a rank-local rejection,
+ * above). */
 dlc_status_t dlc_comm_reduce_scatter(dlc_comm_t *comm, const void *send,
                                      void *recv, const size_t *counts,
                                      dlc_dtype_t dtype, dlc_reduce_op_t op);
 /** Concatenates every rank's `send` (counts[r] elements on rank r) into
  * every rank's `recv`, in rank order; any dtype. `send` may be the
  * caller's own block of `recv` (in place); otherwise they must not
- * overlap. */
+ * overlap (a rank-local rejection, above). */
 dlc_status_t dlc_comm_all_gather(dlc_comm_t *comm, const void *send, void *recv,
                                  const size_t *counts, dlc_dtype_t dtype);
 /** Copies rank `root`'s `count` elements of `data` into every rank's
