@@ -52,9 +52,9 @@ TEST(OpProperties, EachOpHasAtMostOneKind) {
   std::vector<std::string> structural = {
       "dlc.constant",     "dlc.cross_entropy", "dlc.cross_entropy_grad",
       "dlc.fusion",       "dlc.global",        "dlc.global_load",
-      "dlc.global_store", "dlc.plan.copy",     "dlc.plan.launch",
-      "dlc.plan.matmul",  "dlc.plan.yield",    "dlc.reshape",
-      "dlc.yield"};
+      "dlc.global_store", "dlc.plan.conv",     "dlc.plan.copy",
+      "dlc.plan.launch",  "dlc.plan.matmul",   "dlc.plan.yield",
+      "dlc.reshape",      "dlc.yield"};
   std::sort(none.begin(), none.end());
   EXPECT_EQ(none, structural);
 }
