@@ -401,17 +401,12 @@ const Case kFourD{"4-d",
                   {0, 0, 0, 0},
                   {1, 1, 1, 1}};
 
-/// Opens `session` on `spec` (into `device`) for the forward step of `c`
-/// in `dtype` on `engine`.
+/// Opens `session` on a CPU device (into `device`) for the forward step of
+/// `c` in `dtype` on `engine`.
 Outcome openConv(const Case &c, DType dtype, fb::ConvEngine engine,
-                 const std::string &spec, DevicePtr &device,
-                 SessionPtr &session) {
-  std::string why;
-  device = openDevice(spec, 2, why);
-  if (!device)
-    return Outcome{DLC_UNAVAILABLE, why};
+                 DevicePtr &device, SessionPtr &session) {
+  device = cpuDevice(2);
   ModuleBuilder mb;
-  mb.target(targetOf(spec));
   FunctionBuilder &f = mb.function("conv");
   f.argument("x", "input", dtype, c.xShape());
   f.argument("w", "input", dtype, c.wShape());
@@ -442,7 +437,7 @@ Outcome openConv(const Case &c, DType dtype, fb::ConvEngine engine,
 Outcome openConv(const Case &c, DType dtype, fb::ConvEngine engine) {
   DevicePtr device(nullptr, &dlc_device_release);
   SessionPtr session(nullptr, &dlc_session_release);
-  return openConv(c, dtype, engine, "cpu", device, session);
+  return openConv(c, dtype, engine, device, session);
 }
 
 TEST(Conv, LibraryEngineDemandsWhatOneDnnTakes) {
@@ -482,8 +477,7 @@ TEST(Conv, ManySpatialDimensionsUseTheDirectLoops) {
   const Case &c = kFourD;
   DevicePtr device(nullptr, &dlc_device_release);
   SessionPtr session(nullptr, &dlc_session_release);
-  Outcome o =
-      openConv(c, DType::F32, fb::ConvEngine::Auto, "cpu", device, session);
+  Outcome o = openConv(c, DType::F32, fb::ConvEngine::Auto, device, session);
   ASSERT_TRUE(o.ok()) << o.message;
   HostTensor<float> x(DLC_F32, c.xShape(), 1.0f), w(DLC_F32, c.wShape(), 1.0f),
       y(DLC_F32, c.yShape());
