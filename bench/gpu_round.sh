@@ -62,8 +62,10 @@ step() {
   [ "$rc" -ne 124 ] || say "=== stopped after $seconds s"
   [ "$rc" -eq 0 ] || { say "=== exit code $rc"; status=1; }
 }
-step "runtime GPU unit tests" "$(within 60 360)" \
-  "$bundle/bin/dlc_runtime_tests" --gtest_filter='Gpu*'
+# cuDNN's own account of what it refused goes to cudnn.log.
+CUDNN_LOGERR_DBG=1 CUDNN_LOGWARN_DBG=1 CUDNN_LOGDEST_DBG="$logs/cudnn.log" \
+  step "runtime GPU unit tests (cuDNN attention among them)" \
+  "$(within 60 360)" "$bundle/bin/dlc_runtime_tests" --gtest_filter='Gpu*'
 step "CUDA session tests" "$(within 60 340)" \
   "$bundle/bin/dlc_cuda_session_tests"
 step "CUDA logic tests" "$(within 60 320)" \
@@ -71,11 +73,6 @@ step "CUDA logic tests" "$(within 60 320)" \
 step "models on cuda:0 against the CPU" "$(within 240 280)" \
   python3 "$root/tests/gpu/gpu_check.py" run \
   --dlc-runner "$bundle/bin/dlc-runner" --dir "$bundle/models"
-# cuDNN's own account of what it refused goes to cudnn.log.
-CUDNN_LOGERR_DBG=1 CUDNN_LOGWARN_DBG=1 CUDNN_LOGDEST_DBG="$logs/cudnn.log" \
-  step "cuDNN attention (disabled tests: no engine took its graphs yet)" \
-  "$(within 30 330)" "$bundle/bin/dlc_runtime_tests" \
-  --gtest_filter='DISABLED_GpuDnnAttention.*' --gtest_also_run_disabled_tests
 step "benchmark: cuDNN attention at GPT-2's shape" "$(within 20 320)" \
   "$bundle/bin/dlc-attention-rate"
 large=$(within 420 60)

@@ -6,9 +6,11 @@
 // before 9.21) for one configuration: no bias, dropout, padding or paging,
 // as many heads for k and v as for q, the scale passed by value, and
 // optionally the causal mask. Intermediates are virtual float32 tensors,
-// as the frontend makes them with float32 as the intermediate type; the
-// data types, dims and strides below are the frontend's, since the fused
-// engines match the graph by them.
+// as the frontend makes them with float32 as the intermediate type, except
+// the operands it rounds to the io type for the second matmuls (p forward,
+// p^T and ds^T backward); the data types, dims and strides below are the
+// frontend's, since the fused engines match the graph by them. PyTorch's
+// own graphs, logged by cuDNN (CUDNN_LOGLEVEL_DBG=3), are the check.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/DnnAttention.h"
@@ -124,7 +126,8 @@ dlc_status_t scaledScores(DnnGraphBuilder &g, const Dims &dims, Tensor q,
 
 /// out, stats = attention(q, k, v): the scores, the softmax as the
 /// frontend's composite softmax node (row max, exp of the difference, row
-/// sum, stats = max + log sum, probabilities = exp / sum), then p @ v.
+/// sum, stats = max + log sum, probabilities = exp / sum, rounded to the io
+/// type), then p @ v.
 dlc_status_t buildForward(DnnGraphBuilder &g, const DnnAttentionShape &shape,
                           cudnnDataType_t io) {
   Dims dims(shape);
@@ -171,7 +174,9 @@ dlc_status_t buildForward(DnnGraphBuilder &g, const DnnAttentionShape &shape,
   DLC_RETURN_IF_ERROR(g.pointwise("stats = row max + log row sum",
                                   CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT,
                                   {rowMax, logSum}, stats));
-  DLC_RETURN_IF_ERROR(intermediate(g, "p", dims.scores(), p));
+  // p @ v multiplies two io-typed operands: with a float32 p no engine of
+  // cuDNN 9.19 took the graph (H200, 2026-11-27).
+  DLC_RETURN_IF_ERROR(intermediate(g, "p", dims.scores(), p, io));
   DLC_RETURN_IF_ERROR(g.pointwise("p = exp / row sum", CUDNN_POINTWISE_DIV,
                                   CUDNN_DATA_FLOAT, {exps, rowSum}, p));
   return g.matmul("out = p @ v", p, v, out);
