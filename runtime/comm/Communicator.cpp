@@ -38,13 +38,13 @@ bool overlaps(const void *a, size_t aBytes, const void *b, size_t bBytes) {
   return aBytes && bBytes && x < y + bBytes && y < x + aBytes;
 }
 
+} // namespace
+
 std::string dtypeName(dlc_dtype_t dtype) {
   if (dlc_dtype_size(dtype) == 0)
     return "unknown dtype " + std::to_string(static_cast<int>(dtype));
   return dlc_dtype_name(dtype);
 }
-
-} // namespace
 
 LaunchInfo detectLaunch() {
   struct Variables {
@@ -85,9 +85,7 @@ dlc_status_t Communicator::checkUsable(const char *collective) const {
                         ": the communicator failed earlier (" + failure_ + ")");
 }
 
-/// The checks of a reduction's dtype and op, shared by all_reduce and
-/// reduce_scatter.
-static dlc_status_t checkReduction(const char *collective, dlc_dtype_t dtype,
+dlc_status_t checkReduction(const char *collective, dlc_dtype_t dtype,
                                    dlc_reduce_op_t op) {
   if (!isReducibleDtype(dtype))
     return makeStatus(DLC_INVALID_ARGUMENT,
@@ -114,8 +112,7 @@ static dlc_status_t checkCount(const char *collective, size_t count,
   return nullptr;
 }
 
-/// The rank-local check of a buffer of `count` elements at `data`.
-static dlc_status_t checkPointer(const char *collective, const char *name,
+dlc_status_t checkPointer(const char *collective, const char *name,
                                  const void *data, size_t count) {
   if (!data && count)
     return makeStatus(DLC_INVALID_ARGUMENT,

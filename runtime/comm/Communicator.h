@@ -154,6 +154,21 @@ private:
 /// Whether `dtype` is one of the four a collective can reduce.
 bool isReducibleDtype(dlc_dtype_t dtype);
 
+/// NumPy's name of `dtype` ("float32"), or "unknown dtype N".
+std::string dtypeName(dlc_dtype_t dtype);
+
+/// The checks of a reduction's dtype and op (DLC_INVALID_ARGUMENT naming
+/// `collective`), shared by every communicator's all_reduce and
+/// reduce_scatter, host or device.
+dlc_status_t checkReduction(const char *collective, dlc_dtype_t dtype,
+                            dlc_reduce_op_t op);
+
+/// The rank-local check of a buffer of `count` elements at `data`, named
+/// `name` in the message: DLC_INVALID_ARGUMENT when it is NULL but `count`
+/// is not 0.
+dlc_status_t checkPointer(const char *collective, const char *name,
+                          const void *data, size_t count);
+
 /// Opens a communicator: `kind` is "local" (this process alone, rank 0 of
 /// 1), "mpi" (every rank of the MPI job; MPI is initialized if the host
 /// program has not done it) or "auto" (mpi under a launcher of more than one

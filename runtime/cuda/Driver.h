@@ -52,6 +52,7 @@ namespace dlc::cuda {
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
+  X(cuStreamQuery)                                                             \
   X(cuStreamWaitEvent)                                                         \
   X(cuEventCreate)                                                             \
   X(cuEventDestroy)                                                            \

@@ -742,6 +742,19 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream handle) {
   return state.sticky;
 }
 
+// A query is a host wait that returns at once: the stream's work runs
+// here (it would never run otherwise) and the stream is then complete.
+CUresult CUDAAPI cuStreamQuery(CUstream handle) {
+  DLC_FAKE_ENTER(Context);
+  std::shared_ptr<Stream> stream = findStream(handle);
+  if (!stream)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (stream->capture)
+    return refuseInCapture(*stream);
+  runUntil(*stream, stream->enqueued);
+  return state.sticky;
+}
+
 CUresult CUDAAPI cuStreamWaitEvent(CUstream handle, CUevent eventHandle,
                                    unsigned int flags) {
   DLC_FAKE_ENTER(Context);
