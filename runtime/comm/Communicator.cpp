@@ -86,7 +86,7 @@ dlc_status_t Communicator::checkUsable(const char *collective) const {
 }
 
 dlc_status_t checkReduction(const char *collective, dlc_dtype_t dtype,
-                                   dlc_reduce_op_t op) {
+                            dlc_reduce_op_t op) {
   if (!isReducibleDtype(dtype))
     return makeStatus(DLC_INVALID_ARGUMENT,
                       std::string(collective) + ": " + dtypeName(dtype) +
@@ -113,7 +113,7 @@ static dlc_status_t checkCount(const char *collective, size_t count,
 }
 
 dlc_status_t checkPointer(const char *collective, const char *name,
-                                 const void *data, size_t count) {
+                          const void *data, size_t count) {
   if (!data && count)
     return makeStatus(DLC_INVALID_ARGUMENT,
                       std::string(collective) + ": no " + name + " for " +

@@ -12,8 +12,7 @@ std::string ncclVersionText(int version) {
          std::to_string(version % 100);
 }
 
-dlc_status_t Nccl::open(std::shared_ptr<const Nccl> &out,
-                        const char *library) {
+dlc_status_t Nccl::open(std::shared_ptr<const Nccl> &out, const char *library) {
   auto nccl = std::make_shared<Nccl>();
   DynamicLibrary &lib = nccl->library_;
   if (dlc_status_t failure = lib.open("NCCL", {library})) {
@@ -38,10 +37,10 @@ dlc_status_t Nccl::open(std::shared_ptr<const Nccl> &out,
   DLC_RETURN_IF_ERROR(
       nccl->check(nccl->ncclGetVersion(&version), "ncclGetVersion", nullptr));
   if (version < kBuiltWith)
-    return makeStatus(DLC_UNAVAILABLE,
-                      "NCCL " + ncclVersionText(version) + " (" + library +
-                          ") is older than " + ncclVersionText(kBuiltWith) +
-                          ", the version dlc was built with");
+    return makeStatus(DLC_UNAVAILABLE, "NCCL " + ncclVersionText(version) +
+                                           " (" + library + ") is older than " +
+                                           ncclVersionText(kBuiltWith) +
+                                           ", the version dlc was built with");
   out = std::move(nccl);
   return nullptr;
 }

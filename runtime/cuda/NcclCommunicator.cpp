@@ -79,8 +79,8 @@ dlc_status_t NcclCommunicator::open(Communicator &host,
   ncclResult_t result = api.ncclCommInitRankConfig(&comm->comm_, comm->size_,
                                                    id, comm->rank_, &config);
   if (result != ncclInProgress)
-    DLC_RETURN_IF_ERROR(comm->fail(
-        api.check(result, "ncclCommInitRankConfig", comm->comm_)));
+    DLC_RETURN_IF_ERROR(
+        comm->fail(api.check(result, "ncclCommInitRankConfig", comm->comm_)));
   DLC_RETURN_IF_ERROR(comm->waitUntil("ncclCommInitRankConfig", nullptr));
   out = std::move(comm);
   return nullptr;
@@ -176,10 +176,9 @@ dlc_status_t NcclCommunicator::allReduce(void *data, size_t count,
   if (count == 0)
     return nullptr;
   DLC_RETURN_IF_ERROR(fail(makeCurrent()));
-  return enqueued(nccl_->ncclAllReduce(data, data, count, ncclTypeOf(dtype),
-                                       op == DLC_REDUCE_MEAN ? ncclAvg
-                                                             : ncclSum,
-                                       comm_, stream),
+  return enqueued(nccl_->ncclAllReduce(
+                      data, data, count, ncclTypeOf(dtype),
+                      op == DLC_REDUCE_MEAN ? ncclAvg : ncclSum, comm_, stream),
                   "ncclAllReduce", describe("all_reduce", count, dtype));
 }
 
@@ -195,18 +194,16 @@ dlc_status_t NcclCommunicator::reduceScatter(const void *send, void *recv,
                       "reduce_scatter: " + std::to_string(size_) +
                           " blocks of " + std::to_string(recvCount) +
                           " elements overflow size_t");
-  DLC_RETURN_IF_ERROR(fail(checkPointer("reduce_scatter", "send buffer", send,
-                                        recvCount * size_)));
+  DLC_RETURN_IF_ERROR(fail(
+      checkPointer("reduce_scatter", "send buffer", send, recvCount * size_)));
   DLC_RETURN_IF_ERROR(
       fail(checkPointer("reduce_scatter", "receive buffer", recv, recvCount)));
   if (recvCount == 0)
     return nullptr;
   DLC_RETURN_IF_ERROR(fail(makeCurrent()));
-  return enqueued(nccl_->ncclReduceScatter(send, recv, recvCount,
-                                           ncclTypeOf(dtype),
-                                           op == DLC_REDUCE_MEAN ? ncclAvg
-                                                                 : ncclSum,
-                                           comm_, stream),
+  return enqueued(nccl_->ncclReduceScatter(
+                      send, recv, recvCount, ncclTypeOf(dtype),
+                      op == DLC_REDUCE_MEAN ? ncclAvg : ncclSum, comm_, stream),
                   "ncclReduceScatter",
                   describe("reduce_scatter", recvCount * size_, dtype));
 }
@@ -230,8 +227,8 @@ dlc_status_t NcclCommunicator::allGather(const void *send, void *recv,
     return nullptr;
   DLC_RETURN_IF_ERROR(fail(makeCurrent()));
   // Bytes: the data is copied, never combined, so any dtype goes.
-  return enqueued(nccl_->ncclAllGather(send, recv, sendCount * width,
-                                       ncclUint8, comm_, stream),
+  return enqueued(nccl_->ncclAllGather(send, recv, sendCount * width, ncclUint8,
+                                       comm_, stream),
                   "ncclAllGather",
                   describe("all_gather", sendCount * size_, dtype));
 }

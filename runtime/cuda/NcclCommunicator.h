@@ -1,4 +1,5 @@
-//===- NcclCommunicator.h - Collectives on device memory over NCCL -*- C++ -*-===//
+//===- NcclCommunicator.h - Collectives on device memory over NCCL -*- C++
+//-*-===//
 //
 // The device side of data parallelism (DESIGN.md decision 9: NCCL for GPU
 // collectives, bootstrapped over MPI). A host dlc::Communicator
@@ -59,8 +60,7 @@ public:
   /// host broadcast and NCCL's initialization, each bounded by
   /// host.timeout(). A failure of rank 0's ncclGetUniqueId leaves the other
   /// ranks to time out in the broadcast.
-  static dlc_status_t open(Communicator &host,
-                           std::shared_ptr<const Nccl> nccl,
+  static dlc_status_t open(Communicator &host, std::shared_ptr<const Nccl> nccl,
                            NcclDriverCalls driver, CUcontext context,
                            std::unique_ptr<NcclCommunicator> &out);
   /// Destroys the NCCL communicator (ncclCommDestroy waits for its

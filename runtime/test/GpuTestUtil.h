@@ -1,4 +1,5 @@
-//===- GpuTestUtil.h - Device 0, a stream and buffers for Gpu* tests -*- C++ -*-===//
+//===- GpuTestUtil.h - Device 0, a stream and buffers for Gpu* tests -*- C++
+//-*-===//
 //
 // The Gpu* suites drive runtime/cuda directly through the driver: device
 // 0's primary context made current, one stream, and device buffers freed

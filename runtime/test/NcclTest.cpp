@@ -12,8 +12,8 @@
 // for bit with their inputs (a mean divides by 1). Skipped without a GPU.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/comm/Communicator.h"
 #include "runtime/cuda/Nccl.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/support/Float16.h"
 #include "runtime/test/GpuTestUtil.h"
@@ -67,11 +67,13 @@ CUstream fakeStream() { return reinterpret_cast<CUstream>(&streamObject); }
 /// The id rank 0's NCCL makes, and the one a broadcast from another rank 0
 /// delivers.
 unsigned char idByte(int i) { return static_cast<unsigned char>(i * 3 + 1); }
-unsigned char broadcastByte(int i) { return static_cast<unsigned char>(200 - i); }
+unsigned char broadcastByte(int i) {
+  return static_cast<unsigned char>(200 - i);
+}
 
 ncclResult_t record(const char *call, const void *send, void *recv,
-                    size_t count, ncclDataType_t type, ncclRedOp_t op,
-                    int root, cudaStream_t stream) {
+                    size_t count, ncclDataType_t type, ncclRedOp_t op, int root,
+                    cudaStream_t stream) {
   ++fake.collectives;
   fake.call = call;
   fake.send = send;
@@ -128,10 +130,9 @@ std::shared_ptr<const Nccl> fakeNccl() {
     return record("ncclAllReduce", send, recv, count, type, op, -1, stream);
   };
   nccl->ncclReduceScatter = [](const void *send, void *recv, size_t count,
-                               ncclDataType_t type, ncclRedOp_t op,
-                               ncclComm_t, cudaStream_t stream) {
-    return record("ncclReduceScatter", send, recv, count, type, op, -1,
-                  stream);
+                               ncclDataType_t type, ncclRedOp_t op, ncclComm_t,
+                               cudaStream_t stream) {
+    return record("ncclReduceScatter", send, recv, count, type, op, -1, stream);
   };
   nccl->ncclAllGather = [](const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclComm_t,
@@ -315,9 +316,9 @@ TEST_F(NcclFake, CollectivesReachNcclWithTheirTypes) {
     ASSERT_EQ(messageOf(comm_->allReduce(a, 8, c.dtype, DLC_REDUCE_MEAN, s)),
               "");
     EXPECT_EQ(fake.op, ncclAvg);
-    ASSERT_EQ(messageOf(
-                  comm_->reduceScatter(b, a, 4, c.dtype, DLC_REDUCE_MEAN, s)),
-              "");
+    ASSERT_EQ(
+        messageOf(comm_->reduceScatter(b, a, 4, c.dtype, DLC_REDUCE_MEAN, s)),
+        "");
     EXPECT_EQ(fake.call, "ncclReduceScatter");
     EXPECT_EQ(fake.send, b);
     EXPECT_EQ(fake.recv, a);
@@ -404,9 +405,9 @@ TEST_F(NcclFake, EnqueueErrorFailsTheCommunicator) {
   EXPECT_EQ(messageOf(status),
             "ncclBroadcast: fake text (ncclResult_t 5): fake last error");
   EXPECT_EQ(fake.aborts, 1);
-  EXPECT_EQ(dlc_status_code(
-                comm_->allGather(data, data, 4, DLC_F32, fakeStream())),
-            DLC_FAILED_PRECONDITION);
+  EXPECT_EQ(
+      dlc_status_code(comm_->allGather(data, data, 4, DLC_F32, fakeStream())),
+      DLC_FAILED_PRECONDITION);
 }
 
 TEST_F(NcclFake, AsynchronousErrorFailsSynchronize) {
@@ -460,9 +461,9 @@ TEST_F(NcclFake, NullBufferFailsTheCommunicator) {
             "reduce_scatter: no receive buffer for 4 elements");
   EXPECT_EQ(fake.aborts, 1);
   EXPECT_EQ(fake.collectives, 0);
-  EXPECT_EQ(dlc_status_code(
-                comm_->allReduce(data, 4, DLC_F32, DLC_REDUCE_SUM, s)),
-            DLC_FAILED_PRECONDITION);
+  EXPECT_EQ(
+      dlc_status_code(comm_->allReduce(data, 4, DLC_F32, DLC_REDUCE_SUM, s)),
+      DLC_FAILED_PRECONDITION);
 }
 
 TEST(NcclLibrary, MissingLibraryIsUnavailable) {
@@ -538,9 +539,8 @@ TEST(GpuNccl, OneRankCollectivesAreExact) {
     };
     for (dlc_reduce_op_t op : {DLC_REDUCE_SUM, DLC_REDUCE_MEAN}) {
       data.upload(input.data());
-      ASSERT_EQ(messageOf(comm->allReduce(data.get(), count, dtype, op,
-                                          stream)),
-                "");
+      ASSERT_EQ(
+          messageOf(comm->allReduce(data.get(), count, dtype, op, stream)), "");
       check(data, op == DLC_REDUCE_SUM ? "all_reduce sum" : "all_reduce mean");
       other.clear(0xff);
       ASSERT_EQ(messageOf(comm->reduceScatter(data.get(), other.get(), count,

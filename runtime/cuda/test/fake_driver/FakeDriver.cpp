@@ -731,8 +731,9 @@ CUresult CUDAAPI cuStreamDestroy(CUstream handle) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuStreamSynchronize(CUstream handle) {
-  DLC_FAKE_ENTER(Context);
+/// Runs the work enqueued on `handle` (state.mutex held), as a host wait
+/// for it does.
+static CUresult waitForStream(CUstream handle) {
   std::shared_ptr<Stream> stream = findStream(handle);
   if (!stream)
     return CUDA_ERROR_INVALID_HANDLE;
@@ -742,17 +743,16 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream handle) {
   return state.sticky;
 }
 
+CUresult CUDAAPI cuStreamSynchronize(CUstream handle) {
+  DLC_FAKE_ENTER(Context);
+  return waitForStream(handle);
+}
+
 // A query is a host wait that returns at once: the stream's work runs
 // here (it would never run otherwise) and the stream is then complete.
 CUresult CUDAAPI cuStreamQuery(CUstream handle) {
   DLC_FAKE_ENTER(Context);
-  std::shared_ptr<Stream> stream = findStream(handle);
-  if (!stream)
-    return CUDA_ERROR_INVALID_HANDLE;
-  if (stream->capture)
-    return refuseInCapture(*stream);
-  runUntil(*stream, stream->enqueued);
-  return state.sticky;
+  return waitForStream(handle);
 }
 
 CUresult CUDAAPI cuStreamWaitEvent(CUstream handle, CUevent eventHandle,
