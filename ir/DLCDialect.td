@@ -129,4 +129,12 @@ def DLC_ConvEngine : I32EnumAttr<"ConvEngine",
   let cppNamespace = "::mlir::dlc";
 }
 
+// dlc.all_reduce's reduction over the ranks (the communicators'
+// dlc_reduce_op_t).
+def DLC_RankReduction : I32EnumAttr<"RankReduction",
+    "how a collective combines the ranks' values", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>]> {
+  let cppNamespace = "::mlir::dlc";
+}
+
 #endif // DLC_DIALECT_TD

@@ -1030,6 +1030,39 @@ def DLC_CrossEntropyGradOp : DLC_Op<"cross_entropy_grad",
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives between data-parallel ranks
+//===----------------------------------------------------------------------===//
+
+def DLC_AllReduceOp : DLC_Op<"all_reduce", [Pure, InferTypeOpAdaptor]> {
+  let summary = "each operand's sum or mean over the data-parallel ranks";
+  let description = [{
+    In a module partitioned for N data-parallel ranks (the module's
+    `dlc.data_parallel` attribute), every rank runs the same function on
+    its share of the batch; each result is the sum, or the mean, of its
+    operand over the N ranks, the same on every rank. The operands travel
+    together, as one bucket of a gradient all-reduce (`bucket` numbers the
+    buckets in the order the ranks issue them). 16-bit values are summed
+    in float32 and rounded once, as the runtime's communicators do.
+    dlc-data-parallel inserts it on the gradients; the evaluator runs the
+    N ranks of such a module in lockstep.
+
+    Example:
+    ```mlir
+    %gw, %gb = dlc.all_reduce mean bucket 0 %dw, %db
+        : tensor<16x8xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DLC_FloatTensor>:$inputs,
+                       DLC_RankReduction:$reduction,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$bucket);
+  let results = (outs Variadic<DLC_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $reduction `bucket` $bucket $inputs attr-dict `:` type($inputs)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion: groups of ops that codegen turns into one kernel
 //===----------------------------------------------------------------------===//
 

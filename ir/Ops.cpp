@@ -1118,6 +1118,25 @@ LogicalResult CrossEntropyOp::verify() {
 
 LogicalResult CrossEntropyGradOp::verify() { return verifyCrossEntropy(*this); }
 
+//===----------------------------------------------------------------------===//
+// AllReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location>,
+                                            AllReduceOp::Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  for (Value input : adaptor.getInputs())
+    inferred.push_back(input.getType());
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "reduces no values";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "ir/DLCEnums.cpp.inc"
 #include "ir/DLCOps.cpp.inc"

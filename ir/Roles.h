@@ -56,6 +56,10 @@ inline constexpr StringLiteral kLoss = "loss";
 inline constexpr StringLiteral kGradient = "gradient";
 inline constexpr StringLiteral kMetric = "metric";
 
+/// On a module partitioned for data parallelism (dlc-data-parallel): the
+/// number of ranks, each running its functions on its share of the batch.
+inline constexpr StringLiteral kDataParallelAttr = "dlc.data_parallel";
+
 /// Whether values of `role` live in a dlc.global between calls.
 inline bool isGlobalRole(StringRef role) {
   return role == kParam || role == kState || role == kOptimizerState ||

@@ -112,6 +112,33 @@ def DLCSortScatters : Pass<"dlc-sort-scatters", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCDataParallel : Pass<"dlc-data-parallel", "ModuleOp"> {
+  let summary = "partitions training over data-parallel ranks: gradient all-reduce in buckets";
+  let description = [{
+    Every rank runs the same program on its share of the global batch (the
+    module is imported at the per-rank batch); the gradients each rank
+    returns are averaged over the ranks before the optimizer sees them, so N
+    ranks take the step one device takes on the whole batch (for the mean
+    losses dlc-add-loss forms, over equal shares). Runs after dlc-autodiff
+    and before dlc-optimizer, on every function that returns gradients.
+
+    The gradients are grouped into buckets in the order the backward pass
+    produces them (the order of their defining ops), each up to
+    `bucket-mb` MiB (25, PyTorch DDP's bucket_cap_mb; a larger gradient is
+    a bucket of its own), and each bucket is one dlc.all_reduce placed right
+    after its last gradient is computed, so its communication can overlap
+    the rest of the backward pass. The module gets `dlc.data_parallel = N`.
+    Per-rank state (BatchNorm statistics) is not reduced.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1",
+           "the number of data-parallel ranks">,
+    Option<"bucketMb", "bucket-mb", "double", "25.0",
+           "the most MiB of gradients one all-reduce carries">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 def DLCDecompose : Pass<"dlc-decompose", "ModuleOp"> {
   let summary = "lowers composite ops and their gradients to basic ops";
   let description = [{

@@ -169,6 +169,11 @@ LogicalResult lowerOp(Operation &op, Target target, ConvEngine convEngine) {
     return lowerMatmul(matmul);
   if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
     return lowerConv(&op, target, convEngine);
+  if (isa<AllReduceOp>(op))
+    return op.emitOpError()
+           << "combines the data-parallel ranks' values, and the execution "
+              "plan has no collectives yet (dlc-run --interpret simulates "
+              "the ranks)";
   if (isa<ReshapeOp, ConstantOp, func::ReturnOp>(op))
     return success();
   if (isa<LaunchOp, PlanMatmulOp, PlanConvOp, PlanCopyOp>(op))

@@ -11,7 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/Roles.h"
 #include "ir/eval/EvalSupport.h"
+#include "runtime/support/Float16.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -121,52 +123,136 @@ LogicalResult checkOperandsAndResults(Operation *op,
   return success();
 }
 
-/// Runs a block whose argument values are `inputs` (types already checked)
-/// up to its return-like terminator, whose operand values it returns.
-FailureOr<SmallVector<Tensor>> evaluateBlock(Block &block,
-                                             ArrayRef<Tensor> inputs,
-                                             GlobalValues *globals) {
+/// `op`'s operands reduced over the ranks, in rank order: float32 and
+/// float64 summed in their own type, 16-bit values in float32 and rounded
+/// once (as the runtime's communicators do); a mean is that sum divided by
+/// the number of ranks. `operands[r]` are rank r's; every rank gets the same
+/// results.
+LogicalResult reduceOverRanks(AllReduceOp op,
+                              MutableArrayRef<SmallVector<Tensor>> operands,
+                              MutableArrayRef<SmallVector<Tensor>> results) {
+  const size_t ranks = operands.size();
+  const bool mean = op.getReduction() == RankReduction::mean;
+  for (unsigned k = 0; k < op.getNumOperands(); ++k) {
+    Tensor reduced = operands[0][k];
+    const int64_t n = reduced.numElements();
+    auto reduce = [&](auto zero, auto read, auto write) {
+      for (int64_t i = 0; i < n; ++i) {
+        decltype(zero) sum = zero;
+        for (size_t r = 0; r < ranks; ++r)
+          sum += read(operands[r][k], i);
+        write(reduced, i,
+              mean ? sum / static_cast<decltype(zero)>(ranks) : sum);
+      }
+    };
+    switch (reduced.dtype()) {
+    case DType::F32:
+      reduce(
+          0.0f, [](const Tensor &t, int64_t i) { return t.data<float>()[i]; },
+          [](Tensor &t, int64_t i, float v) { t.data<float>()[i] = v; });
+      break;
+    case DType::F64:
+      reduce(
+          0.0, [](const Tensor &t, int64_t i) { return t.data<double>()[i]; },
+          [](Tensor &t, int64_t i, double v) { t.data<double>()[i] = v; });
+      break;
+    case DType::BF16:
+      reduce(
+          0.0f,
+          [](const Tensor &t, int64_t i) {
+            return static_cast<float>(t.data<BFloat16>()[i]);
+          },
+          [](Tensor &t, int64_t i, float v) {
+            t.data<BFloat16>()[i] = BFloat16::fromFloat(v);
+          });
+      break;
+    case DType::F16:
+      reduce(
+          0.0f,
+          [](const Tensor &t, int64_t i) {
+            return static_cast<float>(t.data<Half>()[i]);
+          },
+          [](Tensor &t, int64_t i, float v) {
+            t.data<Half>()[i] = Half::fromFloat(v);
+          });
+      break;
+    default:
+      return eval::unsupportedType(op, reduced.dtype());
+    }
+    for (size_t r = 0; r < ranks; ++r)
+      results[r].push_back(reduced);
+  }
+  return success();
+}
+
+/// Runs a block on every rank in lockstep: rank r's argument values are
+/// `inputs[r]` (types already checked) and its globals `globals[r]` (null
+/// where the block touches none). Each op runs on each rank in turn, but a
+/// dlc.all_reduce, which needs every rank's operands, runs once for all.
+/// Returns each rank's values of the return-like terminator's operands.
+FailureOr<SmallVector<SmallVector<Tensor>>>
+evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
+                     ArrayRef<GlobalValues *> globals) {
+  const size_t ranks = inputs.size();
   // Each value is dropped after its last use; an operand whose last use is
   // the current op is moved into it instead of copied.
-  llvm::DenseMap<Value, Tensor> values;
+  SmallVector<llvm::DenseMap<Value, Tensor>> values(ranks);
   llvm::DenseMap<Value, Operation *> lastUser;
   for (Operation &op : block)
     for (Value operand : op.getOperands())
       lastUser[operand] = &op;
-  for (auto [i, argument] : llvm::enumerate(block.getArguments()))
-    if (lastUser.count(argument))
-      values[argument] = inputs[i];
+  for (size_t r = 0; r < ranks; ++r)
+    for (auto [i, argument] : llvm::enumerate(block.getArguments()))
+      if (lastUser.count(argument))
+        values[r][argument] = inputs[r][i];
 
   for (Operation &op : block) {
-    SmallVector<Tensor> operands;
-    for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
-      auto it = values.find(operand);
-      if (it == values.end())
-        return op.emitOpError() << "uses operand #" << i
-                                << ", which has no value";
-      bool usedAgain = lastUser[operand] != &op ||
-                       llvm::is_contained(
-                           op.getOperands().drop_front(i + 1), operand);
-      if (usedAgain) {
-        operands.push_back(it->second);
-      } else {
-        operands.push_back(std::move(it->second));
-        values.erase(it);
+    SmallVector<SmallVector<Tensor>> operands(ranks);
+    for (size_t r = 0; r < ranks; ++r)
+      for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
+        auto it = values[r].find(operand);
+        if (it == values[r].end())
+          return op.emitOpError()
+                 << "uses operand #" << i << ", which has no value";
+        bool usedAgain =
+            lastUser[operand] != &op ||
+            llvm::is_contained(op.getOperands().drop_front(i + 1), operand);
+        if (usedAgain) {
+          operands[r].push_back(it->second);
+        } else {
+          operands[r].push_back(std::move(it->second));
+          values[r].erase(it);
+        }
       }
-    }
     if (op.hasTrait<OpTrait::ReturnLike>())
-      return SmallVector<Tensor>(std::make_move_iterator(operands.begin()),
-                                 std::make_move_iterator(operands.end()));
+      return operands;
 
-    SmallVector<Tensor> results;
-    if (failed(evaluateOp(&op, operands, results, globals)))
-      return failure();
-    for (auto [result, value] : llvm::zip(op.getResults(), results))
-      if (lastUser.count(result))
-        values[result] = std::move(value);
+    SmallVector<SmallVector<Tensor>> results(ranks);
+    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+      if (failed(reduceOverRanks(reduce, operands, results)))
+        return failure();
+    } else {
+      for (size_t r = 0; r < ranks; ++r)
+        if (failed(evaluateOp(&op, operands[r], results[r], globals[r])))
+          return failure();
+    }
+    for (size_t r = 0; r < ranks; ++r)
+      for (auto [result, value] : llvm::zip(op.getResults(), results[r]))
+        if (lastUser.count(result))
+          values[r][result] = std::move(value);
   }
   return block.getParentOp()->emitOpError()
          << "has a block without a terminator";
+}
+
+/// evaluateBlockOnRanks for one rank.
+FailureOr<SmallVector<Tensor>>
+evaluateBlock(Block &block, ArrayRef<Tensor> inputs, GlobalValues *globals) {
+  FailureOr<SmallVector<SmallVector<Tensor>>> results =
+      evaluateBlockOnRanks(block, {inputs}, {globals});
+  if (failed(results))
+    return failure();
+  return std::move(results->front());
 }
 
 /// A fusion or a plan's kernel launch: its body on its operands.
@@ -318,6 +404,11 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           .Case<CrossEntropyGradOp>([&](auto c) {
             return evalCrossEntropyGrad(c, operands, results);
           })
+          .Case<AllReduceOp>([&](auto) {
+            return op->emitOpError()
+                   << "combines every rank's values: the evaluator runs it "
+                      "in a function's body, on all ranks at once";
+          })
           .Case<FusionOp, LaunchOp>(
               [&](auto f) { return evalBody(f, operands, results); })
           .Default([&](Operation *) {
@@ -338,6 +429,16 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
 
 FailureOr<Evaluator> Evaluator::create(ModuleOp module) {
   Evaluator evaluator(module);
+  int64_t ranks = 1;
+  if (Attribute attr = module->getAttr(roles::kDataParallelAttr)) {
+    auto count = dyn_cast<IntegerAttr>(attr);
+    if (!count || count.getInt() < 1)
+      return module.emitError()
+             << roles::kDataParallelAttr
+             << " must be a positive number of ranks, got " << attr;
+    ranks = count.getInt();
+  }
+  GlobalValues initial;
   for (GlobalOp global : module.getOps<GlobalOp>()) {
     StringRef name = global.getSymName();
     std::optional<ElementsAttr> init = global.getInitialValue();
@@ -349,27 +450,52 @@ FailureOr<Evaluator> Evaluator::create(ModuleOp module) {
              << "@" << name
              << " has an initial value the evaluator cannot read (a "
                 "dense_resource blob without data?)";
-    evaluator.globals_[name] = std::move(*value);
+    initial[name] = std::move(*value);
   }
+  evaluator.globals_.assign(ranks, initial);
   return evaluator;
 }
 
 FailureOr<SmallVector<Tensor>> Evaluator::run(func::FuncOp func,
                                               ArrayRef<Tensor> inputs) {
+  if (ranks() != 1)
+    return func.emitOpError()
+           << "belongs to a module partitioned for " << ranks()
+           << " data-parallel ranks: run every rank's inputs together "
+              "(dlc-run simulates the ranks)";
+  FailureOr<SmallVector<SmallVector<Tensor>>> results =
+      runRanks(func, {inputs});
+  if (failed(results))
+    return failure();
+  return std::move(results->front());
+}
+
+FailureOr<SmallVector<SmallVector<Tensor>>>
+Evaluator::runRanks(func::FuncOp func, ArrayRef<ArrayRef<Tensor>> inputs) {
   if (func.isExternal())
     return func.emitOpError() << "has no body to evaluate";
   if (!func.getBody().hasOneBlock())
     return func.emitOpError() << "has more than one block; the evaluator "
                                  "runs single-block functions";
+  if (static_cast<int64_t>(inputs.size()) != ranks())
+    return func.emitOpError() << "runs on " << ranks() << " ranks, given "
+                              << inputs.size() << " ranks' inputs";
   Block &block = func.getBody().front();
-  if (inputs.size() != block.getNumArguments())
-    return func.emitOpError() << "expects " << block.getNumArguments()
-                              << " inputs, got " << inputs.size();
-
-  for (auto [i, argument] : llvm::enumerate(block.getArguments()))
-    if (!matchesType(inputs[i], argument.getType()))
+  for (auto [rank, rankInputs] : llvm::enumerate(inputs)) {
+    std::string where =
+        ranks() > 1 ? " of rank " + std::to_string(rank) : std::string();
+    if (rankInputs.size() != block.getNumArguments())
       return func.emitOpError()
-             << "input #" << i << " is " << inputs[i].describe()
-             << ", expected " << describeType(argument.getType());
-  return evaluateBlock(block, inputs, &globals_);
+             << "expects " << block.getNumArguments() << " inputs" << where
+             << ", got " << rankInputs.size();
+    for (auto [i, argument] : llvm::enumerate(block.getArguments()))
+      if (!matchesType(rankInputs[i], argument.getType()))
+        return func.emitOpError()
+               << "input #" << i << where << " is " << rankInputs[i].describe()
+               << ", expected " << describeType(argument.getType());
+  }
+  SmallVector<GlobalValues *> globals;
+  for (GlobalValues &g : globals_)
+    globals.push_back(&g);
+  return evaluateBlockOnRanks(block, inputs, globals);
 }

@@ -44,23 +44,37 @@ LogicalResult evaluateOp(Operation *op, ArrayRef<Tensor> operands,
                          GlobalValues *globals = nullptr);
 
 /// Runs functions of a module. Globals start at their initial values.
+/// A module partitioned for N data-parallel ranks (`dlc.data_parallel`) is
+/// run as N ranks in lockstep, each with its own globals, their
+/// dlc.all_reduce ops combining the ranks' values.
 class Evaluator {
 public:
   /// Fails (with a diagnostic) if a global has no initial value.
   static FailureOr<Evaluator> create(ModuleOp module);
 
+  /// The number of ranks a function runs on: the module's data-parallel
+  /// ranks, or 1.
+  int64_t ranks() const { return static_cast<int64_t>(globals_.size()); }
+
   /// Runs `func` on `inputs` (one per argument, types checked) and returns one
-  /// tensor per result.
+  /// tensor per result. For a module of one rank.
   FailureOr<SmallVector<Tensor>> run(func::FuncOp func,
                                      ArrayRef<Tensor> inputs);
+  /// Runs `func` on every rank: `inputs[r]` are rank r's arguments (one
+  /// list per rank, ranks() of them); returns each rank's results.
+  FailureOr<SmallVector<SmallVector<Tensor>>>
+  runRanks(func::FuncOp func, ArrayRef<ArrayRef<Tensor>> inputs);
 
-  GlobalValues &globals() { return globals_; }
+  /// Rank 0's globals (a one-rank module's).
+  GlobalValues &globals() { return globals_.front(); }
+  GlobalValues &globals(int64_t rank) { return globals_[rank]; }
 
 private:
   explicit Evaluator(ModuleOp module) : module_(module) {}
 
   ModuleOp module_;
-  GlobalValues globals_;
+  /// Each rank's.
+  SmallVector<GlobalValues, 1> globals_;
 };
 
 } // namespace mlir::dlc

@@ -752,3 +752,27 @@ func.func @random_uniform_seed(%seed: tensor<2xi64>) -> tensor<3xf32> {
   %0 = dlc.random_uniform %seed {stream = 0 : i64} : tensor<2xi64> -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @all_reduce_nothing() {
+  // expected-error@+1 {{'dlc.all_reduce' op reduces no values}}
+  "dlc.all_reduce"() <{bucket = 0 : i64, reduction = 1 : i32}> : () -> ()
+  return
+}
+
+// -----
+
+func.func @all_reduce_bucket(%g: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error@+1 {{'dlc.all_reduce' op attribute 'bucket' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = dlc.all_reduce sum bucket -1 %g : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @all_reduce_integers(%n: tensor<2xi64>) -> tensor<2xi64> {
+  // expected-error@+1 {{'dlc.all_reduce' op operand #0 must be variadic of statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = dlc.all_reduce sum bucket 0 %n : tensor<2xi64>
+  return %0 : tensor<2xi64>
+}

@@ -164,3 +164,13 @@ func.func @conv_channels_last(%x: tensor<1x8x8x4xf32>, %w: tensor<8x3x3x2xf32>) 
   %0 = dlc.conv %x, %w channels_last stride [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 2 : tensor<1x8x8x4xf32>, tensor<8x3x3x2xf32> -> tensor<1x4x4x8xf32>
   return %0 : tensor<1x4x4x8xf32>
 }
+
+// A bucket of gradients averaged over the data-parallel ranks.
+// CHECK-LABEL: func.func @all_reduce
+// CHECK: %{{.*}}:2 = dlc.all_reduce mean bucket 3 %arg0, %arg1 : tensor<4x8xf32>, tensor<8xbf16>
+// CHECK: dlc.all_reduce sum bucket 0 %arg1 : tensor<8xbf16>
+func.func @all_reduce(%w: tensor<4x8xf32>, %b: tensor<8xbf16>) -> (tensor<4x8xf32>, tensor<8xbf16>, tensor<8xbf16>) {
+  %0:2 = dlc.all_reduce mean bucket 3 %w, %b : tensor<4x8xf32>, tensor<8xbf16>
+  %1 = dlc.all_reduce sum bucket 0 %b : tensor<8xbf16>
+  return %0#0, %0#1, %1 : tensor<4x8xf32>, tensor<8xbf16>, tensor<8xbf16>
+}

@@ -55,7 +55,8 @@ int main(int argc, char **argv) {
        "mlir-print-ir-module-scope", "mlir-generate-reproducer",
        "mlir-timing-display", "mlir-print-local-scope",
        "mlir-print-op-on-diagnostic", "mlir-print-ir-after-change",
-       "no-implicit-module", "verify-roundtrip"},
+       "no-implicit-module", "verify-roundtrip", "emit-bytecode",
+       "show-dialects", "allow-unregistered-dialect"},
       {"Remark Options"});
   auto [input, output] = mlir::parseCLIOptions(argc, argv, help);
   return mlir::asMainReturnCode(

@@ -58,6 +58,7 @@
 #include "tools/dlc-run/EvaluatorEngine.h"
 #include "tools/dlc-run/GradCheck.h"
 #include "tools/dlc-run/RunOptions.h"
+#include "tools/dlc-run/SimulatedRanks.h"
 #include "tools/runner/Runner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -269,27 +270,27 @@ readArrays(const std::string &file, ArrayRef<ExpectedArray> expectedArrays,
   return inputs;
 }
 
-/// Reads --inputs, one array per argument of `func` (which passed
-/// checkSignature); arguments bound to a global (by their dlc.role) may be
-/// left out and take its value in `globals`, but a parameter's 16-bit copy
-/// left out is the rounding of the parameter's value, as in a session.
+/// Reads --inputs (`what`, for messages), one array per argument of `func`
+/// (which passed checkSignature) of its type in `types`; arguments bound to a
+/// global (by their dlc.role) may be left out and take its value in `globals`,
+/// but a parameter's 16-bit copy left out is the rounding of the parameter's
+/// value, as in a session.
 static FailureOr<SmallVector<Tensor>>
-readInputs(func::FuncOp func, const mlir::dlc::GlobalValues &globals) {
+readInputs(func::FuncOp func, ArrayRef<RankedTensorType> types,
+           const std::string &what, const mlir::dlc::GlobalValues &globals) {
   SmallVector<ExpectedArray> expected;
-  // A declaration has no block arguments, only types.
-  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+  for (auto [i, type] : llvm::enumerate(types)) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
     std::string name = valueName(attrs, "arg", i);
     StringRef role = mlir::dlc::roles::roleOf(attrs);
     auto global = globals.find(name);
     bool bound =
         mlir::dlc::roles::isGlobalRole(role) && global != globals.end();
-    expected.push_back({name, cast<RankedTensorType>(type),
-                        bound ? &global->second : nullptr});
+    expected.push_back({name, type, bound ? &global->second : nullptr});
   }
   SmallVector<bool> given;
   FailureOr<SmallVector<Tensor>> inputs =
-      readArrays(inputsFile, expected, "inputs", &given);
+      readArrays(inputsFile, expected, what, &given);
   if (failed(inputs))
     return failure();
   auto module = func->getParentOfType<ModuleOp>();
@@ -334,15 +335,15 @@ static FailureOr<SmallVector<Tensor>> readCotangents(func::FuncOp func) {
   return readArrays(gradcheckFile, expected, "float results");
 }
 
-/// Seeded random values for every argument of `func`, which passed
-/// checkSignature.
-static SmallVector<Tensor> makeRandomInputs(func::FuncOp func, uint64_t seed) {
+/// Seeded random values of `types` (a function's arguments, which passed
+/// checkSignature).
+static SmallVector<Tensor> makeRandomInputs(ArrayRef<RankedTensorType> types,
+                                            uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> real(-1.0f, 1.0f);
   std::uniform_int_distribution<int> small(0, 3);
   SmallVector<Tensor> inputs;
-  for (Type t : func.getArgumentTypes()) {
-    auto type = cast<RankedTensorType>(t);
+  for (RankedTensorType type : types) {
     DType dtype = *mlir::dlc::dtypeOf(type.getElementType());
     Tensor tensor(dtype, std::vector<int64_t>(type.getShape().begin(),
                                               type.getShape().end()));
@@ -474,18 +475,30 @@ int main(int argc, char **argv) {
       mlir::dlc::Evaluator::create(**module);
   if (failed(evaluator))
     return 1;
+  // A module partitioned for data-parallel ranks takes the global batch's
+  // inputs, runs every rank on its share and gives the global results.
+  const int64_t ranks = evaluator->ranks();
+  SmallVector<RankedTensorType> types = tools::globalArgumentTypes(func, ranks);
   SmallVector<Tensor> inputs;
   if (randomInputs.getNumOccurrences()) {
-    inputs = makeRandomInputs(func, randomInputs);
+    inputs = makeRandomInputs(types, randomInputs);
   } else {
-    FailureOr<SmallVector<Tensor>> read =
-        readInputs(func, evaluator->globals());
+    FailureOr<SmallVector<Tensor>> read = readInputs(
+        func, types,
+        ranks == 1 ? std::string("inputs")
+                   : "inputs at the global batch of " + std::to_string(ranks) +
+                         " data-parallel ranks",
+        evaluator->globals());
     if (failed(read))
       return 1;
     inputs = std::move(*read);
   }
 
   if (!gradcheckFile.empty()) {
+    if (ranks > 1)
+      return fail("--gradcheck checks one rank's function; this module is "
+                  "partitioned for " +
+                  std::to_string(ranks) + " data-parallel ranks");
     FailureOr<SmallVector<Tensor>> cotangents = readCotangents(func);
     if (failed(cotangents))
       return 1;
@@ -496,12 +509,24 @@ int main(int argc, char **argv) {
     return failIfError(writeNpz(outputsFile, *checked));
   }
 
-  FailureOr<SmallVector<Tensor>> results = evaluator->run(func, inputs);
-  if (failed(results))
-    return 1;
+  SmallVector<Tensor> results;
+  if (ranks == 1) {
+    FailureOr<SmallVector<Tensor>> run = evaluator->run(func, inputs);
+    if (failed(run))
+      return 1;
+    results = std::move(*run);
+  } else {
+    SmallVector<SmallVector<Tensor>> shares =
+        tools::splitInputs(func, inputs, ranks);
+    FailureOr<SmallVector<SmallVector<Tensor>>> run = evaluator->runRanks(
+        func, SmallVector<ArrayRef<Tensor>>(shares.begin(), shares.end()));
+    if (failed(run))
+      return 1;
+    results = tools::combineResults(func, *run);
+  }
 
   NamedTensors outputs;
-  for (auto [i, value] : llvm::enumerate(*results))
+  for (auto [i, value] : llvm::enumerate(results))
     outputs.emplace_back(valueName(func.getResultAttrDict(i), "result", i),
                          value.dtype() == DType::BF16 ? bfloat16AsBits(value)
                                                       : std::move(value));

@@ -1,0 +1,174 @@
+//===- DataParallel.cpp - Gradient all-reduce in buckets ------------------===//
+//
+// Data parallelism as the compiler sees it (DESIGN.md decision 9): the
+// program every rank runs is the one-device program at the per-rank batch,
+// plus a mean over the ranks of each gradient before the optimizer uses
+// it. The buckets follow PyTorch DDP's: gradients in the order backward
+// produces them, up to a byte cap each, so the first buckets can be on the
+// wire while later layers' gradients are still being computed. Each bucket
+// sits right after its last gradient's producer; where the plan then issues
+// and waits for it is the execution plan's business.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Dialect.h"
+#include "ir/Roles.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <cmath>
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCDATAPARALLEL
+#include "passes/Passes.h.inc"
+
+namespace {
+
+/// One distinct gradient value a function returns.
+struct Gradient {
+  Value value;
+  /// Where backward produces it: its defining op's place in the body, -1 for
+  /// a block argument.
+  int64_t position;
+  int64_t bytes;
+};
+
+int64_t bytesOf(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+class DataParallelPass : public impl::DLCDataParallelBase<DataParallelPass> {
+public:
+  using DLCDataParallelBase::DLCDataParallelBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (ranks < 1) {
+      module.emitError() << "dlc-data-parallel: ranks must be at least 1, got "
+                         << static_cast<int64_t>(ranks);
+      return signalPassFailure();
+    }
+    if (!(bucketMb > 0) || !std::isfinite(bucketMb)) {
+      module.emitError() << "dlc-data-parallel: bucket-mb must be a positive "
+                            "number of MiB, got "
+                         << static_cast<double>(bucketMb);
+      return signalPassFailure();
+    }
+    if (auto done =
+            module->getAttrOfType<IntegerAttr>(roles::kDataParallelAttr)) {
+      module.emitError() << "dlc-data-parallel: the module is already "
+                            "partitioned for "
+                         << done.getInt() << " data-parallel ranks";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> functions;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+        StringRef role = roles::roleOf(func.getArgAttrDict(i));
+        if (role == roles::kStep || role == roles::kOptimizerState) {
+          func.emitOpError()
+              << "already updates the parameters (argument '"
+              << roles::nameOf(func.getArgAttrDict(i))
+              << "' is optimizer state): dlc-data-parallel runs before "
+                 "dlc-optimizer, so that the update reads reduced gradients";
+          return signalPassFailure();
+        }
+      }
+      if (llvm::any_of(func.getAllResultAttrs()
+                           ? func.getAllResultAttrs().getValue()
+                           : ArrayRef<Attribute>(),
+                       [](Attribute a) {
+                         return roles::roleOf(cast<DictionaryAttr>(a)) ==
+                                roles::kGradient;
+                       }))
+        functions.push_back(func);
+    }
+    if (functions.empty()) {
+      module.emitError() << "dlc-data-parallel: no function returns gradients "
+                            "(dlc.role = \"gradient\"); run dlc-autodiff first";
+      return signalPassFailure();
+    }
+    if (ranks == 1)
+      return;
+    for (func::FuncOp func : functions)
+      if (failed(partition(func)))
+        return signalPassFailure();
+    module->setAttr(roles::kDataParallelAttr,
+                    Builder(module.getContext()).getI64IntegerAttr(ranks));
+  }
+
+private:
+  /// Reduces every gradient `func` returns, in buckets.
+  LogicalResult partition(func::FuncOp func) {
+    Block &body = func.getBody().front();
+    Operation *ret = body.getTerminator();
+    llvm::DenseMap<Operation *, int64_t> positions;
+    for (auto [i, op] : llvm::enumerate(body))
+      positions[&op] = static_cast<int64_t>(i);
+
+    SmallVector<Gradient> gradients;
+    llvm::DenseMap<Value, SmallVector<unsigned>> resultsOf;
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      if (roles::roleOf(func.getResultAttrDict(i)) != roles::kGradient)
+        continue;
+      Value value = ret->getOperand(i);
+      if (!isa<FloatType>(getElementTypeOrSelf(value.getType())))
+        return func.emitOpError()
+               << "returns gradient '"
+               << roles::nameOf(func.getResultAttrDict(i)) << "' (result #" << i
+               << ") of " << value.getType()
+               << "; only floating-point gradients can be all-reduced";
+      SmallVector<unsigned> &results = resultsOf[value];
+      if (results.empty()) {
+        Operation *producer = value.getDefiningOp();
+        gradients.push_back({value, producer ? positions.lookup(producer) : -1,
+                             bytesOf(value)});
+      }
+      results.push_back(i);
+    }
+    llvm::stable_sort(gradients, [](const Gradient &a, const Gradient &b) {
+      return a.position < b.position;
+    });
+
+    const double cap = bucketMb * 1024 * 1024;
+    SmallVector<SmallVector<Gradient>> buckets;
+    double filled = 0;
+    for (const Gradient &g : gradients) {
+      if (buckets.empty() ||
+          (!buckets.back().empty() && filled + g.bytes > cap)) {
+        buckets.emplace_back();
+        filled = 0;
+      }
+      buckets.back().push_back(g);
+      filled += g.bytes;
+    }
+
+    OpBuilder builder(func.getContext());
+    for (auto [index, bucket] : llvm::enumerate(buckets)) {
+      Value last = bucket.back().value;
+      if (Operation *producer = last.getDefiningOp())
+        builder.setInsertionPointAfter(producer);
+      else
+        builder.setInsertionPointToStart(&body);
+      SmallVector<Value> inputs;
+      for (const Gradient &g : bucket)
+        inputs.push_back(g.value);
+      auto reduce = builder.create<AllReduceOp>(last.getLoc(), inputs,
+                                                RankReduction::mean,
+                                                static_cast<int64_t>(index));
+      for (auto [g, reduced] : llvm::zip(bucket, reduce.getResults()))
+        for (unsigned result : resultsOf[g.value])
+          ret->setOperand(result, reduced);
+    }
+    return success();
+  }
+};
+
+} // namespace
+} // namespace mlir::dlc

@@ -1,0 +1,31 @@
+// RUN: dlc-opt %s -split-input-file -verify-diagnostics -dlc-data-parallel=ranks=2
+
+// expected-error@below {{dlc-data-parallel: the module is already partitioned for 2 data-parallel ranks}}
+module attributes {dlc.data_parallel = 2 : i64} {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    return %w : tensor<2xf32>
+  }
+}
+
+// -----
+
+// expected-error@below {{dlc-data-parallel: no function returns gradients (dlc.role = "gradient"); run dlc-autodiff first}}
+module {
+  func.func @forward(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<2xf32> {dlc.name = "y", dlc.role = "output"}) {
+    return %w : tensor<2xf32>
+  }
+}
+
+// -----
+
+// expected-error@below {{'func.func' op already updates the parameters (argument 'dlc.step' is optimizer state): dlc-data-parallel runs before dlc-optimizer, so that the update reads reduced gradients}}
+func.func @train_step(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %step: tensor<i64> {dlc.name = "dlc.step", dlc.role = "step"}) -> (tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) {
+  return %w : tensor<2xf32>
+}
+
+// -----
+
+// expected-error@below {{'func.func' op returns gradient 'n' (result #1) of 'tensor<2xi64>'; only floating-point gradients can be all-reduced}}
+func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %n: tensor<2xi64> {dlc.name = "n", dlc.role = "input"}) -> (tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}, tensor<2xi64> {dlc.name = "n", dlc.role = "gradient"}) {
+  return %w, %n : tensor<2xf32>, tensor<2xi64>
+}

@@ -1,0 +1,91 @@
+//===- SimulatedRanks.cpp - A data-parallel module's ranks in one process -===//
+#include "tools/dlc-run/SimulatedRanks.h"
+
+#include "ir/Roles.h"
+
+#include <cstring>
+
+namespace mlir::dlc::tools {
+
+namespace {
+
+bool isPerSample(StringRef role) {
+  return role == roles::kInput || role == roles::kLabel;
+}
+
+} // namespace
+
+SmallVector<RankedTensorType> globalArgumentTypes(func::FuncOp func,
+                                                  int64_t ranks) {
+  SmallVector<RankedTensorType> types;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto ranked = cast<RankedTensorType>(type);
+    if (isPerSample(roles::roleOf(func.getArgAttrDict(i))) &&
+        ranked.getRank() > 0) {
+      SmallVector<int64_t> shape(ranked.getShape());
+      shape[0] *= ranks;
+      ranked = ranked.clone(shape);
+    }
+    types.push_back(ranked);
+  }
+  return types;
+}
+
+SmallVector<SmallVector<Tensor>>
+splitInputs(func::FuncOp func, ArrayRef<Tensor> global, int64_t ranks) {
+  SmallVector<SmallVector<Tensor>> inputs(ranks);
+  for (auto [i, tensor] : llvm::enumerate(global)) {
+    bool split = isPerSample(roles::roleOf(func.getArgAttrDict(i))) &&
+                 !tensor.shape().empty();
+    for (int64_t r = 0; r < ranks; ++r) {
+      if (!split) {
+        inputs[r].push_back(tensor);
+        continue;
+      }
+      std::vector<int64_t> shape = tensor.shape();
+      shape[0] /= ranks;
+      Tensor share(tensor.dtype(), shape);
+      std::memcpy(share.bytes(), tensor.bytes() + r * share.byteSize(),
+                  share.byteSize());
+      inputs[r].push_back(std::move(share));
+    }
+  }
+  return inputs;
+}
+
+SmallVector<Tensor> combineResults(func::FuncOp func,
+                                   ArrayRef<SmallVector<Tensor>> ranks) {
+  SmallVector<Tensor> combined;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    StringRef role = roles::roleOf(func.getResultAttrDict(i));
+    const Tensor &first = ranks.front()[i];
+    if (role == roles::kOutput && !first.shape().empty()) {
+      std::vector<int64_t> shape = first.shape();
+      shape[0] *= static_cast<int64_t>(ranks.size());
+      Tensor all(first.dtype(), shape);
+      for (auto [r, results] : llvm::enumerate(ranks))
+        std::memcpy(all.bytes() + r * first.byteSize(), results[i].bytes(),
+                    first.byteSize());
+      combined.push_back(std::move(all));
+    } else if ((role == roles::kLoss || role == roles::kMetric) &&
+               (first.dtype() == DType::F32 || first.dtype() == DType::F64)) {
+      Tensor mean = first;
+      for (int64_t e = 0; e < first.numElements(); ++e) {
+        double sum = 0;
+        for (const SmallVector<Tensor> &results : ranks)
+          sum += results[i].getDouble(e);
+        double value = sum / static_cast<double>(ranks.size());
+        if (first.dtype() == DType::F32)
+          mean.data<float>()[e] = static_cast<float>(value);
+        else
+          mean.data<double>()[e] = value;
+      }
+      combined.push_back(std::move(mean));
+    } else {
+      combined.push_back(first);
+    }
+  }
+  return combined;
+}
+
+} // namespace mlir::dlc::tools
