@@ -167,6 +167,13 @@ dlc_status_t NcclCommunicator::enqueued(ncclResult_t result, const char *call,
   return fail(nccl_->check(result, call, comm_));
 }
 
+ncclRedOp_t NcclCommunicator::reduction(dlc_reduce_op_t op) const {
+  // One rank's mean is its sum. NCCL 2.28.9's ncclAvg over one rank left a
+  // reduce-scatter's last count % 4 elements unwritten (H200, 2026-11-27:
+  // 2^20 + 3 elements, float32 and bfloat16), where ncclSum wrote them.
+  return op == DLC_REDUCE_MEAN && size_ > 1 ? ncclAvg : ncclSum;
+}
+
 dlc_status_t NcclCommunicator::allReduce(void *data, size_t count,
                                          dlc_dtype_t dtype, dlc_reduce_op_t op,
                                          CUstream stream) {
@@ -176,9 +183,8 @@ dlc_status_t NcclCommunicator::allReduce(void *data, size_t count,
   if (count == 0)
     return nullptr;
   DLC_RETURN_IF_ERROR(fail(makeCurrent()));
-  return enqueued(nccl_->ncclAllReduce(
-                      data, data, count, ncclTypeOf(dtype),
-                      op == DLC_REDUCE_MEAN ? ncclAvg : ncclSum, comm_, stream),
+  return enqueued(nccl_->ncclAllReduce(data, data, count, ncclTypeOf(dtype),
+                                       reduction(op), comm_, stream),
                   "ncclAllReduce", describe("all_reduce", count, dtype));
 }
 
@@ -201,9 +207,9 @@ dlc_status_t NcclCommunicator::reduceScatter(const void *send, void *recv,
   if (recvCount == 0)
     return nullptr;
   DLC_RETURN_IF_ERROR(fail(makeCurrent()));
-  return enqueued(nccl_->ncclReduceScatter(
-                      send, recv, recvCount, ncclTypeOf(dtype),
-                      op == DLC_REDUCE_MEAN ? ncclAvg : ncclSum, comm_, stream),
+  return enqueued(nccl_->ncclReduceScatter(send, recv, recvCount,
+                                           ncclTypeOf(dtype), reduction(op),
+                                           comm_, stream),
                   "ncclReduceScatter",
                   describe("reduce_scatter", recvCount * size_, dtype));
 }

@@ -104,6 +104,9 @@ private:
   NcclCommunicator(const Communicator &host, std::shared_ptr<const Nccl> nccl,
                    NcclDriverCalls driver, CUcontext context);
 
+  /// NCCL's reduction for `op` over this communicator's ranks.
+  ncclRedOp_t reduction(dlc_reduce_op_t op) const;
+
   /// NCCL takes its device from the CUDA runtime's current device, which
   /// the runtime derives from the calling thread's current context; dlc
   /// uses the driver API and may call from any thread, so every entry
