@@ -1042,7 +1042,8 @@ def DLC_AllReduceOp : DLC_Op<"all_reduce", [Pure, InferTypeOpAdaptor]> {
     operand over the N ranks, the same on every rank. The operands travel
     together, as one bucket of a gradient all-reduce (`bucket` numbers the
     buckets in the order the ranks issue them). 16-bit values are summed
-    in float32 and rounded once, as the runtime's communicators do.
+    in float32 and rounded once, as the host communicators do (NCCL's
+    order and rounding are its own).
     dlc-data-parallel inserts it on the gradients; the evaluator runs the
     N ranks of such a module in lockstep.
 

@@ -125,7 +125,7 @@ LogicalResult checkOperandsAndResults(Operation *op,
 
 /// `op`'s operands reduced over the ranks, in rank order: float32 and
 /// float64 summed in their own type, 16-bit values in float32 and rounded
-/// once (as the runtime's communicators do); a mean is that sum divided by
+/// once (as the host communicators do); a mean is that sum divided by
 /// the number of ranks. `operands[r]` are rank r's; every rank gets the same
 /// results.
 LogicalResult reduceOverRanks(AllReduceOp op,
@@ -188,11 +188,12 @@ LogicalResult reduceOverRanks(AllReduceOp op,
 /// Runs a block on every rank in lockstep: rank r's argument values are
 /// `inputs[r]` (types already checked) and its globals `globals[r]` (null
 /// where the block touches none). Each op runs on each rank in turn, but a
-/// dlc.all_reduce, which needs every rank's operands, runs once for all.
+/// dlc.all_reduce, which needs every rank's operands, runs once for all,
+/// in a function's body (`functionBody`); a nested body's is an error.
 /// Returns each rank's values of the return-like terminator's operands.
 FailureOr<SmallVector<SmallVector<Tensor>>>
 evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
-                     ArrayRef<GlobalValues *> globals) {
+                     ArrayRef<GlobalValues *> globals, bool functionBody) {
   const size_t ranks = inputs.size();
   // Each value is dropped after its last use; an operand whose last use is
   // the current op is moved into it instead of copied.
@@ -228,7 +229,8 @@ evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
       return operands;
 
     SmallVector<SmallVector<Tensor>> results(ranks);
-    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+    auto reduce = dyn_cast<AllReduceOp>(op);
+    if (reduce && functionBody) {
       if (failed(reduceOverRanks(reduce, operands, results)))
         return failure();
     } else {
@@ -245,11 +247,11 @@ evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
          << "has a block without a terminator";
 }
 
-/// evaluateBlockOnRanks for one rank.
+/// A nested body (a fusion's, a launch's) on one rank.
 FailureOr<SmallVector<Tensor>>
 evaluateBlock(Block &block, ArrayRef<Tensor> inputs, GlobalValues *globals) {
   FailureOr<SmallVector<SmallVector<Tensor>>> results =
-      evaluateBlockOnRanks(block, {inputs}, {globals});
+      evaluateBlockOnRanks(block, {inputs}, {globals}, /*functionBody=*/false);
   if (failed(results))
     return failure();
   return std::move(results->front());
@@ -431,11 +433,15 @@ FailureOr<Evaluator> Evaluator::create(ModuleOp module) {
   Evaluator evaluator(module);
   int64_t ranks = 1;
   if (Attribute attr = module->getAttr(roles::kDataParallelAttr)) {
+    // Each simulated rank holds a copy of every global.
+    constexpr int64_t kMostRanks = 1024;
     auto count = dyn_cast<IntegerAttr>(attr);
-    if (!count || count.getInt() < 1)
+    if (!count || !count.getType().isSignlessInteger(64) ||
+        count.getInt() < 1 || count.getInt() > kMostRanks)
       return module.emitError()
-             << roles::kDataParallelAttr
-             << " must be a positive number of ranks, got " << attr;
+             << roles::kDataParallelAttr << " must be an i64 number of ranks "
+             << "from 1 to " << kMostRanks << " (the most the evaluator "
+             << "simulates), got " << attr;
     ranks = count.getInt();
   }
   GlobalValues initial;
@@ -497,5 +503,5 @@ Evaluator::runRanks(func::FuncOp func, ArrayRef<ArrayRef<Tensor>> inputs) {
   SmallVector<GlobalValues *> globals;
   for (GlobalValues &g : globals_)
     globals.push_back(&g);
-  return evaluateBlockOnRanks(block, inputs, globals);
+  return evaluateBlockOnRanks(block, inputs, globals, /*functionBody=*/true);
 }

@@ -106,6 +106,10 @@ public:
 private:
   /// Reduces every gradient `func` returns, in buckets.
   LogicalResult partition(func::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return func.emitOpError() << "has more than one block; "
+                                   "dlc-data-parallel partitions "
+                                   "single-block functions";
     Block &body = func.getBody().front();
     Operation *ret = body.getTerminator();
     llvm::DenseMap<Operation *, int64_t> positions;
@@ -118,12 +122,16 @@ private:
       if (roles::roleOf(func.getResultAttrDict(i)) != roles::kGradient)
         continue;
       Value value = ret->getOperand(i);
-      if (!isa<FloatType>(getElementTypeOrSelf(value.getType())))
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      if (!type || !type.hasStaticShape() ||
+          !isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(
+              type.getElementType()))
         return func.emitOpError()
                << "returns gradient '"
                << roles::nameOf(func.getResultAttrDict(i)) << "' (result #" << i
                << ") of " << value.getType()
-               << "; only floating-point gradients can be all-reduced";
+               << "; only statically shaped float16, bfloat16, float32 or "
+                  "float64 tensors can be all-reduced";
       SmallVector<unsigned> &results = resultsOf[value];
       if (results.empty()) {
         Operation *producer = value.getDefiningOp();
@@ -150,10 +158,17 @@ private:
     }
 
     OpBuilder builder(func.getContext());
+    // Each bucket goes after its last gradient's producer and after the
+    // bucket before it (buckets of arguments, or of one op's results, share
+    // a producer), so the body issues them in bucket order.
+    Operation *previous = nullptr;
     for (auto [index, bucket] : llvm::enumerate(buckets)) {
       Value last = bucket.back().value;
-      if (Operation *producer = last.getDefiningOp())
-        builder.setInsertionPointAfter(producer);
+      Operation *after = last.getDefiningOp();
+      if (previous && (!after || after->isBeforeInBlock(previous)))
+        after = previous;
+      if (after)
+        builder.setInsertionPointAfter(after);
       else
         builder.setInsertionPointToStart(&body);
       SmallVector<Value> inputs;
@@ -162,6 +177,7 @@ private:
       auto reduce = builder.create<AllReduceOp>(last.getLoc(), inputs,
                                                 RankReduction::mean,
                                                 static_cast<int64_t>(index));
+      previous = reduce;
       for (auto [g, reduced] : llvm::zip(bucket, reduce.getResults()))
         for (unsigned result : resultsOf[g.value])
           ret->setOperand(result, reduced);

@@ -1,4 +1,4 @@
-// RUN: dlc-opt %s -split-input-file -verify-diagnostics -dlc-data-parallel=ranks=2
+// RUN: dlc-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect -dlc-data-parallel=ranks=2
 
 // expected-error@below {{dlc-data-parallel: the module is already partitioned for 2 data-parallel ranks}}
 module attributes {dlc.data_parallel = 2 : i64} {
@@ -25,7 +25,23 @@ func.func @train_step(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %s
 
 // -----
 
-// expected-error@below {{'func.func' op returns gradient 'n' (result #1) of 'tensor<2xi64>'; only floating-point gradients can be all-reduced}}
+// expected-error@below {{'func.func' op returns gradient 'n' (result #1) of 'tensor<2xi64>'; only statically shaped float16, bfloat16, float32 or float64 tensors can be all-reduced}}
 func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}, %n: tensor<2xi64> {dlc.name = "n", dlc.role = "input"}) -> (tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}, tensor<2xi64> {dlc.name = "n", dlc.role = "gradient"}) {
   return %w, %n : tensor<2xf32>, tensor<2xi64>
+}
+
+// -----
+
+// expected-error@below {{'func.func' op returns gradient 's' (result #0) of 'f32'; only statically shaped float16, bfloat16, float32 or float64 tensors can be all-reduced}}
+func.func @loss_grad(%s: f32 {dlc.name = "s", dlc.role = "param"}) -> (f32 {dlc.name = "s", dlc.role = "gradient"}) {
+  return %s : f32
+}
+
+// -----
+
+// expected-error@below {{'func.func' op has more than one block; dlc-data-parallel partitions single-block functions}}
+func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+  "test.br"()[^next] : () -> ()
+^next:
+  return %w : tensor<2xf32>
 }

@@ -10,7 +10,8 @@
 // as soon as its gradient exists. A gradient returned twice (the tied
 // embedding's) is reduced once. One rank needs no collective.
 
-// CHECK: module attributes {dlc.data_parallel = [[N:2|4]] : i64}
+// ONE: module attributes {dlc.data_parallel = 2 : i64}
+// EACH: module attributes {dlc.data_parallel = 4 : i64}
 // SINGLE-NOT: dlc.data_parallel
 // SINGLE-NOT: dlc.all_reduce
 // CHECK-LABEL: func.func @loss_grad
@@ -19,11 +20,21 @@
 // EACH-NEXT: %[[RB:.+]] = dlc.all_reduce mean bucket 0 %[[DB]] : tensor<2xf32>
 // CHECK: %[[DW2:.+]] = dlc.matmul
 // EACH-NEXT: %[[RW2:.+]] = dlc.all_reduce mean bucket 1 %[[DW2]] : tensor<3x2xf32>
+// ONE-NOT: dlc.all_reduce
 // CHECK: %[[DW1:.+]] = dlc.matmul %{{.+}}, %{{.+}} : tensor<4x2xf32>, tensor<2x3xf32>
 // ONE-NEXT: %[[R:.+]]:3 = dlc.all_reduce mean bucket 0 %[[DB]], %[[DW2]], %[[DW1]] : tensor<2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
 // ONE-NEXT: return %[[LOSS]], %[[R]]#2, %[[R]]#1, %[[R]]#0, %[[R]]#0 :
 // EACH-NEXT: %[[RW1:.+]] = dlc.all_reduce mean bucket 2 %[[DW1]] : tensor<4x3xf32>
 // EACH-NEXT: return %[[LOSS]], %[[RW1]], %[[RW2]], %[[RB]], %[[RB]] :
+// A parameter that is its own gradient (an argument): its bucket comes
+// first in the body; with 31-byte buckets u's 24 bytes and v's 12 are two
+// buckets at the same place, which keep their order.
+// CHECK-LABEL: func.func @argument_gradients
+// ONE-NEXT: %[[A:.+]]:2 = dlc.all_reduce mean bucket 0 %arg0, %arg1 : tensor<6xf32>, tensor<3xf32>
+// ONE-NEXT: return %[[A]]#0, %[[A]]#1
+// EACH-NEXT: %[[A0:.+]] = dlc.all_reduce mean bucket 0 %arg0 : tensor<6xf32>
+// EACH-NEXT: %[[A1:.+]] = dlc.all_reduce mean bucket 1 %arg1 : tensor<3xf32>
+// EACH-NEXT: return %[[A0]], %[[A1]]
 // Functions without gradients are left alone.
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: dlc.all_reduce
@@ -44,6 +55,9 @@ func.func @loss_grad(%w1: tensor<4x3xf32> {dlc.name = "w1", dlc.role = "param"},
   %dh = dlc.matmul %z, %w2T : tensor<2x2xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
   %dw1 = dlc.matmul %xT, %dh : tensor<4x2xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
   return %s, %dw1, %dw2, %db, %db : tensor<f32>, tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+func.func @argument_gradients(%u: tensor<6xf32> {dlc.name = "u", dlc.role = "param"}, %v: tensor<3xf32> {dlc.name = "v", dlc.role = "param"}) -> (tensor<6xf32> {dlc.name = "u", dlc.role = "gradient"}, tensor<3xf32> {dlc.name = "v", dlc.role = "gradient"}) {
+  return %u, %v : tensor<6xf32>, tensor<3xf32>
 }
 func.func @forward(%w1: tensor<4x3xf32> {dlc.name = "w1", dlc.role = "param"}, %x: tensor<2x4xf32> {dlc.name = "x", dlc.role = "input"}) -> (tensor<2x3xf32> {dlc.name = "h", dlc.role = "output"}) {
   %h = dlc.matmul %x, %w1 : tensor<2x4xf32>, tensor<4x3xf32> -> tensor<2x3xf32>

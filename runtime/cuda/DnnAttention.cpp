@@ -73,7 +73,7 @@ struct Dims {
   }
 };
 
-/// A virtual float32 tensor of `dims`, contiguous.
+/// A virtual tensor of `dims`, contiguous, float32 unless `type` says.
 dlc_status_t intermediate(DnnGraphBuilder &g, const char *name,
                           const std::vector<int64_t> &dims, Tensor &out,
                           cudnnDataType_t type = CUDNN_DATA_FLOAT) {

@@ -13,6 +13,23 @@ bool isPerSample(StringRef role) {
   return role == roles::kInput || role == roles::kLabel;
 }
 
+/// Element `e` of float tensor `t` = `value`, rounded once to its type.
+void store(Tensor &t, int64_t e, double value) {
+  switch (t.dtype()) {
+  case DType::F64:
+    t.data<double>()[e] = value;
+    break;
+  case DType::F32:
+    t.data<float>()[e] = static_cast<float>(value);
+    break;
+  case DType::BF16:
+    t.data<BFloat16>()[e] = BFloat16::fromFloat(static_cast<float>(value));
+    break;
+  default:
+    t.data<Half>()[e] = Half::fromFloat(static_cast<float>(value));
+  }
+}
+
 } // namespace
 
 SmallVector<RankedTensorType> globalArgumentTypes(func::FuncOp func,
@@ -68,17 +85,13 @@ SmallVector<Tensor> combineResults(func::FuncOp func,
                     first.byteSize());
       combined.push_back(std::move(all));
     } else if ((role == roles::kLoss || role == roles::kMetric) &&
-               (first.dtype() == DType::F32 || first.dtype() == DType::F64)) {
+               ::dlc::isFloat(first.dtype())) {
       Tensor mean = first;
       for (int64_t e = 0; e < first.numElements(); ++e) {
         double sum = 0;
         for (const SmallVector<Tensor> &results : ranks)
           sum += results[i].getDouble(e);
-        double value = sum / static_cast<double>(ranks.size());
-        if (first.dtype() == DType::F32)
-          mean.data<float>()[e] = static_cast<float>(value);
-        else
-          mean.data<double>()[e] = value;
+        store(mean, e, sum / static_cast<double>(ranks.size()));
       }
       combined.push_back(std::move(mean));
     } else {

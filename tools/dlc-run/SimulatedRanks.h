@@ -5,7 +5,8 @@
 // inputs are the global batch's, each rank takes its share, and the ranks'
 // results are combined into the global batch's results. So the partitioned
 // function's outputs compare directly with the one-device function's on
-// the same data.
+// the same data. Axis 0 of every input, label and output is the batch, as
+// the importer binds it (--batch-size).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_TOOLS_DLC_RUN_SIMULATEDRANKS_H
