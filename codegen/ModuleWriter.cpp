@@ -7,6 +7,7 @@
 //   dlc.plan.matmul       -> a MatmulStep (transposed flags, epilogue, bias)
 //   dlc.plan.conv         -> a ConvStep (kind, engine)
 //   dlc.plan.copy         -> a CopyStep into its result's buffer
+//   dlc.plan.all_reduce   -> an AllReduceStep over the bucket's buffers
 //   dlc.reshape           -> nothing (a view, BufferPlacement)
 //   dlc.constant          -> a module constant, once read by a step
 // Library calls with an empty result compute nothing and are left out.
@@ -347,6 +348,24 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers) {
     return fb::CreateStep(fbb, fb::StepKind::CopyStep, step.Union(),
                           fbb.CreateString(location));
   }
+  if (auto reduce = dyn_cast<PlanAllReduceOp>(op)) {
+    FailureOr<fb::ElementType> element =
+        elementTypeOf(op, reduce.getInputs().front().getType());
+    if (failed(element))
+      return failure();
+    std::vector<uint64_t> elements;
+    for (Value input : reduce.getInputs())
+      elements.push_back(
+          cast<RankedTensorType>(input.getType()).getNumElements());
+    auto step = fb::CreateAllReduceStepDirect(
+        fbb,
+        reduce.getReduction() == RankReduction::mean ? fb::RankReduction::Mean
+                                                     : fb::RankReduction::Sum,
+        *element, static_cast<uint32_t>(reduce.getBucket()), &buffers.refs,
+        &elements);
+    return fb::CreateStep(fbb, fb::StepKind::AllReduceStep, step.Union(),
+                          fbb.CreateString(location));
+  }
   auto launch = cast<LaunchOp>(op);
   FailureOr<uint32_t> kernel = kernelIndex(launch);
   if (failed(kernel))
@@ -548,6 +567,9 @@ FailureOr<std::string> Writer::run() {
     kernels.push_back(fb::CreateKernelDirect(fbb, name.c_str()));
   std::string fingerprint = globalsFingerprint(module);
   std::vector<uint8_t> onnx(options.onnxModel.begin(), options.onnxModel.end());
+  uint32_t ranks = 1;
+  if (auto attr = module->getAttrOfType<IntegerAttr>(roles::kDataParallelAttr))
+    ranks = static_cast<uint32_t>(attr.getInt());
   auto root = fb::CreateModuleDirect(
       fbb, kModuleFormatVersion, options.producer.c_str(),
       options.modelName.c_str(), options.target == Target::Cpu ? "cpu" : "cuda",
@@ -557,7 +579,8 @@ FailureOr<std::string> Writer::run() {
       ptx.empty() ? nullptr : ptx.c_str(), options.trainingOptions.c_str(),
       onnx.empty() ? nullptr : &onnx, options.embedParameters,
       options.target == Target::Cuda && options.cudaAllowTf32,
-      options.target == Target::Cuda && options.cudaAllowNondeterministic);
+      options.target == Target::Cuda && options.cudaAllowNondeterministic,
+      ranks);
   fb::FinishModuleBuffer(fbb, root);
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                      fbb.GetSize());

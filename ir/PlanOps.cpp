@@ -219,5 +219,31 @@ LogicalResult PlanConvOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// PlanAllReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+PlanAllReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                  PlanAllReduceOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  for (Value input : adaptor.getInputs())
+    inferred.push_back(input.getType());
+  return success();
+}
+
+LogicalResult PlanAllReduceOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "reduces no values";
+  auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  Type element = typeOf(getInputs().front()).getElementType();
+  for (Value input : getInputs())
+    if (typeOf(input).getElementType() != element)
+      return emitOpError() << "mixes element types (" << element << " and "
+                           << typeOf(input).getElementType()
+                           << "); one collective reduces one type";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "ir/PlanOps.cpp.inc"

@@ -156,6 +156,34 @@ def DLC_PlanConvOp : DLC_PlanOp<"conv", [Pure]> {
   }];
 }
 
+def DLC_PlanAllReduceOp : DLC_PlanOp<"all_reduce",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "one bucket of a data-parallel gradient all-reduce";
+  let description = [{
+    dlc.all_reduce at the plan level: each result is the sum, or the mean,
+    of its operand over the module's data-parallel ranks. The step packs the
+    operands into one contiguous buffer, reduces it with one collective of
+    the session's communicator (MPI on CPU ranks) and unpacks the reduced
+    values into the results' buffers. The operands share one element type,
+    which the collective reduces. `bucket` numbers the buckets in the order
+    the ranks issue them.
+
+    Example:
+    ```mlir
+    %gw, %gb = dlc.plan.all_reduce mean bucket 0 %dw, %db
+        : tensor<16x8xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DLC_FloatTensor>:$inputs,
+                       DLC_RankReduction:$reduction,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$bucket);
+  let results = (outs Variadic<DLC_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $reduction `bucket` $bucket $inputs attr-dict `:` type($inputs)
+  }];
+  let hasVerifier = 1;
+}
+
 def DLC_PlanCopyOp : DLC_PlanOp<"copy", [Pure, SameOperandsAndResultType]> {
   let summary = "a copy into a function result's buffer";
   let description = [{

@@ -125,7 +125,9 @@ def DLCDataParallel : Pass<"dlc-data-parallel", "ModuleOp"> {
     The gradients are grouped into buckets in the order the backward pass
     produces them (the order of their defining ops), each up to
     `bucket-mb` MiB (25, PyTorch DDP's bucket_cap_mb; a larger gradient is
-    a bucket of its own), and each bucket is one dlc.all_reduce placed right
+    a bucket of its own; a gradient of another element type than the one
+    before it starts a bucket, since one collective reduces one type), and
+    each bucket is one dlc.all_reduce placed right
     after its last gradient is computed, so its communication can overlap
     the rest of the backward pass. The module gets `dlc.data_parallel = N`.
     Per-rank state (BatchNorm statistics) is not reduced.

@@ -37,7 +37,9 @@ llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::all() const {
           &self->lossScaleGrowthFactor,
           &self->lossScaleBackoffFactor,
           &self->lossScaleGrowthInterval,
-          &self->freeze};
+          &self->freeze,
+          &self->dp,
+          &self->dpBucketMb};
 }
 
 llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::given() const {
@@ -113,6 +115,12 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
     return std::string("--loss-scale-backoff-factor must be in (0, 1)");
   if (lossScaleGrowthInterval < 1)
     return std::string("--loss-scale-growth-interval must be >= 1");
+  if (dp < 1)
+    return "--dp must be a number of ranks >= 1, not " + std::to_string(dp);
+  if (!(dpBucketMb > 0) || !std::isfinite(dpBucketMb))
+    return std::string("--dp-bucket-mb must be a positive number of MiB");
+  if (dp == 1 && given(dpBucketMb))
+    return std::string("--dp-bucket-mb applies to --dp N with N > 1");
   return std::nullopt;
 }
 
@@ -146,6 +154,14 @@ void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
   autodiff.freeze = options.freeze;
   autodiff.lossScale = options.dynamicLossScaling();
   pm.addPass(createDLCAutodiff(autodiff));
+  // Each rank's gradients are averaged over the ranks before the optimizer
+  // reads them, so N ranks take the step one device takes on the batch.
+  if (options.dp > 1) {
+    DLCDataParallelOptions parallel;
+    parallel.ranks = options.dp;
+    parallel.bucketMb = options.dpBucketMb;
+    pm.addPass(createDLCDataParallel(parallel));
+  }
   // @loss_grad -> @train_step.
   DLCOptimizerOptions optimizer;
   optimizer.optimizer = options.optimizer;

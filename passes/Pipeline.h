@@ -116,6 +116,17 @@ struct TrainingPipelineOptions
       llvm::cl::desc("Keep the parameters whose whole name matches this "
                      "regular expression fixed"),
       llvm::cl::value_desc("regex")};
+  Option<int64_t> dp{
+      *this, "dp",
+      llvm::cl::desc("Data-parallel ranks: each takes its share of the "
+                     "--batch-size samples, and the gradients are averaged "
+                     "over them (dlc-data-parallel; default 1)"),
+      llvm::cl::init(1)};
+  Option<double> dpBucketMb{
+      *this, "dp-bucket-mb",
+      llvm::cl::desc("--dp: MiB of gradients per all-reduce (default 25, as "
+                     "PyTorch DDP)"),
+      llvm::cl::init(25.0)};
 
   /// The first error in the options (what the passes cannot tell from
   /// their own options, and options the chosen loss, optimizer or schedule

@@ -43,3 +43,15 @@ try:
             pass
 except ImportError:
     pass
+
+# Data-parallel runs under the MPI launcher of a build with MPI (tests with
+# REQUIRES: mpi); for Open MPI: as root, more ranks than cores, and without
+# the cross-memory-attach copy containers refuse.
+if config.dlc_have_mpi and config.dlc_mpiexec:
+    config.available_features.add("mpi")
+    config.substitutions.append((
+        "%mpirun",
+        "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+        "OMPI_MCA_rmaps_base_oversubscribe=1 "
+        "OMPI_MCA_btl_vader_single_copy_mechanism=none " +
+        config.dlc_mpiexec))

@@ -143,6 +143,25 @@ LogicalResult lowerConv(Operation *op, Target target, ConvEngine engine) {
   return success();
 }
 
+/// A bucket's all-reduce becomes its plan step, on the same buffers.
+LogicalResult lowerAllReduce(AllReduceOp op) {
+  Type element =
+      cast<RankedTensorType>(op.getInputs().front().getType()).getElementType();
+  for (Value input : op.getInputs())
+    if (cast<RankedTensorType>(input.getType()).getElementType() != element)
+      return op.emitOpError()
+             << "mixes element types in one bucket; dlc-data-parallel "
+                "starts a bucket where the type changes";
+  OpBuilder builder(op);
+  auto step = PlanAllReduceOp::create(builder, op.getLoc(), op.getInputs(),
+                                      op.getReduction(), op.getBucket());
+  if (Attribute offsets = op->getAttr(kArenaOffsetsAttr))
+    step->setAttr(kArenaOffsetsAttr, offsets);
+  op.replaceAllUsesWith(step.getResults());
+  op.erase();
+  return success();
+}
+
 /// One op's lowering; failure when it has no compiled path on `target`
 /// (its own diagnostic says why).
 LogicalResult lowerOp(Operation &op, Target target, ConvEngine convEngine) {
@@ -169,14 +188,11 @@ LogicalResult lowerOp(Operation &op, Target target, ConvEngine convEngine) {
     return lowerMatmul(matmul);
   if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
     return lowerConv(&op, target, convEngine);
-  if (isa<AllReduceOp>(op))
-    return op.emitOpError()
-           << "combines the data-parallel ranks' values, and the execution "
-              "plan has no collectives yet (dlc-run --interpret simulates "
-              "the ranks)";
+  if (auto reduce = dyn_cast<AllReduceOp>(op))
+    return lowerAllReduce(reduce);
   if (isa<ReshapeOp, ConstantOp, func::ReturnOp>(op))
     return success();
-  if (isa<LaunchOp, PlanMatmulOp, PlanConvOp, PlanCopyOp>(op))
+  if (isa<LaunchOp, PlanMatmulOp, PlanConvOp, PlanCopyOp, PlanAllReduceOp>(op))
     return op.emitOpError() << "is lowered to the execution plan already; "
                                "dlc-lower-to-plan takes memory-planned dlc "
                                "IR (dlc-compile --emit=fused)";

@@ -67,11 +67,14 @@ FailureOr<std::optional<StepBuffers>> PlanBuffers::stepBuffers(Operation *op) {
   } else if (auto copy = dyn_cast<PlanCopyOp>(op)) {
     reads = {copy.getInput()};
     writes = {copy.getResult()};
+  } else if (auto reduce = dyn_cast<PlanAllReduceOp>(op)) {
+    llvm::append_range(reads, reduce.getInputs());
+    llvm::append_range(writes, reduce.getResults());
   } else {
     return std::optional<StepBuffers>();
   }
   // An empty library result has nothing to compute.
-  if (!isa<LaunchOp, PlanCopyOp>(op) && bytesOf(writes.front()) == 0)
+  if (isa<PlanMatmulOp, PlanConvOp>(op) && bytesOf(writes.front()) == 0)
     return std::optional<StepBuffers>();
   StepBuffers buffers{{}, {}, static_cast<unsigned>(writes.size())};
   for (Value v : llvm::concat<Value>(reads, writes)) {

@@ -123,17 +123,18 @@ LogicalResult checkOperandsAndResults(Operation *op,
   return success();
 }
 
-/// `op`'s operands reduced over the ranks, in rank order: float32 and
+/// `op`'s (a dlc.all_reduce or dlc.plan.all_reduce) operands reduced over
+/// the ranks, in rank order: float32 and
 /// float64 summed in their own type, 16-bit values in float32 and rounded
 /// once (as the host communicators do); a mean is that sum divided by
 /// the number of ranks. `operands[r]` are rank r's; every rank gets the same
 /// results.
-LogicalResult reduceOverRanks(AllReduceOp op,
+LogicalResult reduceOverRanks(Operation *op, RankReduction reduction,
                               MutableArrayRef<SmallVector<Tensor>> operands,
                               MutableArrayRef<SmallVector<Tensor>> results) {
   const size_t ranks = operands.size();
-  const bool mean = op.getReduction() == RankReduction::mean;
-  for (unsigned k = 0; k < op.getNumOperands(); ++k) {
+  const bool mean = reduction == RankReduction::mean;
+  for (unsigned k = 0; k < op->getNumOperands(); ++k) {
     Tensor reduced = operands[0][k];
     const int64_t n = reduced.numElements();
     auto reduce = [&](auto zero, auto read, auto write) {
@@ -188,9 +189,10 @@ LogicalResult reduceOverRanks(AllReduceOp op,
 /// Runs a block on every rank in lockstep: rank r's argument values are
 /// `inputs[r]` (types already checked) and its globals `globals[r]` (null
 /// where the block touches none). Each op runs on each rank in turn, but a
-/// dlc.all_reduce, which needs every rank's operands, runs once for all,
-/// in a function's body (`functionBody`); a nested body's is an error.
-/// Returns each rank's values of the return-like terminator's operands.
+/// dlc.all_reduce (or dlc.plan.all_reduce), which needs every rank's operands,
+/// runs once for all, in a function's body (`functionBody`); a nested body's is
+/// an error. Returns each rank's values of the return-like terminator's
+/// operands.
 FailureOr<SmallVector<SmallVector<Tensor>>>
 evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
                      ArrayRef<GlobalValues *> globals, bool functionBody) {
@@ -229,9 +231,13 @@ evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
       return operands;
 
     SmallVector<SmallVector<Tensor>> results(ranks);
-    auto reduce = dyn_cast<AllReduceOp>(op);
-    if (reduce && functionBody) {
-      if (failed(reduceOverRanks(reduce, operands, results)))
+    std::optional<RankReduction> reduction;
+    if (auto reduce = dyn_cast<AllReduceOp>(op))
+      reduction = reduce.getReduction();
+    if (auto reduce = dyn_cast<PlanAllReduceOp>(op))
+      reduction = reduce.getReduction();
+    if (reduction && functionBody) {
+      if (failed(reduceOverRanks(&op, *reduction, operands, results)))
         return failure();
     } else {
       for (size_t r = 0; r < ranks; ++r)
@@ -406,7 +412,7 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           .Case<CrossEntropyGradOp>([&](auto c) {
             return evalCrossEntropyGrad(c, operands, results);
           })
-          .Case<AllReduceOp>([&](auto) {
+          .Case<AllReduceOp, PlanAllReduceOp>([&](auto) {
             return op->emitOpError()
                    << "combines every rank's values: the evaluator runs it "
                       "in a function's body, on all ranks at once";

@@ -215,3 +215,27 @@ func.func @conv_engine(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tens
   %y = dlc.plan.conv forward %x, %w stride [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] groups 1 engine winograd : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
   return %y : tensor<1x4x8x8xf32>
 }
+
+// -----
+
+func.func @all_reduce_types(%a: tensor<4xf32>, %b: tensor<4xbf16>) -> (tensor<4xf32>, tensor<4xbf16>) {
+  // expected-error @+1 {{mixes element types ('f32' and 'bf16'); one collective reduces one type}}
+  %0:2 = dlc.plan.all_reduce mean bucket 0 %a, %b : tensor<4xf32>, tensor<4xbf16>
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xbf16>
+}
+
+// -----
+
+func.func @all_reduce_empty() {
+  // expected-error @+1 {{reduces no values}}
+  "dlc.plan.all_reduce"() <{bucket = 0 : i64, reduction = 0 : i32}> : () -> ()
+  return
+}
+
+// -----
+
+func.func @all_reduce_bucket(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{attribute 'bucket' failed to satisfy constraint}}
+  %0 = dlc.plan.all_reduce mean bucket -1 %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

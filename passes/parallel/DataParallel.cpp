@@ -147,9 +147,15 @@ private:
     const double cap = bucketMb * 1024 * 1024;
     SmallVector<SmallVector<Gradient>> buckets;
     double filled = 0;
+    // A bucket holds one element type, which its collective reduces (a
+    // mixed-precision module's 16-bit gradients start a bucket of their
+    // own).
+    auto elementType = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getElementType();
+    };
     for (const Gradient &g : gradients) {
-      if (buckets.empty() ||
-          (!buckets.back().empty() && filled + g.bytes > cap)) {
+      if (buckets.empty() || filled + g.bytes > cap ||
+          elementType(buckets.back().back().value) != elementType(g.value)) {
         buckets.emplace_back();
         filled = 0;
       }

@@ -35,6 +35,13 @@
 // EACH-NEXT: %[[A0:.+]] = dlc.all_reduce mean bucket 0 %arg0 : tensor<6xf32>
 // EACH-NEXT: %[[A1:.+]] = dlc.all_reduce mean bucket 1 %arg1 : tensor<3xf32>
 // EACH-NEXT: return %[[A0]], %[[A1]]
+// A bucket holds one element type: bf16 gradients between float32 ones
+// make three buckets even where 25 MiB would hold them all.
+// CHECK-LABEL: func.func @mixed_types
+// ONE-NEXT: %[[M0:.+]] = dlc.all_reduce mean bucket 0 %arg0 : tensor<2xf32>
+// ONE-NEXT: %[[M1:.+]]:2 = dlc.all_reduce mean bucket 1 %arg1, %arg2 : tensor<2xbf16>, tensor<3xbf16>
+// ONE-NEXT: %[[M2:.+]] = dlc.all_reduce mean bucket 2 %arg3 : tensor<2xf32>
+// ONE-NEXT: return %[[M0]], %[[M1]]#0, %[[M1]]#1, %[[M2]]
 // Functions without gradients are left alone.
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: dlc.all_reduce
@@ -58,6 +65,9 @@ func.func @loss_grad(%w1: tensor<4x3xf32> {dlc.name = "w1", dlc.role = "param"},
 }
 func.func @argument_gradients(%u: tensor<6xf32> {dlc.name = "u", dlc.role = "param"}, %v: tensor<3xf32> {dlc.name = "v", dlc.role = "param"}) -> (tensor<6xf32> {dlc.name = "u", dlc.role = "gradient"}, tensor<3xf32> {dlc.name = "v", dlc.role = "gradient"}) {
   return %u, %v : tensor<6xf32>, tensor<3xf32>
+}
+func.func @mixed_types(%a: tensor<2xf32> {dlc.name = "a", dlc.role = "param"}, %b: tensor<2xbf16> {dlc.name = "b", dlc.role = "param"}, %c: tensor<3xbf16> {dlc.name = "c", dlc.role = "param"}, %d: tensor<2xf32> {dlc.name = "d", dlc.role = "param"}) -> (tensor<2xf32> {dlc.name = "a", dlc.role = "gradient"}, tensor<2xbf16> {dlc.name = "b", dlc.role = "gradient"}, tensor<3xbf16> {dlc.name = "c", dlc.role = "gradient"}, tensor<2xf32> {dlc.name = "d", dlc.role = "gradient"}) {
+  return %a, %b, %c, %d : tensor<2xf32>, tensor<2xbf16>, tensor<3xbf16>, tensor<2xf32>
 }
 func.func @forward(%w1: tensor<4x3xf32> {dlc.name = "w1", dlc.role = "param"}, %x: tensor<2x4xf32> {dlc.name = "x", dlc.role = "input"}) -> (tensor<2x3xf32> {dlc.name = "h", dlc.role = "output"}) {
   %h = dlc.matmul %x, %w1 : tensor<2x4xf32>, tensor<4x3xf32> -> tensor<2x3xf32>

@@ -8,10 +8,6 @@
 #include "runtime/comm/Communicator.h"
 #include "runtime/core/Status.h"
 
-struct dlc_comm_s {
-  std::unique_ptr<dlc::Communicator> comm;
-};
-
 using namespace dlc;
 
 extern "C" {

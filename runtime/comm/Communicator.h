@@ -188,4 +188,9 @@ dlc_status_t createMpiCommunicator(const LaunchInfo &launch, double timeout,
 
 } // namespace dlc
 
+/// The object behind dlc_comm_t.
+struct dlc_comm_s {
+  std::unique_ptr<dlc::Communicator> comm;
+};
+
 #endif // DLC_RUNTIME_COMM_COMMUNICATOR_H

@@ -107,6 +107,10 @@ const char *dlc_module_model_name(const dlc_module_t *module) {
   return module ? module->file->modelName().c_str() : "";
 }
 
+int32_t dlc_module_data_parallel_ranks(const dlc_module_t *module) {
+  return module ? static_cast<int32_t>(module->file->dataParallelRanks()) : 0;
+}
+
 size_t dlc_module_global_count(const dlc_module_t *module) {
   return module ? module->file->globals().size() : 0;
 }

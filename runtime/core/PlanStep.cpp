@@ -35,6 +35,10 @@ std::vector<StepRef> stepRefs(const fb::Step &step) {
     refs = {refOf(c.source()), refOf(c.destination())};
     break;
   }
+  case fb::StepKind::AllReduceStep:
+    for (const fb::BufferRef *r : *step.step_as_AllReduceStep()->buffers())
+      refs.push_back(refOf(r));
+    break;
   default:
     break;
   }

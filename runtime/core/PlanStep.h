@@ -29,7 +29,8 @@ struct StepRef {
 
 /// The buffers `step` uses: a kernel's in its parameter order; a matmul's
 /// lhs, rhs, result, then its bias when it has an epilogue; a
-/// convolution's x, w, y; a copy's source and destination.
+/// convolution's x, w, y; a copy's source and destination; an
+/// all-reduce's inputs, then its outputs.
 std::vector<StepRef> stepRefs(const fb::Step &step);
 
 /// "step 3 (node 'conv1' (Conv))", and for a kernel step its kernel's name

@@ -182,6 +182,27 @@ int Session::freeSlot(size_t function) const {
   return -1;
 }
 
+dlc_status_t Session::setCommunicator(Communicator *comm) {
+  uint32_t ranks = module_->dataParallelRanks();
+  if (comm && static_cast<uint32_t>(comm->size()) != ranks)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      module_->name() + ": compiled for " +
+                          std::to_string(ranks) +
+                          " data-parallel rank(s), but the communicator has " +
+                          std::to_string(comm->size()) +
+                          " (dlc-compile --dp N must equal mpirun -np N)");
+  communicator_ = comm;
+  return nullptr;
+}
+
+bool Session::hasCollectives(const FunctionInfo &f) {
+  if (const auto *steps = f.plan->steps())
+    for (const fb::Step *step : *steps)
+      if (step->step_type() == fb::StepKind::AllReduceStep)
+        return true;
+  return false;
+}
+
 dlc_status_t Session::call(const std::string &function,
                            const dlc_tensor_t *inputs, size_t numInputs,
                            const dlc_tensor_t *outputs, size_t numOutputs) {
@@ -197,6 +218,19 @@ dlc_status_t Session::call(const std::string &function,
                           " inputs and " + std::to_string(f.outputs.size()) +
                           " outputs, got " + std::to_string(numInputs) +
                           " and " + std::to_string(numOutputs));
+  if (!communicator_ && hasCollectives(f)) {
+    uint32_t ranks = module_->dataParallelRanks();
+    return makeStatus(
+        DLC_FAILED_PRECONDITION,
+        module_->name() + ": " + f.name + ": averages gradients over the " +
+            std::to_string(ranks) +
+            " data-parallel ranks the module was compiled for (dlc-compile "
+            "--dp " +
+            std::to_string(ranks) +
+            "); the session has no communicator: run one process per rank "
+            "(mpirun -np " +
+            std::to_string(ranks) + ") and hand it one (dlc_session_set_comm)");
+  }
   int slot = fromStaged ? (staged_[fi].empty() ? -1 : staged_[fi].front())
                         : freeSlot(fi);
   if (slot < 0)
@@ -302,6 +336,15 @@ dlc_status_t dlc_session_create(dlc_module_t *module, dlc_device_t *device,
 }
 
 void dlc_session_release(dlc_session_t *session) { delete session; }
+
+dlc_status_t dlc_session_set_comm(dlc_session_t *session, dlc_comm_t *comm) {
+  return guardStatus("dlc_session_set_comm", [&]() -> dlc_status_t {
+    if (!session)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_session_set_comm: no session");
+    return session->session->setCommunicator(comm ? comm->comm.get() : nullptr);
+  });
+}
 
 dlc_status_t dlc_session_set_profiling(dlc_session_t *session,
                                        int32_t enabled) {

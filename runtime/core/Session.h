@@ -16,6 +16,7 @@
 #define DLC_RUNTIME_CORE_SESSION_H
 
 #include "dlc/runtime.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/module/ModuleFile.h"
 
 #include <deque>
@@ -73,6 +74,12 @@ public:
   void setProfiling(bool on) { profiling_ = on; }
   dlc_status_t writeProfile(const std::string &path) const;
 
+  /// dlc_session_set_comm: the communicator the module's all-reduce steps
+  /// use, borrowed (null detaches it). Its size must be the module's
+  /// data-parallel ranks; a function with collectives refuses to run
+  /// without one.
+  dlc_status_t setCommunicator(Communicator *comm);
+
 protected:
   explicit Session(std::shared_ptr<const ModuleFile> module);
 
@@ -96,6 +103,7 @@ protected:
   int current(size_t index) const { return current_[index]; }
 
   bool profiling() const { return profiling_; }
+  Communicator *communicator() const { return communicator_; }
   /// One step's accumulated time while profiling.
   struct ProfileLine {
     std::string function;
@@ -119,6 +127,8 @@ private:
   dlc_status_t writeCopy(const ValueInfo &copy, const float *value);
 
   dlc_status_t findFunction(const std::string &function, size_t &index) const;
+  /// Whether `f`'s plan has an all-reduce step.
+  static bool hasCollectives(const FunctionInfo &f);
   /// A staging slot of `function` that holds no pending inputs, or -1.
   int freeSlot(size_t function) const;
   dlc_status_t checkTensor(const FunctionInfo &f, const ValueInfo &value,
@@ -131,6 +141,7 @@ private:
   std::vector<int> current_;
   int64_t callCount_ = 0;
   bool profiling_ = false;
+  Communicator *communicator_ = nullptr;
 };
 
 } // namespace dlc

@@ -65,6 +65,23 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
         case fb::StepKind::CopyStep:
           step.bytes = fbStep.step_as_CopyStep()->bytes();
           return nullptr;
+        case fb::StepKind::AllReduceStep: {
+          const fb::AllReduceStep &r = *fbStep.step_as_AllReduceStep();
+          step.dtype = static_cast<dlc_dtype_t>(r.dtype());
+          step.reduction = r.reduction() == fb::RankReduction::Mean
+                               ? DLC_REDUCE_MEAN
+                               : DLC_REDUCE_SUM;
+          uint64_t total = 0;
+          for (uint64_t elements : *r.elements()) {
+            step.valueBytes.push_back(elements * dlc_dtype_size(step.dtype));
+            total += step.valueBytes.back();
+          }
+          if (!step.bucket.allocate(total, false))
+            return makeStatus(DLC_RESOURCE_EXHAUSTED,
+                              "out of memory for its " + std::to_string(total) +
+                                  "-byte bucket");
+          return nullptr;
+        }
         default:
           // ModuleFile refuses any other step kind.
           return makeStatus(DLC_INTERNAL, "unknown step kind");
@@ -102,10 +119,24 @@ std::byte *FunctionExecutor::resolve(const StepRef &ref,
   return base + ref.offset;
 }
 
+dlc_status_t FunctionExecutor::allReduce(Step &step, Communicator &comm) {
+  const size_t n = step.valueBytes.size();
+  std::byte *packed = step.bucket.data();
+  for (size_t i = 0, at = 0; i < n; at += step.valueBytes[i++])
+    std::memcpy(packed + at, step.pointers[i], step.valueBytes[i]);
+  size_t count = step.bucket.size() / dlc_dtype_size(step.dtype);
+  if (dlc_status_t status =
+          comm.allReduce(packed, count, step.dtype, step.reduction))
+    return prefixStatus(status, functionName_ + ": " + step.label);
+  for (size_t i = 0, at = 0; i < n; at += step.valueBytes[i++])
+    std::memcpy(step.pointers[n + i], packed + at, step.valueBytes[i]);
+  return nullptr;
+}
+
 dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
                                    std::byte *const *results,
                                    std::byte *scratch, dnnl::stream &stream,
-                                   bool profiling) {
+                                   bool profiling, Communicator *comm) {
   ThreadPool &pool = device_->pool();
   if (profiling && profileCalls_.size() != steps_.size()) {
     profileCalls_.assign(steps_.size(), 0);
@@ -135,6 +166,11 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
         // memmove: a plan may copy between overlapping arena ranges.
         if (step.bytes)
           std::memmove(pointers[1], pointers[0], step.bytes);
+        break;
+      case fb::StepKind::AllReduceStep:
+        // Session::call refuses a function with collectives without a
+        // communicator.
+        DLC_RETURN_IF_ERROR(allReduce(step, *comm));
         break;
       default:
         break;

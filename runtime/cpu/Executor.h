@@ -10,6 +10,7 @@
 #define DLC_RUNTIME_CPU_EXECUTOR_H
 
 #include "dlc/runtime.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/core/AlignedBuffer.h"
 #include "runtime/core/PlanStep.h"
 #include "runtime/cpu/CpuDevice.h"
@@ -40,7 +41,8 @@ public:
   /// argument / result i (the caller's tensors or globals' buffers). With
   /// `profiling`, times each step (two clock reads per step).
   dlc_status_t run(std::byte *const *arguments, std::byte *const *results,
-                   std::byte *scratch, dnnl::stream &stream, bool profiling);
+                   std::byte *scratch, dnnl::stream &stream, bool profiling,
+                   Communicator *comm);
 
   /// Per-step wall time, accumulated over the run() calls that profiled.
   struct StepProfile {
@@ -63,11 +65,20 @@ private:
     std::unique_ptr<LibraryKernel> library;
     /// CopyStep: bytes copied from refs[0] to refs[1].
     uint64_t bytes = 0;
+    /// AllReduceStep: each value's bytes (refs holds the n inputs, then
+    /// the n outputs), packed into `bucket` for one collective.
+    std::vector<uint64_t> valueBytes;
+    dlc_dtype_t dtype = DLC_F32;
+    dlc_reduce_op_t reduction = DLC_REDUCE_MEAN;
+    AlignedBuffer bucket;
   };
 
   FunctionExecutor() = default;
   std::byte *resolve(const StepRef &ref, std::byte *const *arguments,
                      std::byte *const *results) const;
+  /// Packs the bucket's inputs, reduces them over the ranks of `comm` and
+  /// unpacks the result into its outputs.
+  dlc_status_t allReduce(Step &step, Communicator &comm);
 
   std::string functionName_;
   /// Parallel to steps_.

@@ -209,6 +209,11 @@ dlc_status_t CudaSession::prepareStep(const fb::Step &fbStep, Step &step) {
   case fb::StepKind::CopyStep:
     step.bytes = fbStep.step_as_CopyStep()->bytes();
     return nullptr;
+  case fb::StepKind::AllReduceStep:
+    return makeStatus(DLC_UNIMPLEMENTED,
+                      "a data-parallel all-reduce: CUDA sessions do not run "
+                      "collectives yet (compile for the CPU, or without "
+                      "--dp)");
   default:
     // ModuleFile refuses any other step kind.
     return makeStatus(DLC_INTERNAL, "unknown step kind");

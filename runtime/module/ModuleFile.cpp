@@ -93,6 +93,8 @@ public:
     m_.target_ = str(root.target());
     m_.modelName_ = str(root.model_name());
     m_.fingerprint_ = str(root.fingerprint());
+    if (root.data_parallel_ranks() == 0)
+      return fail("is partitioned for 0 data-parallel ranks");
     return checkGlobals() && checkConstants() && checkKernels() &&
            checkFunctions();
   }
@@ -341,6 +343,8 @@ private:
       return checkConvStep(f, *step.step_as_ConvStep());
     case fb::StepKind::CopyStep:
       return checkCopyStep(f, *step.step_as_CopyStep());
+    case fb::StepKind::AllReduceStep:
+      return checkAllReduceStep(f, *step.step_as_AllReduceStep());
     default:
       return fail("has unknown step kind " +
                   std::to_string(static_cast<int>(step.step_type())));
@@ -672,6 +676,44 @@ private:
   bool checkCopyStep(const FunctionInfo &f, const fb::CopyStep &c) {
     return checkRef(f, c.source(), c.bytes(), "copy source", false) &&
            checkRef(f, c.destination(), c.bytes(), "copy destination", true);
+  }
+
+  bool checkAllReduceStep(const FunctionInfo &f, const fb::AllReduceStep &r) {
+    if (r.reduction() > fb::RankReduction::MAX)
+      return fail("all-reduce has unknown reduction " +
+                  std::to_string(static_cast<int>(r.reduction())));
+    if (r.dtype() != fb::ElementType::F16 &&
+        r.dtype() != fb::ElementType::BF16 &&
+        r.dtype() != fb::ElementType::F32 && r.dtype() != fb::ElementType::F64)
+      return fail("all-reduce of element type " +
+                  std::to_string(static_cast<int>(r.dtype())) +
+                  ", not a float type");
+    if (m_.root_->data_parallel_ranks() < 2)
+      return fail("all-reduces gradients in a module of " +
+                  std::to_string(m_.root_->data_parallel_ranks()) +
+                  " data-parallel rank(s)");
+    const auto *buffers = r.buffers();
+    const auto *elements = r.elements();
+    uint32_t n = elements ? elements->size() : 0;
+    if (n == 0 || !buffers || buffers->size() != 2 * n)
+      return fail("all-reduce has " +
+                  std::to_string(buffers ? buffers->size() : 0) +
+                  " buffers for " + std::to_string(n) +
+                  " values (expected an input and an output each)");
+    if (!elementsAligned(buffers) || !elementsAligned(elements))
+      return fail("has misaligned buffer references");
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t bytes = 0;
+      if (!mulChecked(elements->Get(i), elementSize(r.dtype()), bytes))
+        return fail("all-reduce value sizes overflow 63 bits");
+      std::string value = "all-reduce value " + std::to_string(i);
+      if (!checkRef(f, buffers->Get(i), bytes, (value + " input").c_str(),
+                    false) ||
+          !checkRef(f, buffers->Get(n + i), bytes, (value + " output").c_str(),
+                    true))
+        return false;
+    }
+    return true;
   }
 
   static bool aligned(const void *p) {

@@ -95,6 +95,8 @@ public:
   const std::string &target() const { return target_; }
   const std::string &modelName() const { return modelName_; }
   const std::string &fingerprint() const { return fingerprint_; }
+  /// The data-parallel ranks the module was partitioned for (1: none).
+  uint32_t dataParallelRanks() const { return root_->data_parallel_ranks(); }
 
   const std::vector<ValueInfo> &globals() const { return globals_; }
   const std::vector<FunctionInfo> &functions() const { return functions_; }

@@ -125,8 +125,23 @@ importForTraining(MLIRContext *context, llvm::StringRef path,
 FailureOr<OwningOpRef<ModuleOp>>
 compileForTraining(MLIRContext *context, llvm::StringRef path,
                    const mlir::dlc::ImportOptions &options) {
+  // --batch-size is the global batch; with --dp N every rank's program
+  // takes its B / N samples.
+  mlir::dlc::ImportOptions rankOptions = options;
+  if (int64_t ranks = trainingPipelineOptions().dp; ranks > 1) {
+    if (!options.batchSize)
+      return emitError(UnknownLoc::get(context))
+             << "--dp " << ranks
+             << " needs --batch-size, the global batch the ranks share";
+    if (*options.batchSize % ranks)
+      return emitError(UnknownLoc::get(context))
+             << "--batch-size " << *options.batchSize
+             << " is not divisible by --dp " << ranks
+             << ": every rank takes the same share of the global batch";
+    rankOptions.batchSize = *options.batchSize / ranks;
+  }
   FailureOr<OwningOpRef<ModuleOp>> module =
-      importForTraining(context, path, options);
+      importForTraining(context, path, rankOptions);
   if (failed(module))
     return failure();
   auto pm = PassManager::on<ModuleOp>(context);

@@ -441,8 +441,12 @@ int trainOnEvaluator(ModuleOp module, const std::string &name,
                      const std::string &onnxModel,
                      const runner::Options &options, const std::string &tool) {
   return runner::reportFailures(tool, [&] {
+    if (options.commTimeout)
+      throw runner::Error("--comm-timeout applies to a compiled module run "
+                          "by mpirun; --interpret simulates the ranks in "
+                          "one process");
     EvaluatorEngine engine(module, name, onnxModel);
-    runner::runTraining(engine, options);
+    runner::runTraining(engine, options, /*comm=*/nullptr);
   });
 }
 

@@ -11,6 +11,9 @@ std::string describeModule(const LoadedModule &loaded) {
   std::string text = "module: " + loaded.name + "\n";
   text += "model: " + module.modelName() + "\n";
   text += "target: " + module.target() + "\n";
+  if (int32_t ranks = module.dataParallelRanks(); ranks > 1)
+    text += "data parallel: " + std::to_string(ranks) + " ranks (mpirun -np " +
+            std::to_string(ranks) + "), each taking its share of every batch\n";
   if (!loaded.trainingOptions.empty())
     text += "training options: " + loaded.trainingOptions + "\n";
   for (size_t f = 0; f < module.functionCount(); ++f) {

@@ -164,6 +164,18 @@ const std::vector<OptionSpec> &optionSpecs() {
        "time every step of the plan; write one line per\nstep (kernel, "
        "matmul, conv), slowest first",
        stringOption(&Options::profile)},
+      {"comm-timeout", "SECONDS", S::Training,
+       "a module compiled with --dp N, run by mpirun -np N:\nhow long a "
+       "rank waits in a collective for the\nothers before it fails, naming "
+       "the collective\n(default 300)",
+       [](Options &o, const std::string &v, std::string &error) {
+         if (!parseNonNegative("--comm-timeout", v, o.commTimeout, error))
+           return false;
+         if (*o.commTimeout > 0)
+           return true;
+         error = "option '--comm-timeout' expects a number of seconds > 0";
+         return false;
+       }},
       {"inputs", "FILE", S::Inference, "one array per model input",
        stringOption(&Options::inputs)},
       {"outputs", "FILE", S::Inference,

@@ -53,6 +53,9 @@ struct Options {
   std::string profile;
   /// Every global at the end, in one .npz.
   std::string saveState;
+  /// Data-parallel modules: seconds a collective may wait for the other
+  /// ranks (default 300).
+  std::optional<double> commTimeout;
 
   // The device; empty: the module's target ("cpu", or "cuda:0").
   std::string device;

@@ -35,7 +35,8 @@ const char *const kTrainingOptions[] = {
     "--weight-decay",   "--log",
     "--tensorboard",    "--eval-data",
     "--checkpoint-dir", "--checkpoint-every",
-    "--export",         "--save-state"};
+    "--export",         "--save-state",
+    "--comm-timeout"};
 const char *const kInferenceOptions[] = {"--inputs", "--outputs"};
 /// Options that apply in every mode.
 const char *const kCommonOptions[] = {"--device", "--threads", "--info",
@@ -132,7 +133,26 @@ void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
                     static_cast<int32_t>(options.threads.value_or(0)));
   SessionEngine engine(loaded, device);
   if (mode == Mode::Training) {
-    runTraining(engine, options);
+    // A data-parallel module trains on every rank of the job that
+    // launched this process; --comm-timeout bounds each collective.
+    int32_t ranks = loaded.module.dataParallelRanks();
+    if (ranks <= 1) {
+      if (options.commTimeout)
+        throw Error("--comm-timeout applies to a module compiled with "
+                    "--dp N; " +
+                    loaded.name + " runs on one rank");
+      runTraining(engine, options, nullptr);
+      return;
+    }
+    rt::Comm comm("auto", options.commTimeout.value_or(300));
+    if (comm.size() != ranks)
+      throw Error(loaded.name + ": compiled for " + std::to_string(ranks) +
+                  " data-parallel ranks (dlc-compile --dp " +
+                  std::to_string(ranks) + "), but this job has " +
+                  std::to_string(comm.size()) + ": run it with mpirun -np " +
+                  std::to_string(ranks));
+    engine.setComm(comm);
+    runTraining(engine, options, &comm);
     return;
   }
   if (!engine.hasFunction("forward"))

@@ -55,6 +55,8 @@ public:
   void writeProfile(const std::string &path) override {
     session_.writeProfile(path);
   }
+  /// The communicator of a data-parallel module's all-reduces.
+  void setComm(rt::Comm &comm) { session_.setComm(comm.get()); }
 
 private:
   const LoadedModule &module_;

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <sys/stat.h>
@@ -96,8 +97,9 @@ void checkWritable(const std::string &path, const std::string &option) {
 
 class Trainer {
 public:
-  Trainer(Engine &engine, const Options &options)
-      : engine_(engine), options_(options) {}
+  Trainer(Engine &engine, const Options &options, rt::Comm *comm)
+      : engine_(engine), options_(options), comm_(comm),
+        rank_(comm ? comm->rank() : 0), ranks_(comm ? comm->size() : 1) {}
 
   void run();
 
@@ -115,16 +117,31 @@ private:
   void evaluate();
   /// --save-state: every global, by name, in one .npz.
   void saveState();
-  /// Prints `line` to `out`, after ending a live progress line.
+  /// Prints `line` to `out`, after ending a live progress line (rank 0
+  /// alone speaks for a data-parallel job).
   void say(const std::string &line, std::FILE *out);
+  /// Runs `body` on rank 0 alone (a checkpoint, an export), then tells
+  /// every rank whether it succeeded, so that all fail together.
+  void onRankZero(const std::string &what, const std::function<void()> &body);
 
   Engine &engine_;
   const Options &options_;
+  /// A data-parallel module's ranks (null: one process). Every rank draws
+  /// the same global batches and trains on its share of the rows; rank 0
+  /// logs, saves and exports.
+  rt::Comm *comm_;
+  int rank_;
+  int ranks_;
   rt::Signature signature_;
 
   /// The train_step inputs fed from the data file: all of them.
   std::vector<dlc_value_info_t> data_;
+  /// The global batch the data is read in, and this rank's share of it
+  /// (train_step's batch).
   int64_t batchSize_ = 0;
+  int64_t rankBatch_ = 0;
+  /// This rank's rows of each staged array: their shapes.
+  std::vector<std::vector<int64_t>> rankShapes_;
   /// train_step's outputs; the loss and metrics are logged.
   std::vector<Tensor> outputs_;
   std::vector<size_t> logged_;
@@ -167,9 +184,9 @@ void Trainer::run() {
   }
   if (!options_.saveState.empty())
     checkWritable(options_.saveState, "--save-state");
-  if (!options_.log.empty())
+  if (!options_.log.empty() && rank_ == 0)
     log_ = std::make_unique<MetricsLog>(options_.log);
-  if (!options_.tensorboard.empty())
+  if (!options_.tensorboard.empty() && rank_ == 0)
     tensorboard_ = std::make_unique<TensorBoardWriter>(options_.tensorboard);
   if (!options_.profile.empty()) {
     checkWritable(options_.profile, "--profile");
@@ -177,15 +194,16 @@ void Trainer::run() {
   }
 
   throwIfError(loader_->seek(state_.position), options_.data + ": ");
-  if (state_.stepsDone > target_)
+  if (state_.stepsDone > target_ && rank_ == 0)
     std::fprintf(stderr,
                  "%lld steps are done already, more than the %lld "
                  "asked for: no step to run\n",
                  static_cast<long long>(state_.stepsDone),
                  static_cast<long long>(target_));
   int64_t first = std::min(state_.stepsDone, target_);
-  progress_ = std::make_unique<Progress>(stderr, ::isatty(STDERR_FILENO), first,
-                                         target_, itemsPerStep_, unit_);
+  if (rank_ == 0)
+    progress_ = std::make_unique<Progress>(
+        stderr, ::isatty(STDERR_FILENO), first, target_, itemsPerStep_, unit_);
   lastStepEnd_ = Progress::Clock::now();
   // The batch of step k + 1 is staged before step k is called, so that on a
   // GPU its copy travels while step k computes. Before a checkpoint nothing
@@ -221,20 +239,25 @@ void Trainer::run() {
       Progress::Clock::time_point paused = Progress::Clock::now();
       saveCheckpoint();
       evaluate();
-      progress_->exclude(Progress::Clock::now() - paused);
+      if (progress_)
+        progress_->exclude(Progress::Clock::now() - paused);
       lastStepEnd_ = Progress::Clock::now();
     }
   }
-  progress_->finish();
+  if (progress_)
+    progress_->finish();
   if (!checkpointDir_.empty() && state_.stepsDone > first)
     saveCheckpoint();
   evaluate();
+  // Each rank's own plan timings, to a file of its own.
   if (!options_.profile.empty())
-    engine_.writeProfile(options_.profile);
+    engine_.writeProfile(ranks_ > 1 ? options_.profile + ".rank" +
+                                          std::to_string(rank_)
+                                    : options_.profile);
   if (!options_.exportPath.empty())
-    engine_.exportOnnx(options_.exportPath);
+    onRankZero("--export", [&] { engine_.exportOnnx(options_.exportPath); });
   if (!options_.saveState.empty())
-    saveState();
+    onRankZero("--save-state", [&] { saveState(); });
 }
 
 void Trainer::bindArguments() {
@@ -250,14 +273,16 @@ void Trainer::bindArguments() {
       throw Error(what + " is a scalar: data needs a first axis for the "
                          "samples of a batch");
     if (data_.empty())
-      batchSize_ = in.shape[0];
-    else if (in.shape[0] != batchSize_)
+      rankBatch_ = in.shape[0];
+    else if (in.shape[0] != rankBatch_)
       throw Error(what + " disagrees with '" + data_.front().name +
-                  "' on the batch size (" + std::to_string(batchSize_) + ")");
+                  "' on the batch size (" + std::to_string(rankBatch_) + ")");
     data_.push_back(in);
+    rankShapes_.push_back(shapeOf(in));
   }
   if (data_.empty())
     throw Error("train_step takes no data");
+  batchSize_ = rankBatch_ * ranks_;
   for (size_t i = 0; i < signature_.outputs.size(); ++i) {
     const dlc_value_info_t &out = signature_.outputs[i];
     outputs_.push_back(makeTensor(out));
@@ -365,7 +390,7 @@ void Trainer::openData() {
                   " differs from the sequence length " +
                   std::to_string(length) + " the module was compiled for ('" +
                   specs[1 - labelIndex].name + "' [" +
-                  std::to_string(batchSize_) + ", " + std::to_string(length) +
+                  std::to_string(rankBatch_) + ", " + std::to_string(length) +
                   "])");
     throwIfError(DataLoader::openTokens(
         options_.data, tokenDtype(options_), specs, labelIndex, batchSize_,
@@ -446,10 +471,18 @@ void Trainer::checkLabels(const Batch &batch, int64_t step) {
 }
 
 void Trainer::stage(const Batch &batch, int64_t step) {
+  // Every rank checks the whole global batch, so that a bad label stops
+  // all of them alike.
   checkLabels(batch, step);
   std::vector<dlc_tensor_t> inputs;
-  for (const BatchArray &array : batch.arrays)
-    inputs.push_back(view(array));
+  for (size_t a = 0; a < batch.arrays.size(); ++a) {
+    // This rank's rows: [rank * b, (rank + 1) * b) of the global batch.
+    dlc_tensor_t rows = view(batch.arrays[a]);
+    rows.shape = rankShapes_[a].data();
+    rows.data = static_cast<std::byte *>(rows.data) +
+                batch.arrays[a].bytes / ranks_ * rank_;
+    inputs.push_back(rows);
+  }
   try {
     engine_.stage("train_step", inputs);
   } catch (const std::runtime_error &e) {
@@ -466,28 +499,41 @@ void Trainer::step() {
   } catch (const std::runtime_error &e) {
     throw Error("step " + std::to_string(state_.stepsDone) + ": " + e.what());
   }
-  std::string line = "{\"step\": " + std::to_string(state_.stepsDone);
+  // The logged loss and metrics: each rank's, averaged over the ranks (as
+  // their mean over the global batch, for the means over equal shares
+  // that losses are).
+  std::vector<double> values;
   for (size_t i : logged_)
-    line +=
-        ", " + jsonString(signature_.outputs[i].name) + ": " +
-        jsonNumber(outputs_[i].getDouble(0), outputs_[i].dtype() == DType::F64);
+    values.push_back(outputs_[i].getDouble(0));
+  if (comm_)
+    comm_->allReduce(values.data(), values.size(), DLC_F64, DLC_REDUCE_MEAN);
+  ++state_.stepsDone;
+  if (rank_ != 0)
+    return;
+  std::string line = "{\"step\": " + std::to_string(state_.stepsDone - 1);
+  for (size_t k = 0; k < logged_.size(); ++k)
+    line += ", " + jsonString(signature_.outputs[logged_[k]].name) + ": " +
+            jsonNumber(values[k], outputs_[logged_[k]].dtype() == DType::F64);
   if (log_)
     log_->append(line + "}");
   if (tensorboard_) {
     Progress::Clock::time_point now = Progress::Clock::now();
     double seconds = std::chrono::duration<double>(now - lastStepEnd_).count();
     lastStepEnd_ = now;
-    for (size_t i : logged_)
-      tensorboard_->scalar(std::string("train/") + signature_.outputs[i].name,
-                           state_.stepsDone, outputs_[i].getDouble(0));
+    for (size_t k = 0; k < logged_.size(); ++k)
+      tensorboard_->scalar(std::string("train/") +
+                               signature_.outputs[logged_[k]].name,
+                           state_.stepsDone - 1, values[k]);
     if (seconds > 0)
-      tensorboard_->scalar("train/" + unit_ + "_per_second", state_.stepsDone,
+      tensorboard_->scalar("train/" + unit_ + "_per_second",
+                           state_.stepsDone - 1,
                            static_cast<double>(itemsPerStep_) / seconds);
   }
-  ++state_.stepsDone;
-  progress_->update(state_.stepsDone, lossIndex_ >= 0
-                                          ? outputs_[lossIndex_].getDouble(0)
-                                          : std::nan(""));
+  double loss = std::nan("");
+  for (size_t k = 0; k < logged_.size(); ++k)
+    if (static_cast<int64_t>(logged_[k]) == lossIndex_)
+      loss = values[k];
+  progress_->update(state_.stepsDone, loss);
 }
 
 void Trainer::saveCheckpoint() {
@@ -498,14 +544,18 @@ void Trainer::saveCheckpoint() {
                        {kSeedKey, static_cast<int64_t>(state_.seed)},
                        {kShuffleKey, state_.shuffle ? 1 : 0},
                        {kEveryKey, checkpointEvery_}};
-  engine_.saveCheckpoint(checkpointDir_, metadata);
+  // The parameters and optimizer state are the same on every rank: rank 0
+  // writes them once.
+  onRankZero("the checkpoint in " + checkpointDir_,
+             [&] { engine_.saveCheckpoint(checkpointDir_, metadata); });
   say("saved a checkpoint at step " + std::to_string(state_.stepsDone) +
           " in " + checkpointDir_,
       stderr);
 }
 
 void Trainer::evaluate() {
-  if (!evaluation_)
+  // forward runs on one rank: rank 0 evaluates the whole set.
+  if (!evaluation_ || rank_ != 0)
     return;
   EvaluationResult result = evaluation_->run(engine_);
   std::string accuracy = jsonNumber(result.accuracy(), true);
@@ -537,16 +587,41 @@ void Trainer::saveState() {
   throwIfError(writeNpz(options_.saveState, state), "--save-state ");
 }
 
+void Trainer::onRankZero(const std::string &what,
+                         const std::function<void()> &body) {
+  if (!comm_) {
+    body();
+    return;
+  }
+  std::optional<Error> failed;
+  if (rank_ == 0) {
+    try {
+      body();
+    } catch (const std::runtime_error &e) {
+      failed = Error(e.what());
+    }
+  }
+  float failures = failed ? 1.0f : 0.0f;
+  comm_->allReduce(&failures, 1, DLC_F32, DLC_REDUCE_SUM);
+  if (failed)
+    throw *failed;
+  if (failures != 0)
+    throw Error("rank 0 failed to write " + what);
+}
+
 void Trainer::say(const std::string &line, std::FILE *out) {
-  progress_->interrupt();
+  if (rank_ != 0)
+    return;
+  if (progress_)
+    progress_->interrupt();
   std::fprintf(out, "%s\n", line.c_str());
   std::fflush(out);
 }
 
 } // namespace
 
-void runTraining(Engine &engine, const Options &options) {
-  Trainer(engine, options).run();
+void runTraining(Engine &engine, const Options &options, rt::Comm *comm) {
+  Trainer(engine, options, comm).run();
 }
 
 std::string checkpointDirectory(const Options &options) {

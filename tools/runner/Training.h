@@ -22,8 +22,12 @@ namespace dlc::runner {
 
 /// Trains `engine`'s program as `options` (with --data) say. Progress goes
 /// to stderr, evaluation results to stdout. Throws on failure, after which
-/// the log holds the steps done and the last checkpoint is intact.
-void runTraining(Engine &engine, const Options &options);
+/// the log holds the steps done and the last checkpoint is intact. With
+/// `comm` (a module compiled with --dp N, on N ranks), every rank reads the
+/// same global batches and trains on its share of their rows; the logged
+/// values are averaged over the ranks, and rank 0 alone logs, checkpoints,
+/// evaluates and exports.
+void runTraining(Engine &engine, const Options &options, rt::Comm *comm);
 
 /// Where a training run saves its checkpoints: --checkpoint-dir, or else
 /// the directory it resumes from (a run resumed from a checkpoint directory

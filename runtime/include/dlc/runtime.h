@@ -104,6 +104,11 @@ void dlc_module_release(dlc_module_t *module);
 const char *dlc_module_target(const dlc_module_t *module);
 /** The model file's name the module was compiled from. */
 const char *dlc_module_model_name(const dlc_module_t *module);
+/** The data-parallel ranks the module was compiled for (dlc-compile --dp
+ * N): N processes run it, each on its share of every global batch, with a
+ * communicator of N ranks (dlc_session_set_comm). 1 when not partitioned
+ * (0 for NULL). */
+int32_t dlc_module_data_parallel_ranks(const dlc_module_t *module);
 
 size_t dlc_module_global_count(const dlc_module_t *module);
 dlc_status_t dlc_module_global_info(const dlc_module_t *module, size_t index,
@@ -340,6 +345,14 @@ dlc_status_t dlc_comm_broadcast(dlc_comm_t *comm, void *data, size_t count,
                                 dlc_dtype_t dtype, int32_t root);
 /** Returns once every rank has entered it. */
 dlc_status_t dlc_comm_barrier(dlc_comm_t *comm);
+
+/** Hands `session` the communicator its module's data-parallel all-reduces
+ * run on (a module compiled with dlc-compile --dp N, whose train_step
+ * averages the gradients over N ranks): `comm` must have N ranks. The
+ * session borrows it, so it must outlive the session's calls; NULL detaches
+ * it. A function with all-reduces fails without one; the others (forward)
+ * run on one rank alone. */
+dlc_status_t dlc_session_set_comm(dlc_session_t *session, dlc_comm_t *comm);
 
 #ifdef __cplusplus
 } /* extern "C" */

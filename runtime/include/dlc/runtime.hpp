@@ -67,6 +67,9 @@ public:
 
   std::string target() const { return dlc_module_target(get()); }
   std::string modelName() const { return dlc_module_model_name(get()); }
+  int32_t dataParallelRanks() const {
+    return dlc_module_data_parallel_ranks(get());
+  }
 
   size_t globalCount() const { return dlc_module_global_count(get()); }
   dlc_value_info_t global(size_t index) const {
@@ -217,6 +220,9 @@ public:
   void exportOnnx(const std::string &path) {
     check(dlc_session_export_onnx(get(), path.c_str()));
   }
+  /// The communicator of the module's all-reduces (borrowed; null
+  /// detaches it).
+  void setComm(dlc_comm_t *comm) { check(dlc_session_set_comm(get(), comm)); }
 
   dlc_session_t *get() const { return handle_.get(); }
 
