@@ -34,6 +34,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <array>
+#include <functional>
 #include <optional>
 
 using namespace mlir;
@@ -102,9 +103,12 @@ private:
   FailureOr<uint32_t> kernelIndex(LaunchOp launch);
   FailureOr<flatbuffers::Offset<fb::TensorType>> tensorType(Operation *where,
                                                             Value v);
-  /// The step of plan op `op`, whose buffers are `buffers`.
-  FailureOr<flatbuffers::Offset<fb::Step>>
-  step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers);
+  /// The step of plan op `op`, whose buffers are `buffers`; an all-reduce
+  /// completes before step `waitStep`.
+  FailureOr<flatbuffers::Offset<fb::Step>> step(Operation *op,
+                                                PlanBuffers &plan,
+                                                const StepBuffers &buffers,
+                                                uint32_t waitStep);
   FailureOr<flatbuffers::Offset<fb::Step>> matmulStep(PlanMatmulOp op,
                                                       PlanBuffers &plan);
   FailureOr<flatbuffers::Offset<fb::Step>> convStep(PlanConvOp op,
@@ -336,7 +340,8 @@ FailureOr<flatbuffers::Offset<fb::Step>> Writer::convStep(PlanConvOp op,
 }
 
 FailureOr<flatbuffers::Offset<fb::Step>>
-Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers) {
+Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
+             uint32_t waitStep) {
   if (auto matmul = dyn_cast<PlanMatmulOp>(op))
     return matmulStep(matmul, plan);
   if (auto conv = dyn_cast<PlanConvOp>(op))
@@ -362,7 +367,7 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers) {
         reduce.getReduction() == RankReduction::mean ? fb::RankReduction::Mean
                                                      : fb::RankReduction::Sum,
         *element, static_cast<uint32_t>(reduce.getBucket()), &buffers.refs,
-        &elements);
+        &elements, waitStep);
     return fb::CreateStep(fbb, fb::StepKind::AllReduceStep, step.Union(),
                           fbb.CreateString(location));
   }
@@ -440,7 +445,10 @@ Writer::addFunction(func::FuncOp func) {
         fb::CreateResultDirect(fbb, name.c_str(), role.c_str(), *type, global));
   }
 
-  std::vector<flatbuffers::Offset<fb::Step>> steps;
+  // The steps with their buffers first, then each all-reduce's wait (the
+  // first step that reads one of its outputs, directly or through views),
+  // then the steps in order.
+  SmallVector<std::pair<Operation *, StepBuffers>> planned;
   for (Operation &op : block) {
     if (isa<ReshapeOp, ConstantOp>(op))
       continue;
@@ -463,8 +471,33 @@ Writer::addFunction(func::FuncOp func) {
              << "is no execution-plan op; run dlc-plan-pipeline (codegen/"
                 "plan) before writing the module";
     }
+    planned.emplace_back(&op, std::move(**buffers));
+  }
+  llvm::DenseMap<Value, Operation *> reducedBy;
+  std::function<void(Value, Operation *)> markReduced = [&](Value value,
+                                                            Operation *reduce) {
+    reducedBy[value] = reduce;
+    for (Operation *user : value.getUsers())
+      if (auto view = dyn_cast<ReshapeOp>(user))
+        markReduced(view.getResult(), reduce);
+  };
+  llvm::DenseMap<Operation *, uint32_t> waits;
+  for (auto [index, entry] : llvm::enumerate(planned)) {
+    Operation *op = entry.first;
+    for (Value operand : op->getOperands())
+      if (auto it = reducedBy.find(operand); it != reducedBy.end())
+        waits.try_emplace(it->second, static_cast<uint32_t>(index));
+    if (isa<PlanAllReduceOp>(op))
+      for (Value result : op->getResults())
+        markReduced(result, op);
+  }
+  std::vector<flatbuffers::Offset<fb::Step>> steps;
+  for (auto &[op, buffers] : planned) {
+    auto wait = waits.find(op);
     FailureOr<flatbuffers::Offset<fb::Step>> written =
-        step(&op, plan, **buffers);
+        step(op, plan, buffers,
+             wait != waits.end() ? wait->second
+                                 : static_cast<uint32_t>(planned.size()));
     if (failed(written))
       return failure();
     steps.push_back(*written);

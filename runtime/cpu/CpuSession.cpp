@@ -12,6 +12,7 @@
 #include "runtime/core/Status.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace dlc::cpu {
@@ -136,9 +137,17 @@ dlc_status_t CpuSession::execute(size_t index, const dlc_tensor_t *inputs,
 std::vector<Session::ProfileLine> CpuSession::profile() const {
   std::vector<ProfileLine> lines;
   for (size_t f = 0; f < executors_.size(); ++f)
-    for (auto &step : executors_[f]->profile())
+    for (auto &step : executors_[f]->profile()) {
       lines.push_back({module_->functions()[f].name, step.kind, step.label,
                        step.calls, step.seconds});
+      if (step.kind == std::string("AllReduceStep")) {
+        char detail[128];
+        std::snprintf(detail, sizeof(detail),
+                      "\"collective_ms\": %.4f, \"exposed_ms\": %.4f",
+                      step.collectiveSeconds * 1e3, step.exposedSeconds * 1e3);
+        lines.back().detail = detail;
+      }
+    }
   return lines;
 }
 

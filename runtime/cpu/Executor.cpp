@@ -67,6 +67,9 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
           return nullptr;
         case fb::StepKind::AllReduceStep: {
           const fb::AllReduceStep &r = *fbStep.step_as_AllReduceStep();
+          if (!e->commThread_)
+            e->commThread_ = std::make_unique<CommThread>();
+          step.waitStep = r.wait_step();
           step.dtype = static_cast<dlc_dtype_t>(r.dtype());
           step.reduction = r.reduction() == fb::RankReduction::Mean
                                ? DLC_REDUCE_MEAN
@@ -119,17 +122,36 @@ std::byte *FunctionExecutor::resolve(const StepRef &ref,
   return base + ref.offset;
 }
 
-dlc_status_t FunctionExecutor::allReduce(Step &step, Communicator &comm) {
+void FunctionExecutor::issueAllReduce(size_t s, Communicator &comm) {
+  Step &step = steps_[s];
+  // The inputs are packed now: the steps after this one may reuse their
+  // buffers. The outputs' buffers are this step's until its wait.
   const size_t n = step.valueBytes.size();
   std::byte *packed = step.bucket.data();
   for (size_t i = 0, at = 0; i < n; at += step.valueBytes[i++])
     std::memcpy(packed + at, step.pointers[i], step.valueBytes[i]);
-  size_t count = step.bucket.size() / dlc_dtype_size(step.dtype);
-  if (dlc_status_t status =
-          comm.allReduce(packed, count, step.dtype, step.reduction))
-    return prefixStatus(status, functionName_ + ": " + step.label);
-  for (size_t i = 0, at = 0; i < n; at += step.valueBytes[i++])
-    std::memcpy(step.pointers[n + i], packed + at, step.valueBytes[i]);
+  step.ticket = commThread_->enqueue([&step, &comm, n, packed] {
+    size_t count = step.bucket.size() / dlc_dtype_size(step.dtype);
+    DLC_RETURN_IF_ERROR(
+        comm.allReduce(packed, count, step.dtype, step.reduction));
+    for (size_t i = 0, at = 0; i < n; at += step.valueBytes[i++])
+      std::memcpy(step.pointers[n + i], packed + at, step.valueBytes[i]);
+    return dlc_status_t(nullptr);
+  });
+  inFlight_.push_back(s);
+}
+
+dlc_status_t FunctionExecutor::waitAllReduce(size_t s, bool profiling) {
+  auto start = std::chrono::steady_clock::now();
+  CommThread::Done done = commThread_->wait(steps_[s].ticket);
+  if (profiling) {
+    std::chrono::duration<double> blocked =
+        std::chrono::steady_clock::now() - start;
+    profileExposedSeconds_[s] += blocked.count();
+    profileCollectiveSeconds_[s] += done.seconds;
+  }
+  if (done.status)
+    return prefixStatus(done.status, functionName_ + ": " + steps_[s].label);
   return nullptr;
 }
 
@@ -137,12 +159,40 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
                                    std::byte *const *results,
                                    std::byte *scratch, dnnl::stream &stream,
                                    bool profiling, Communicator *comm) {
-  ThreadPool &pool = device_->pool();
   if (profiling && profileCalls_.size() != steps_.size()) {
     profileCalls_.assign(steps_.size(), 0);
     profileSeconds_.assign(steps_.size(), 0.0);
+    profileCollectiveSeconds_.assign(steps_.size(), 0.0);
+    profileExposedSeconds_.assign(steps_.size(), 0.0);
   }
+  dlc_status_t status =
+      runSteps(arguments, results, scratch, stream, profiling, comm);
+  // Nothing may still write into this call's buffers when it returns, even
+  // after a failure: the collectives in flight complete (or time out).
+  for (size_t s : inFlight_) {
+    dlc_status_t waited = waitAllReduce(s, profiling);
+    if (!status)
+      status = waited;
+    else
+      dlc_status_free(waited);
+  }
+  inFlight_.clear();
+  return status;
+}
+
+dlc_status_t FunctionExecutor::runSteps(std::byte *const *arguments,
+                                        std::byte *const *results,
+                                        std::byte *scratch,
+                                        dnnl::stream &stream, bool profiling,
+                                        Communicator *comm) {
+  ThreadPool &pool = device_->pool();
   for (size_t s = 0; s < steps_.size(); ++s) {
+    // The collectives whose outputs this step reads first.
+    while (!inFlight_.empty() && steps_[inFlight_.front()].waitStep <= s) {
+      size_t reduce = inFlight_.front();
+      inFlight_.erase(inFlight_.begin());
+      DLC_RETURN_IF_ERROR(waitAllReduce(reduce, profiling));
+    }
     Step &step = steps_[s];
     auto start = profiling ? std::chrono::steady_clock::now()
                            : std::chrono::steady_clock::time_point();
@@ -170,7 +220,7 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
       case fb::StepKind::AllReduceStep:
         // Session::call refuses a function with collectives without a
         // communicator.
-        DLC_RETURN_IF_ERROR(allReduce(step, *comm));
+        issueAllReduce(s, *comm);
         break;
       default:
         break;
@@ -195,8 +245,8 @@ std::vector<FunctionExecutor::StepProfile> FunctionExecutor::profile() const {
     if (!profileCalls_[s])
       continue;
     const char *kind = fb::EnumNameStepKind(steps_[s].kind);
-    out.push_back(
-        {kind, steps_[s].label, profileCalls_[s], profileSeconds_[s]});
+    out.push_back({kind, steps_[s].label, profileCalls_[s], profileSeconds_[s],
+                   profileCollectiveSeconds_[s], profileExposedSeconds_[s]});
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #define DLC_RUNTIME_CPU_EXECUTOR_H
 
 #include "dlc/runtime.h"
+#include "runtime/comm/CommThread.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/core/AlignedBuffer.h"
 #include "runtime/core/PlanStep.h"
@@ -45,11 +46,16 @@ public:
                    Communicator *comm);
 
   /// Per-step wall time, accumulated over the run() calls that profiled.
+  /// An all-reduce step's `seconds` is its issue (packing the bucket); the
+  /// collective itself runs beside the steps after it for
+  /// `collectiveSeconds`, of which the step waited `exposedSeconds`.
   struct StepProfile {
     std::string kind;
     std::string label;
     int64_t calls = 0;
     double seconds = 0;
+    double collectiveSeconds = 0;
+    double exposedSeconds = 0;
   };
   std::vector<StepProfile> profile() const;
 
@@ -66,24 +72,42 @@ private:
     /// CopyStep: bytes copied from refs[0] to refs[1].
     uint64_t bytes = 0;
     /// AllReduceStep: each value's bytes (refs holds the n inputs, then
-    /// the n outputs), packed into `bucket` for one collective.
+    /// the n outputs), packed into `bucket` for one collective, which is
+    /// complete before step `waitStep`; `ticket` is its job on the
+    /// communication thread while it is in flight.
     std::vector<uint64_t> valueBytes;
     dlc_dtype_t dtype = DLC_F32;
     dlc_reduce_op_t reduction = DLC_REDUCE_MEAN;
     AlignedBuffer bucket;
+    uint32_t waitStep = 0;
+    uint64_t ticket = 0;
   };
 
   FunctionExecutor() = default;
   std::byte *resolve(const StepRef &ref, std::byte *const *arguments,
                      std::byte *const *results) const;
-  /// Packs the bucket's inputs, reduces them over the ranks of `comm` and
-  /// unpacks the result into its outputs.
-  dlc_status_t allReduce(Step &step, Communicator &comm);
+  /// The steps from the first on; run() waits for what they leave in
+  /// flight.
+  dlc_status_t runSteps(std::byte *const *arguments, std::byte *const *results,
+                        std::byte *scratch, dnnl::stream &stream,
+                        bool profiling, Communicator *comm);
+  /// Packs all-reduce step `s`'s inputs and queues the collective that
+  /// reduces them over the ranks of `comm` and unpacks the result into its
+  /// outputs.
+  void issueAllReduce(size_t s, Communicator &comm);
+  /// Waits for in-flight all-reduce step `s`; failures name it.
+  dlc_status_t waitAllReduce(size_t s, bool profiling);
 
   std::string functionName_;
   /// Parallel to steps_.
   std::vector<int64_t> profileCalls_;
   std::vector<double> profileSeconds_;
+  std::vector<double> profileCollectiveSeconds_;
+  std::vector<double> profileExposedSeconds_;
+  /// All-reduce steps: their communication thread, and those in flight,
+  /// oldest first.
+  std::unique_ptr<CommThread> commThread_;
+  std::vector<size_t> inFlight_;
   CpuDevice *device_ = nullptr;
   AlignedBuffer arena_;
   std::vector<const std::byte *> constants_;

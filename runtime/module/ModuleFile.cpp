@@ -323,7 +323,7 @@ private:
           context_ = functionContext + ": step " + std::to_string(s);
           if (step->location() && step->location()->size())
             context_ += " (" + step->location()->str() + ")";
-          if (!checkStep(f, *step))
+          if (!checkStep(f, *step, s))
             return false;
         }
       }
@@ -333,7 +333,7 @@ private:
     return true;
   }
 
-  bool checkStep(const FunctionInfo &f, const fb::Step &step) {
+  bool checkStep(const FunctionInfo &f, const fb::Step &step, uint32_t index) {
     switch (step.step_type()) {
     case fb::StepKind::KernelStep:
       return checkKernelStep(f, *step.step_as_KernelStep());
@@ -344,7 +344,7 @@ private:
     case fb::StepKind::CopyStep:
       return checkCopyStep(f, *step.step_as_CopyStep());
     case fb::StepKind::AllReduceStep:
-      return checkAllReduceStep(f, *step.step_as_AllReduceStep());
+      return checkAllReduceStep(f, *step.step_as_AllReduceStep(), index);
     default:
       return fail("has unknown step kind " +
                   std::to_string(static_cast<int>(step.step_type())));
@@ -678,7 +678,13 @@ private:
            checkRef(f, c.destination(), c.bytes(), "copy destination", true);
   }
 
-  bool checkAllReduceStep(const FunctionInfo &f, const fb::AllReduceStep &r) {
+  bool checkAllReduceStep(const FunctionInfo &f, const fb::AllReduceStep &r,
+                          uint32_t index) {
+    uint32_t steps = f.plan->steps()->size();
+    if (r.wait_step() <= index || r.wait_step() > steps)
+      return fail("all-reduce waits before step " +
+                  std::to_string(r.wait_step()) + ", not after it and within " +
+                  "the function's " + std::to_string(steps) + " steps");
     if (r.reduction() > fb::RankReduction::MAX)
       return fail("all-reduce has unknown reduction " +
                   std::to_string(static_cast<int>(r.reduction())));

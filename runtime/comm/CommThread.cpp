@@ -1,0 +1,60 @@
+//===- CommThread.cpp - Collectives beside the computation ----------------===//
+#include "runtime/comm/CommThread.h"
+
+#include "runtime/core/Status.h"
+
+namespace dlc {
+
+CommThread::CommThread() : thread_([this] { loop(); }) {}
+
+CommThread::~CommThread() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  queued_.notify_one();
+  thread_.join();
+  for (auto &[ticket, done] : done_)
+    dlc_status_free(done.status);
+}
+
+uint64_t CommThread::enqueue(Job job) {
+  uint64_t ticket;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ticket = next_++;
+    jobs_.emplace_back(ticket, std::move(job));
+  }
+  queued_.notify_one();
+  return ticket;
+}
+
+CommThread::Done CommThread::wait(uint64_t ticket) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  finished_.wait(lock, [&] { return done_.count(ticket) != 0; });
+  auto it = done_.find(ticket);
+  Done done = it->second;
+  done_.erase(it);
+  return done;
+}
+
+void CommThread::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    queued_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty())
+      return;
+    auto [ticket, job] = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    auto start = std::chrono::steady_clock::now();
+    dlc_status_t status = guardStatus("a collective", job);
+    std::chrono::duration<double> ran =
+        std::chrono::steady_clock::now() - start;
+    lock.lock();
+    done_[ticket] = Done{status, ran.count()};
+    finished_.notify_all();
+  }
+}
+
+} // namespace dlc
