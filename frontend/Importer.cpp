@@ -56,6 +56,7 @@ public:
         modelDir_(modelDir.str()), source_(source.str()), options_(options),
         builder_(context) {
     function_.mode = options.mode;
+    function_.syncBatchNormRanks = options.syncBatchNormRanks;
   }
 
   FailureOr<OwningOpRef<ModuleOp>> run();

@@ -69,6 +69,11 @@ struct ImportOptions {
   llvm::StringMap<Tensor> constantInputs;
   /// Name of the function holding the graph.
   std::string functionName = "forward";
+  /// Training mode, imported for one of this many data-parallel ranks
+  /// (dlc-compile --dp N --sync-batchnorm): BatchNormalization's batch
+  /// statistics are averaged over the ranks (dlc.all_reduce), so that they
+  /// are the global batch's, as PyTorch's SyncBatchNorm. 1: each rank's own.
+  int64_t syncBatchNormRanks = 1;
 };
 
 /// The model file at `path` re-serialized without the initializers named in

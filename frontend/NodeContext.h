@@ -38,6 +38,9 @@ namespace mlir::dlc {
 /// the function.
 struct FunctionState {
   ImportMode mode = ImportMode::AsExported;
+  /// Training mode: the data-parallel ranks whose batches a
+  /// BatchNormalization's statistics cover (ImportOptions).
+  int64_t syncBatchNormRanks = 1;
   /// The `stream` of the next active dropout: dropouts are numbered 0, 1,
   /// ... in import order, so each draws its own mask from one seed.
   int64_t nextDropoutStream = 0;
@@ -69,6 +72,9 @@ public:
   /// The semantics BatchNormalization and Dropout import with.
   ImportMode mode() const {
     return function_ ? function_->mode : ImportMode::AsExported;
+  }
+  int64_t syncBatchNormRanks() const {
+    return function_ ? function_->syncBatchNormRanks : 1;
   }
 
   //===--------------------------------------------------------------------===//

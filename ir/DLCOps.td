@@ -1033,7 +1033,8 @@ def DLC_CrossEntropyGradOp : DLC_Op<"cross_entropy_grad",
 // Collectives between data-parallel ranks
 //===----------------------------------------------------------------------===//
 
-def DLC_AllReduceOp : DLC_Op<"all_reduce", [Pure, InferTypeOpAdaptor]> {
+def DLC_AllReduceOp : DLC_Op<"all_reduce",
+    [Pure, InferTypeOpAdaptor, DLC_Differentiable]> {
   let summary = "each operand's sum or mean over the data-parallel ranks";
   let description = [{
     In a module partitioned for N data-parallel ranks (the module's
@@ -1044,8 +1045,12 @@ def DLC_AllReduceOp : DLC_Op<"all_reduce", [Pure, InferTypeOpAdaptor]> {
     buckets in the order the ranks issue them). 16-bit values are summed
     in float32 and rounded once, as the host communicators do (NCCL's
     order and rounding are its own).
-    dlc-data-parallel inserts it on the gradients; the evaluator runs the
-    N ranks of such a module in lockstep.
+    dlc-data-parallel inserts it on the gradients, and a training import
+    with synchronized BatchNorm (dlc-compile --sync-batchnorm) on the batch
+    statistics, whose gradient is the same all-reduce of the results'
+    gradients (each rank's gradient of the ranks' mean loss, as
+    data-parallel training averages them); the evaluator runs the N ranks
+    of such a module in lockstep.
 
     Example:
     ```mlir

@@ -39,7 +39,8 @@ llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::all() const {
           &self->lossScaleGrowthInterval,
           &self->freeze,
           &self->dp,
-          &self->dpBucketMb};
+          &self->dpBucketMb,
+          &self->syncBatchnorm};
 }
 
 llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::given() const {
@@ -119,8 +120,8 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
     return "--dp must be a number of ranks >= 1, not " + std::to_string(dp);
   if (!(dpBucketMb > 0) || !std::isfinite(dpBucketMb))
     return std::string("--dp-bucket-mb must be a positive number of MiB");
-  if (dp == 1 && given(dpBucketMb))
-    return std::string("--dp-bucket-mb applies to --dp N with N > 1");
+  if (dp == 1 && !(name = firstGiven({&dpBucketMb, &syncBatchnorm})).empty())
+    return name + " applies to --dp N with N > 1";
   return std::nullopt;
 }
 

@@ -122,6 +122,12 @@ struct TrainingPipelineOptions
                      "--batch-size samples, and the gradients are averaged "
                      "over them (dlc-data-parallel; default 1)"),
       llvm::cl::init(1)};
+  Option<bool> syncBatchnorm{
+      *this, "sync-batchnorm",
+      llvm::cl::desc("--dp: BatchNorm normalizes with the global batch's "
+                     "statistics, averaged over the ranks (PyTorch's "
+                     "SyncBatchNorm; default: each rank's own, as DDP)"),
+      llvm::cl::init(false)};
   Option<double> dpBucketMb{
       *this, "dp-bucket-mb",
       llvm::cl::desc("--dp: MiB of gradients per all-reduce (default 25, as "

@@ -144,7 +144,12 @@ LogicalResult lowerConv(Operation *op, Target target, ConvEngine engine) {
 }
 
 /// A bucket's all-reduce becomes its plan step, on the same buffers.
-LogicalResult lowerAllReduce(AllReduceOp op) {
+LogicalResult lowerAllReduce(AllReduceOp op, Target target) {
+  if (target == Target::Cuda)
+    return op.emitOpError()
+           << "combines the data-parallel ranks' values, and CUDA sessions "
+              "run no collectives yet: compile data-parallel training for "
+              "the CPU";
   Type element =
       cast<RankedTensorType>(op.getInputs().front().getType()).getElementType();
   for (Value input : op.getInputs())
@@ -189,7 +194,7 @@ LogicalResult lowerOp(Operation &op, Target target, ConvEngine convEngine) {
   if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
     return lowerConv(&op, target, convEngine);
   if (auto reduce = dyn_cast<AllReduceOp>(op))
-    return lowerAllReduce(reduce);
+    return lowerAllReduce(reduce, target);
   if (isa<ReshapeOp, ConstantOp, func::ReturnOp>(op))
     return success();
   if (isa<LaunchOp, PlanMatmulOp, PlanConvOp, PlanCopyOp, PlanAllReduceOp>(op))

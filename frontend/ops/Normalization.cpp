@@ -54,12 +54,23 @@ struct Standardized {
   Value centered, mean, variance;
 };
 
-Standardized standardize(NodeContext &c, Value x, ArrayRef<int64_t> axes) {
+/// With `ranks` > 1 the statistics are the global batch's: each rank's
+/// means are averaged over the data-parallel ranks, whose shares of the
+/// batch are equal (the variance's over the global mean).
+Standardized standardize(NodeContext &c, Value x, ArrayRef<int64_t> axes,
+                         int64_t ranks = 1) {
+  auto mean = [&](Value v) -> Value {
+    Value m = c.mean(v, axes, /*keepDims=*/true);
+    if (ranks == 1)
+      return m;
+    return AllReduceOp::create(c.builder(), c.loc(), ValueRange{m},
+                               RankReduction::mean, /*bucket=*/0)
+        .getResult(0);
+  };
   Standardized s;
-  s.mean = c.mean(x, axes, /*keepDims=*/true);
+  s.mean = mean(x);
   s.centered = c.build<SubOp>({x, s.mean});
-  s.variance =
-      c.mean(c.build<MulOp>({s.centered, s.centered}), axes, /*keepDims=*/true);
+  s.variance = mean(c.build<MulOp>({s.centered, s.centered}));
   return s;
 }
 
@@ -164,9 +175,12 @@ void batchNormRule(NodeContext &c) {
   SmallVector<int64_t> axes = {0};
   for (int64_t a = 2; a < rank; ++a)
     axes.push_back(a);
-  // Elements per channel.
-  int64_t count = typeOf(x).getNumElements() / std::max<int64_t>(channels, 1);
   bool trainingMode = c.mode() == ImportMode::Training;
+  // Elements per channel, in every rank's batch where the statistics are
+  // synchronized.
+  int64_t ranks = trainingMode ? c.syncBatchNormRanks() : 1;
+  int64_t count =
+      typeOf(x).getNumElements() / std::max<int64_t>(channels, 1) * ranks;
   std::optional<std::pair<GlobalOp, GlobalOp>> globals;
   if (trainingMode) {
     // PyTorch refuses this too: the unbiased variance divides by N - 1.
@@ -179,7 +193,7 @@ void batchNormRule(NodeContext &c) {
     if (!globals)
       return;
   }
-  Standardized s = standardize(c, x, axes);
+  Standardized s = standardize(c, x, axes, ranks);
   Value factor = c.build<MulOp>({scaleC, invStdDev(c, s.variance, epsilon)});
   c.setOutput(0, c.build<AddOp>({c.build<MulOp>({s.centered, factor}), biasC}));
 

@@ -124,3 +124,27 @@ LogicalResult TopKOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
                           resultGrads[0], static_cast<int64_t>(getAxis()));
   return success();
 }
+
+// y = the ranks' sum or mean of x, the same on every rank. Data-parallel
+// training averages the ranks' gradients of their own losses, so rank r's
+// share of d(mean loss)/dx_r, scaled as the others are, is the same
+// reduction of every rank's g: dx = all_reduce(g), in one collective for
+// the results that have a gradient.
+LogicalResult AllReduceOp::buildGradient(OpBuilder &b,
+                                         ArrayRef<Value> resultGrads,
+                                         MutableArrayRef<Value> operandGrads) {
+  SmallVector<Value> grads;
+  SmallVector<unsigned> operands;
+  for (auto [i, g] : llvm::enumerate(resultGrads))
+    if (g) {
+      grads.push_back(g);
+      operands.push_back(i);
+    }
+  if (grads.empty())
+    return success();
+  auto reduced =
+      AllReduceOp::create(b, getLoc(), grads, getReduction(), getBucket());
+  for (auto [i, result] : llvm::zip(operands, reduced.getResults()))
+    operandGrads[i] = result;
+  return success();
+}

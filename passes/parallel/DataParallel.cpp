@@ -96,6 +96,19 @@ public:
     }
     if (ranks == 1)
       return;
+    // Every rank's program draws from the same seed and streams, so each
+    // rank's rows would get rank 0's masks instead of their own.
+    WalkResult random = module.walk([](Operation *op) {
+      if (!isa<DropoutOp, RandomUniformOp>(op))
+        return WalkResult::advance();
+      op->emitOpError()
+          << "draws random numbers, and dlc-data-parallel does not give the "
+             "ranks streams of their own yet: every rank would draw rank "
+             "0's masks for its rows";
+      return WalkResult::interrupt();
+    });
+    if (random.wasInterrupted())
+      return signalPassFailure();
     for (func::FuncOp func : functions)
       if (failed(partition(func)))
         return signalPassFailure();

@@ -45,3 +45,11 @@ func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> 
 ^next:
   return %w : tensor<2xf32>
 }
+
+// -----
+
+func.func @loss_grad(%w: tensor<4xf32> {dlc.name = "w", dlc.role = "param"}, %seed: tensor<i64> {dlc.name = "dlc.rng_seed", dlc.role = "state"}) -> (tensor<4xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+  // expected-error@below {{'dlc.dropout' op draws random numbers, and dlc-data-parallel does not give the ranks streams of their own yet: every rank would draw rank 0's masks for its rows}}
+  %y, %mask = dlc.dropout %w, %seed {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
+  return %y : tensor<4xf32>
+}

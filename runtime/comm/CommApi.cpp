@@ -28,6 +28,11 @@ dlc_status_t dlc_comm_open(const char *kind, double timeout_seconds,
 
 void dlc_comm_release(dlc_comm_t *comm) { delete comm; }
 
+void dlc_comm_abort(dlc_comm_t *comm, int32_t code) {
+  if (comm)
+    comm->comm->abort(code);
+}
+
 const char *dlc_comm_kind(const dlc_comm_t *comm) {
   return comm ? comm->comm->kind() : "";
 }

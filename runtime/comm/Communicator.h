@@ -102,6 +102,11 @@ public:
   dlc_status_t broadcast(void *data, size_t count, dlc_dtype_t dtype, int root);
   /// Returns once every rank has entered it.
   dlc_status_t barrier();
+  /// Ends every rank of the job at once with exit code `code` (a rank that
+  /// failed alone, so that the others do not wait out their timeout in a
+  /// collective it will never join). A communicator of one process exits
+  /// it. Does not return.
+  [[noreturn]] virtual void abort(int code) = 0;
 
 protected:
   Communicator(int rank, int size, int localRank, double timeout)

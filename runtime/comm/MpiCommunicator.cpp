@@ -52,6 +52,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <sstream>
@@ -353,6 +354,12 @@ protected:
   dlc_status_t doBroadcast(void *data, size_t count, dlc_dtype_t dtype,
                            int root) override;
   dlc_status_t doBarrier() override;
+  [[noreturn]] void abort(int code) override {
+    // MPI_Abort ends every process of MPI_COMM_WORLD through the launcher;
+    // it should not return, but exit if an implementation lets it.
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
   size_t maxCount() const override { return INT_MAX; }
 
 private:

@@ -334,6 +334,10 @@ private:
   }
 
   bool checkStep(const FunctionInfo &f, const fb::Step &step, uint32_t index) {
+    // The verifier accepts a union whose type is set and whose table is
+    // absent.
+    if (step.step_type() != fb::StepKind::NONE && !step.step())
+      return fail("has no step body");
     switch (step.step_type()) {
     case fb::StepKind::KernelStep:
       return checkKernelStep(f, *step.step_as_KernelStep());
@@ -708,9 +712,11 @@ private:
                   " values (expected an input and an output each)");
     if (!elementsAligned(buffers) || !elementsAligned(elements))
       return fail("has misaligned buffer references");
+    uint64_t total = 0;
     for (uint32_t i = 0; i < n; ++i) {
       uint64_t bytes = 0;
-      if (!mulChecked(elements->Get(i), elementSize(r.dtype()), bytes))
+      if (!mulChecked(elements->Get(i), elementSize(r.dtype()), bytes) ||
+          !addChecked(total, bytes, total))
         return fail("all-reduce value sizes overflow 63 bits");
       std::string value = "all-reduce value " + std::to_string(i);
       if (!checkRef(f, buffers->Get(i), bytes, (value + " input").c_str(),

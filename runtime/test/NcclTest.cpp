@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <random>
@@ -201,6 +202,7 @@ protected:
     return unused();
   }
   dlc_status_t doBarrier() override { return unused(); }
+  [[noreturn]] void abort(int code) override { std::_Exit(code); }
   size_t maxCount() const override { return SIZE_MAX; }
 
 private:

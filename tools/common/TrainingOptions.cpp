@@ -3,6 +3,7 @@
 #include "tools/common/TrainingOptions.h"
 
 #include "ir/Dialect.h"
+#include "ir/Roles.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -139,11 +140,30 @@ compileForTraining(MLIRContext *context, llvm::StringRef path,
              << " is not divisible by --dp " << ranks
              << ": every rank takes the same share of the global batch";
     rankOptions.batchSize = *options.batchSize / ranks;
+    if (trainingPipelineOptions().syncBatchnorm)
+      rankOptions.syncBatchNormRanks = ranks;
   }
   FailureOr<OwningOpRef<ModuleOp>> module =
       importForTraining(context, path, rankOptions);
   if (failed(module))
     return failure();
+  // --batch-size binds symbolic leading dimensions only: a model whose
+  // batch is fixed would have each rank take the whole of it.
+  if (int64_t ranks = trainingPipelineOptions().dp; ranks > 1)
+    if (auto train = (*module)->lookupSymbol<func::FuncOp>("forward_train"))
+      for (BlockArgument argument : train.getArguments()) {
+        auto type = dyn_cast<RankedTensorType>(argument.getType());
+        if (type && type.getRank() > 0 &&
+            type.getDimSize(0) != *rankOptions.batchSize)
+          return emitError(UnknownLoc::get(context))
+                 << "--dp " << ranks << ": input '"
+                 << mlir::dlc::roles::nameOf(
+                        train.getArgAttrDict(argument.getArgNumber()))
+                 << "' has the fixed leading dimension " << type.getDimSize(0)
+                 << ", not a batch --batch-size " << *options.batchSize
+                 << " binds (every rank takes " << *rankOptions.batchSize
+                 << " samples)";
+      }
   auto pm = PassManager::on<ModuleOp>(context);
   mlir::dlc::buildTrainingPipeline(pm, trainingPipelineOptions());
   if (failed(pm.run(**module)))

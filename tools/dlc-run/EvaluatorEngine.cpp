@@ -443,8 +443,15 @@ int trainOnEvaluator(ModuleOp module, const std::string &name,
   return runner::reportFailures(tool, [&] {
     if (options.commTimeout)
       throw runner::Error("--comm-timeout applies to a compiled module run "
-                          "by mpirun; --interpret simulates the ranks in "
-                          "one process");
+                          "by mpirun; --interpret trains one process");
+    if (auto ranks =
+            module->getAttrOfType<IntegerAttr>(roles::kDataParallelAttr))
+      throw runner::Error(name + ": partitioned for " +
+                          std::to_string(ranks.getInt()) +
+                          " data-parallel ranks, and --interpret --train "
+                          "trains one process: compile it (dlc-compile --dp "
+                          "N) and run it with mpirun -np N, or simulate the "
+                          "ranks of one call with --function");
     EvaluatorEngine engine(module, name, onnxModel);
     runner::runTraining(engine, options, /*comm=*/nullptr);
   });

@@ -18,6 +18,9 @@ namespace dlc::runner {
 
 /// What the command line asked for. Optional fields are unset when the
 /// option was not given.
+/// --comm-timeout's default, in seconds.
+constexpr double kDefaultCommTimeout = 300;
+
 struct Options {
   /// The module file (positional); empty for a training binary.
   std::string modulePath;
@@ -54,7 +57,7 @@ struct Options {
   /// Every global at the end, in one .npz.
   std::string saveState;
   /// Data-parallel modules: seconds a collective may wait for the other
-  /// ranks (default 300).
+  /// ranks (default kDefaultCommTimeout).
   std::optional<double> commTimeout;
 
   // The device; empty: the module's target ("cpu", or "cuda:0").

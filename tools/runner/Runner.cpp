@@ -117,7 +117,55 @@ void keepEnginesWithCheckpoints(const Options &options) {
   ::setenv("DLC_CUDNN_ENGINES", file.c_str(), 0);
 }
 
-void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
+std::string escapeForOneLine(const std::string &text);
+
+/// "TOOL: error: MESSAGE" on stderr, after whatever stdout holds.
+void printFailure(const std::string &tool, const std::string &message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(),
+               escapeForOneLine(message).c_str());
+  std::fflush(stderr);
+}
+
+/// Trains `engine` as one rank of a job of the module's data-parallel
+/// ranks; the job must have that many.
+void runTrainingRanks(SessionEngine &engine, const LoadedModule &loaded,
+                      const Options &options, const std::string &tool) {
+  int32_t ranks = loaded.module.dataParallelRanks();
+  if (ranks <= 1 && options.commTimeout)
+    throw Error("--comm-timeout applies to a module compiled with --dp N; " +
+                loaded.name + " runs on one rank");
+  // Every run opens the job's communicator: N ranks need a module compiled
+  // for N, and a module of one rank under a launcher of several would
+  // train that many times into the same files.
+  rt::Comm comm("auto", options.commTimeout.value_or(kDefaultCommTimeout));
+  if (comm.size() != ranks)
+    throw Error(
+        loaded.name + ": compiled for " + std::to_string(ranks) +
+        " data-parallel rank" + (ranks == 1 ? "" : "s") +
+        (ranks > 1 ? " (dlc-compile --dp " + std::to_string(ranks) + ")"
+                   : std::string()) +
+        ", but this job has " + std::to_string(comm.size()) +
+        (ranks > 1 ? ": run it with mpirun -np " + std::to_string(ranks)
+                   : ": compile it with --dp " + std::to_string(comm.size())));
+  if (ranks == 1) {
+    runTraining(engine, options, nullptr);
+    return;
+  }
+  engine.setComm(comm);
+  try {
+    runTraining(engine, options, &comm);
+  } catch (const std::exception &e) {
+    // A rank that fails alone (its log cannot be written, its checkpoint
+    // fails) ends the job: the others would wait in their next collective
+    // until --comm-timeout, and this message would be lost.
+    printFailure(tool, e.what());
+    comm.abort(1);
+  }
+}
+
+void runMode(Mode mode, const LoadedModule &loaded, const Options &options,
+             const std::string &tool) {
   if (mode == Mode::Info) {
     std::fputs(describeModule(loaded).c_str(), stdout);
     return;
@@ -133,26 +181,7 @@ void runMode(Mode mode, const LoadedModule &loaded, const Options &options) {
                     static_cast<int32_t>(options.threads.value_or(0)));
   SessionEngine engine(loaded, device);
   if (mode == Mode::Training) {
-    // A data-parallel module trains on every rank of the job that
-    // launched this process; --comm-timeout bounds each collective.
-    int32_t ranks = loaded.module.dataParallelRanks();
-    if (ranks <= 1) {
-      if (options.commTimeout)
-        throw Error("--comm-timeout applies to a module compiled with "
-                    "--dp N; " +
-                    loaded.name + " runs on one rank");
-      runTraining(engine, options, nullptr);
-      return;
-    }
-    rt::Comm comm("auto", options.commTimeout.value_or(300));
-    if (comm.size() != ranks)
-      throw Error(loaded.name + ": compiled for " + std::to_string(ranks) +
-                  " data-parallel ranks (dlc-compile --dp " +
-                  std::to_string(ranks) + "), but this job has " +
-                  std::to_string(comm.size()) + ": run it with mpirun -np " +
-                  std::to_string(ranks));
-    engine.setComm(comm);
-    runTraining(engine, options, &comm);
+    runTrainingRanks(engine, loaded, options, tool);
     return;
   }
   if (!engine.hasFunction("forward"))
@@ -212,10 +241,10 @@ int run(int argc, char **argv, const char *embeddingFile,
                 " MODULE.dlcm [options]; see --help)");
   Mode mode = chooseMode(options);
   if (embedded) {
-    runMode(mode, *embedded, options);
+    runMode(mode, *embedded, options, tool);
   } else {
     LoadedModule loaded = loadModuleFile(options.modulePath);
-    runMode(mode, loaded, options);
+    runMode(mode, loaded, options, tool);
   }
   return 0;
 }
@@ -234,9 +263,7 @@ int reportFailures(const std::string &tool, const std::function<void()> &body) {
   } catch (...) {
     message = "an unknown internal error";
   }
-  std::fflush(stdout);
-  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(),
-               escapeForOneLine(message).c_str());
+  printFailure(tool, message);
   return 1;
 }
 

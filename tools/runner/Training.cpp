@@ -505,8 +505,14 @@ void Trainer::step() {
   std::vector<double> values;
   for (size_t i : logged_)
     values.push_back(outputs_[i].getDouble(0));
-  if (comm_)
-    comm_->allReduce(values.data(), values.size(), DLC_F64, DLC_REDUCE_MEAN);
+  if (comm_) {
+    try {
+      comm_->allReduce(values.data(), values.size(), DLC_F64, DLC_REDUCE_MEAN);
+    } catch (const std::runtime_error &e) {
+      throw Error("step " + std::to_string(state_.stepsDone) +
+                  ": averaging the logged values over the ranks: " + e.what());
+    }
+  }
   ++state_.stepsDone;
   if (rank_ != 0)
     return;

@@ -345,6 +345,12 @@ dlc_status_t dlc_comm_broadcast(dlc_comm_t *comm, void *data, size_t count,
                                 dlc_dtype_t dtype, int32_t root);
 /** Returns once every rank has entered it. */
 dlc_status_t dlc_comm_barrier(dlc_comm_t *comm);
+/** Ends every rank of the job at once with exit code `code`: for a rank
+ * that failed alone, whose peers would otherwise wait out their timeout in
+ * a collective it never joins. With MPI, MPI_Abort (the launcher ends the
+ * other processes); a "local" communicator exits this process. Does not
+ * return (a NULL `comm` returns at once). */
+void dlc_comm_abort(dlc_comm_t *comm, int32_t code);
 
 /** Hands `session` the communicator its module's data-parallel all-reduces
  * run on (a module compiled with dlc-compile --dp N, whose train_step

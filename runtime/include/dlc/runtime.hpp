@@ -15,6 +15,7 @@
 #include <dlc/runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -265,6 +266,10 @@ public:
     check(dlc_comm_broadcast(get(), data, count, dtype, root));
   }
   void barrier() { check(dlc_comm_barrier(get())); }
+  [[noreturn]] void abort(int32_t code) {
+    dlc_comm_abort(get(), code);
+    std::abort();
+  }
 
   dlc_comm_t *get() const { return handle_.get(); }
 
