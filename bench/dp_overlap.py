@@ -15,7 +15,9 @@ bucket (the whole gradient, reduced after backward has produced all of
 it) is the no-overlap baseline. One process at the same global batch gives
 the step time data parallelism is compared with.
 
-Prints one line per configuration and, with --json, writes them.
+Every configuration's losses must be one process's within 1e-4 (the
+tolerance tests/models/data_parallel_check.py derives), or the script
+fails. Prints one line per configuration and, with --json, writes them.
 
   /usr/bin/python3 bench/dp_overlap.py --build build --work /tmp/dp-overlap
 """
@@ -81,8 +83,12 @@ def train(args, model, data, ranks, bucket_mb):
         flags += ["--dp", str(ranks), "--dp-bucket-mb", str(bucket_mb)]
     run([os.path.join(args.build, "bin", "dlc-compile"), model, *flags, "-o",
          module])
+    log = os.path.join(args.work, tag + ".jsonl")
+    if os.path.exists(log):
+        os.remove(log)
     cmd = [os.path.join(args.build, "bin", "dlc-run"), module, "--data", data,
-           "--steps", str(STEPS), "--threads", "1", "--profile", profile]
+           "--steps", str(STEPS), "--threads", "1", "--profile", profile,
+           "--log", log]
     if ranks > 1:
         cmd = [args.mpirun, "-np", str(ranks), *cmd]
     start = time.monotonic()
@@ -104,7 +110,9 @@ def train(args, model, data, ranks, bucket_mb):
                 pack += l["ms"]
                 buckets += 1
     per_step = len(files) * STEPS
-    result = {"config": tag, "ranks": ranks, "bucket_mb": bucket_mb,
+    with open(log) as f:
+        losses = [json.loads(line)["loss"] for line in f]
+    result = {"config": tag, "losses": losses, "ranks": ranks, "bucket_mb": bucket_mb,
               "buckets": buckets // len(files), "step_ms": step_ms / per_step,
               "wall_s": seconds}
     if ranks > 1:
@@ -126,6 +134,14 @@ def main():
     model, data = export(args.work)
     results = [train(args, model, data, 1, 0)]
     results += [train(args, model, data, 2, mb) for mb in BUCKETS_MB]
+    # Overlap that changed the numbers would be no overlap: every
+    # configuration trains what one process trains (float32 summation
+    # order aside).
+    for r in results[1:]:
+        gap = max(abs(a - b) / abs(b)
+                  for a, b in zip(r["losses"], results[0]["losses"]))
+        if not gap <= 1e-4:
+            sys.exit(f"{r['config']}: losses {gap:.1e} from one process's")
     for r in results:
         line = (f"{r['config']:>10}: {r['buckets']} buckets, step "
                 f"{r['step_ms']:.1f} ms")

@@ -90,6 +90,12 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
           return makeStatus(DLC_INTERNAL, "unknown step kind");
         }
       }));
+  // Room for every all-reduce in flight at once, so that issuing one never
+  // allocates after its collective is queued.
+  e->inFlight_.reserve(
+      std::count_if(e->steps_.begin(), e->steps_.end(), [](const Step &step) {
+        return step.kind == fb::StepKind::AllReduceStep;
+      }));
   // The library steps share one scratch buffer, as large as the largest
   // needs.
   for (const Step &step : e->steps_)
@@ -165,8 +171,9 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
     profileCollectiveSeconds_.assign(steps_.size(), 0.0);
     profileExposedSeconds_.assign(steps_.size(), 0.0);
   }
-  dlc_status_t status =
-      runSteps(arguments, results, scratch, stream, profiling, comm);
+  dlc_status_t status = guardStatus(functionName_.c_str(), [&] {
+    return runSteps(arguments, results, scratch, stream, profiling, comm);
+  });
   // Nothing may still write into this call's buffers when it returns, even
   // after a failure: the collectives in flight complete (or time out).
   for (size_t s : inFlight_) {
@@ -187,8 +194,15 @@ dlc_status_t FunctionExecutor::runSteps(std::byte *const *arguments,
                                         Communicator *comm) {
   ThreadPool &pool = device_->pool();
   for (size_t s = 0; s < steps_.size(); ++s) {
-    // The collectives whose outputs this step reads first.
-    while (!inFlight_.empty() && steps_[inFlight_.front()].waitStep <= s) {
+    // The collectives whose outputs this step reads first, and those issued
+    // before them: the communication thread runs them in issue order, and
+    // the order their outputs are needed in is another (the optimizer
+    // updates the first layer, whose bucket backward issues last, first).
+    size_t due = 0;
+    for (size_t i = 0; i < inFlight_.size(); ++i)
+      if (steps_[inFlight_[i]].waitStep <= s)
+        due = i + 1;
+    for (size_t i = 0; i < due; ++i) {
       size_t reduce = inFlight_.front();
       inFlight_.erase(inFlight_.begin());
       DLC_RETURN_IF_ERROR(waitAllReduce(reduce, profiling));

@@ -7,7 +7,9 @@ written, and a run resumed from the last checkpoint goes on bit for bit.
         --work DIR
 
 The test MLP (tools/dlc-run/test/Inputs/mlp.onnxtxt) is compiled with --dp
-2 and trained by `mpirun -np 2` with a checkpoint every CHECKPOINT_EVERY
+2 and buckets of 32 bytes (each gradient a collective of its own, several
+in flight when a rank stops: after the first times out, the others must
+fail at once, not wait out the timeout each) and trained by `mpirun -np 2` with a checkpoint every CHECKPOINT_EVERY
 steps and --comm-timeout TIMEOUT, on and on, until rank 1 gets a signal:
 
   stop  SIGSTOP: rank 1 is alive but answers nothing. Rank 0's next
@@ -169,7 +171,8 @@ def main():
                    check=True)
     module = os.path.join(args.work, "dp2.dlcm")
     subprocess.run([args.dlc_compile, MODEL, "--train", "--batch-size", "8",
-                    "--dp", "2", "--optimizer", "adamw", "--lr", "0.01",
+                    "--dp", "2", "--dp-bucket-mb", "0.00003",
+                    "--optimizer", "adamw", "--lr", "0.01",
                     "-o", module], check=True)
     failed = 0
     for name, signum in (("stop", signal.SIGSTOP), ("kill", signal.SIGKILL)):

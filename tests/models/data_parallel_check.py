@@ -10,7 +10,12 @@ process, at the same global batch, data, seed (shuffled) and options:
            parameters and optimizer state) within RTOL of its array's
            largest magnitude.
 
-N is 2 and 4, with SGD (lr 0.1) and AdamW (lr 1e-3, weight decay 0.01).
+N is 2 and 4, with SGD (lr 0.1) and AdamW (lr 1e-3, weight decay 0.01),
+in one bucket (the default 25 MiB holds every gradient of these models);
+N = 2 again with buckets of at most SMALL_BUCKET_MB, so that every
+gradient (and with --sync-batchnorm every statistic's gradient) is a
+collective of its own in flight beside backward, and the optimizer reads
+them in another order than backward issued them.
 
 Tolerance. Each sample's arithmetic is the same either way; what changes
 is how the batch is summed into each gradient: one float32 sum over B
@@ -79,6 +84,7 @@ BATCHNORM = {"cnn_bn"}
 # Per-rank statistics change the losses by at least this (relative).
 PER_RANK_DIFFERENCE = 1e-3
 RANKS = [2, 4]
+SMALL_BUCKET_MB = "0.001"
 CHECKED_OPTIMIZERS = ["sgd", "adamw"]
 SEED = "5"
 # AdamW's noise-driven elements (above): gradient RMS under NOISE_RMS.
@@ -207,15 +213,18 @@ def main(argv=None):
                 print(f"FAIL {name}/{optimizer}/one process: {e}", flush=True)
                 failed += 1
                 continue
-            for ranks in RANKS:
-                label = f"{name}/{optimizer}/dp{ranks}"
+            sync = ["--sync-batchnorm"] if name in BATCHNORM else []
+            variants = [(ranks, f"dp{ranks}", sync) for ranks in RANKS]
+            variants.append((2, "dp2.small-buckets",
+                             sync + ["--dp-bucket-mb", SMALL_BUCKET_MB]))
+            for ranks, tag, flags in variants:
+                label = f"{name}/{optimizer}/{tag}"
                 if train_check.BATCH[name] % ranks:
+                    print(f"SKIP {label}: batch {train_check.BATCH[name]} "
+                          f"is not divisible by {ranks}", flush=True)
                     continue
                 try:
-                    sync = (["--sync-batchnorm"] if name in BATCHNORM
-                            else [])
-                    many = train(args, base, optimizer, ranks, f"dp{ranks}",
-                                 sync)
+                    many = train(args, base, optimizer, ranks, tag, flags)
                     loss_error, state_error, noisy = compare(one, many,
                                                              optimizer)
                     noted = (f", {noisy} noise-driven elements"
@@ -228,7 +237,7 @@ def main(argv=None):
                 except (CheckError, subprocess.TimeoutExpired, OSError) as e:
                     print(f"FAIL {label}: {e}", flush=True)
                     failed += 1
-                if name not in BATCHNORM:
+                if name not in BATCHNORM or flags != sync:
                     continue
                 label += "/per-rank statistics"
                 try:
