@@ -1068,6 +1068,88 @@ def DLC_AllReduceOp : DLC_Op<"all_reduce",
   let hasVerifier = 1;
 }
 
+def DLC_ReduceScatterOp : DLC_Op<"reduce_scatter",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "each operand's sum or mean over the ranks, one shard per rank";
+  let description = [{
+    ZeRO-1's gradient reduction (dlc-compile --zero 1): the ranks reduce
+    their operands as dlc.all_reduce does, but rank r keeps only shard r of
+    each: the operand flattened, padded with zeros to a multiple of
+    `ranks` elements and cut into `ranks` equal blocks, so each result is a
+    1-D tensor of ceil(elements / ranks) elements. The operands share one
+    element type and travel together, as one bucket (`bucket` numbers the
+    module's collectives in the order the ranks issue them).
+
+    Example:
+    ```mlir
+    %sw, %sb = dlc.reduce_scatter mean ranks 2 bucket 0 %dw, %db
+        : tensor<3x5xf32>, tensor<3xf32>
+    // %sw : tensor<8xf32>, %sb : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DLC_FloatTensor>:$inputs,
+                       DLC_RankReduction:$reduction,
+                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$ranks,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$bucket);
+  let results = (outs Variadic<DLC_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $reduction `ranks` $ranks `bucket` $bucket $inputs attr-dict `:`
+    type($inputs)
+  }];
+  let hasVerifier = 1;
+}
+
+def DLC_AllGatherOp : DLC_Op<"all_gather", [Pure]> {
+  let summary = "every rank's shard of each value, joined into the whole";
+  let description = [{
+    The inverse of dlc.reduce_scatter's sharding (ZeRO-1's parameter
+    update): operand i is this rank's shard of result i, a 1-D tensor of
+    ceil(elements / ranks) elements; each result is the ranks' shards in
+    rank order, without the padding, in the result's shape, the same on
+    every rank. The operands share one element type and travel together
+    (`bucket` as for dlc.reduce_scatter).
+
+    Example:
+    ```mlir
+    %w, %b = dlc.all_gather ranks 2 bucket 3 %sw, %sb
+        : tensor<8xf32>, tensor<2xf32> -> tensor<3x5xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DLC_FloatTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$ranks,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$bucket);
+  let results = (outs Variadic<DLC_FloatTensor>:$results);
+  let assemblyFormat = [{
+    `ranks` $ranks `bucket` $bucket $inputs attr-dict `:` type($inputs) `->`
+    type($results)
+  }];
+  let hasVerifier = 1;
+}
+
+def DLC_RankShardOp : DLC_Op<"rank_shard", [Pure, InferTypeOpAdaptor]> {
+  let summary = "this rank's shard of a value every rank holds";
+  let description = [{
+    The block of `input` that rank r owns under ZeRO-1, without any
+    communication: `input` flattened, padded with zeros to a multiple of
+    `ranks` elements, and block r of `ranks` equal ones, a 1-D tensor of
+    ceil(elements / ranks) elements (the shard dlc.reduce_scatter leaves of
+    a gradient of the same shape). The optimizer updates a parameter's
+    shard with it.
+
+    Example:
+    ```mlir
+    %s = dlc.rank_shard ranks 2 %w : tensor<3x5xf32>
+    // %s : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$ranks);
+  let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ranks` $ranks $input attr-dict `:` type($input)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion: groups of ops that codegen turns into one kernel
 //===----------------------------------------------------------------------===//

@@ -72,6 +72,11 @@ inline constexpr StringLiteral kEpilogueAttr = "dlc.epilogue";
 std::optional<MatmulEpilogue> epilogueMark(Operation *op);
 void setEpilogueMark(Operation *op, MatmulEpilogue epilogue);
 
+/// The 1-D type of one rank's ZeRO shard of a value of `type` over `ranks`
+/// ranks (dlc.reduce_scatter's results, dlc.rank_shard's): ceil(elements /
+/// ranks) elements of its element type. `type` has a static shape.
+RankedTensorType shardTypeOf(RankedTensorType type, int64_t ranks);
+
 /// The type of the convolution of `input` by `filter` (dlc.conv's result),
 /// all three in the layout `channelsLast` says; failure, reported at `loc`,
 /// when they do not convolve with these attributes. The verifiers of

@@ -19,6 +19,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -1134,6 +1135,78 @@ LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *,
 LogicalResult AllReduceOp::verify() {
   if (getInputs().empty())
     return emitOpError() << "reduces no values";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ZeRO-1's collectives: ReduceScatterOp, AllGatherOp, RankShardOp
+//===----------------------------------------------------------------------===//
+
+RankedTensorType mlir::dlc::shardTypeOf(RankedTensorType type, int64_t ranks) {
+  return RankedTensorType::get({llvm::divideCeil(type.getNumElements(), ranks)},
+                               type.getElementType());
+}
+
+/// The check dlc.reduce_scatter and dlc.all_gather share: a bucket of one
+/// element type.
+static LogicalResult verifyShardedBucket(Operation *op) {
+  if (op->getNumOperands() == 0)
+    return op->emitOpError() << "moves no values";
+  Type element = getElementTypeOrSelf(op->getOperand(0).getType());
+  for (Value v : op->getOperands())
+    if (getElementTypeOrSelf(v.getType()) != element)
+      return op->emitOpError() << "mixes element types (" << element << " and "
+                               << getElementTypeOrSelf(v.getType())
+                               << "); one collective moves one type";
+  return success();
+}
+
+LogicalResult
+ReduceScatterOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                  ReduceScatterOp::Adaptor adaptor,
+                                  SmallVectorImpl<Type> &inferred) {
+  for (Value input : adaptor.getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    // (Inference runs before the operand constraints refuse a dynamic
+    // shape.)
+    inferred.push_back(type.hasStaticShape()
+                           ? Type(shardTypeOf(type, adaptor.getRanks()))
+                           : Type(type));
+  }
+  return success();
+}
+
+LogicalResult ReduceScatterOp::verify() { return verifyShardedBucket(*this); }
+
+LogicalResult AllGatherOp::verify() {
+  if (getInputs().size() != getResults().size())
+    return emitOpError() << "gathers " << getInputs().size() << " shards into "
+                         << getResults().size() << " values";
+  if (failed(verifyShardedBucket(*this)))
+    return failure();
+  for (auto [i, shard, whole] :
+       llvm::enumerate(getInputs().getTypes(), getResults().getTypes())) {
+    RankedTensorType expected =
+        shardTypeOf(cast<RankedTensorType>(whole), getRanks());
+    if (shard != expected)
+      return emitOpError() << "gathers shard #" << i << " of " << shard
+                           << " into " << whole << ", whose shard over "
+                           << getRanks() << " ranks is " << expected;
+  }
+  return success();
+}
+
+LogicalResult RankShardOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            RankShardOp::Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  // (Inference runs before the operand constraint refuses a dynamic
+  // shape.)
+  if (!type.hasStaticShape())
+    return emitOptionalError(loc, "dlc.rank_shard of ", type,
+                             ", which has no static shape");
+  inferred.push_back(shardTypeOf(type, adaptor.getRanks()));
   return success();
 }
 

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::dlc::roles {
 
@@ -59,6 +60,24 @@ inline constexpr StringLiteral kMetric = "metric";
 /// On a module partitioned for data parallelism (dlc-data-parallel): the
 /// number of ranks, each running its functions on its share of the batch.
 inline constexpr StringLiteral kDataParallelAttr = "dlc.data_parallel";
+/// On a data-parallel module whose gradients are reduce-scattered (ZeRO
+/// stage 1, dlc-data-parallel's zero=1): 1. The optimizer then updates each
+/// rank's shard of the parameters and keeps state for that shard alone.
+inline constexpr StringLiteral kZeroAttr = "dlc.zero";
+/// On a dlc.global whose value differs between the ranks, and on the
+/// arguments and results that carry it: each rank holds its own ZeRO shard
+/// (1-D, dlc.rank_shard's) of a value of this attribute's type (a TypeAttr,
+/// the parameter's type for its optimizer state), which checkpoints keep
+/// per rank.
+inline constexpr StringLiteral kShardedAttr = "dlc.sharded";
+
+/// The whole value's type of a sharded global's argument or result
+/// (kShardedAttr), or null.
+inline RankedTensorType shardedTypeOf(DictionaryAttr attrs) {
+  auto type = attrs ? attrs.getAs<TypeAttr>(kShardedAttr) : TypeAttr();
+  return type ? dyn_cast<RankedTensorType>(type.getValue())
+              : RankedTensorType();
+}
 
 /// Whether values of `role` live in a dlc.global between calls.
 inline bool isGlobalRole(StringRef role) {

@@ -131,12 +131,22 @@ def DLCDataParallel : Pass<"dlc-data-parallel", "ModuleOp"> {
     after its last gradient is computed, so its communication can overlap
     the rest of the backward pass. The module gets `dlc.data_parallel = N`.
     Per-rank state (BatchNorm statistics) is not reduced.
+
+    With `zero=1` (ZeRO stage 1, DeepSpeed's optimizer state partitioning)
+    each bucket is a dlc.reduce_scatter instead: every gradient result
+    becomes this rank's shard of the mean gradient (1-D, ceil(elements / N)
+    elements), and the module gets `dlc.zero = 1`, from which dlc-optimizer
+    updates each rank's shard of the parameters, keeps optimizer state for
+    it alone, and all-gathers the updated parameters.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", "1",
            "the number of data-parallel ranks">,
     Option<"bucketMb", "bucket-mb", "double", "25.0",
            "the most MiB of gradients one all-reduce carries">,
+    Option<"zero", "zero", "int64_t", "0",
+           "the ZeRO stage: 0 all-reduces the gradients, 1 reduce-scatters "
+           "them so that each rank's optimizer updates its shard">,
   ];
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }

@@ -40,7 +40,8 @@ llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::all() const {
           &self->freeze,
           &self->dp,
           &self->dpBucketMb,
-          &self->syncBatchnorm};
+          &self->syncBatchnorm,
+          &self->zero};
 }
 
 llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::given() const {
@@ -120,7 +121,11 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
     return "--dp must be a number of ranks >= 1, not " + std::to_string(dp);
   if (!(dpBucketMb > 0) || !std::isfinite(dpBucketMb))
     return std::string("--dp-bucket-mb must be a positive number of MiB");
-  if (dp == 1 && !(name = firstGiven({&dpBucketMb, &syncBatchnorm})).empty())
+  if (zero != 0 && zero != 1)
+    return "--zero must be 0 or 1 (stage 1 shards the optimizer state), not " +
+           std::to_string(zero);
+  if (dp == 1 &&
+      !(name = firstGiven({&dpBucketMb, &syncBatchnorm, &zero})).empty())
     return name + " applies to --dp N with N > 1";
   return std::nullopt;
 }
@@ -161,6 +166,7 @@ void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
     DLCDataParallelOptions parallel;
     parallel.ranks = options.dp;
     parallel.bucketMb = options.dpBucketMb;
+    parallel.zero = options.zero;
     pm.addPass(createDLCDataParallel(parallel));
   }
   // @loss_grad -> @train_step.

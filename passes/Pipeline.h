@@ -133,6 +133,13 @@ struct TrainingPipelineOptions
       llvm::cl::desc("--dp: MiB of gradients per all-reduce (default 25, as "
                      "PyTorch DDP)"),
       llvm::cl::init(25.0)};
+  Option<int64_t> zero{
+      *this, "zero",
+      llvm::cl::desc("--dp: ZeRO stage; 1 shards the optimizer state over the "
+                     "ranks (the gradients are reduce-scattered, each rank "
+                     "updates its shard, the parameters all-gathered; "
+                     "default 0)"),
+      llvm::cl::init(0)};
 
   /// The first error in the options (what the passes cannot tell from
   /// their own options, and options the chosen loss, optimizer or schedule

@@ -17,7 +17,11 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::dlc;
@@ -186,13 +190,60 @@ LogicalResult reduceOverRanks(Operation *op, RankReduction reduction,
   return success();
 }
 
+/// dlc.reduce_scatter, dlc.all_gather and dlc.rank_shard, which each need
+/// every rank's operands or its rank number: `operands[r]` are rank r's.
+LogicalResult shardOverRanks(Operation *op,
+                             MutableArrayRef<SmallVector<Tensor>> operands,
+                             MutableArrayRef<SmallVector<Tensor>> results) {
+  const int64_t ranks = static_cast<int64_t>(operands.size());
+  auto expectRanks = [&](int64_t attr) -> LogicalResult {
+    if (attr == ranks)
+      return success();
+    return op->emitOpError() << "shards over " << attr
+                             << " ranks, but the module runs on " << ranks;
+  };
+  if (auto shard = dyn_cast<RankShardOp>(op)) {
+    if (failed(expectRanks(shard.getRanks())))
+      return failure();
+    for (int64_t r = 0; r < ranks; ++r)
+      results[r].push_back(shardOf(operands[r][0], r, ranks));
+    return success();
+  }
+  if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
+    if (failed(expectRanks(scatter.getRanks())))
+      return failure();
+    SmallVector<SmallVector<Tensor>> reduced(ranks);
+    if (failed(reduceOverRanks(op, scatter.getReduction(), operands, reduced)))
+      return failure();
+    for (int64_t r = 0; r < ranks; ++r)
+      for (const Tensor &whole : reduced[r])
+        results[r].push_back(shardOf(whole, r, ranks));
+    return success();
+  }
+  auto gather = cast<AllGatherOp>(op);
+  if (failed(expectRanks(gather.getRanks())))
+    return failure();
+  for (auto [i, type] : llvm::enumerate(gather.getResultTypes())) {
+    auto ranked = cast<RankedTensorType>(type);
+    SmallVector<Tensor> shards;
+    for (int64_t r = 0; r < ranks; ++r)
+      shards.push_back(std::move(operands[r][i]));
+    Tensor whole =
+        gatherShards(shards, shards.front().dtype(), ranked.getShape());
+    for (int64_t r = 0; r < ranks; ++r)
+      results[r].push_back(whole);
+  }
+  return success();
+}
+
 /// Runs a block on every rank in lockstep: rank r's argument values are
 /// `inputs[r]` (types already checked) and its globals `globals[r]` (null
 /// where the block touches none). Each op runs on each rank in turn, but a
 /// dlc.all_reduce (or dlc.plan.all_reduce), which needs every rank's operands,
-/// runs once for all, in a function's body (`functionBody`); a nested body's is
-/// an error. Returns each rank's values of the return-like terminator's
-/// operands.
+/// runs once for all, in a function's body (`functionBody`), and so do
+/// ZeRO's dlc.reduce_scatter, dlc.all_gather and dlc.rank_shard; a nested
+/// body's is an error. Returns each rank's values of the return-like
+/// terminator's operands.
 FailureOr<SmallVector<SmallVector<Tensor>>>
 evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
                      ArrayRef<GlobalValues *> globals, bool functionBody) {
@@ -238,6 +289,10 @@ evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
       reduction = reduce.getReduction();
     if (reduction && functionBody) {
       if (failed(reduceOverRanks(&op, *reduction, operands, results)))
+        return failure();
+    } else if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op) &&
+               functionBody) {
+      if (failed(shardOverRanks(&op, operands, results)))
         return failure();
     } else {
       for (size_t r = 0; r < ranks; ++r)
@@ -412,10 +467,12 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           .Case<CrossEntropyGradOp>([&](auto c) {
             return evalCrossEntropyGrad(c, operands, results);
           })
-          .Case<AllReduceOp, PlanAllReduceOp>([&](auto) {
+          .Case<AllReduceOp, PlanAllReduceOp, ReduceScatterOp, AllGatherOp,
+                RankShardOp>([&](auto) {
             return op->emitOpError()
-                   << "combines every rank's values: the evaluator runs it "
-                      "in a function's body, on all ranks at once";
+                   << "combines every rank's values or depends on the rank: "
+                      "the evaluator runs it in a function's body, on all "
+                      "ranks at once";
           })
           .Case<FusionOp, LaunchOp>(
               [&](auto f) { return evalBody(f, operands, results); })
@@ -434,6 +491,32 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
 //===----------------------------------------------------------------------===//
 // Evaluator
 //===----------------------------------------------------------------------===//
+
+Tensor mlir::dlc::shardOf(const Tensor &whole, int64_t rank, int64_t ranks) {
+  const int64_t size = llvm::divideCeil(whole.numElements(), ranks);
+  Tensor shard(whole.dtype(), {size});
+  const size_t element = dtypeSize(whole.dtype());
+  const int64_t begin = std::min(rank * size, whole.numElements());
+  const int64_t end = std::min(begin + size, whole.numElements());
+  std::memcpy(shard.bytes(), whole.bytes() + begin * element,
+              (end - begin) * element);
+  return shard;
+}
+
+Tensor mlir::dlc::gatherShards(ArrayRef<Tensor> shards, DType dtype,
+                               ArrayRef<int64_t> shape) {
+  Tensor whole(dtype, std::vector<int64_t>(shape.begin(), shape.end()));
+  const int64_t ranks = static_cast<int64_t>(shards.size());
+  const int64_t size = llvm::divideCeil(whole.numElements(), ranks);
+  const size_t element = dtypeSize(dtype);
+  for (int64_t r = 0; r < ranks; ++r) {
+    const int64_t begin = std::min(r * size, whole.numElements());
+    const int64_t end = std::min(begin + size, whole.numElements());
+    std::memcpy(whole.bytes() + begin * element, shards[r].bytes(),
+                (end - begin) * element);
+  }
+  return whole;
+}
 
 FailureOr<Evaluator> Evaluator::create(ModuleOp module) {
   Evaluator evaluator(module);

@@ -43,6 +43,14 @@ LogicalResult evaluateOp(Operation *op, ArrayRef<Tensor> operands,
                          SmallVectorImpl<Tensor> &results,
                          GlobalValues *globals = nullptr);
 
+/// Rank `rank`'s ZeRO shard of `whole` over `ranks` ranks (dlc.rank_shard's
+/// value): block `rank` of its flattened elements padded with zeros.
+Tensor shardOf(const Tensor &whole, int64_t rank, int64_t ranks);
+/// The whole value of `dtype`[`shape`] whose shards `shards` are, in rank
+/// order (dlc.all_gather's value): their blocks joined, the padding cut.
+Tensor gatherShards(ArrayRef<Tensor> shards, DType dtype,
+                    ArrayRef<int64_t> shape);
+
 /// Runs functions of a module. Globals start at their initial values.
 /// A module partitioned for N data-parallel ranks (`dlc.data_parallel`) is
 /// run as N ranks in lockstep, each with its own globals, their

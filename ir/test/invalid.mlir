@@ -776,3 +776,59 @@ func.func @all_reduce_integers(%n: tensor<2xi64>) -> tensor<2xi64> {
   %0 = dlc.all_reduce sum bucket 0 %n : tensor<2xi64>
   return %0 : tensor<2xi64>
 }
+
+// -----
+
+func.func @reduce_scatter_nothing() {
+  // expected-error@+1 {{'dlc.reduce_scatter' op moves no values}}
+  "dlc.reduce_scatter"() <{bucket = 0 : i64, ranks = 2 : i64, reduction = 1 : i32}> : () -> ()
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_mixed(%a: tensor<4xf32>, %b: tensor<4xbf16>) {
+  // expected-error@+1 {{'dlc.reduce_scatter' op mixes element types ('f32' and 'bf16'); one collective moves one type}}
+  %0:2 = dlc.reduce_scatter mean ranks 2 bucket 0 %a, %b : tensor<4xf32>, tensor<4xbf16>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_one_rank(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'dlc.reduce_scatter' op attribute 'ranks' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 2}}
+  %0 = dlc.reduce_scatter mean ranks 1 bucket 0 %a : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @all_gather_count(%a: tensor<2xf32>) {
+  // expected-error@+1 {{'dlc.all_gather' op gathers 1 shards into 2 values}}
+  %0:2 = "dlc.all_gather"(%a) <{bucket = 0 : i64, ranks = 2 : i64}> : (tensor<2xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @all_gather_shape(%a: tensor<3xf32>) {
+  // expected-error@+1 {{'dlc.all_gather' op gathers shard #0 of 'tensor<3xf32>' into 'tensor<2x3xf32>', whose shard over 3 ranks is 'tensor<2xf32>'}}
+  %0 = dlc.all_gather ranks 3 bucket 0 %a : tensor<3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @all_gather_mixed(%a: tensor<2xf32>, %b: tensor<2xf16>) {
+  // expected-error@+1 {{'dlc.all_gather' op mixes element types ('f32' and 'f16'); one collective moves one type}}
+  %0:2 = dlc.all_gather ranks 2 bucket 0 %a, %b : tensor<2xf32>, tensor<2xf16> -> tensor<4xf32>, tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @rank_shard_integers(%n: tensor<4xi64>) {
+  // expected-error@+1 {{'dlc.rank_shard' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = "dlc.rank_shard"(%n) <{ranks = 2 : i64}> : (tensor<4xi64>) -> tensor<2xi64>
+  return
+}

@@ -165,6 +165,21 @@ func.func @conv_channels_last(%x: tensor<1x8x8x4xf32>, %w: tensor<8x3x3x2xf32>) 
   return %0 : tensor<1x4x4x8xf32>
 }
 
+// ZeRO-1's collectives: a bucket of gradients reduce-scattered into 1-D
+// shards of ceil(elements / ranks) elements (15 over 4 ranks: 4), the
+// updated shards gathered into the whole values, and a rank's own shard of
+// a parameter.
+// CHECK-LABEL: func.func @zero_collectives
+// CHECK: %{{.*}}:2 = dlc.reduce_scatter mean ranks 4 bucket 0 %arg0, %arg1 : tensor<3x5xf32>, tensor<3xf32>
+// CHECK: dlc.all_gather ranks 4 bucket 1 %{{.*}}#0, %{{.*}}#1 : tensor<4xf32>, tensor<1xf32> -> tensor<3x5xf32>, tensor<3xf32>
+// CHECK: dlc.rank_shard ranks 4 %arg0 : tensor<3x5xf32>
+func.func @zero_collectives(%w: tensor<3x5xf32>, %b: tensor<3xf32>) -> (tensor<3x5xf32>, tensor<3xf32>, tensor<4xf32>) {
+  %s:2 = dlc.reduce_scatter mean ranks 4 bucket 0 %w, %b : tensor<3x5xf32>, tensor<3xf32>
+  %g:2 = dlc.all_gather ranks 4 bucket 1 %s#0, %s#1 : tensor<4xf32>, tensor<1xf32> -> tensor<3x5xf32>, tensor<3xf32>
+  %r = dlc.rank_shard ranks 4 %w : tensor<3x5xf32>
+  return %g#0, %g#1, %r : tensor<3x5xf32>, tensor<3xf32>, tensor<4xf32>
+}
+
 // A bucket of gradients averaged over the data-parallel ranks.
 // CHECK-LABEL: func.func @all_reduce
 // CHECK: %{{.*}}:2 = dlc.all_reduce mean bucket 3 %arg0, %arg1 : tensor<4x8xf32>, tensor<8xbf16>

@@ -52,6 +52,12 @@ public:
                          << static_cast<int64_t>(ranks);
       return signalPassFailure();
     }
+    if (zero != 0 && zero != 1) {
+      module.emitError() << "dlc-data-parallel: zero must be 0 or 1 (ZeRO "
+                            "stage 1 shards the optimizer state), got "
+                         << static_cast<int64_t>(zero);
+      return signalPassFailure();
+    }
     if (!(bucketMb > 0) || !std::isfinite(bucketMb)) {
       module.emitError() << "dlc-data-parallel: bucket-mb must be a positive "
                             "number of MiB, got "
@@ -94,6 +100,7 @@ public:
                             "(dlc.role = \"gradient\"); run dlc-autodiff first";
       return signalPassFailure();
     }
+    // One rank has nothing to reduce or shard.
     if (ranks == 1)
       return;
     // Every rank's program draws from the same seed and streams, so each
@@ -112,8 +119,10 @@ public:
     for (func::FuncOp func : functions)
       if (failed(partition(func)))
         return signalPassFailure();
-    module->setAttr(roles::kDataParallelAttr,
-                    Builder(module.getContext()).getI64IntegerAttr(ranks));
+    Builder builder(module.getContext());
+    module->setAttr(roles::kDataParallelAttr, builder.getI64IntegerAttr(ranks));
+    if (zero == 1)
+      module->setAttr(roles::kZeroAttr, builder.getI64IntegerAttr(1));
   }
 
 private:
@@ -193,14 +202,28 @@ private:
       SmallVector<Value> inputs;
       for (const Gradient &g : bucket)
         inputs.push_back(g.value);
-      auto reduce = builder.create<AllReduceOp>(last.getLoc(), inputs,
-                                                RankReduction::mean,
-                                                static_cast<int64_t>(index));
+      Operation *reduce =
+          zero == 1 ? ReduceScatterOp::create(builder, last.getLoc(), inputs,
+                                              RankReduction::mean, ranks,
+                                              static_cast<int64_t>(index))
+                          .getOperation()
+                    : AllReduceOp::create(builder, last.getLoc(), inputs,
+                                          RankReduction::mean,
+                                          static_cast<int64_t>(index))
+                          .getOperation();
       previous = reduce;
-      for (auto [g, reduced] : llvm::zip(bucket, reduce.getResults()))
-        for (unsigned result : resultsOf[g.value])
+      for (auto [g, reduced] : llvm::zip(bucket, reduce->getResults()))
+        for (unsigned result : resultsOf[g.value]) {
           ret->setOperand(result, reduced);
+          // A shard says what it is a shard of.
+          if (zero == 1)
+            func.setResultAttr(result, roles::kShardedAttr,
+                               TypeAttr::get(g.value.getType()));
+        }
     }
+    // Shards change the gradient results' types.
+    func.setFunctionType(FunctionType::get(
+        func.getContext(), func.getArgumentTypes(), ret->getOperandTypes()));
     return success();
   }
 };

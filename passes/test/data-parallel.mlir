@@ -1,6 +1,7 @@
 // RUN: dlc-opt %s -dlc-data-parallel=ranks=2 | FileCheck %s --check-prefixes=CHECK,ONE
 // RUN: dlc-opt %s '-dlc-data-parallel=ranks=4 bucket-mb=0.00003' | FileCheck %s --check-prefixes=CHECK,EACH
 // RUN: dlc-opt %s -dlc-data-parallel | FileCheck %s --check-prefix=SINGLE
+// RUN: dlc-opt %s '-dlc-data-parallel=ranks=4 zero=1' | FileCheck %s --check-prefix=ZERO
 // Every gradient @loss_grad returns is averaged over the ranks before it is
 // returned; the loss and the forward's values are not. Buckets follow the
 // order backward produces the gradients (b2's, then w2's, then w1's here),
@@ -42,6 +43,16 @@
 // ONE-NEXT: %[[M1:.+]]:2 = dlc.all_reduce mean bucket 1 %arg1, %arg2 : tensor<2xbf16>, tensor<3xbf16>
 // ONE-NEXT: %[[M2:.+]] = dlc.all_reduce mean bucket 2 %arg3 : tensor<2xf32>
 // ONE-NEXT: return %[[M0]], %[[M1]]#0, %[[M1]]#1, %[[M2]]
+// ZeRO-1: the same bucket is reduce-scattered, and each gradient result is
+// rank r's 1-D shard of ceil(elements / 4) elements, marked with the whole
+// gradient's type; the tied gradient shares its shard.
+// ZERO: module attributes {dlc.data_parallel = 4 : i64, dlc.zero = 1 : i64}
+// ZERO-LABEL: func.func @loss_grad
+// ZERO-SAME: -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<3xf32> {dlc.name = "w1", dlc.role = "gradient", dlc.sharded = tensor<4x3xf32>}, tensor<2xf32> {dlc.name = "w2", dlc.role = "gradient", dlc.sharded = tensor<3x2xf32>}, tensor<1xf32> {dlc.name = "b2", dlc.role = "gradient", dlc.sharded = tensor<2xf32>}, tensor<1xf32> {dlc.name = "b2_tied", dlc.role = "gradient", dlc.sharded = tensor<2xf32>})
+// ZERO: %[[DW1:.+]] = dlc.matmul %{{.+}}, %{{.+}} : tensor<4x2xf32>, tensor<2x3xf32>
+// ZERO-NEXT: %[[S:.+]]:3 = dlc.reduce_scatter mean ranks 4 bucket 0 %{{.+}}, %{{.+}}, %[[DW1]] : tensor<2xf32>, tensor<3x2xf32>, tensor<4x3xf32>
+// ZERO-NEXT: return %{{.+}}, %[[S]]#2, %[[S]]#1, %[[S]]#0, %[[S]]#0 : tensor<f32>, tensor<3xf32>, tensor<2xf32>, tensor<1xf32>, tensor<1xf32>
+// ZERO-NOT: dlc.all_reduce
 // Functions without gradients are left alone.
 // CHECK-LABEL: func.func @forward
 // CHECK-NOT: dlc.all_reduce

@@ -212,3 +212,15 @@ module {
     return %0, %w, %w : tensor<f32>, tensor<2xf32>, tensor<2xf32>
   }
 }
+
+// -----
+
+// Under ZeRO-1 a gradient may be its parameter's shard, and nothing else.
+// expected-error@+1 {{dlc-optimizer: result 1 of @loss_grad (gradient 'w') matches no parameter of the same name and type (or whose ZeRO shard has its type)}}
+module attributes {dlc.data_parallel = 2 : i64, dlc.zero = 1 : i64} {
+  func.func @loss_grad(%w: tensor<3x5xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<7xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+    %l = dlc.constant dense<0.0> : tensor<f32>
+    %g = dlc.constant dense<0.0> : tensor<7xf32>
+    return %l, %g : tensor<f32>, tensor<7xf32>
+  }
+}

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -99,14 +100,22 @@ public:
   /// before train_step; the caller checked the name is free) and an
   /// argument reading it. (b_ has no insertion point: ops it creates are
   /// detached until inserted.)
+  /// With `shardOf`, the global holds this rank's ZeRO shard of a value of
+  /// that type (kShardedAttr), its value its own.
   BlockArgument addStateArgument(StringRef name, StringRef role,
                                  RankedTensorType type, double value,
-                                 Location loc) {
-    addGlobal(name, type, value, loc);
+                                 Location loc, RankedTensorType shardOf = {}) {
+    GlobalOp global = addGlobal(name, type, value, loc);
+    DictionaryAttr attrs = roles::attrs(module_.getContext(), name, role);
+    if (shardOf) {
+      auto whole = TypeAttr::get(shardOf);
+      global->setAttr(roles::kShardedAttr, whole);
+      NamedAttrList list(attrs);
+      list.set(roles::kShardedAttr, whole);
+      attrs = list.getDictionary(module_.getContext());
+    }
     // Adding an argument to a func.func with a body cannot fail.
-    (void)func_.insertArgument(func_.getNumArguments(), type,
-                               roles::attrs(module_.getContext(), name, role),
-                               loc);
+    (void)func_.insertArgument(func_.getNumArguments(), type, attrs, loc);
     return func_.getArguments().back();
   }
 
@@ -171,8 +180,8 @@ public:
   }
 
 private:
-  void addGlobal(StringRef name, RankedTensorType type, double value,
-                 Location loc) {
+  GlobalOp addGlobal(StringRef name, RankedTensorType type, double value,
+                     Location loc) {
     Attribute element =
         isa<FloatType>(type.getElementType())
             ? Attribute(b_.getFloatAttr(type.getElementType(), value))
@@ -181,6 +190,7 @@ private:
     auto global = GlobalOp::create(b_, loc, name, type,
                                    DenseElementsAttr::get(type, element));
     SymbolTable(module_).insert(global, Block::iterator(func_));
+    return global;
   }
 
   ModuleOp module_;
@@ -199,6 +209,13 @@ struct OptimizerPass : public impl::DLCOptimizerBase<OptimizerPass> {
   }
 
   LogicalResult run();
+  /// The ZeRO-1 shards' rank count: the module's data-parallel ranks when
+  /// dlc-data-parallel reduce-scattered the gradients, else 0.
+  int64_t shardRanks();
+  /// The sum over the ranks of `value`, a scalar each rank computed from
+  /// its shards (a norm's sum of squares, GradScaler's inf probe), as the
+  /// next collective after those in `func`.
+  Value sumOverRanks(OpBuilder &b, Location loc, Value value);
   InFlightDiagnostic emitError() {
     return getOperation().emitError() << "dlc-optimizer: ";
   }
@@ -219,6 +236,30 @@ struct OptimizerPass : public impl::DLCOptimizerBase<OptimizerPass> {
   addLowPrecisionCopies(OpBuilder &b, Location loc, TrainStepBuilder &step,
                         ArrayRef<std::pair<BlockArgument, Value>> updated);
 };
+
+int64_t OptimizerPass::shardRanks() {
+  ModuleOp module = getOperation();
+  auto ranks = module->getAttrOfType<IntegerAttr>(roles::kDataParallelAttr);
+  if (!module->hasAttr(roles::kZeroAttr) || !ranks)
+    return 0;
+  return ranks.getInt();
+}
+
+/// The bucket number after every collective's in the block `b` builds in.
+static int64_t nextBucket(OpBuilder &b) {
+  int64_t next = 0;
+  for (Operation &op : *b.getBlock())
+    if (auto bucket = op.getAttrOfType<IntegerAttr>("bucket");
+        bucket && isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op))
+      next = std::max(next, bucket.getInt() + 1);
+  return next;
+}
+
+Value OptimizerPass::sumOverRanks(OpBuilder &b, Location loc, Value value) {
+  return AllReduceOp::create(b, loc, ValueRange{value}, RankReduction::sum,
+                             nextBucket(b))
+      .getResult(0);
+}
 
 FailureOr<Settings> OptimizerPass::checkOptions() {
   // (An int64_t pass option streamed into a diagnostic prints as a char.)
@@ -316,6 +357,7 @@ LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
   }
   llvm::StringSet<> updated;
   unsigned numGradients = 0;
+  const int64_t ranks = shardRanks();
   for (unsigned i = 1; i < source.getNumResults(); ++i) {
     DictionaryAttr attrs = source.getResultAttrDict(i);
     StringRef role = roles::roleOf(attrs), name = roles::nameOf(attrs);
@@ -323,15 +365,25 @@ LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
       continue;
     auto it = name.empty() ? argIndex.end() : argIndex.find(name);
     Type type = source.getResultTypes()[i];
+    // Under ZeRO-1 a gradient is this rank's shard of its parameter's.
+    auto matches = [&](Type argType) {
+      auto ranked = dyn_cast<RankedTensorType>(argType);
+      return argType == type ||
+             (ranks && role == roles::kGradient && ranked &&
+              ranked.hasStaticShape() && shardTypeOf(ranked, ranks) == type);
+    };
     if (it == argIndex.end() || !isa<RankedTensorType>(type) ||
-        source.getArgumentTypes()[it->second] != type ||
+        !matches(source.getArgumentTypes()[it->second]) ||
         (role == roles::kGradient &&
          roles::roleOf(source.getArgAttrDict(it->second)) != roles::kParam))
       return emitError() << "result " << i << " of @" << functionName << " ("
                          << role << " '" << name << "') matches no "
                          << (role == roles::kGradient ? "parameter"
                                                       : "argument")
-                         << " of the same name and type";
+                         << " of the same name and type"
+                         << (ranks && role == roles::kGradient
+                                 ? " (or whose ZeRO shard has its type)"
+                                 : "");
     if (!updated.insert(name).second)
       return emitError() << "two results of @" << functionName << " update '"
                          << name << "'";
@@ -454,6 +506,10 @@ Value OptimizerPass::clipGradients(
     Value sq = sumAll(b, loc, mul(b, loc, gReal, gReal));
     sumSquares = sumSquares ? add(b, loc, sumSquares, sq) : sq;
   }
+  // Shards' squares add up to the whole gradients' over the ranks (their
+  // padding is 0).
+  if (shardRanks())
+    sumSquares = sumOverRanks(b, loc, sumSquares);
   Value norm = SqrtOp::create(b, loc, sumSquares);
   Value coef = div(b, loc, scalar(b, loc, real, clipGradNorm),
                    add(b, loc, norm, scalar(b, loc, real, 1e-6)));
@@ -494,6 +550,9 @@ LossScaling OptimizerPass::unscaleGradients(
     nonFinite = nonFinite ? add(b, loc, nonFinite, probe) : probe;
     g = mul(b, loc, g, castTo(b, loc, inverse, element));
   }
+  // Every rank skips the step when any rank's shard holds an inf or NaN.
+  if (shardRanks())
+    nonFinite = sumOverRanks(b, loc, nonFinite);
   // NaN != 0 holds, as IEEE unordered comparisons do.
   scaling.foundInf = CompareOp::create(b, loc, ComparePredicate::ne, nonFinite,
                                        scalar(b, loc, real, 0.0));
@@ -612,13 +671,19 @@ LogicalResult OptimizerPass::run() {
   Value loss = sourceResults.front();
   SmallVector<std::pair<BlockArgument, Value>> grads;
   SmallVector<std::pair<BlockArgument, Value>> states;
+  // ZeRO-1: the collective each sharded gradient came from, whose bucket
+  // the updated shards are gathered in.
+  llvm::DenseMap<BlockArgument, Operation *> shardBucket;
   for (auto [i, value] : llvm::enumerate(sourceResults)) {
     DictionaryAttr attrs = source.getResultAttrDict(i);
     BlockArgument target = argByName.lookup(roles::nameOf(attrs));
-    if (i > 0 && roles::roleOf(attrs) == roles::kGradient)
+    if (i > 0 && roles::roleOf(attrs) == roles::kGradient) {
       grads.push_back({target, value});
-    else if (i > 0 && roles::roleOf(attrs) == roles::kState)
+      if (value.getType() != target.getType())
+        shardBucket[target] = value.getDefiningOp();
+    } else if (i > 0 && roles::roleOf(attrs) == roles::kState) {
       states.push_back({target, value});
+    }
   }
 
   // Hyperparameters, metrics and the clipping norm are in the loss's type
@@ -664,20 +729,44 @@ LogicalResult OptimizerPass::run() {
   Value bc2 =
       sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(settings->beta2), t));
   SmallVector<std::pair<BlockArgument, Value>> updatedParams;
+  // ZeRO-1's updated shards, in their gradients' buckets, in order.
+  llvm::MapVector<Operation *, SmallVector<std::pair<BlockArgument, Value>>>
+      updatedShards;
+  const int64_t ranks = shardRanks();
   for (auto &[param, g] : grads) {
     StringRef name = roles::nameOf(func.getArgAttrDict(param.getArgNumber()));
     SmallVector<std::string> stateName = stateNames(name);
-    RankedTensorType type = typeOf(param);
+    // Under ZeRO-1 this rank updates its shard of the parameter, and its
+    // optimizer state is that shard's alone.
+    const bool sharded = shardBucket.count(param);
+    Value p = param;
+    if (sharded)
+      p = RankShardOp::create(b, loc, param, ranks);
+    RankedTensorType type = typeOf(p);
     Type element = type.getElementType();
     auto c = [&](double v) { return scalar(b, loc, element, v); };
     Value lrT = castTo(b, loc, lrStep, element);
     Value wd = castTo(b, loc, decayArg, element);
-    Value p = param;
+    auto addState = [&](StringRef stateName) {
+      return step.addStateArgument(
+          stateName, roles::kOptimizerState, type, 0, loc,
+          sharded ? typeOf(param) : RankedTensorType());
+    };
+    // The parameter's next value, or its shard's, gathered below.
+    auto updateParam = [&](Value next) {
+      if (!sharded) {
+        updatedParams.push_back(
+            {param, step.updateUnlessSkipped(b, loc, param, next)});
+        return;
+      }
+      if (step.skipStep)
+        next = SelectOp::create(b, loc, step.skipStep, p, next);
+      updatedShards[shardBucket.lookup(param)].push_back({param, next});
+    };
     if (optimizer == OptimizerKind::Sgd) {
       g = add(b, loc, g, mul(b, loc, p, wd));
       if (momentum != 0) {
-        BlockArgument buf = step.addStateArgument(
-            stateName[0], roles::kOptimizerState, type, 0, loc);
+        BlockArgument buf = addState(stateName[0]);
         // The first step's buffer is the gradient itself.
         Value next = add(b, loc, mul(b, loc, buf, c(momentum)),
                          mul(b, loc, g, c(1 - dampening)));
@@ -685,9 +774,7 @@ LogicalResult OptimizerPass::run() {
         step.updateUnlessSkipped(b, loc, buf, next);
         g = nesterov ? add(b, loc, g, mul(b, loc, next, c(momentum))) : next;
       }
-      updatedParams.push_back(
-          {param, step.updateUnlessSkipped(
-                      b, loc, param, sub(b, loc, p, mul(b, loc, g, lrT)))});
+      updateParam(sub(b, loc, p, mul(b, loc, g, lrT)));
       continue;
     }
     // adam: L2 added to the gradient; adamw: p *= 1 - lr * weight_decay.
@@ -697,10 +784,8 @@ LogicalResult OptimizerPass::run() {
                      element));
     else
       g = add(b, loc, g, mul(b, loc, p, wd));
-    BlockArgument m = step.addStateArgument(
-        stateName[0], roles::kOptimizerState, type, 0, loc);
-    BlockArgument v = step.addStateArgument(
-        stateName[1], roles::kOptimizerState, type, 0, loc);
+    BlockArgument m = addState(stateName[0]);
+    BlockArgument v = addState(stateName[1]);
     // m.lerp_(g, w = 1 - beta1): m + w (g - m), or g - (g - m)(1 - w) for
     // w >= 0.5 (torch's two forms); v.mul_(beta2).addcmul_(g, g, 1 - beta2).
     double w = 1 - settings->beta1;
@@ -718,11 +803,24 @@ LogicalResult OptimizerPass::run() {
     Value bc2Sqrt = castTo(b, loc, SqrtOp::create(b, loc, bc2), element);
     Value denom = add(
         b, loc, div(b, loc, SqrtOp::create(b, loc, vNext), bc2Sqrt), c(eps));
-    updatedParams.push_back(
-        {param, step.updateUnlessSkipped(
-                    b, loc, param,
-                    add(b, loc, p,
-                        div(b, loc, mul(b, loc, stepSize, mNext), denom)))});
+    updateParam(
+        add(b, loc, p, div(b, loc, mul(b, loc, stepSize, mNext), denom)));
+  }
+  // Every rank's updated shards make the whole parameters again, one
+  // all-gather per gradient bucket.
+  for (auto &[bucket, shards] : updatedShards) {
+    SmallVector<Value> inputs;
+    SmallVector<Type> types;
+    for (auto &[param, next] : shards) {
+      inputs.push_back(next);
+      types.push_back(param.getType());
+    }
+    auto gather =
+        AllGatherOp::create(b, loc, types, inputs, ranks, nextBucket(b));
+    for (auto [shard, whole] : llvm::zip(shards, gather.getResults())) {
+      step.update(shard.first, whole);
+      updatedParams.push_back({shard.first, whole});
+    }
   }
   if (lowPrecisionCopies &&
       failed(addLowPrecisionCopies(b, loc, step, updatedParams)))

@@ -2,6 +2,7 @@
 #include "tools/dlc-run/SimulatedRanks.h"
 
 #include "ir/Roles.h"
+#include "ir/eval/Evaluator.h"
 
 #include <cstring>
 
@@ -37,6 +38,11 @@ SmallVector<RankedTensorType> globalArgumentTypes(func::FuncOp func,
   SmallVector<RankedTensorType> types;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto ranked = cast<RankedTensorType>(type);
+    // A ZeRO shard's global value is the whole.
+    if (RankedTensorType whole = roles::shardedTypeOf(func.getArgAttrDict(i))) {
+      types.push_back(whole);
+      continue;
+    }
     if (isPerSample(roles::roleOf(func.getArgAttrDict(i))) &&
         ranked.getRank() > 0) {
       SmallVector<int64_t> shape(ranked.getShape());
@@ -54,7 +60,12 @@ splitInputs(func::FuncOp func, ArrayRef<Tensor> global, int64_t ranks) {
   for (auto [i, tensor] : llvm::enumerate(global)) {
     bool split = isPerSample(roles::roleOf(func.getArgAttrDict(i))) &&
                  !tensor.shape().empty();
+    bool sharded = bool(roles::shardedTypeOf(func.getArgAttrDict(i)));
     for (int64_t r = 0; r < ranks; ++r) {
+      if (sharded) {
+        inputs[r].push_back(shardOf(tensor, r, ranks));
+        continue;
+      }
       if (!split) {
         inputs[r].push_back(tensor);
         continue;
@@ -76,7 +87,13 @@ SmallVector<Tensor> combineResults(func::FuncOp func,
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     StringRef role = roles::roleOf(func.getResultAttrDict(i));
     const Tensor &first = ranks.front()[i];
-    if (role == roles::kOutput && !first.shape().empty()) {
+    if (RankedTensorType whole =
+            roles::shardedTypeOf(func.getResultAttrDict(i))) {
+      SmallVector<Tensor> shards;
+      for (const SmallVector<Tensor> &results : ranks)
+        shards.push_back(results[i]);
+      combined.push_back(gatherShards(shards, first.dtype(), whole.getShape()));
+    } else if (role == roles::kOutput && !first.shape().empty()) {
       std::vector<int64_t> shape = first.shape();
       shape[0] *= static_cast<int64_t>(ranks.size());
       Tensor all(first.dtype(), shape);

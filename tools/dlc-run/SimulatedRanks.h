@@ -19,22 +19,23 @@
 namespace mlir::dlc::tools {
 
 /// `func`'s argument types at the global batch of `ranks` ranks: per-sample
-/// arguments (roles input and label) have `ranks` times the rows, the rest
-/// are as declared.
+/// arguments (roles input and label) have `ranks` times the rows, ZeRO
+/// shards (roles::kShardedAttr) are the whole value, the rest are as
+/// declared.
 llvm::SmallVector<mlir::RankedTensorType>
 globalArgumentTypes(mlir::func::FuncOp func, int64_t ranks);
 
 /// Each rank's arguments from the global batch's (of globalArgumentTypes):
-/// rank r takes rows [r * b, (r + 1) * b) of each per-sample argument, and
-/// every other argument whole.
+/// rank r takes rows [r * b, (r + 1) * b) of each per-sample argument, its
+/// shard of each sharded one, and every other argument whole.
 llvm::SmallVector<llvm::SmallVector<Tensor>>
 splitInputs(mlir::func::FuncOp func, llvm::ArrayRef<Tensor> global,
             int64_t ranks);
 
 /// The global batch's results from each rank's: per-sample outputs (role
 /// output) concatenated in rank order, losses and metrics averaged (the
-/// mean over equal shares is the global mean), the rest (gradients,
-/// already reduced; state) rank 0's.
+/// mean over equal shares is the global mean), ZeRO shards gathered into
+/// the whole, the rest (gradients, already reduced; state) rank 0's.
 llvm::SmallVector<Tensor>
 combineResults(mlir::func::FuncOp func,
                llvm::ArrayRef<llvm::SmallVector<Tensor>> ranks);
