@@ -49,15 +49,25 @@ TEST(OpProperties, EachOpHasAtMostOneKind) {
   }
   // Structure, views, constants, the composite ops the decomposition lowers
   // before fusion, collectives between ranks, and the execution plan's ops.
-  std::vector<std::string> structural = {
-      "dlc.all_reduce",      "dlc.constant",
-      "dlc.cross_entropy",   "dlc.cross_entropy_grad",
-      "dlc.fusion",          "dlc.global",
-      "dlc.global_load",     "dlc.global_store",
-      "dlc.plan.all_reduce", "dlc.plan.conv",
-      "dlc.plan.copy",       "dlc.plan.launch",
-      "dlc.plan.matmul",     "dlc.plan.yield",
-      "dlc.reshape",         "dlc.yield"};
+  std::vector<std::string> structural = {"dlc.all_gather",
+                                         "dlc.all_reduce",
+                                         "dlc.constant",
+                                         "dlc.cross_entropy",
+                                         "dlc.cross_entropy_grad",
+                                         "dlc.fusion",
+                                         "dlc.global",
+                                         "dlc.global_load",
+                                         "dlc.global_store",
+                                         "dlc.plan.all_reduce",
+                                         "dlc.plan.conv",
+                                         "dlc.plan.copy",
+                                         "dlc.plan.launch",
+                                         "dlc.plan.matmul",
+                                         "dlc.plan.yield",
+                                         "dlc.rank_shard",
+                                         "dlc.reduce_scatter",
+                                         "dlc.reshape",
+                                         "dlc.yield"};
   std::sort(none.begin(), none.end());
   EXPECT_EQ(none, structural);
 }
