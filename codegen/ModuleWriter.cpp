@@ -8,6 +8,8 @@
 //   dlc.plan.conv         -> a ConvStep (kind, engine)
 //   dlc.plan.copy         -> a CopyStep into its result's buffer
 //   dlc.plan.all_reduce   -> an AllReduceStep over the bucket's buffers
+//   dlc.reduce_scatter, dlc.all_gather, dlc.rank_shard
+//                         -> a ShardStep over the bucket's buffers (ZeRO-1)
 //   dlc.reshape           -> nothing (a view, BufferPlacement)
 //   dlc.constant          -> a module constant, once read by a step
 // Library calls with an empty result compute nothing and are left out.
@@ -109,6 +111,9 @@ private:
                                                 PlanBuffers &plan,
                                                 const StepBuffers &buffers,
                                                 uint32_t waitStep);
+  /// A ZeRO-1 op's ShardStep.
+  FailureOr<flatbuffers::Offset<fb::Step>>
+  shardStep(Operation *op, const StepBuffers &buffers, uint32_t waitStep);
   FailureOr<flatbuffers::Offset<fb::Step>> matmulStep(PlanMatmulOp op,
                                                       PlanBuffers &plan);
   FailureOr<flatbuffers::Offset<fb::Step>> convStep(PlanConvOp op,
@@ -185,9 +190,9 @@ LogicalResult Writer::addGlobals() {
         fbb, static_cast<fb::ElementType>(static_cast<uint8_t>(*dtype)),
         &shape);
     globalIndex[name] = static_cast<int>(globals.size());
-    globals.push_back(fb::CreateGlobal(fbb, fbb.CreateString(name.str()),
-                                       fbb.CreateString(role), tensorType,
-                                       initial, copyOf));
+    globals.push_back(fb::CreateGlobal(
+        fbb, fbb.CreateString(name.str()), fbb.CreateString(role), tensorType,
+        initial, copyOf, global->hasAttr(roles::kShardedAttr)));
   }
   return success();
 }
@@ -340,6 +345,43 @@ FailureOr<flatbuffers::Offset<fb::Step>> Writer::convStep(PlanConvOp op,
 }
 
 FailureOr<flatbuffers::Offset<fb::Step>>
+Writer::shardStep(Operation *op, const StepBuffers &buffers,
+                  uint32_t waitStep) {
+  FailureOr<fb::ElementType> element =
+      elementTypeOf(op, op->getOperand(0).getType());
+  if (failed(element))
+    return failure();
+  fb::ShardKind kind = fb::ShardKind::RankShard;
+  fb::RankReduction reduction = fb::RankReduction::Mean;
+  int64_t ranks = 0, bucket = 0;
+  // The whole values: the inputs, or an all-gather's results.
+  ValueRange whole = op->getOperands();
+  if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
+    kind = fb::ShardKind::ReduceScatter;
+    reduction = scatter.getReduction() == RankReduction::mean
+                    ? fb::RankReduction::Mean
+                    : fb::RankReduction::Sum;
+    ranks = scatter.getRanks();
+    bucket = scatter.getBucket();
+  } else if (auto gather = dyn_cast<AllGatherOp>(op)) {
+    kind = fb::ShardKind::AllGather;
+    ranks = gather.getRanks();
+    bucket = gather.getBucket();
+    whole = gather.getResults();
+  } else {
+    ranks = cast<RankShardOp>(op).getRanks();
+  }
+  std::vector<uint64_t> elements;
+  for (Value v : whole)
+    elements.push_back(cast<RankedTensorType>(v.getType()).getNumElements());
+  auto step = fb::CreateShardStepDirect(
+      fbb, kind, reduction, *element, static_cast<uint32_t>(bucket),
+      static_cast<uint32_t>(ranks), &buffers.refs, &elements, waitStep);
+  return fb::CreateStep(fbb, fb::StepKind::ShardStep, step.Union(),
+                        fbb.CreateString(describeLocation(op->getLoc())));
+}
+
+FailureOr<flatbuffers::Offset<fb::Step>>
 Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
              uint32_t waitStep) {
   if (auto matmul = dyn_cast<PlanMatmulOp>(op))
@@ -371,6 +413,8 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
     return fb::CreateStep(fbb, fb::StepKind::AllReduceStep, step.Union(),
                           fbb.CreateString(location));
   }
+  if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op))
+    return shardStep(op, buffers, waitStep);
   auto launch = cast<LaunchOp>(op);
   FailureOr<uint32_t> kernel = kernelIndex(launch);
   if (failed(kernel))
@@ -487,7 +531,7 @@ Writer::addFunction(func::FuncOp func) {
     for (Value operand : op->getOperands())
       if (auto it = reducedBy.find(operand); it != reducedBy.end())
         waits.try_emplace(it->second, static_cast<uint32_t>(index));
-    if (isa<PlanAllReduceOp>(op))
+    if (isa<PlanAllReduceOp, ReduceScatterOp, AllGatherOp>(op))
       for (Value result : op->getResults())
         markReduced(result, op);
   }

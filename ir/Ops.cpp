@@ -1143,8 +1143,20 @@ LogicalResult AllReduceOp::verify() {
 //===----------------------------------------------------------------------===//
 
 RankedTensorType mlir::dlc::shardTypeOf(RankedTensorType type, int64_t ranks) {
-  return RankedTensorType::get({llvm::divideCeil(type.getNumElements(), ranks)},
-                               type.getElementType());
+  return RankedTensorType::get(
+      {static_cast<int64_t>(llvm::divideCeil(type.getNumElements(), ranks))},
+      type.getElementType());
+}
+
+/// The shard type of an operand of `type` over `ranks` ranks, for result
+/// type inference. Inference runs before the verifier has refused a
+/// dynamic or non-tensor operand or fewer than 2 ranks: those keep `type`,
+/// and the verifier reports them.
+static Type inferShardType(Type type, int64_t ranks) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked || !ranked.hasStaticShape() || ranks < 2)
+    return type;
+  return shardTypeOf(ranked, ranks);
 }
 
 /// The check dlc.reduce_scatter and dlc.all_gather share: a bucket of one
@@ -1165,14 +1177,8 @@ LogicalResult
 ReduceScatterOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                   ReduceScatterOp::Adaptor adaptor,
                                   SmallVectorImpl<Type> &inferred) {
-  for (Value input : adaptor.getInputs()) {
-    auto type = cast<RankedTensorType>(input.getType());
-    // (Inference runs before the operand constraints refuse a dynamic
-    // shape.)
-    inferred.push_back(type.hasStaticShape()
-                           ? Type(shardTypeOf(type, adaptor.getRanks()))
-                           : Type(type));
-  }
+  for (Value input : adaptor.getInputs())
+    inferred.push_back(inferShardType(input.getType(), adaptor.getRanks()));
   return success();
 }
 
@@ -1197,16 +1203,11 @@ LogicalResult AllGatherOp::verify() {
 }
 
 LogicalResult RankShardOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
+                                            std::optional<Location>,
                                             RankShardOp::Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
-  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
-  // (Inference runs before the operand constraint refuses a dynamic
-  // shape.)
-  if (!type.hasStaticShape())
-    return emitOptionalError(loc, "dlc.rank_shard of ", type,
-                             ", which has no static shape");
-  inferred.push_back(shardTypeOf(type, adaptor.getRanks()));
+  inferred.push_back(
+      inferShardType(adaptor.getInput().getType(), adaptor.getRanks()));
   return success();
 }
 

@@ -64,11 +64,11 @@ inline constexpr StringLiteral kDataParallelAttr = "dlc.data_parallel";
 /// stage 1, dlc-data-parallel's zero=1): 1. The optimizer then updates each
 /// rank's shard of the parameters and keeps state for that shard alone.
 inline constexpr StringLiteral kZeroAttr = "dlc.zero";
-/// On a dlc.global whose value differs between the ranks, and on the
-/// arguments and results that carry it: each rank holds its own ZeRO shard
-/// (1-D, dlc.rank_shard's) of a value of this attribute's type (a TypeAttr,
-/// the parameter's type for its optimizer state), which checkpoints keep
-/// per rank.
+/// On a value each rank holds its own ZeRO-1 shard of (1-D, dlc.rank_shard's)
+/// of a whole of this attribute's type (a TypeAttr): a dlc.global of
+/// optimizer state and the arguments and results that carry it (the
+/// parameter's type), and a gradient function's reduce-scattered gradient
+/// results (dlc-data-parallel zero=1).
 inline constexpr StringLiteral kShardedAttr = "dlc.sharded";
 
 /// The whole value's type of a sharded global's argument or result

@@ -341,6 +341,15 @@ def DLCOptimizer : Pass<"dlc-optimizer", "ModuleOp"> {
     and the update writes the next copy from the new float32 value
     (`low-precision-copies`).
 
+    Under ZeRO-1 (a module with `dlc.zero = 1` from dlc-data-parallel,
+    every gradient this rank's 1-D shard of its parameter's, marked
+    `dlc.sharded`), each rank updates `dlc.rank_shard` of each parameter
+    and keeps optimizer state for that shard alone (globals marked
+    `dlc.sharded` with the parameter's type); the clipping norm's squares
+    and the loss scale's inf probe are summed over the ranks; the updated
+    shards are `dlc.all_gather`ed into the parameters, one collective per
+    gradient bucket and element type.
+
     Results: the loss, the metrics `lr` (and `grad_norm` when clipping;
     `loss_scale`, the scale this step used, and `skipped_steps` under loss
     scaling), then the new parameters, state, optimizer state and step

@@ -67,9 +67,10 @@ FailureOr<std::optional<StepBuffers>> PlanBuffers::stepBuffers(Operation *op) {
   } else if (auto copy = dyn_cast<PlanCopyOp>(op)) {
     reads = {copy.getInput()};
     writes = {copy.getResult()};
-  } else if (auto reduce = dyn_cast<PlanAllReduceOp>(op)) {
-    llvm::append_range(reads, reduce.getInputs());
-    llvm::append_range(writes, reduce.getResults());
+  } else if (isa<PlanAllReduceOp, ReduceScatterOp, AllGatherOp, RankShardOp>(
+                 op)) {
+    llvm::append_range(reads, op->getOperands());
+    llvm::append_range(writes, op->getResults());
   } else {
     return std::optional<StepBuffers>();
   }

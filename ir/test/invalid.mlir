@@ -832,3 +832,20 @@ func.func @rank_shard_integers(%n: tensor<4xi64>) {
   %0 = "dlc.rank_shard"(%n) <{ranks = 2 : i64}> : (tensor<4xi64>) -> tensor<2xi64>
   return
 }
+
+// -----
+
+// Inference leaves an invalid rank count to the verifier (no division by 0).
+func.func @rank_shard_no_ranks(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'dlc.rank_shard' op attribute 'ranks' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 2}}
+  %0 = dlc.rank_shard ranks 0 %a : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_no_ranks(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'dlc.reduce_scatter' op attribute 'ranks' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 2}}
+  %0 = dlc.reduce_scatter sum ranks 0 bucket 0 %a : tensor<4xf32>
+  return
+}

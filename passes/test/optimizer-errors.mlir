@@ -216,11 +216,22 @@ module {
 // -----
 
 // Under ZeRO-1 a gradient may be its parameter's shard, and nothing else.
-// expected-error@+1 {{dlc-optimizer: result 1 of @loss_grad (gradient 'w') matches no parameter of the same name and type (or whose ZeRO shard has its type)}}
+// expected-error@+1 {{dlc-optimizer: result 1 of @loss_grad (gradient 'w') matches no parameter whose ZeRO-1 shard it is (dlc.sharded naming the parameter's type)}}
 module attributes {dlc.data_parallel = 2 : i64, dlc.zero = 1 : i64} {
   func.func @loss_grad(%w: tensor<3x5xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<7xf32> {dlc.name = "w", dlc.role = "gradient"}) {
     %l = dlc.constant dense<0.0> : tensor<f32>
     %g = dlc.constant dense<0.0> : tensor<7xf32>
     return %l, %g : tensor<f32>, tensor<7xf32>
+  }
+}
+
+// -----
+
+// expected-error@+1 {{dlc-optimizer: a module with dlc.zero must have it 1 (ZeRO stage 1) and dlc.data_parallel an i64 of at least 2 ranks}}
+module attributes {dlc.data_parallel = 0 : i64, dlc.zero = 1 : i64} {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<1xf32> {dlc.name = "w", dlc.role = "gradient", dlc.sharded = tensor<2xf32>}) {
+    %l = dlc.constant dense<0.0> : tensor<f32>
+    %g = dlc.constant dense<0.0> : tensor<1xf32>
+    return %l, %g : tensor<f32>, tensor<1xf32>
   }
 }

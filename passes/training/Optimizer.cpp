@@ -209,12 +209,12 @@ struct OptimizerPass : public impl::DLCOptimizerBase<OptimizerPass> {
   }
 
   LogicalResult run();
-  /// The ZeRO-1 shards' rank count: the module's data-parallel ranks when
-  /// dlc-data-parallel reduce-scattered the gradients, else 0.
-  int64_t shardRanks();
+  /// Sets shardRanks_ from the module's attributes: under ZeRO-1
+  /// (`dlc.zero = 1`) its data-parallel ranks, at least 2.
+  LogicalResult checkZero();
   /// The sum over the ranks of `value`, a scalar each rank computed from
   /// its shards (a norm's sum of squares, GradScaler's inf probe), as the
-  /// next collective after those in `func`.
+  /// next collective after those in the block `b` builds in.
   Value sumOverRanks(OpBuilder &b, Location loc, Value value);
   InFlightDiagnostic emitError() {
     return getOperation().emitError() << "dlc-optimizer: ";
@@ -235,14 +235,25 @@ struct OptimizerPass : public impl::DLCOptimizerBase<OptimizerPass> {
   LogicalResult
   addLowPrecisionCopies(OpBuilder &b, Location loc, TrainStepBuilder &step,
                         ArrayRef<std::pair<BlockArgument, Value>> updated);
+
+  /// ZeRO-1's ranks, over which every gradient is a shard; 0 without it.
+  int64_t shardRanks_ = 0;
 };
 
-int64_t OptimizerPass::shardRanks() {
+LogicalResult OptimizerPass::checkZero() {
   ModuleOp module = getOperation();
+  Attribute zero = module->getAttr(roles::kZeroAttr);
+  if (!zero)
+    return success();
+  auto stage = dyn_cast<IntegerAttr>(zero);
   auto ranks = module->getAttrOfType<IntegerAttr>(roles::kDataParallelAttr);
-  if (!module->hasAttr(roles::kZeroAttr) || !ranks)
-    return 0;
-  return ranks.getInt();
+  if (!stage || stage.getInt() != 1 || !ranks || ranks.getInt() < 2)
+    return emitError() << "a module with " << roles::kZeroAttr
+                       << " must have it 1 (ZeRO stage 1) and "
+                       << roles::kDataParallelAttr
+                       << " an i64 of at least 2 ranks";
+  shardRanks_ = ranks.getInt();
+  return success();
 }
 
 /// The bucket number after every collective's in the block `b` builds in.
@@ -326,7 +337,8 @@ FailureOr<Settings> OptimizerPass::checkOptions() {
 
 /// Checks the gradient function: a float scalar loss first, then results
 /// that each update one argument of the same name and type (a parameter,
-/// for a gradient), no argument twice, and at least one gradient.
+/// for a gradient; under ZeRO-1 a gradient is its parameter's shard), no
+/// argument twice, and at least one gradient.
 LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
   auto lossType = source.getNumResults() > 0
                       ? dyn_cast<RankedTensorType>(source.getResultTypes()[0])
@@ -357,7 +369,6 @@ LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
   }
   llvm::StringSet<> updated;
   unsigned numGradients = 0;
-  const int64_t ranks = shardRanks();
   for (unsigned i = 1; i < source.getNumResults(); ++i) {
     DictionaryAttr attrs = source.getResultAttrDict(i);
     StringRef role = roles::roleOf(attrs), name = roles::nameOf(attrs);
@@ -365,12 +376,16 @@ LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
       continue;
     auto it = name.empty() ? argIndex.end() : argIndex.find(name);
     Type type = source.getResultTypes()[i];
-    // Under ZeRO-1 a gradient is this rank's shard of its parameter's.
+    // Under ZeRO-1 every gradient is this rank's shard of its parameter's,
+    // marked with the parameter's type (a [1] parameter's shard has its
+    // type, and still only rank 0 holds the gradient).
+    const bool sharded = shardRanks_ && role == roles::kGradient;
     auto matches = [&](Type argType) {
+      if (!sharded)
+        return argType == type;
       auto ranked = dyn_cast<RankedTensorType>(argType);
-      return argType == type ||
-             (ranks && role == roles::kGradient && ranked &&
-              ranked.hasStaticShape() && shardTypeOf(ranked, ranks) == type);
+      return ranked && ranked == roles::shardedTypeOf(attrs) &&
+             shardTypeOf(ranked, shardRanks_) == type;
     };
     if (it == argIndex.end() || !isa<RankedTensorType>(type) ||
         !matches(source.getArgumentTypes()[it->second]) ||
@@ -380,10 +395,9 @@ LogicalResult OptimizerPass::checkSource(func::FuncOp source) {
                          << role << " '" << name << "') matches no "
                          << (role == roles::kGradient ? "parameter"
                                                       : "argument")
-                         << " of the same name and type"
-                         << (ranks && role == roles::kGradient
-                                 ? " (or whose ZeRO shard has its type)"
-                                 : "");
+                         << (sharded ? " whose ZeRO-1 shard it is (dlc.sharded "
+                                       "naming the parameter's type)"
+                                     : " of the same name and type");
     if (!updated.insert(name).second)
       return emitError() << "two results of @" << functionName << " update '"
                          << name << "'";
@@ -508,7 +522,7 @@ Value OptimizerPass::clipGradients(
   }
   // Shards' squares add up to the whole gradients' over the ranks (their
   // padding is 0).
-  if (shardRanks())
+  if (shardRanks_)
     sumSquares = sumOverRanks(b, loc, sumSquares);
   Value norm = SqrtOp::create(b, loc, sumSquares);
   Value coef = div(b, loc, scalar(b, loc, real, clipGradNorm),
@@ -551,7 +565,7 @@ LossScaling OptimizerPass::unscaleGradients(
     g = mul(b, loc, g, castTo(b, loc, inverse, element));
   }
   // Every rank skips the step when any rank's shard holds an inf or NaN.
-  if (shardRanks())
+  if (shardRanks_)
     nonFinite = sumOverRanks(b, loc, nonFinite);
   // NaN != 0 holds, as IEEE unordered comparisons do.
   scaling.foundInf = CompareOp::create(b, loc, ComparePredicate::ne, nonFinite,
@@ -644,7 +658,8 @@ LogicalResult OptimizerPass::run() {
   if (!source || source.isExternal() || !source.getBody().hasOneBlock())
     return emitError() << "no function @" << functionName
                        << " with a one-block body";
-  if (failed(checkSource(source)) || failed(checkNewNames(source)))
+  if (failed(checkZero()) || failed(checkSource(source)) ||
+      failed(checkNewNames(source)))
     return failure();
   Location loc = source.getLoc();
 
@@ -671,16 +686,18 @@ LogicalResult OptimizerPass::run() {
   Value loss = sourceResults.front();
   SmallVector<std::pair<BlockArgument, Value>> grads;
   SmallVector<std::pair<BlockArgument, Value>> states;
-  // ZeRO-1: the collective each sharded gradient came from, whose bucket
-  // the updated shards are gathered in.
-  llvm::DenseMap<BlockArgument, Operation *> shardBucket;
+  // ZeRO-1: where each sharded gradient came from (its collective, and its
+  // type), whose bucket the updated shards are gathered in.
+  using ShardBucket = std::pair<Operation *, Type>;
+  llvm::DenseMap<BlockArgument, ShardBucket> shardBucket;
   for (auto [i, value] : llvm::enumerate(sourceResults)) {
     DictionaryAttr attrs = source.getResultAttrDict(i);
     BlockArgument target = argByName.lookup(roles::nameOf(attrs));
     if (i > 0 && roles::roleOf(attrs) == roles::kGradient) {
       grads.push_back({target, value});
-      if (value.getType() != target.getType())
-        shardBucket[target] = value.getDefiningOp();
+      if (shardRanks_)
+        shardBucket[target] = {value.getDefiningOp(),
+                               getElementTypeOrSelf(value.getType())};
     } else if (i > 0 && roles::roleOf(attrs) == roles::kState) {
       states.push_back({target, value});
     }
@@ -730,18 +747,21 @@ LogicalResult OptimizerPass::run() {
       sub(b, loc, c64(1.0), PowOp::create(b, loc, c64(settings->beta2), t));
   SmallVector<std::pair<BlockArgument, Value>> updatedParams;
   // ZeRO-1's updated shards, in their gradients' buckets, in order.
-  llvm::MapVector<Operation *, SmallVector<std::pair<BlockArgument, Value>>>
+  llvm::MapVector<ShardBucket, SmallVector<std::pair<BlockArgument, Value>>>
       updatedShards;
-  const int64_t ranks = shardRanks();
+  const int64_t ranks = shardRanks_;
   for (auto &[param, g] : grads) {
     StringRef name = roles::nameOf(func.getArgAttrDict(param.getArgNumber()));
     SmallVector<std::string> stateName = stateNames(name);
     // Under ZeRO-1 this rank updates its shard of the parameter, and its
     // optimizer state is that shard's alone.
     const bool sharded = shardBucket.count(param);
-    Value p = param;
+    // The parameter, or its shard, as the step found it (a skipped step
+    // keeps it: AdamW's decay below must not reach it).
+    Value current = param;
     if (sharded)
-      p = RankShardOp::create(b, loc, param, ranks);
+      current = RankShardOp::create(b, loc, param, ranks);
+    Value p = current;
     RankedTensorType type = typeOf(p);
     Type element = type.getElementType();
     auto c = [&](double v) { return scalar(b, loc, element, v); };
@@ -760,7 +780,7 @@ LogicalResult OptimizerPass::run() {
         return;
       }
       if (step.skipStep)
-        next = SelectOp::create(b, loc, step.skipStep, p, next);
+        next = SelectOp::create(b, loc, step.skipStep, current, next);
       updatedShards[shardBucket.lookup(param)].push_back({param, next});
     };
     if (optimizer == OptimizerKind::Sgd) {

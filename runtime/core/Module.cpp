@@ -2,6 +2,7 @@
 #include "runtime/core/Handles.h"
 #include "runtime/core/Status.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace dlc;
@@ -109,6 +110,15 @@ const char *dlc_module_model_name(const dlc_module_t *module) {
 
 int32_t dlc_module_data_parallel_ranks(const dlc_module_t *module) {
   return module ? static_cast<int32_t>(module->file->dataParallelRanks()) : 0;
+}
+
+int32_t dlc_module_sharded_globals(const dlc_module_t *module) {
+  if (!module)
+    return 0;
+  const auto &globals = module->file->globals();
+  return static_cast<int32_t>(
+      std::count_if(globals.begin(), globals.end(),
+                    [](const dlc::ValueInfo &g) { return g.sharded; }));
 }
 
 size_t dlc_module_global_count(const dlc_module_t *module) {

@@ -39,6 +39,10 @@ std::vector<StepRef> stepRefs(const fb::Step &step) {
     for (const fb::BufferRef *r : *step.step_as_AllReduceStep()->buffers())
       refs.push_back(refOf(r));
     break;
+  case fb::StepKind::ShardStep:
+    for (const fb::BufferRef *r : *step.step_as_ShardStep()->buffers())
+      refs.push_back(refOf(r));
+    break;
   default:
     break;
   }

@@ -198,7 +198,8 @@ dlc_status_t Session::setCommunicator(Communicator *comm) {
 bool Session::hasCollectives(const FunctionInfo &f) {
   if (const auto *steps = f.plan->steps())
     for (const fb::Step *step : *steps)
-      if (step->step_type() == fb::StepKind::AllReduceStep)
+      if (step->step_type() == fb::StepKind::AllReduceStep ||
+          step->step_type() == fb::StepKind::ShardStep)
         return true;
   return false;
 }

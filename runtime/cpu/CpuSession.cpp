@@ -140,7 +140,8 @@ std::vector<Session::ProfileLine> CpuSession::profile() const {
     for (auto &step : executors_[f]->profile()) {
       lines.push_back({module_->functions()[f].name, step.kind, step.label,
                        step.calls, step.seconds});
-      if (step.kind == std::string("AllReduceStep")) {
+      if (step.kind == std::string("AllReduceStep") ||
+          step.kind == std::string("ShardStep")) {
         char detail[128];
         std::snprintf(detail, sizeof(detail),
                       "\"collective_ms\": %.4f, \"exposed_ms\": %.4f",

@@ -85,6 +85,36 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
                                   "-byte bucket");
           return nullptr;
         }
+        case fb::StepKind::ShardStep: {
+          const fb::ShardStep &z = *fbStep.step_as_ShardStep();
+          step.shardKind = z.kind();
+          step.waitStep = z.wait_step();
+          step.dtype = static_cast<dlc_dtype_t>(z.dtype());
+          step.reduction = z.reduction() == fb::RankReduction::Mean
+                               ? DLC_REDUCE_MEAN
+                               : DLC_REDUCE_SUM;
+          const uint64_t ranks = z.ranks();
+          uint64_t shards = 0;
+          for (uint64_t elements : *z.elements()) {
+            step.wholeElements.push_back(elements);
+            step.shardElements.push_back(elements / ranks +
+                                         (elements % ranks != 0));
+            shards += step.shardElements.back();
+          }
+          step.counts.assign(ranks, shards);
+          if (step.shardKind == fb::ShardKind::RankShard)
+            return nullptr;
+          if (!e->commThread_)
+            e->commThread_ = std::make_unique<CommThread>();
+          // Every rank's shards (sent by a reduce-scatter, received by an
+          // all-gather) and this rank's.
+          uint64_t bytes = (ranks + 1) * shards * dlc_dtype_size(step.dtype);
+          if (!step.bucket.allocate(bytes, false))
+            return makeStatus(DLC_RESOURCE_EXHAUSTED,
+                              "out of memory for its " + std::to_string(bytes) +
+                                  "-byte bucket");
+          return nullptr;
+        }
         default:
           // ModuleFile refuses any other step kind.
           return makeStatus(DLC_INTERNAL, "unknown step kind");
@@ -94,7 +124,9 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
   // allocates after its collective is queued.
   e->inFlight_.reserve(
       std::count_if(e->steps_.begin(), e->steps_.end(), [](const Step &step) {
-        return step.kind == fb::StepKind::AllReduceStep;
+        return step.kind == fb::StepKind::AllReduceStep ||
+               (step.kind == fb::StepKind::ShardStep &&
+                step.shardKind != fb::ShardKind::RankShard);
       }));
   // The library steps share one scratch buffer, as large as the largest
   // needs.
@@ -145,6 +177,86 @@ void FunctionExecutor::issueAllReduce(size_t s, Communicator &comm) {
     return dlc_status_t(nullptr);
   });
   inFlight_.push_back(s);
+}
+
+namespace {
+
+/// Where rank `rank`'s shard of a value of `whole` elements (shards of
+/// `shard`) starts and ends within it: [begin, end), short or empty where it
+/// reaches the padding.
+std::pair<uint64_t, uint64_t> shardRange(uint64_t whole, uint64_t shard,
+                                         uint64_t rank) {
+  uint64_t begin = std::min(rank * shard, whole);
+  return {begin, std::min(begin + shard, whole)};
+}
+
+} // namespace
+
+void FunctionExecutor::issueShardCollective(size_t s, Communicator &comm) {
+  Step &step = steps_[s];
+  const size_t n = step.wholeElements.size();
+  const size_t element = dlc_dtype_size(step.dtype);
+  const uint64_t ranks = step.counts.size(), shards = step.counts.front();
+  std::byte *bucket = step.bucket.data();
+  if (step.shardKind == fb::ShardKind::ReduceScatter) {
+    // Rank-major: every value's block r, padded with zeros, for each rank r.
+    std::byte *send = bucket, *recv = bucket + ranks * shards * element;
+    std::memset(send, 0, ranks * shards * element);
+    for (uint64_t r = 0, at = 0; r < ranks; ++r)
+      for (size_t i = 0; i < n; at += step.shardElements[i++] * element) {
+        auto [begin, end] =
+            shardRange(step.wholeElements[i], step.shardElements[i], r);
+        std::memcpy(send + at,
+                    static_cast<std::byte *>(step.pointers[i]) +
+                        begin * element,
+                    (end - begin) * element);
+      }
+    step.ticket = commThread_->enqueue([&step, &comm, n, send, recv, element] {
+      DLC_RETURN_IF_ERROR(comm.reduceScatter(send, recv, step.counts.data(),
+                                             step.dtype, step.reduction));
+      for (size_t i = 0, at = 0; i < n; at += step.shardElements[i++] * element)
+        std::memcpy(step.pointers[n + i], recv + at,
+                    step.shardElements[i] * element);
+      return dlc_status_t(nullptr);
+    });
+  } else {
+    // This rank's shards, then every rank's in rank order.
+    std::byte *send = bucket, *recv = bucket + shards * element;
+    for (size_t i = 0, at = 0; i < n; at += step.shardElements[i++] * element)
+      std::memcpy(send + at, step.pointers[i], step.shardElements[i] * element);
+    step.ticket = commThread_->enqueue(
+        [&step, &comm, n, send, recv, element, ranks, shards] {
+          DLC_RETURN_IF_ERROR(
+              comm.allGather(send, recv, step.counts.data(), step.dtype));
+          for (uint64_t r = 0; r < ranks; ++r)
+            for (size_t i = 0, at = r * shards * element; i < n;
+                 at += step.shardElements[i++] * element) {
+              auto [begin, end] =
+                  shardRange(step.wholeElements[i], step.shardElements[i], r);
+              std::memcpy(static_cast<std::byte *>(step.pointers[n + i]) +
+                              begin * element,
+                          recv + at, (end - begin) * element);
+            }
+          return dlc_status_t(nullptr);
+        });
+  }
+  inFlight_.push_back(s);
+}
+
+void FunctionExecutor::copyRankShards(size_t s, int rank) {
+  Step &step = steps_[s];
+  const size_t n = step.wholeElements.size();
+  const size_t element = dlc_dtype_size(step.dtype);
+  for (size_t i = 0; i < n; ++i) {
+    auto [begin, end] = shardRange(step.wholeElements[i], step.shardElements[i],
+                                   static_cast<uint64_t>(rank));
+    auto *out = static_cast<std::byte *>(step.pointers[n + i]);
+    std::memcpy(out,
+                static_cast<std::byte *>(step.pointers[i]) + begin * element,
+                (end - begin) * element);
+    std::memset(out + (end - begin) * element, 0,
+                (step.shardElements[i] - (end - begin)) * element);
+  }
 }
 
 dlc_status_t FunctionExecutor::waitAllReduce(size_t s, bool profiling) {
@@ -235,6 +347,12 @@ dlc_status_t FunctionExecutor::runSteps(std::byte *const *arguments,
         // Session::call refuses a function with collectives without a
         // communicator.
         issueAllReduce(s, *comm);
+        break;
+      case fb::StepKind::ShardStep:
+        if (step.shardKind == fb::ShardKind::RankShard)
+          copyRankShards(s, comm->rank());
+        else
+          issueShardCollective(s, *comm);
         break;
       default:
         break;

@@ -81,6 +81,13 @@ private:
     AlignedBuffer bucket;
     uint32_t waitStep = 0;
     uint64_t ticket = 0;
+    /// ShardStep: what it does, each value's whole element count and shard
+    /// size, and the collective's per-rank counts (the shards' sum, on
+    /// every rank); `bucket` holds what it sends, then what it receives.
+    fb::ShardKind shardKind = fb::ShardKind::RankShard;
+    std::vector<uint64_t> wholeElements;
+    std::vector<uint64_t> shardElements;
+    std::vector<size_t> counts;
   };
 
   FunctionExecutor() = default;
@@ -95,7 +102,11 @@ private:
   /// reduces them over the ranks of `comm` and unpacks the result into its
   /// outputs.
   void issueAllReduce(size_t s, Communicator &comm);
-  /// Waits for in-flight all-reduce step `s`; failures name it.
+  /// The same for a reduce-scatter or all-gather ShardStep.
+  void issueShardCollective(size_t s, Communicator &comm);
+  /// A RankShard ShardStep: this rank's shard of each input, at once.
+  void copyRankShards(size_t s, int rank);
+  /// Waits for in-flight collective step `s`; failures name it.
   dlc_status_t waitAllReduce(size_t s, bool profiling);
 
   std::string functionName_;

@@ -210,8 +210,9 @@ dlc_status_t CudaSession::prepareStep(const fb::Step &fbStep, Step &step) {
     step.bytes = fbStep.step_as_CopyStep()->bytes();
     return nullptr;
   case fb::StepKind::AllReduceStep:
+  case fb::StepKind::ShardStep:
     return makeStatus(DLC_UNIMPLEMENTED,
-                      "a data-parallel all-reduce: CUDA sessions do not run "
+                      "a data-parallel collective: CUDA sessions do not run "
                       "collectives yet (compile for the CPU, or without "
                       "--dp)");
   default:

@@ -168,6 +168,11 @@ private:
         if (!aligned(init->data()))
           return fail("initial value is not 64-byte aligned");
       }
+      info.sharded = g->sharded();
+      if (info.sharded && m_.root_->data_parallel_ranks() < 2)
+        return fail("is sharded in a module of " +
+                    std::to_string(m_.root_->data_parallel_ranks()) +
+                    " data-parallel rank(s)");
       info.copyOf = g->copy_of();
       if (info.copyOf < -1)
         return fail("is a copy of global " + std::to_string(info.copyOf));
@@ -349,6 +354,8 @@ private:
       return checkCopyStep(f, *step.step_as_CopyStep());
     case fb::StepKind::AllReduceStep:
       return checkAllReduceStep(f, *step.step_as_AllReduceStep(), index);
+    case fb::StepKind::ShardStep:
+      return checkShardStep(f, *step.step_as_ShardStep(), index);
     default:
       return fail("has unknown step kind " +
                   std::to_string(static_cast<int>(step.step_type())));
@@ -682,22 +689,33 @@ private:
            checkRef(f, c.destination(), c.bytes(), "copy destination", true);
   }
 
+  /// The fields every collective step shares: a wait after step `index`
+  /// and within the function (unless it completes at once), a known
+  /// reduction, a float element type. `what` names the step in messages.
+  bool checkCollective(const FunctionInfo &f, uint32_t index, const char *what,
+                       bool waits, uint32_t waitStep,
+                       fb::RankReduction reduction, fb::ElementType dtype) {
+    uint32_t steps = f.plan->steps()->size();
+    if (waits && (waitStep <= index || waitStep > steps))
+      return fail(std::string(what) + " waits before step " +
+                  std::to_string(waitStep) + ", not after it and within " +
+                  "the function's " + std::to_string(steps) + " steps");
+    if (reduction > fb::RankReduction::MAX)
+      return fail(std::string(what) + " has unknown reduction " +
+                  std::to_string(static_cast<int>(reduction)));
+    if (dtype != fb::ElementType::F16 && dtype != fb::ElementType::BF16 &&
+        dtype != fb::ElementType::F32 && dtype != fb::ElementType::F64)
+      return fail(std::string(what) + " of element type " +
+                  std::to_string(static_cast<int>(dtype)) +
+                  ", not a float type");
+    return true;
+  }
+
   bool checkAllReduceStep(const FunctionInfo &f, const fb::AllReduceStep &r,
                           uint32_t index) {
-    uint32_t steps = f.plan->steps()->size();
-    if (r.wait_step() <= index || r.wait_step() > steps)
-      return fail("all-reduce waits before step " +
-                  std::to_string(r.wait_step()) + ", not after it and within " +
-                  "the function's " + std::to_string(steps) + " steps");
-    if (r.reduction() > fb::RankReduction::MAX)
-      return fail("all-reduce has unknown reduction " +
-                  std::to_string(static_cast<int>(r.reduction())));
-    if (r.dtype() != fb::ElementType::F16 &&
-        r.dtype() != fb::ElementType::BF16 &&
-        r.dtype() != fb::ElementType::F32 && r.dtype() != fb::ElementType::F64)
-      return fail("all-reduce of element type " +
-                  std::to_string(static_cast<int>(r.dtype())) +
-                  ", not a float type");
+    if (!checkCollective(f, index, "all-reduce", true, r.wait_step(),
+                         r.reduction(), r.dtype()))
+      return false;
     if (m_.root_->data_parallel_ranks() < 2)
       return fail("all-reduces gradients in a module of " +
                   std::to_string(m_.root_->data_parallel_ranks()) +
@@ -723,6 +741,50 @@ private:
                     false) ||
           !checkRef(f, buffers->Get(n + i), bytes, (value + " output").c_str(),
                     true))
+        return false;
+    }
+    return true;
+  }
+
+  bool checkShardStep(const FunctionInfo &f, const fb::ShardStep &z,
+                      uint32_t index) {
+    if (z.kind() > fb::ShardKind::MAX)
+      return fail("shard step of unknown kind " +
+                  std::to_string(static_cast<int>(z.kind())));
+    if (!checkCollective(f, index, "shard step",
+                         z.kind() != fb::ShardKind::RankShard, z.wait_step(),
+                         z.reduction(), z.dtype()))
+      return false;
+    uint32_t ranks = m_.root_->data_parallel_ranks();
+    if (ranks < 2 || z.ranks() != ranks)
+      return fail("shard step over " + std::to_string(z.ranks()) +
+                  " ranks in a module of " + std::to_string(ranks) +
+                  " data-parallel rank(s)");
+    const auto *buffers = z.buffers();
+    const auto *elements = z.elements();
+    uint32_t n = elements ? elements->size() : 0;
+    if (n == 0 || !buffers || buffers->size() != 2 * n)
+      return fail("shard step has " +
+                  std::to_string(buffers ? buffers->size() : 0) +
+                  " buffers for " + std::to_string(n) +
+                  " values (expected an input and an output each)");
+    if (!elementsAligned(buffers) || !elementsAligned(elements))
+      return fail("has misaligned buffer references");
+    const bool gather = z.kind() == fb::ShardKind::AllGather;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t whole = 0, shard = 0;
+      if (!mulChecked(elements->Get(i), elementSize(z.dtype()), whole) ||
+          !addChecked(total, whole, total))
+        return fail("shard step value sizes overflow 63 bits");
+      // ceil(e / N) elements, without overflowing e + N - 1.
+      uint64_t e = elements->Get(i);
+      shard = (e / ranks + (e % ranks != 0)) * elementSize(z.dtype());
+      std::string value = "shard step value " + std::to_string(i);
+      if (!checkRef(f, buffers->Get(i), gather ? shard : whole,
+                    (value + " input").c_str(), false) ||
+          !checkRef(f, buffers->Get(n + i), gather ? whole : shard,
+                    (value + " output").c_str(), true))
         return false;
     }
     return true;

@@ -59,6 +59,9 @@ struct ValueInfo {
   /// A global's source when it is a 16-bit copy of another (fb::Global's
   /// copy_of), or -1.
   int32_t copyOf = -1;
+  /// A global each data-parallel rank holds its own ZeRO-1 shard of
+  /// (fb::Global's sharded).
+  bool sharded = false;
 };
 
 /// A function's signature and plan.

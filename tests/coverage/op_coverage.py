@@ -400,14 +400,15 @@ MULTI_RANK = {
                    "data_parallel_check.py (mpirun -np 2 and 4); CUDA "
                    "sessions run no collectives yet"),
 }
-# ZeRO-1's (dlc-compile --dp N --zero 1): the evaluator runs them on
-# simulated ranks, checked against one device by
-# passes/test/zero-numerics.test; no execution plan has their steps yet.
+# ZeRO-1's (dlc-compile --dp N --zero 1): ShardStep steps over MPI ranks.
 for _op in ("reduce_scatter", "all_gather", "rank_shard"):
-    MULTI_RANK[_op] = (False, False,
-                       "ZeRO-1 (--zero 1): the evaluator's simulated ranks "
-                       "match one device in passes/test/zero-numerics.test; "
-                       "no execution-plan step yet")
+    MULTI_RANK[_op] = (True, False,
+                       "ZeRO-1 (--zero 1): ShardStep steps over MPI ranks, "
+                       "checked against one process by tests/models/"
+                       "data_parallel_check.py (mpirun -np 2 and 4) and on "
+                       "the evaluator's simulated ranks by passes/test/"
+                       "zero-numerics.test; CUDA sessions run no "
+                       "collectives yet")
 
 # ---------------------------------------------------------------------------
 

@@ -10,6 +10,12 @@ process, at the same global batch, data, seed (shuffled) and options:
            parameters and optimizer state) within RTOL of its array's
            largest magnitude.
 
+ZeRO-1 (`--zero 1`, N = 2 and 4): the optimizer state is sharded over the
+ranks, and rank 0 holds its own shards alone, so --save-state is refused;
+the check compares the losses and the trained parameters rank 0 exports
+(--export, replicated on every rank after the all-gather) with the
+one-process run's, within the same RTOL: sharding moves no arithmetic.
+
 N is 2 and 4, with SGD (lr 0.1) and AdamW (lr 1e-3, weight decay 0.01),
 in one bucket (the default 25 MiB holds every gradient of these models);
 N = 2 again with buckets of at most SMALL_BUCKET_MB, so that every
@@ -99,10 +105,19 @@ MPI_ENVIRONMENT = {
     "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
 
 
+def exported_parameters(path):
+    """The initializers of the ONNX model at `path`, by name."""
+    import onnx
+    from onnx import numpy_helper
+    return {t.name: numpy_helper.to_array(t)
+            for t in onnx.load(path).graph.initializer}
+
+
 def train(args, base, optimizer, ranks, tag, flags=()):
     """Compiles `base`.onnx for `ranks` data-parallel ranks (1: none) with
     more dlc-compile `flags`, trains it for STEPS steps and returns
-    (losses, state, seconds)."""
+    (losses, state, seconds): every global, or under --zero 1 the
+    exported parameters."""
     options = ["--loss", "cross_entropy", *train_check.OPTIMIZERS[optimizer][0],
                "--batch-size", str(train_check.BATCH[os.path.basename(
                    base).rsplit("_", 1)[0]])]
@@ -111,19 +126,24 @@ def train(args, base, optimizer, ranks, tag, flags=()):
     module = f"{base}.{optimizer}.{tag}.dlcm"
     log = f"{base}.{optimizer}.{tag}.jsonl"
     state = f"{base}.{optimizer}.{tag}.state.npz"
-    for path in (log, state):
+    exported = f"{base}.{optimizer}.{tag}.trained.onnx"
+    sharded = "--zero" in flags
+    for path in (log, state, exported):
         if os.path.exists(path):
             os.remove(path)
     run([args.dlc_compile, base + ".onnx", "--train", *options, "-o", module],
         args.timeout)
     command = [args.dlc_run, module, "--data", base + ".data.npz", "--steps",
-               str(STEPS), "--seed", SEED, "--log", log, "--save-state", state,
-               "--threads", "1"]
+               str(STEPS), "--seed", SEED, "--log", log, "--threads", "1"]
+    command += (["--export", exported] if sharded else
+                ["--save-state", state])
     if ranks > 1:
         command = [args.mpirun, "-np", str(ranks), *command]
     start = time.monotonic()
     run(command, args.timeout)
     seconds = time.monotonic() - start
+    if sharded:
+        return losses(log), exported_parameters(exported), seconds
     with np.load(state) as f:
         arrays = {name: f[name] for name in f.files}
     return losses(log), arrays, seconds
@@ -150,10 +170,10 @@ def noise_bound(name, state, optimizer):
     return np.where(np.sqrt(second_moment) < NOISE_RMS, allowed, 0.0)
 
 
-def compare(one, many, optimizer):
-    """The worst relative difference of the losses and of the state, and the
-    count of AdamW's noise-driven elements, or a CheckError naming what
-    differs."""
+def compare(one, many, optimizer, exported=False):
+    """The worst relative difference of the losses and of the state (the
+    parameters alone when `many`'s are `exported`), and the count of
+    AdamW's noise-driven elements, or a CheckError naming what differs."""
     (want_losses, want_state, _), (got_losses, got_state, _) = one, many
     if len(want_losses) != STEPS or len(got_losses) != STEPS:
         raise CheckError(f"logs have {len(want_losses)} and "
@@ -163,7 +183,16 @@ def compare(one, many, optimizer):
     if not loss_error <= RTOL:
         raise CheckError(f"losses differ by {loss_error:.2e} relative "
                          f"(> {RTOL:g}): {got_losses} vs {want_losses}")
-    if sorted(got_state) != sorted(want_state):
+    if exported:
+        # Every model global (parameters, BatchNorm statistics) is in the
+        # export, beside the graph's constants.
+        model = {name for name in want_state
+                 if not name.startswith(("optimizer.", "dlc."))}
+        if missing := model - set(got_state):
+            raise CheckError(f"the export lacks {sorted(missing)}")
+        got_state = {name: got_state[name] for name in model}
+        want_state = {name: want_state[name] for name in model}
+    elif sorted(got_state) != sorted(want_state):
         raise CheckError(f"state holds {sorted(got_state)}, expected "
                          f"{sorted(want_state)}")
     state_error, noisy = 0.0, 0
@@ -177,7 +206,7 @@ def compare(one, many, optimizer):
                 raise CheckError(f"'{name}' differs: {got} vs {want}")
             continue
         scale = max(float(np.abs(want).max(initial=0.0)), 1e-30)
-        noise = noise_bound(name, want_state, optimizer)
+        noise = noise_bound(name, one[1], optimizer)
         noisy += int(np.count_nonzero(np.broadcast_to(noise, want.shape)))
         difference = np.abs(got.astype(np.float64) - want)
         if np.any(difference > RTOL * scale + noise):
@@ -217,6 +246,8 @@ def main(argv=None):
             variants = [(ranks, f"dp{ranks}", sync) for ranks in RANKS]
             variants.append((2, "dp2.small-buckets",
                              sync + ["--dp-bucket-mb", SMALL_BUCKET_MB]))
+            variants += [(ranks, f"dp{ranks}.zero1", sync + ["--zero", "1"])
+                         for ranks in RANKS]
             for ranks, tag, flags in variants:
                 label = f"{name}/{optimizer}/{tag}"
                 if train_check.BATCH[name] % ranks:
@@ -225,8 +256,8 @@ def main(argv=None):
                     continue
                 try:
                     many = train(args, base, optimizer, ranks, tag, flags)
-                    loss_error, state_error, noisy = compare(one, many,
-                                                             optimizer)
+                    loss_error, state_error, noisy = compare(
+                        one, many, optimizer, exported="--zero" in flags)
                     noted = (f", {noisy} noise-driven elements"
                              if noisy else "")
                     print(f"PASS {label} (losses {loss_error:.1e}, state "

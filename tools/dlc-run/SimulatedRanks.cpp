@@ -1,6 +1,7 @@
 //===- SimulatedRanks.cpp - A data-parallel module's ranks in one process -===//
 #include "tools/dlc-run/SimulatedRanks.h"
 
+#include "ir/Dialect.h"
 #include "ir/Roles.h"
 #include "ir/eval/Evaluator.h"
 
@@ -32,6 +33,33 @@ void store(Tensor &t, int64_t e, double value) {
 }
 
 } // namespace
+
+LogicalResult checkShards(func::FuncOp func, int64_t ranks) {
+  auto check = [&](DictionaryAttr attrs, Type type, StringRef what,
+                   unsigned i) -> LogicalResult {
+    if (!attrs || !attrs.get(roles::kShardedAttr))
+      return success();
+    RankedTensorType whole = roles::shardedTypeOf(attrs);
+    auto shard = dyn_cast<RankedTensorType>(type);
+    if (ranks > 1 && whole && whole.hasStaticShape() && shard &&
+        shardTypeOf(whole, ranks) == shard)
+      return success();
+    return func.emitOpError()
+           << what << " #" << i << " of " << type << " is marked "
+           << roles::kShardedAttr << " = " << attrs.get(roles::kShardedAttr)
+           << ", but is not its shard over the module's " << ranks
+           << " rank(s)";
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (failed(check(func.getArgAttrDict(i), func.getArgumentTypes()[i],
+                     "argument", i)))
+      return failure();
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (failed(check(func.getResultAttrDict(i), func.getResultTypes()[i],
+                     "result", i)))
+      return failure();
+  return success();
+}
 
 SmallVector<RankedTensorType> globalArgumentTypes(func::FuncOp func,
                                                   int64_t ranks) {

@@ -18,6 +18,12 @@
 
 namespace mlir::dlc::tools {
 
+/// Checks that every ZeRO-1 shard `func` takes or returns (an argument or
+/// result marked roles::kShardedAttr) is one over `ranks` ranks of its
+/// marked whole, so that sharding and gathering stay in bounds; emits an
+/// error at `func` otherwise.
+mlir::LogicalResult checkShards(mlir::func::FuncOp func, int64_t ranks);
+
 /// `func`'s argument types at the global batch of `ranks` ranks: per-sample
 /// arguments (roles input and label) have `ranks` times the rows, ZeRO
 /// shards (roles::kShardedAttr) are the whole value, the rest are as

@@ -478,6 +478,8 @@ int main(int argc, char **argv) {
   // A module partitioned for data-parallel ranks takes the global batch's
   // inputs, runs every rank on its share and gives the global results.
   const int64_t ranks = evaluator->ranks();
+  if (failed(tools::checkShards(func, ranks)))
+    return 1;
   SmallVector<RankedTensorType> types = tools::globalArgumentTypes(func, ranks);
   SmallVector<Tensor> inputs;
   if (randomInputs.getNumOccurrences()) {

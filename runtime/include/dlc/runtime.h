@@ -109,6 +109,10 @@ const char *dlc_module_model_name(const dlc_module_t *module);
  * communicator of N ranks (dlc_session_set_comm). 1 when not partitioned
  * (0 for NULL). */
 int32_t dlc_module_data_parallel_ranks(const dlc_module_t *module);
+/** The globals whose value each rank holds its own shard of (dlc-compile
+ * --zero 1: the optimizer state), 0 when none (or for NULL). Each rank's
+ * dlc_session_get_global of one reads its own shard. */
+int32_t dlc_module_sharded_globals(const dlc_module_t *module);
 
 size_t dlc_module_global_count(const dlc_module_t *module);
 dlc_status_t dlc_module_global_info(const dlc_module_t *module, size_t index,

@@ -71,6 +71,7 @@ public:
   int32_t dataParallelRanks() const {
     return dlc_module_data_parallel_ranks(get());
   }
+  int32_t shardedGlobals() const { return dlc_module_sharded_globals(get()); }
 
   size_t globalCount() const { return dlc_module_global_count(get()); }
   dlc_value_info_t global(size_t index) const {
