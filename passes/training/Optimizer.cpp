@@ -827,7 +827,9 @@ LogicalResult OptimizerPass::run() {
         add(b, loc, p, div(b, loc, mul(b, loc, stepSize, mNext), denom)));
   }
   // Every rank's updated shards make the whole parameters again, one
-  // all-gather per gradient bucket.
+  // all-gather per gradient bucket and element type, numbered after every
+  // collective before them.
+  int64_t gatherBucket = nextBucket(b);
   for (auto &[bucket, shards] : updatedShards) {
     SmallVector<Value> inputs;
     SmallVector<Type> types;
@@ -836,7 +838,7 @@ LogicalResult OptimizerPass::run() {
       types.push_back(param.getType());
     }
     auto gather =
-        AllGatherOp::create(b, loc, types, inputs, ranks, nextBucket(b));
+        AllGatherOp::create(b, loc, types, inputs, ranks, gatherBucket++);
     for (auto [shard, whole] : llvm::zip(shards, gather.getResults())) {
       step.update(shard.first, whole);
       updatedParams.push_back({shard.first, whole});

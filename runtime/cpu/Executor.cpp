@@ -101,9 +101,9 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
                                          (elements % ranks != 0));
             shards += step.shardElements.back();
           }
-          step.counts.assign(ranks, shards);
           if (step.shardKind == fb::ShardKind::RankShard)
             return nullptr;
+          step.counts.assign(ranks, shards);
           if (!e->commThread_)
             e->commThread_ = std::make_unique<CommThread>();
           // Every rank's shards (sent by a reduce-scatter, received by an
@@ -251,9 +251,10 @@ void FunctionExecutor::copyRankShards(size_t s, int rank) {
     auto [begin, end] = shardRange(step.wholeElements[i], step.shardElements[i],
                                    static_cast<uint64_t>(rank));
     auto *out = static_cast<std::byte *>(step.pointers[n + i]);
-    std::memcpy(out,
-                static_cast<std::byte *>(step.pointers[i]) + begin * element,
-                (end - begin) * element);
+    // memmove: only a corrupt module overlaps them, as for CopyStep.
+    std::memmove(out,
+                 static_cast<std::byte *>(step.pointers[i]) + begin * element,
+                 (end - begin) * element);
     std::memset(out + (end - begin) * element, 0,
                 (step.shardElements[i] - (end - begin)) * element);
   }

@@ -82,8 +82,9 @@ private:
     uint32_t waitStep = 0;
     uint64_t ticket = 0;
     /// ShardStep: what it does, each value's whole element count and shard
-    /// size, and the collective's per-rank counts (the shards' sum, on
-    /// every rank); `bucket` holds what it sends, then what it receives.
+    /// size, and a collective's per-rank counts (the shards' sum, on every
+    /// rank; empty for RankShard); `bucket` holds what it sends, then what
+    /// it receives.
     fb::ShardKind shardKind = fb::ShardKind::RankShard;
     std::vector<uint64_t> wholeElements;
     std::vector<uint64_t> shardElements;
