@@ -14,6 +14,11 @@
 // library call writes the fusion's result from within the matmul, which
 // must then not be placed over the matmul's own operands.
 //
+// A collective (all_reduce, reduce_scatter, all_gather) writes its results
+// from the communication thread until the first step that reads one of
+// them, directly or through views, waits for it; with no such reader the
+// wait is at the function's end, so an unread result stays live until then.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ir/Dialect.h"
@@ -43,6 +48,16 @@ int64_t alignUp(int64_t n) {
   return (n + a - 1) / a * a;
 }
 
+/// Whether an op other than a view reads `value` or a view of it.
+bool hasStepReader(Value value) {
+  for (Operation *user : value.getUsers()) {
+    auto view = dyn_cast<ReshapeOp>(user);
+    if (!view || hasStepReader(view.getResult()))
+      return true;
+  }
+  return false;
+}
+
 /// Plans `func`'s arena and records it in attributes.
 void planFunction(func::FuncOp func, bool keepEpilogueOperands) {
   BufferPlacement placement(func);
@@ -51,12 +66,15 @@ void planFunction(func::FuncOp func, bool keepEpilogueOperands) {
   for (auto [i, op] : llvm::enumerate(block))
     position[&op] = static_cast<int64_t>(i);
 
+  const int64_t end = static_cast<int64_t>(block.getOperations().size());
   llvm::MapVector<Value, Interval> intervals;
   for (Operation &op : block) {
+    bool async = isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op);
     for (Value result : op.getResults())
       if (placement.of(result).kind == Placement::Kind::Arena)
-        intervals[result] = {result, alignUp(BufferPlacement::byteSize(result)),
-                             position[&op], position[&op]};
+        intervals[result] = {
+            result, alignUp(BufferPlacement::byteSize(result)), position[&op],
+            async && !hasStepReader(result) ? end : position[&op]};
     // The fusion pass marks only ops whose one result has one user.
     int64_t last = position[&op];
     if (keepEpilogueOperands && isa<MatmulOp>(op) && op.hasAttr(kEpilogueAttr))

@@ -76,3 +76,28 @@ func.func @transposed_operand(%x: tensor<2x4xf32>, %w: tensor<8x4xf32>) -> tenso
   %r = dlc.abs %m : tensor<2x8xf32>
   return %r : tensor<2x8xf32>
 }
+
+// -----
+
+// A collective writes its results from the communication thread until the
+// first step that reads one waits for it (a view is no step); an unread
+// result is waited for at the function's end, so it stays live until then
+// and the later intermediates go elsewhere. A read result dies at its reader.
+// CHECK-LABEL: func.func @collectives
+// CHECK-SAME: dlc.arena_size = 192 : i64
+// CHECK: dlc.all_reduce mean bucket 0 %{{.*}} {dlc.arena_offsets = array<i64: [[R:0|64|128]]>}
+// CHECK: dlc.all_reduce mean bucket 1 %{{.*}} {dlc.arena_offsets = array<i64: [[S:0|64|128]]>}
+// CHECK: dlc.neg %{{.*}} {dlc.arena_offsets
+// CHECK-NEXT: dlc.abs %{{.*}} {dlc.arena_offsets = array<i64: [[S]]>}
+// CHECK-NOT: array<i64: [[R]]>
+// CHECK: return
+func.func @collectives(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = dlc.abs %x : tensor<3xf32>
+  %1 = dlc.all_reduce mean bucket 0 %0 : tensor<3xf32>
+  %2 = dlc.reshape %1 : tensor<3xf32> to tensor<1x3xf32>
+  %3 = dlc.all_reduce mean bucket 1 %x : tensor<3xf32>
+  %4 = dlc.neg %3 : tensor<3xf32>
+  %5 = dlc.abs %4 : tensor<3xf32>
+  %6 = dlc.neg %5 : tensor<3xf32>
+  return %6 : tensor<3xf32>
+}
