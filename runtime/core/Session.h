@@ -79,6 +79,9 @@ public:
   /// data-parallel ranks; a function with collectives refuses to run
   /// without one.
   dlc_status_t setCommunicator(Communicator *comm);
+  /// The communicator set, or null (a sharded module's checkpoints are
+  /// saved and restored by all ranks through it).
+  Communicator *communicator() const { return communicator_; }
 
 protected:
   explicit Session(std::shared_ptr<const ModuleFile> module);
@@ -103,7 +106,6 @@ protected:
   int current(size_t index) const { return current_[index]; }
 
   bool profiling() const { return profiling_; }
-  Communicator *communicator() const { return communicator_; }
   /// One step's accumulated time while profiling.
   struct ProfileLine {
     std::string function;

@@ -8,6 +8,14 @@
 // model (fingerprint) and holds every global with its exact type, and only
 // then is anything copied, so a refused checkpoint changes nothing.
 //
+// A module that shards its optimizer state over N ranks (ZeRO-1) saves a
+// sharded checkpoint, all ranks together: every rank writes its own
+// shards, the ranks agree over the session's communicator that every file
+// is on disk, and only then does rank 0 write the head (the replicated
+// globals and the metadata) and commit the set (Checkpoint.h). A failure
+// anywhere leaves LATEST as it was and every rank removes what it wrote. Each
+// rank restores the set's head and its own shards.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Handles.h"
 #include "runtime/core/Session.h"
@@ -17,6 +25,8 @@
 
 #include <cstddef>
 #include <iterator>
+#include <string>
+#include <vector>
 
 using namespace dlc;
 
@@ -26,6 +36,106 @@ dlc_status_t globalTensor(const Session &session, size_t index, Tensor &t) {
   const ValueInfo &info = session.module().globals()[index];
   t = Tensor(info.type.dtype, info.type.shape);
   return t.byteSize() ? session.readGlobal(index, t.bytes()) : nullptr;
+}
+
+bool hasShardedGlobals(const Session &session) {
+  for (const ValueInfo &g : session.module().globals())
+    if (g.sharded)
+      return true;
+  return false;
+}
+
+/// The communicator a sharded module's checkpoint is saved or restored
+/// with; null (and `status` set) without one.
+Communicator *shardingComm(const Session &s, const std::string &directory,
+                           dlc_status_t &status) {
+  Communicator *comm = s.communicator();
+  if (!comm)
+    status = makeStatus(
+        DLC_FAILED_PRECONDITION,
+        directory + ": module " + s.module().name() +
+            " shards its optimizer state over " +
+            std::to_string(s.module().dataParallelRanks()) +
+            " ranks (dlc-compile --zero 1): each rank saves and restores "
+            "its part of a checkpoint with the session's communicator "
+            "(dlc_session_set_comm)");
+  return comm;
+}
+
+/// Every rank's outcome of a step all take: null when all succeeded, else
+/// this rank's own failure or one naming the ranks that failed.
+dlc_status_t agree(Communicator &comm, dlc_status_t own,
+                   const std::string &what) {
+  std::vector<double> failed(static_cast<size_t>(comm.size()), 0.0);
+  failed[static_cast<size_t>(comm.rank())] = own ? 1.0 : 0.0;
+  dlc_status_t reduced =
+      comm.allReduce(failed.data(), failed.size(), DLC_F64, DLC_REDUCE_SUM);
+  if (own) {
+    dlc_status_free(reduced);
+    return own;
+  }
+  if (reduced)
+    return prefixStatus(reduced, what);
+  std::string ranks;
+  for (size_t r = 0; r < failed.size(); ++r)
+    if (failed[r] != 0)
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  if (ranks.empty())
+    return nullptr;
+  return makeStatus(DLC_IO_ERROR,
+                    what + ": rank " + ranks + " could not write its part");
+}
+
+/// Writes this rank's part of a sharded checkpoint and, once every rank's
+/// is on disk, commits the set on rank 0.
+dlc_status_t saveSharded(const Session &s, Communicator &comm,
+                         const std::string &directory,
+                         const dlc_metadata_t *metadata, int32_t keep) {
+  CheckpointContents head, part;
+  head.fingerprint = part.fingerprint = s.module().fingerprint();
+  head.step = part.step = s.step();
+  head.ranks = part.ranks = comm.size();
+  part.rank = comm.rank();
+  if (metadata)
+    head.metadata = metadata->values;
+  const bool writesHead = comm.rank() == 0;
+  // Every rank reaches the agreement whatever fails before it: one that
+  // returned early would leave the others waiting in it.
+  auto write = [&]() -> dlc_status_t {
+    for (size_t i = 0; i < s.module().globals().size(); ++i) {
+      const ValueInfo &g = s.module().globals()[i];
+      if (!g.sharded && !writesHead)
+        continue;
+      Tensor t;
+      DLC_RETURN_IF_ERROR(globalTensor(s, i, t));
+      (g.sharded ? part : head).tensors.emplace_back(g.name, std::move(t));
+    }
+    return writeCheckpointPart(directory, part);
+  };
+  auto discard = [&] {
+    if (writesHead)
+      discardCheckpointPart(directory, head.step, -1);
+    discardCheckpointPart(directory, part.step, part.rank);
+  };
+  std::string what =
+      directory + ": the checkpoint of step " + std::to_string(head.step);
+  if (dlc_status_t agreed = agree(comm, write(), what)) {
+    discard();
+    return agreed;
+  }
+  // The head is written once every shard file is on disk: a head stands
+  // for a whole set, and a commit removes the parts of sets without one.
+  dlc_status_t committed = nullptr;
+  if (writesHead) {
+    committed = writeCheckpointPart(directory, head);
+    if (!committed)
+      committed = commitCheckpoint(directory, head.step, keep);
+  }
+  if (dlc_status_t agreed = agree(comm, committed, what)) {
+    discard();
+    return agreed;
+  }
+  return nullptr;
 }
 
 } // namespace
@@ -107,6 +217,11 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
                             std::to_string(keep) +
                             " checkpoints (expected 0 for all, or more)");
     const Session &s = *session->session;
+    if (hasShardedGlobals(s)) {
+      dlc_status_t status = nullptr;
+      Communicator *comm = shardingComm(s, directory, status);
+      return comm ? saveSharded(s, *comm, directory, metadata, keep) : status;
+    }
     CheckpointContents c;
     for (size_t i = 0; i < s.module().globals().size(); ++i) {
       Tensor t;
@@ -132,8 +247,26 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
     if (metadata)
       *metadata = nullptr;
     Session &s = *session->session;
+    // A sharded module restores the set's head and its own rank's shards.
+    int rank = -1;
+    if (hasShardedGlobals(s)) {
+      dlc_status_t status = nullptr;
+      Communicator *comm = shardingComm(s, directory, status);
+      if (!comm)
+        return status;
+      rank = comm->rank();
+    }
     CheckpointContents c;
-    DLC_RETURN_IF_ERROR(readCheckpoint(directory, c));
+    DLC_RETURN_IF_ERROR(readCheckpoint(directory, c, rank));
+    if (rank >= 0 && c.ranks != s.communicator()->size())
+      return makeStatus(
+          DLC_FAILED_PRECONDITION,
+          std::string(directory) + ": " +
+              (c.ranks ? "its optimizer state is sharded over " +
+                             std::to_string(c.ranks) + " ranks"
+                       : std::string("it is a whole checkpoint")) +
+              ", but module " + s.module().name() + " shards it over " +
+              std::to_string(s.communicator()->size()));
     std::vector<CheckpointSlot> slots;
     for (const ValueInfo &g : s.module().globals())
       slots.push_back({g.name, g.type.dtype, g.type.shape});

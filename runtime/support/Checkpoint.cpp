@@ -23,6 +23,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,35 +36,67 @@ namespace {
 const std::string kReserved = "__dlc__/";
 const std::string kFingerprint = "__dlc__/fingerprint";
 const std::string kStep = "__dlc__/step";
+const std::string kRanks = "__dlc__/ranks";
+const std::string kRank = "__dlc__/rank";
 const std::string kMetaPrefix = "__dlc__/meta/";
 const std::string kBFloat16Prefix = "__dlc__/bfloat16/";
 const std::string kChecksum = "__dlc__/checksum";
 const std::string kMarker = "LATEST";
 const std::string kFilePrefix = "step-";
+const std::string kShardInfix = ".shard-";
 const std::string kFileSuffix = ".dlcc";
 
-std::string fileName(int64_t step) {
-  char digits[32];
-  std::snprintf(digits, sizeof(digits), "%08lld", static_cast<long long>(step));
+/// A checkpoint's file: step-<step, 8 digits>.dlcc, or for rank `rank`'s
+/// shards step-<step>.shard-<rank, 4 digits>.dlcc.
+std::string fileName(int64_t step, int rank = -1) {
+  char digits[64];
+  if (rank < 0)
+    std::snprintf(digits, sizeof(digits), "%08lld",
+                  static_cast<long long>(step));
+  else
+    std::snprintf(digits, sizeof(digits), "%08lld%s%04d",
+                  static_cast<long long>(step), kShardInfix.c_str(), rank);
   return kFilePrefix + digits + kFileSuffix;
 }
 
-/// The step of a checkpoint file name ("step-00000012.dlcc"), or -1.
-int64_t stepOf(const std::string &name) {
+/// The value of the decimal digits `text`, or -1 (none, another character,
+/// or too large).
+int64_t digitsValue(const std::string &text) {
+  if (text.empty())
+    return -1;
+  int64_t value = 0;
+  for (char c : text)
+    if (c < '0' || c > '9' || __builtin_mul_overflow(value, 10, &value) ||
+        __builtin_add_overflow(value, c - '0', &value))
+      return -1;
+  return value;
+}
+
+/// The step of a checkpoint file's name, and its shard's rank (-1 for a
+/// head or whole checkpoint); step -1 for any other name.
+std::pair<int64_t, int64_t> parseName(const std::string &name) {
   if (name.size() < kFilePrefix.size() + 8 + kFileSuffix.size() ||
       name.compare(0, kFilePrefix.size(), kFilePrefix) != 0 ||
       name.compare(name.size() - kFileSuffix.size(), kFileSuffix.size(),
                    kFileSuffix) != 0)
-    return -1;
-  int64_t step = 0;
-  for (size_t i = kFilePrefix.size(); i < name.size() - kFileSuffix.size();
-       ++i) {
-    if (name[i] < '0' || name[i] > '9' ||
-        __builtin_mul_overflow(step, 10, &step) ||
-        __builtin_add_overflow(step, name[i] - '0', &step))
-      return -1;
-  }
-  return step;
+    return {-1, -1};
+  std::string stem =
+      name.substr(kFilePrefix.size(),
+                  name.size() - kFilePrefix.size() - kFileSuffix.size());
+  size_t infix = stem.find(kShardInfix);
+  if (infix == std::string::npos)
+    return {digitsValue(stem), -1};
+  int64_t rank = digitsValue(stem.substr(infix + kShardInfix.size()));
+  if (rank < 0 || rank > std::numeric_limits<int32_t>::max())
+    return {-1, -1};
+  return {digitsValue(stem.substr(0, infix)), rank};
+}
+
+/// The step of a head or whole checkpoint's name ("step-00000012.dlcc"),
+/// or -1.
+int64_t stepOf(const std::string &name) {
+  auto [step, rank] = parseName(name);
+  return rank < 0 ? step : -1;
 }
 
 void appendLE(std::string &out, uint64_t value, int bytes) {
@@ -285,30 +319,59 @@ dlc_status_t replaceFile(const std::string &dir, const std::string &name,
   return nullptr;
 }
 
-/// Removes checkpoints beyond the newest `keep`, never `current`.
-void prune(const std::string &dir, const std::string &current, int keep) {
-  if (keep <= 0)
-    return;
+/// Whether `name` is replaceFile's temporary file for a checkpoint or LATEST.
+bool isTemporary(const std::string &name) {
+  const std::string suffix = ".tmp";
+  if (name.size() < 1 + suffix.size() || name[0] != '.' ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  std::string target = name.substr(1, name.size() - 1 - suffix.size());
+  return target == kMarker || parseName(target).first >= 0;
+}
+
+/// Removes checkpoints beyond the newest `keep` (0: none), never
+/// `current`'s: a sharded checkpoint's files go together, as their step's.
+/// Parts of a set without its head go whatever `keep` says: their set was
+/// never committed (a rank failed while writing it) and cannot be restored;
+/// so do the temporary files of writers killed mid-write (every writer of
+/// the directory has finished when a set is committed).
+void prune(const std::string &dir, int64_t current, int keep) {
   DIR *listing = ::opendir(dir.c_str());
   if (!listing)
     return;
-  std::vector<std::pair<int64_t, std::string>> others;
+  struct Set {
+    bool head = false;
+    std::vector<std::string> names;
+  };
+  std::map<int64_t, Set, std::greater<>> others;
   while (const dirent *entry = ::readdir(listing)) {
     std::string name = entry->d_name;
-    int64_t step = stepOf(name);
-    if (step >= 0 && name != current)
-      others.emplace_back(step, name);
+    if (isTemporary(name)) {
+      ::unlink((dir + "/" + name).c_str());
+      continue;
+    }
+    auto [step, rank] = parseName(name);
+    if (step < 0 || step == current)
+      continue;
+    Set &set = others[step];
+    set.head |= rank < 0;
+    set.names.push_back(name);
   }
   ::closedir(listing);
-  std::sort(others.rbegin(), others.rend());
-  for (size_t i = static_cast<size_t>(keep) - 1; i < others.size(); ++i)
-    ::unlink((dir + "/" + others[i].second).c_str());
+  int kept = 1;
+  for (const auto &[step, set] : others)
+    if (!set.head || (keep > 0 && kept++ >= keep))
+      for (const std::string &name : set.names)
+        ::unlink((dir + "/" + name).c_str());
 }
 
 /// Checks names and keys; the reason of the first problem, or "".
 std::string checkContents(const CheckpointContents &c) {
   if (c.step < 0)
     return "the step must not be negative, not " + std::to_string(c.step);
+  if (c.ranks < 0 || c.rank < -1 || c.rank >= std::max(c.ranks, 1))
+    return "rank " + std::to_string(c.rank) + " is not one of " +
+           std::to_string(c.ranks) + " ranks";
   std::set<std::string> names;
   for (const auto &[name, tensor] : c.tensors) {
     if (name.empty() || name.find('\0') != std::string::npos)
@@ -328,6 +391,30 @@ std::string checkContents(const CheckpointContents &c) {
 // Reading
 //===----------------------------------------------------------------------===//
 
+/// Reads the file name LATEST in `dir` holds.
+dlc_status_t readMarker(const std::string &dir, std::string &name) {
+  std::string marker = dir + "/" + kMarker;
+  std::FILE *in = std::fopen(marker.c_str(), "rb");
+  if (!in) {
+    int e = errno;
+    if (e == ENOENT)
+      return makeStatus(DLC_NOT_FOUND,
+                        dir + " has no checkpoint (no " + kMarker + " marker)");
+    return makeStatus(errnoStatusCode(e),
+                      marker + ": cannot open: " + std::strerror(e));
+  }
+  char text[512];
+  size_t n = std::fread(text, 1, sizeof(text), in);
+  bool readFailed = std::ferror(in);
+  std::fclose(in);
+  if (readFailed)
+    return makeStatus(DLC_IO_ERROR, marker + ": cannot read");
+  name.assign(text, n);
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\r'))
+    name.pop_back();
+  return nullptr;
+}
+
 /// Finds the checkpoint file `path` stands for.
 dlc_status_t resolve(const std::string &path, std::string &file) {
   struct stat info;
@@ -339,25 +426,9 @@ dlc_status_t resolve(const std::string &path, std::string &file) {
     file = path;
     return nullptr;
   }
+  std::string name;
+  DLC_RETURN_IF_ERROR(readMarker(path, name));
   std::string marker = path + "/" + kMarker;
-  std::FILE *in = std::fopen(marker.c_str(), "rb");
-  if (!in) {
-    int e = errno;
-    if (e == ENOENT)
-      return makeStatus(DLC_NOT_FOUND, path + " has no checkpoint (no " +
-                                           kMarker + " marker)");
-    return makeStatus(errnoStatusCode(e),
-                      marker + ": cannot open: " + std::strerror(e));
-  }
-  char text[512];
-  size_t n = std::fread(text, 1, sizeof(text), in);
-  bool readFailed = std::ferror(in);
-  std::fclose(in);
-  if (readFailed)
-    return makeStatus(DLC_IO_ERROR, marker + ": cannot read");
-  std::string name(text, n);
-  while (!name.empty() && (name.back() == '\n' || name.back() == '\r'))
-    name.pop_back();
   if (stepOf(name) < 0)
     return makeStatus(DLC_DATA_LOSS, marker + " is corrupt (it does not name "
                                               "a checkpoint file)");
@@ -403,6 +474,14 @@ std::string decode(const MappedNpz &npz, CheckpointContents &out) {
         return kStep + " is not an int64 scalar";
       out.step = scalarValue(array);
       sawStep = true;
+    } else if (name == kRanks || name == kRank) {
+      if (!isScalar(array, DType::I64))
+        return name + " is not an int64 scalar";
+      int64_t value = scalarValue(array);
+      if (value < (name == kRanks ? 1 : 0) ||
+          value > std::numeric_limits<int32_t>::max())
+        return name + " is " + std::to_string(value);
+      (name == kRanks ? out.ranks : out.rank) = static_cast<int32_t>(value);
     } else if (name == kFingerprint) {
       if (array.dtype != DType::U8 || array.shape.size() != 1)
         return kFingerprint + " is not a uint8 vector";
@@ -424,6 +503,9 @@ std::string decode(const MappedNpz &npz, CheckpointContents &out) {
   }
   if (!sawStep || !sawFingerprint)
     return "missing " + (sawStep ? kFingerprint : kStep);
+  if (out.rank >= out.ranks && out.rank >= 0)
+    return kRank + " " + std::to_string(out.rank) + " is not one of " +
+           std::to_string(out.ranks) + " ranks";
   // bfloat16 has no NumPy dtype: its bits are stored as uint16.
   for (auto &[name, tensor] : out.tensors) {
     if (!bfloat16.erase(name))
@@ -438,10 +520,8 @@ std::string decode(const MappedNpz &npz, CheckpointContents &out) {
   return "";
 }
 
-} // namespace
-
-dlc_status_t writeCheckpoint(const std::string &dir,
-                             const CheckpointContents &c, int keep) {
+/// Writes `c` as its file in `dir` (created if needed), leaving LATEST.
+dlc_status_t writeFile(const std::string &dir, const CheckpointContents &c) {
   std::string problem = checkContents(c);
   if (!problem.empty())
     return makeStatus(DLC_INVALID_ARGUMENT,
@@ -455,7 +535,7 @@ dlc_status_t writeCheckpoint(const std::string &dir,
   // The members, with every scalar's storage reserved up front so the
   // pointers to it stay valid.
   std::vector<int64_t> scalars;
-  scalars.reserve(c.metadata.size() + 1);
+  scalars.reserve(c.metadata.size() + 3);
   std::vector<Member> members;
   auto add = [&](const std::string &name, DType dtype,
                  const std::vector<int64_t> &shape, const void *data,
@@ -477,6 +557,10 @@ dlc_status_t writeCheckpoint(const std::string &dir,
   add(kFingerprint, DType::U8, {static_cast<int64_t>(c.fingerprint.size())},
       c.fingerprint.data(), c.fingerprint.size());
   addScalar(kStep, c.step);
+  if (c.ranks > 0)
+    addScalar(kRanks, c.ranks);
+  if (c.rank >= 0)
+    addScalar(kRank, c.rank);
   for (const auto &[key, value] : c.metadata)
     addScalar(kMetaPrefix + key, value);
   uint32_t checksum = 0;
@@ -491,18 +575,50 @@ dlc_status_t writeCheckpoint(const std::string &dir,
   last.crc = crc32(crc32(0, last.header.data(), last.header.size()), &checksum,
                    sizeof(checksum));
 
-  std::string name = fileName(c.step);
-  DLC_RETURN_IF_ERROR(replaceFile(
-      dir, name, [&](FileWriter &out) { writeArchive(out, members); }));
+  return replaceFile(dir, fileName(c.step, c.rank),
+                     [&](FileWriter &out) { writeArchive(out, members); });
+}
+
+} // namespace
+
+dlc_status_t writeCheckpoint(const std::string &dir,
+                             const CheckpointContents &c, int keep) {
+  if (c.ranks != 0 || c.rank != -1)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      dir + ": cannot write checkpoint: a sharded one is "
+                            "written part by part (writeCheckpointPart)");
+  DLC_RETURN_IF_ERROR(writeFile(dir, c));
+  return commitCheckpoint(dir, c.step, keep);
+}
+
+dlc_status_t writeCheckpointPart(const std::string &dir,
+                                 const CheckpointContents &c) {
+  if (c.ranks < 1)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      dir + ": cannot write checkpoint: a part of a sharded "
+                            "checkpoint needs its rank count");
+  return writeFile(dir, c);
+}
+
+dlc_status_t commitCheckpoint(const std::string &dir, int64_t step, int keep) {
+  std::string name = fileName(step);
   DLC_RETURN_IF_ERROR(replaceFile(
       dir, kMarker, [&](FileWriter &out) { out.write(name + "\n"); }));
-  prune(dir, name, keep);
+  prune(dir, step, keep);
   return nullptr;
 }
 
-dlc_status_t readCheckpoint(const std::string &path, CheckpointContents &out) {
-  std::string file;
-  DLC_RETURN_IF_ERROR(resolve(path, file));
+void discardCheckpointPart(const std::string &dir, int64_t step, int rank) {
+  std::string committed;
+  StatusOwner read(readMarker(dir, committed));
+  if (read.get() || stepOf(committed) != step)
+    ::unlink((dir + "/" + fileName(step, rank)).c_str());
+}
+
+namespace {
+
+/// Reads the checkpoint file `file`.
+dlc_status_t readFile(const std::string &file, CheckpointContents &out) {
   std::unique_ptr<MappedFile> mapped;
   DLC_RETURN_IF_ERROR(MappedFile::open(file, mapped));
   std::unique_ptr<MappedNpz> npz;
@@ -519,6 +635,72 @@ dlc_status_t readCheckpoint(const std::string &path, CheckpointContents &out) {
   std::string reason = decode(*npz, contents);
   if (!reason.empty())
     return makeStatus(DLC_DATA_LOSS, file + ": corrupt checkpoint: " + reason);
+  out = std::move(contents);
+  return nullptr;
+}
+
+/// Adds rank `rank`'s shards to `head`, read from `file`'s set.
+dlc_status_t addShards(const std::string &file, int rank,
+                       CheckpointContents &head) {
+  if (rank >= head.ranks)
+    return makeStatus(DLC_FAILED_PRECONDITION,
+                      file + " is sharded over " + std::to_string(head.ranks) +
+                          " ranks; rank " + std::to_string(rank) +
+                          " has no part of it");
+  size_t slash = file.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : file.substr(0, slash);
+  std::string shardFile = dir + "/" + fileName(head.step, rank);
+  CheckpointContents shards;
+  StatusOwner read(readFile(shardFile, shards));
+  if (read.get()) {
+    // Only the head says a shard file is due: its absence is damage.
+    if (dlc_status_code(read.get()) == DLC_NOT_FOUND)
+      return makeStatus(DLC_DATA_LOSS,
+                        file + ": its set's part " + shardFile +
+                            " is missing: " + dlc_status_message(read.get()));
+    return read.release();
+  }
+  if (shards.step != head.step || shards.fingerprint != head.fingerprint ||
+      shards.ranks != head.ranks || shards.rank != rank)
+    return makeStatus(DLC_DATA_LOSS,
+                      shardFile + ": corrupt checkpoint: it is not rank " +
+                          std::to_string(rank) + "'s part of " + file);
+  std::set<std::string> names;
+  for (const auto &entry : head.tensors)
+    names.insert(entry.first);
+  for (auto &entry : shards.tensors) {
+    if (!names.insert(entry.first).second)
+      return makeStatus(DLC_DATA_LOSS, shardFile + ": corrupt checkpoint: '" +
+                                           entry.first + "' is in " + file +
+                                           " too");
+    head.tensors.push_back(std::move(entry));
+  }
+  return nullptr;
+}
+
+} // namespace
+
+dlc_status_t readCheckpoint(const std::string &path, CheckpointContents &out,
+                            int rank) {
+  std::string file;
+  DLC_RETURN_IF_ERROR(resolve(path, file));
+  CheckpointContents contents;
+  DLC_RETURN_IF_ERROR(readFile(file, contents));
+  if (contents.rank >= 0)
+    return makeStatus(DLC_FAILED_PRECONDITION,
+                      file + " is rank " + std::to_string(contents.rank) +
+                          "'s part of a sharded checkpoint: restore from its "
+                          "set's head, " +
+                          fileName(contents.step));
+  if (contents.ranks > 0) {
+    if (rank < 0)
+      return makeStatus(DLC_FAILED_PRECONDITION,
+                        file + " is sharded over " +
+                            std::to_string(contents.ranks) +
+                            " ranks (dlc-compile --zero 1): each rank "
+                            "restores its own part, with its communicator");
+    DLC_RETURN_IF_ERROR(addShards(file, rank, contents));
+  }
   out = std::move(contents);
   return nullptr;
 }

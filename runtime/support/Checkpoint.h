@@ -19,6 +19,16 @@
 // leaves the previous checkpoint and LATEST as they were and removes the
 // temporary file.
 //
+// A sharded checkpoint (ZeRO-1: each of N ranks holds its own shard of the
+// optimizer state) is a set of files written by the ranks together: every
+// rank r writes its shards to step-S.shard-RRRR.dlcc (4 digits), and once
+// all are on disk rank 0 writes the head, step-S.dlcc (the replicated
+// tensors and the metadata); each file records the set's rank count
+// (__dlc__/ranks, int64) and a shard file its rank (__dlc__/rank). Then
+// LATEST is replaced, which commits the whole set at once. Pruning removes
+// old sets whole, and the parts of any set without a head (one whose
+// writing failed).
+//
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_SUPPORT_CHECKPOINT_H
 #define DLC_RUNTIME_SUPPORT_CHECKPOINT_H
@@ -38,6 +48,10 @@ struct CheckpointContents {
   std::map<std::string, int64_t> metadata;
   std::string fingerprint;
   int64_t step = 0;
+  /// A sharded checkpoint's rank count, and which rank's shard file this
+  /// is (-1: the set's head, step-S.dlcc). 0 ranks: a whole checkpoint.
+  int32_t ranks = 0;
+  int32_t rank = -1;
 };
 
 /// Writes DIR/step-<step, 8 digits>.dlcc atomically, then DIR/LATEST; keeps
@@ -50,11 +64,31 @@ struct CheckpointContents {
 dlc_status_t writeCheckpoint(const std::string &dir,
                              const CheckpointContents &c, int keep);
 
+/// Writes one file of a sharded checkpoint: the head (c.rank -1) or rank
+/// c.rank's shards, atomically, without touching LATEST. c.ranks must be at
+/// least 1 and c.rank below it; errors as writeCheckpoint's.
+dlc_status_t writeCheckpointPart(const std::string &dir,
+                                 const CheckpointContents &c);
+
+/// Commits the sharded checkpoint of `step` whose files are all written:
+/// replaces LATEST, then keeps the newest `keep` sets (0 = all).
+dlc_status_t commitCheckpoint(const std::string &dir, int64_t step, int keep);
+
+/// Removes the file of `step` for `rank` (-1: the head) after a set failed
+/// to be written, unless LATEST names that step.
+void discardCheckpointPart(const std::string &dir, int64_t step, int rank);
+
 /// `path`: a checkpoint directory (reads LATEST) or a checkpoint file.
+/// When it is a sharded set's head and `rank` is one of the set's ranks,
+/// that rank's shard file is read too (it must be of the same step, model
+/// and rank count) and its tensors added; `rank` -1 refuses a sharded set
+/// with DLC_FAILED_PRECONDITION (one process cannot restore every shard).
 /// `out` is only changed on success. Fails with DLC_NOT_FOUND when there is
-/// no checkpoint there, DLC_DATA_LOSS for a damaged file or marker, and the
-/// errno's code of any other failed system call.
-dlc_status_t readCheckpoint(const std::string &path, CheckpointContents &out);
+/// no checkpoint there, DLC_DATA_LOSS for a damaged file or marker (or a
+/// missing shard file), and the errno's code of any other failed system
+/// call.
+dlc_status_t readCheckpoint(const std::string &path, CheckpointContents &out,
+                            int rank = -1);
 
 /// A tensor a checkpoint must hold to be restored into a model.
 struct CheckpointSlot {

@@ -4,7 +4,7 @@ dies makes the job end within --comm-timeout, no checkpoint is left half
 written, and a run resumed from the last checkpoint goes on bit for bit.
 
     rank_fault_check.py --dlc-compile BIN --dlc-run BIN --mpirun BIN
-        --work DIR
+        --work DIR [--zero]
 
 The test MLP (tools/dlc-run/test/Inputs/mlp.onnxtxt) is compiled with --dp
 2 and buckets of 32 bytes (each gradient a collective of its own, several
@@ -22,6 +22,10 @@ steps and --comm-timeout TIMEOUT, on and on, until rank 1 gets a signal:
 After each, the checkpoint folder holds only whole checkpoints (LATEST
 names one that loads), and a run resumed from it for RESUMED_STEPS steps
 logs the same bytes as a run that goes straight to the same step.
+With --zero the module shards its optimizer state (dlc-compile --zero 1):
+its checkpoints are sets of a head and one shard file per rank, written by
+both ranks and committed together, and rank 0 may stall in a
+reduce-scatter or all-gather as well.
 SLACK (10 s) covers mpirun's own teardown on a busy 2-core machine. Prints
 one line per case; exit code 1 on any failure.
 """
@@ -47,8 +51,12 @@ MPI_ENVIRONMENT = {
     "OMPI_MCA_rmaps_base_oversubscribe": "1",
     "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
 # Rank 0 stalls in train_step's gradient all-reduce (float32) or in the
-# runner's average of the logged values (float64), whichever it reached.
-TIMED_OUT = re.compile(r"dlc-run: error: step \d+: .*all_reduce of \d+ "
+# runner's average of the logged values (float64), whichever it reached;
+# with --zero, also in a reduce-scatter, an all-gather, or the ranks'
+# agreement that a checkpoint's parts are written (float64).
+TIMED_OUT = re.compile(r"dlc-run: error: (step \d+|.*: the checkpoint of "
+                       r"step \d+): .*"
+                       r"(all_reduce|reduce_scatter|all_gather) of \d+ "
                        r"float(32|64) elements \(collective \d+ of this "
                        r"communicator\) timed out after 3 s on rank 0 of 2; "
                        r"rank 1 did not join or answer")
@@ -150,10 +158,24 @@ def resume_matches(args, module, data, folder, tag):
     if got != want:
         raise CheckError(f"the run resumed at step {step} logs other "
                          f"numbers than the straight run")
-    leftovers = [n for n in os.listdir(folder) if not re.fullmatch(
-        r"step-\d+\.dlcc|LATEST", n)]
+    names = os.listdir(folder)
+    leftovers = [n for n in names if not re.fullmatch(
+        r"step-\d+(\.shard-\d{4})?\.dlcc|LATEST", n)]
     if leftovers:
         raise CheckError(f"half-written files in {folder}: {leftovers}")
+    # Every set on disk is whole: a head and, sharded, each rank's part.
+    heads = {n[:-len(".dlcc")] for n in names
+             if re.fullmatch(r"step-\d+\.dlcc", n)}
+    for name in names:
+        match = re.fullmatch(r"(step-\d+)\.shard-\d{4}\.dlcc", name)
+        if match and match.group(1) not in heads:
+            raise CheckError(f"{name} in {folder} belongs to no checkpoint")
+    if args.zero:
+        for head in heads:
+            for rank in range(2):
+                if f"{head}.shard-{rank:04d}.dlcc" not in names:
+                    raise CheckError(f"{head} in {folder} lacks rank "
+                                     f"{rank}'s part")
     return step
 
 
@@ -164,6 +186,8 @@ def main():
     p.add_argument("--dlc-run", required=True)
     p.add_argument("--mpirun", required=True)
     p.add_argument("--work", required=True)
+    p.add_argument("--zero", action="store_true",
+                   help="shard the optimizer state (dlc-compile --zero 1)")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     data = os.path.join(args.work, "data.npz")
@@ -173,6 +197,7 @@ def main():
     subprocess.run([args.dlc_compile, MODEL, "--train", "--batch-size", "8",
                     "--dp", "2", "--dp-bucket-mb", "0.00003",
                     "--optimizer", "adamw", "--lr", "0.01",
+                    *(["--zero", "1"] if args.zero else []),
                     "-o", module], check=True)
     failed = 0
     for name, signum in (("stop", signal.SIGSTOP), ("kill", signal.SIGKILL)):

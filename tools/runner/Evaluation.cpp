@@ -53,7 +53,7 @@ Evaluation::Evaluation(const Engine &engine, const std::string &path)
                "--eval-data: ");
 }
 
-EvaluationResult Evaluation::run(Engine &engine) {
+EvaluationResult Evaluation::run(Engine &engine, int rank, int ranks) {
   throwIfError(loader_->seek(0));
   Tensor scores = makeTensor(forward_.outputs[0]);
   std::vector<Tensor> others;
@@ -67,6 +67,8 @@ EvaluationResult Evaluation::run(Engine &engine) {
   for (int64_t b = 0; b < loader_->batchesPerEpoch(); ++b) {
     const Batch *batch = nullptr;
     throwIfError(loader_->next(batch));
+    if (b % ranks != rank)
+      continue;
     std::vector<dlc_tensor_t> inputs;
     for (size_t i = 0; i + 1 < batch->arrays.size(); ++i)
       inputs.push_back(view(batch->arrays[i]));

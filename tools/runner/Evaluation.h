@@ -3,7 +3,10 @@
 // Runs forward over every full batch of an evaluation .npz (in file order)
 // with the session's current parameters and counts the samples whose
 // highest-scoring class, argmax over forward's first output [B, C], is the
-// label; samples labelled with the ignore index are not counted.
+// label; samples labelled with the ignore index are not counted. The
+// ranks of a data-parallel job share the batches out (rank r takes batches
+// r, r + N, ...) and sum their counts, which are then exactly one
+// process's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_TOOLS_RUNNER_EVALUATION_H
@@ -32,8 +35,9 @@ public:
   /// Throws naming what is missing.
   Evaluation(const Engine &engine, const std::string &path);
 
-  /// Runs forward on every batch with `engine`'s current globals.
-  EvaluationResult run(Engine &engine);
+  /// Runs forward on this rank's batches (every one for one process) with
+  /// `engine`'s current globals; the counts of this rank alone.
+  EvaluationResult run(Engine &engine, int rank = 0, int ranks = 1);
 
   const std::string &path() const { return path_; }
 

@@ -152,21 +152,13 @@ void runTrainingRanks(SessionEngine &engine, const LoadedModule &loaded,
     runTraining(engine, options, nullptr);
     return;
   }
-  // Rank 0 writes the checkpoints and the state, which hold its own shards
-  // of a ZeRO-1 module's optimizer state alone.
-  if (loaded.module.shardedGlobals() > 0)
-    for (const auto &[given, flag] :
-         {std::pair(!options.checkpointDir.empty(), "--checkpoint-dir"),
-          std::pair(!options.resume.empty(), "--resume"),
-          std::pair(!options.saveState.empty(), "--save-state")})
-      if (given)
-        throw Error(std::string(flag) + ": " + loaded.name +
-                    " shards its optimizer state over the ranks (dlc-compile "
-                    "--zero 1), and per-rank checkpoints are not written "
-                    "yet: train it without " +
-                    flag +
-                    ", or compile it "
-                    "without --zero");
+  // Rank 0 writes the state, which would hold its own shards of a ZeRO-1
+  // module's optimizer state alone (its checkpoints hold every rank's).
+  if (loaded.module.shardedGlobals() > 0 && !options.saveState.empty())
+    throw Error("--save-state: " + loaded.name +
+                " shards its optimizer state over the ranks (dlc-compile "
+                "--zero 1), and rank 0 holds its own shards alone: save "
+                "checkpoints (--checkpoint-dir), which hold every rank's");
   engine.setComm(comm);
   try {
     runTraining(engine, options, &comm);

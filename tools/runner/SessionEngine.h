@@ -44,6 +44,9 @@ public:
   Metadata loadCheckpoint(const std::string &path) override {
     return session_.loadCheckpoint(path).entries();
   }
+  bool checkpointsSharded() const override {
+    return module_.module.shardedGlobals() > 0;
+  }
   bool parametersEmbedded() const override {
     return module_.parametersEmbedded;
   }

@@ -551,19 +551,32 @@ void Trainer::saveCheckpoint() {
                        {kShuffleKey, state_.shuffle ? 1 : 0},
                        {kEveryKey, checkpointEvery_}};
   // The parameters and optimizer state are the same on every rank: rank 0
-  // writes them once.
-  onRankZero("the checkpoint in " + checkpointDir_,
-             [&] { engine_.saveCheckpoint(checkpointDir_, metadata); });
+  // writes them once. Sharded optimizer state is written by every rank,
+  // together, and a failure on any rank fails them all.
+  if (engine_.checkpointsSharded())
+    engine_.saveCheckpoint(checkpointDir_, metadata);
+  else
+    onRankZero("the checkpoint in " + checkpointDir_,
+               [&] { engine_.saveCheckpoint(checkpointDir_, metadata); });
   say("saved a checkpoint at step " + std::to_string(state_.stepsDone) +
           " in " + checkpointDir_,
       stderr);
 }
 
 void Trainer::evaluate() {
-  // forward runs on one rank: rank 0 evaluates the whole set.
-  if (!evaluation_ || rank_ != 0)
+  if (!evaluation_)
     return;
-  EvaluationResult result = evaluation_->run(engine_);
+  // The ranks share the batches out and sum their counts (float64: exact).
+  EvaluationResult result = evaluation_->run(engine_, rank_, ranks_);
+  if (comm_) {
+    double counts[2] = {static_cast<double>(result.samples),
+                        static_cast<double>(result.correct)};
+    comm_->allReduce(counts, 2, DLC_F64, DLC_REDUCE_SUM);
+    result.samples = static_cast<int64_t>(counts[0]);
+    result.correct = static_cast<int64_t>(counts[1]);
+  }
+  if (rank_ != 0)
+    return;
   std::string accuracy = jsonNumber(result.accuracy(), true);
   if (log_)
     log_->append("{\"eval\": " + jsonString(evaluation_->path()) +

@@ -232,7 +232,13 @@ dlc_status_t dlc_metadata_entry(const dlc_metadata_t *metadata, size_t index,
  * `directory` (created if needed), named by the current step: to a
  * temporary file, flushed, renamed, then the LATEST marker updated the
  * same way. On any failure (a full disk) the previous checkpoint and
- * marker are untouched. Keeps the newest `keep` checkpoints (0 = all). */
+ * marker are untouched. Keeps the newest `keep` checkpoints (0 = all).
+ * A module with sharded globals (dlc_module_sharded_globals) saves a set:
+ * every rank of the session's communicator calls this together, each
+ * writing its own shards, rank 0 the rest and then LATEST once all are on
+ * disk; a failure on any rank fails the call on all of them and leaves
+ * LATEST as it was (DLC_FAILED_PRECONDITION without a communicator). The
+ * directory must be one all ranks share. */
 dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
                                          const char *directory,
                                          const dlc_metadata_t *metadata,
@@ -241,7 +247,10 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
  * a checkpoint file itself): every global, and its metadata into
  * `*metadata` if not NULL (a new object the caller releases). A checkpoint
  * of another model is DLC_FAILED_PRECONDITION; a corrupt one
- * DLC_DATA_LOSS; both leave the session unchanged. */
+ * DLC_DATA_LOSS; both leave the session unchanged. A module with sharded
+ * globals restores the set's shared part and this rank's own shards (its
+ * communicator's rank; a set written by another number of ranks is
+ * DLC_FAILED_PRECONDITION, a missing shard file DLC_DATA_LOSS). */
 dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
                                          const char *directory,
                                          dlc_metadata_t **metadata);
