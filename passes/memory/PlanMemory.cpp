@@ -17,7 +17,9 @@
 // A collective (all_reduce, reduce_scatter, all_gather) writes its results
 // from the communication thread until the first step that reads one of
 // them, directly or through views, waits for it; with no such reader the
-// wait is at the function's end, so an unread result stays live until then.
+// wait is at the function's end. A result no step reads stays live until
+// then, even where a sibling's reader waits earlier: simpler, and only a
+// bucket with an unread value pays for it.
 //
 //===----------------------------------------------------------------------===//
 

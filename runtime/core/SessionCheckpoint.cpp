@@ -24,7 +24,9 @@
 #include "runtime/support/OnnxExport.h"
 
 #include <cstddef>
+#include <functional>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -82,8 +84,8 @@ dlc_status_t agree(Communicator &comm, dlc_status_t own,
       ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
   if (ranks.empty())
     return nullptr;
-  return makeStatus(DLC_IO_ERROR,
-                    what + ": rank " + ranks + " could not write its part");
+  return makeStatus(DLC_FAILED_PRECONDITION,
+                    what + ": rank " + ranks + " failed (see its error)");
 }
 
 /// Writes this rank's part of a sharded checkpoint and, once every rank's
@@ -99,8 +101,14 @@ dlc_status_t saveSharded(const Session &s, Communicator &comm,
   if (metadata)
     head.metadata = metadata->values;
   const bool writesHead = comm.rank() == 0;
-  // Every rank reaches the agreement whatever fails before it: one that
-  // returned early would leave the others waiting in it.
+  // The set's id, rank 0's draw: a new one for every attempt, so that no
+  // file of this set replaces one of a committed set of the same step.
+  uint32_t set = writesHead ? std::random_device()() : 0;
+  DLC_RETURN_IF_ERROR(comm.broadcast(&set, 1, DLC_U32, 0));
+  head.set = part.set = set;
+  // Every rank reaches each agreement whatever fails before it (an
+  // exception included): one that left early would keep the others
+  // waiting in it.
   auto write = [&]() -> dlc_status_t {
     for (size_t i = 0; i < s.module().globals().size(); ++i) {
       const ValueInfo &g = s.module().globals()[i];
@@ -112,29 +120,25 @@ dlc_status_t saveSharded(const Session &s, Communicator &comm,
     }
     return writeCheckpointPart(directory, part);
   };
-  auto discard = [&] {
-    if (writesHead)
-      discardCheckpointPart(directory, head.step, -1);
-    discardCheckpointPart(directory, part.step, part.rank);
+  // The head is written once every shard file is on disk: a head stands
+  // for a whole set, and a commit removes the parts of sets without one.
+  auto commit = [&]() -> dlc_status_t {
+    if (!writesHead)
+      return nullptr;
+    DLC_RETURN_IF_ERROR(writeCheckpointPart(directory, head));
+    return commitCheckpoint(directory, head, keep);
   };
   std::string what =
       directory + ": the checkpoint of step " + std::to_string(head.step);
-  if (dlc_status_t agreed = agree(comm, write(), what)) {
-    discard();
-    return agreed;
-  }
-  // The head is written once every shard file is on disk: a head stands
-  // for a whole set, and a commit removes the parts of sets without one.
-  dlc_status_t committed = nullptr;
-  if (writesHead) {
-    committed = writeCheckpointPart(directory, head);
-    if (!committed)
-      committed = commitCheckpoint(directory, head.step, keep);
-  }
-  if (dlc_status_t agreed = agree(comm, committed, what)) {
-    discard();
-    return agreed;
-  }
+  const std::function<dlc_status_t()> phases[] = {write, commit};
+  for (const std::function<dlc_status_t()> &phase : phases)
+    if (dlc_status_t agreed =
+            agree(comm, guardStatus("saving a checkpoint", phase), what)) {
+      if (writesHead)
+        discardCheckpointPart(directory, head);
+      discardCheckpointPart(directory, part);
+      return agreed;
+    }
   return nullptr;
 }
 
@@ -257,23 +261,30 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
       rank = comm->rank();
     }
     CheckpointContents c;
-    DLC_RETURN_IF_ERROR(readCheckpoint(directory, c, rank));
-    if (rank >= 0 && c.ranks != s.communicator()->size())
-      return makeStatus(
-          DLC_FAILED_PRECONDITION,
-          std::string(directory) + ": " +
-              (c.ranks ? "its optimizer state is sharded over " +
-                             std::to_string(c.ranks) + " ranks"
-                       : std::string("it is a whole checkpoint")) +
-              ", but module " + s.module().name() + " shards it over " +
-              std::to_string(s.communicator()->size()));
-    std::vector<CheckpointSlot> slots;
-    for (const ValueInfo &g : s.module().globals())
-      slots.push_back({g.name, g.type.dtype, g.type.shape});
     std::vector<const Tensor *> values;
-    DLC_RETURN_IF_ERROR(matchCheckpoint(c, directory, s.module().name(),
-                                        s.module().fingerprint(), slots,
-                                        values));
+    auto check = [&]() -> dlc_status_t {
+      DLC_RETURN_IF_ERROR(readCheckpoint(directory, c, rank));
+      if (rank >= 0 && c.ranks != s.communicator()->size())
+        return makeStatus(
+            DLC_FAILED_PRECONDITION,
+            std::string(directory) + ": " +
+                (c.ranks ? "its optimizer state is sharded over " +
+                               std::to_string(c.ranks) + " ranks"
+                         : std::string("it is a whole checkpoint")) +
+                ", but module " + s.module().name() + " shards it over " +
+                std::to_string(s.communicator()->size()));
+      std::vector<CheckpointSlot> slots;
+      for (const ValueInfo &g : s.module().globals())
+        slots.push_back({g.name, g.type.dtype, g.type.shape});
+      return matchCheckpoint(c, directory, s.module().name(),
+                             s.module().fingerprint(), slots, values);
+    };
+    dlc_status_t checked = guardStatus("restoring a checkpoint", check);
+    // The ranks of a sharded module restore a set together or not at all.
+    if (rank >= 0)
+      checked = agree(*s.communicator(), checked,
+                      std::string(directory) + ": restoring the checkpoint");
+    DLC_RETURN_IF_ERROR(checked);
     // Everything that can fail has been checked: from here on the session
     // changes all at once (only a failing device can stop the copies, and
     // that leaves the whole session unusable anyway).

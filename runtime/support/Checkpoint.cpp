@@ -27,6 +27,7 @@
 #include <limits>
 #include <set>
 #include <sys/stat.h>
+#include <tuple>
 #include <unistd.h>
 
 namespace dlc {
@@ -38,6 +39,7 @@ const std::string kFingerprint = "__dlc__/fingerprint";
 const std::string kStep = "__dlc__/step";
 const std::string kRanks = "__dlc__/ranks";
 const std::string kRank = "__dlc__/rank";
+const std::string kSet = "__dlc__/set";
 const std::string kMetaPrefix = "__dlc__/meta/";
 const std::string kBFloat16Prefix = "__dlc__/bfloat16/";
 const std::string kChecksum = "__dlc__/checksum";
@@ -46,57 +48,91 @@ const std::string kFilePrefix = "step-";
 const std::string kShardInfix = ".shard-";
 const std::string kFileSuffix = ".dlcc";
 
-/// A checkpoint's file: step-<step, 8 digits>.dlcc, or for rank `rank`'s
-/// shards step-<step>.shard-<rank, 4 digits>.dlcc.
-std::string fileName(int64_t step, int rank = -1) {
-  char digits[64];
-  if (rank < 0)
-    std::snprintf(digits, sizeof(digits), "%08lld",
-                  static_cast<long long>(step));
-  else
-    std::snprintf(digits, sizeof(digits), "%08lld%s%04d",
-                  static_cast<long long>(step), kShardInfix.c_str(), rank);
-  return kFilePrefix + digits + kFileSuffix;
+/// A checkpoint file's name: step-<step, 8+ digits>.dlcc for a whole
+/// checkpoint; for a sharded set's head step-<step>-<set, 8 hex
+/// digits>.dlcc, and for rank r's shards
+/// step-<step>-<set>.shard-<r, 4+ digits>.dlcc.
+struct FileName {
+  int64_t step = -1; // -1: not a checkpoint's name
+  bool sharded = false;
+  uint32_t set = 0;
+  int32_t rank = -1; // -1: a head or a whole checkpoint
+
+  std::string str() const {
+    char text[96];
+    int n = std::snprintf(text, sizeof(text), "%s%08lld", kFilePrefix.c_str(),
+                          static_cast<long long>(step));
+    if (sharded)
+      n += std::snprintf(text + n, sizeof(text) - n, "-%08x", set);
+    if (rank >= 0)
+      n += std::snprintf(text + n, sizeof(text) - n, "%s%04d",
+                         kShardInfix.c_str(), rank);
+    return text + kFileSuffix;
+  }
+  /// The name of the set's head (of itself for a whole checkpoint).
+  FileName head() const { return {step, sharded, set, -1}; }
+  /// Sets ordered by step: whole checkpoints and sets, part by part alike.
+  bool operator<(const FileName &o) const {
+    return std::tie(step, sharded, set) < std::tie(o.step, o.sharded, o.set);
+  }
+  bool sameSet(const FileName &o) const { return !(*this < o) && !(o < *this); }
+};
+
+FileName nameOf(const CheckpointContents &c) {
+  return {c.step, c.ranks > 0, c.set, c.rank};
 }
 
-/// The value of the decimal digits `text`, or -1 (none, another character,
-/// or too large).
-int64_t digitsValue(const std::string &text) {
-  if (text.empty())
+/// The value of `text`'s decimal digits, at least `width` of them; -1 for
+/// fewer, another character, or a value past `limit`.
+int64_t digitsValue(const std::string &text, size_t width, int64_t limit) {
+  if (text.size() < width)
     return -1;
   int64_t value = 0;
   for (char c : text)
     if (c < '0' || c > '9' || __builtin_mul_overflow(value, 10, &value) ||
-        __builtin_add_overflow(value, c - '0', &value))
+        __builtin_add_overflow(value, c - '0', &value) || value > limit)
       return -1;
   return value;
 }
 
-/// The step of a checkpoint file's name, and its shard's rank (-1 for a
-/// head or whole checkpoint); step -1 for any other name.
-std::pair<int64_t, int64_t> parseName(const std::string &name) {
-  if (name.size() < kFilePrefix.size() + 8 + kFileSuffix.size() ||
+/// Parses what FileName::str() writes; step -1 for any other name.
+FileName parseName(const std::string &name) {
+  FileName parsed, none;
+  if (name.size() < kFilePrefix.size() + kFileSuffix.size() ||
       name.compare(0, kFilePrefix.size(), kFilePrefix) != 0 ||
       name.compare(name.size() - kFileSuffix.size(), kFileSuffix.size(),
                    kFileSuffix) != 0)
-    return {-1, -1};
+    return none;
   std::string stem =
       name.substr(kFilePrefix.size(),
                   name.size() - kFilePrefix.size() - kFileSuffix.size());
-  size_t infix = stem.find(kShardInfix);
-  if (infix == std::string::npos)
-    return {digitsValue(stem), -1};
-  int64_t rank = digitsValue(stem.substr(infix + kShardInfix.size()));
-  if (rank < 0 || rank > std::numeric_limits<int32_t>::max())
-    return {-1, -1};
-  return {digitsValue(stem.substr(0, infix)), rank};
+  if (size_t infix = stem.find(kShardInfix); infix != std::string::npos) {
+    int64_t rank = digitsValue(stem.substr(infix + kShardInfix.size()), 4,
+                               std::numeric_limits<int32_t>::max());
+    if (rank < 0)
+      return none;
+    parsed.rank = static_cast<int32_t>(rank);
+    stem.resize(infix);
+  }
+  if (size_t dash = stem.find('-'); dash != std::string::npos) {
+    std::string hex = stem.substr(dash + 1);
+    if (hex.size() != 8 ||
+        hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+      return none;
+    parsed.sharded = true;
+    parsed.set = static_cast<uint32_t>(std::stoul(hex, nullptr, 16));
+    stem.resize(dash);
+  }
+  if (parsed.rank >= 0 && !parsed.sharded)
+    return none;
+  parsed.step = digitsValue(stem, 8, std::numeric_limits<int64_t>::max());
+  return parsed.step < 0 ? none : parsed;
 }
 
-/// The step of a head or whole checkpoint's name ("step-00000012.dlcc"),
-/// or -1.
-int64_t stepOf(const std::string &name) {
-  auto [step, rank] = parseName(name);
-  return rank < 0 ? step : -1;
+/// Whether `name` is a head's or a whole checkpoint's, as LATEST names.
+bool isHead(const std::string &name) {
+  FileName parsed = parseName(name);
+  return parsed.step >= 0 && parsed.rank < 0;
 }
 
 void appendLE(std::string &out, uint64_t value, int bytes) {
@@ -326,16 +362,17 @@ bool isTemporary(const std::string &name) {
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
     return false;
   std::string target = name.substr(1, name.size() - 1 - suffix.size());
-  return target == kMarker || parseName(target).first >= 0;
+  return target == kMarker || parseName(target).step >= 0;
 }
 
 /// Removes checkpoints beyond the newest `keep` (0: none), never
-/// `current`'s: a sharded checkpoint's files go together, as their step's.
+/// `current`: a sharded checkpoint's files go together, as their set's.
 /// Parts of a set without its head go whatever `keep` says: their set was
 /// never committed (a rank failed while writing it) and cannot be restored;
-/// so do the temporary files of writers killed mid-write (every writer of
-/// the directory has finished when a set is committed).
-void prune(const std::string &dir, int64_t current, int keep) {
+/// so do another set of `current`'s step (the one it superseded) and the
+/// temporary files of writers killed mid-write (every writer of the
+/// directory has finished when a set is committed).
+void prune(const std::string &dir, const FileName &current, int keep) {
   DIR *listing = ::opendir(dir.c_str());
   if (!listing)
     return;
@@ -343,33 +380,36 @@ void prune(const std::string &dir, int64_t current, int keep) {
     bool head = false;
     std::vector<std::string> names;
   };
-  std::map<int64_t, Set, std::greater<>> others;
+  std::map<FileName, Set> others;
   while (const dirent *entry = ::readdir(listing)) {
     std::string name = entry->d_name;
     if (isTemporary(name)) {
       ::unlink((dir + "/" + name).c_str());
       continue;
     }
-    auto [step, rank] = parseName(name);
-    if (step < 0 || step == current)
+    FileName parsed = parseName(name);
+    if (parsed.step < 0 || parsed.sameSet(current))
       continue;
-    Set &set = others[step];
-    set.head |= rank < 0;
+    Set &set = others[parsed.head()];
+    set.head |= parsed.rank < 0;
     set.names.push_back(name);
   }
   ::closedir(listing);
   int kept = 1;
-  for (const auto &[step, set] : others)
-    if (!set.head || (keep > 0 && kept++ >= keep))
+  // Newest first.
+  for (auto it = others.rbegin(); it != others.rend(); ++it) {
+    const auto &[id, set] = *it;
+    if (!set.head || id.step == current.step || (keep > 0 && kept++ >= keep))
       for (const std::string &name : set.names)
         ::unlink((dir + "/" + name).c_str());
+  }
 }
 
 /// Checks names and keys; the reason of the first problem, or "".
 std::string checkContents(const CheckpointContents &c) {
   if (c.step < 0)
     return "the step must not be negative, not " + std::to_string(c.step);
-  if (c.ranks < 0 || c.rank < -1 || c.rank >= std::max(c.ranks, 1))
+  if (c.ranks < 0 || c.rank < -1 || (c.rank >= 0 && c.rank >= c.ranks))
     return "rank " + std::to_string(c.rank) + " is not one of " +
            std::to_string(c.ranks) + " ranks";
   std::set<std::string> names;
@@ -429,7 +469,7 @@ dlc_status_t resolve(const std::string &path, std::string &file) {
   std::string name;
   DLC_RETURN_IF_ERROR(readMarker(path, name));
   std::string marker = path + "/" + kMarker;
-  if (stepOf(name) < 0)
+  if (!isHead(name))
     return makeStatus(DLC_DATA_LOSS, marker + " is corrupt (it does not name "
                                               "a checkpoint file)");
   file = path + "/" + name;
@@ -482,6 +522,13 @@ std::string decode(const MappedNpz &npz, CheckpointContents &out) {
           value > std::numeric_limits<int32_t>::max())
         return name + " is " + std::to_string(value);
       (name == kRanks ? out.ranks : out.rank) = static_cast<int32_t>(value);
+    } else if (name == kSet) {
+      if (!isScalar(array, DType::I64))
+        return name + " is not an int64 scalar";
+      int64_t value = scalarValue(array);
+      if (value < 0 || value > std::numeric_limits<uint32_t>::max())
+        return name + " is " + std::to_string(value);
+      out.set = static_cast<uint32_t>(value);
     } else if (name == kFingerprint) {
       if (array.dtype != DType::U8 || array.shape.size() != 1)
         return kFingerprint + " is not a uint8 vector";
@@ -535,7 +582,7 @@ dlc_status_t writeFile(const std::string &dir, const CheckpointContents &c) {
   // The members, with every scalar's storage reserved up front so the
   // pointers to it stay valid.
   std::vector<int64_t> scalars;
-  scalars.reserve(c.metadata.size() + 3);
+  scalars.reserve(c.metadata.size() + 4);
   std::vector<Member> members;
   auto add = [&](const std::string &name, DType dtype,
                  const std::vector<int64_t> &shape, const void *data,
@@ -561,6 +608,8 @@ dlc_status_t writeFile(const std::string &dir, const CheckpointContents &c) {
     addScalar(kRanks, c.ranks);
   if (c.rank >= 0)
     addScalar(kRank, c.rank);
+  if (c.ranks > 0)
+    addScalar(kSet, c.set);
   for (const auto &[key, value] : c.metadata)
     addScalar(kMetaPrefix + key, value);
   uint32_t checksum = 0;
@@ -575,7 +624,7 @@ dlc_status_t writeFile(const std::string &dir, const CheckpointContents &c) {
   last.crc = crc32(crc32(0, last.header.data(), last.header.size()), &checksum,
                    sizeof(checksum));
 
-  return replaceFile(dir, fileName(c.step, c.rank),
+  return replaceFile(dir, nameOf(c).str(),
                      [&](FileWriter &out) { writeArchive(out, members); });
 }
 
@@ -588,7 +637,7 @@ dlc_status_t writeCheckpoint(const std::string &dir,
                       dir + ": cannot write checkpoint: a sharded one is "
                             "written part by part (writeCheckpointPart)");
   DLC_RETURN_IF_ERROR(writeFile(dir, c));
-  return commitCheckpoint(dir, c.step, keep);
+  return commitCheckpoint(dir, c, keep);
 }
 
 dlc_status_t writeCheckpointPart(const std::string &dir,
@@ -600,19 +649,22 @@ dlc_status_t writeCheckpointPart(const std::string &dir,
   return writeFile(dir, c);
 }
 
-dlc_status_t commitCheckpoint(const std::string &dir, int64_t step, int keep) {
-  std::string name = fileName(step);
+dlc_status_t commitCheckpoint(const std::string &dir,
+                              const CheckpointContents &head, int keep) {
+  FileName name = nameOf(head).head();
   DLC_RETURN_IF_ERROR(replaceFile(
-      dir, kMarker, [&](FileWriter &out) { out.write(name + "\n"); }));
-  prune(dir, step, keep);
+      dir, kMarker, [&](FileWriter &out) { out.write(name.str() + "\n"); }));
+  prune(dir, name, keep);
   return nullptr;
 }
 
-void discardCheckpointPart(const std::string &dir, int64_t step, int rank) {
+void discardCheckpointPart(const std::string &dir,
+                           const CheckpointContents &part) {
+  FileName name = nameOf(part);
   std::string committed;
   StatusOwner read(readMarker(dir, committed));
-  if (read.get() || stepOf(committed) != step)
-    ::unlink((dir + "/" + fileName(step, rank)).c_str());
+  if (read.get() || committed != name.head().str())
+    ::unlink((dir + "/" + name.str()).c_str());
 }
 
 namespace {
@@ -649,7 +701,9 @@ dlc_status_t addShards(const std::string &file, int rank,
                           " has no part of it");
   size_t slash = file.rfind('/');
   std::string dir = slash == std::string::npos ? "." : file.substr(0, slash);
-  std::string shardFile = dir + "/" + fileName(head.step, rank);
+  FileName name = nameOf(head);
+  name.rank = rank;
+  std::string shardFile = dir + "/" + name.str();
   CheckpointContents shards;
   StatusOwner read(readFile(shardFile, shards));
   if (read.get()) {
@@ -660,8 +714,9 @@ dlc_status_t addShards(const std::string &file, int rank,
                             " is missing: " + dlc_status_message(read.get()));
     return read.release();
   }
-  if (shards.step != head.step || shards.fingerprint != head.fingerprint ||
-      shards.ranks != head.ranks || shards.rank != rank)
+  if (shards.step != head.step || shards.set != head.set ||
+      shards.fingerprint != head.fingerprint || shards.ranks != head.ranks ||
+      shards.rank != rank)
     return makeStatus(DLC_DATA_LOSS,
                       shardFile + ": corrupt checkpoint: it is not rank " +
                           std::to_string(rank) + "'s part of " + file);
@@ -691,7 +746,7 @@ dlc_status_t readCheckpoint(const std::string &path, CheckpointContents &out,
                       file + " is rank " + std::to_string(contents.rank) +
                           "'s part of a sharded checkpoint: restore from its "
                           "set's head, " +
-                          fileName(contents.step));
+                          nameOf(contents).head().str());
   if (contents.ranks > 0) {
     if (rank < 0)
       return makeStatus(DLC_FAILED_PRECONDITION,

@@ -20,14 +20,17 @@
 // temporary file.
 //
 // A sharded checkpoint (ZeRO-1: each of N ranks holds its own shard of the
-// optimizer state) is a set of files written by the ranks together: every
-// rank r writes its shards to step-S.shard-RRRR.dlcc (4 digits), and once
-// all are on disk rank 0 writes the head, step-S.dlcc (the replicated
-// tensors and the metadata); each file records the set's rank count
-// (__dlc__/ranks, int64) and a shard file its rank (__dlc__/rank). Then
-// LATEST is replaced, which commits the whole set at once. Pruning removes
-// old sets whole, and the parts of any set without a head (one whose
-// writing failed).
+// optimizer state) is a set of files written by the ranks together, named
+// by the step and the set's id (8 hex digits, drawn for each attempt, so
+// that a set never replaces the files of another, committed one): every
+// rank r writes its shards to step-S-ID.shard-RRRR.dlcc (4 digits), and
+// once all are on disk rank 0 writes the head, step-S-ID.dlcc (the
+// replicated tensors and the metadata); each file records the set's rank
+// count (__dlc__/ranks), id (__dlc__/set) and a shard file its rank
+// (__dlc__/rank), int64 each. Then LATEST is replaced with the head's name,
+// which commits the whole set at once. Pruning removes old sets whole, the
+// set the new one supersedes (the same step), and the parts of any set
+// without a head (one whose writing failed).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_SUPPORT_CHECKPOINT_H
@@ -52,6 +55,8 @@ struct CheckpointContents {
   /// is (-1: the set's head, step-S.dlcc). 0 ranks: a whole checkpoint.
   int32_t ranks = 0;
   int32_t rank = -1;
+  /// A sharded checkpoint's id, the same in all of its files.
+  uint32_t set = 0;
 };
 
 /// Writes DIR/step-<step, 8 digits>.dlcc atomically, then DIR/LATEST; keeps
@@ -70,13 +75,16 @@ dlc_status_t writeCheckpoint(const std::string &dir,
 dlc_status_t writeCheckpointPart(const std::string &dir,
                                  const CheckpointContents &c);
 
-/// Commits the sharded checkpoint of `step` whose files are all written:
-/// replaces LATEST, then keeps the newest `keep` sets (0 = all).
-dlc_status_t commitCheckpoint(const std::string &dir, int64_t step, int keep);
+/// Commits the sharded checkpoint whose head is `head` (its step and set)
+/// once its files are all written: replaces LATEST, then keeps the newest
+/// `keep` sets (0 = all).
+dlc_status_t commitCheckpoint(const std::string &dir,
+                              const CheckpointContents &head, int keep);
 
-/// Removes the file of `step` for `rank` (-1: the head) after a set failed
-/// to be written, unless LATEST names that step.
-void discardCheckpointPart(const std::string &dir, int64_t step, int rank);
+/// Removes the file of `part` (its step, set and rank) after its set failed
+/// to be written, unless LATEST names that set.
+void discardCheckpointPart(const std::string &dir,
+                           const CheckpointContents &part);
 
 /// `path`: a checkpoint directory (reads LATEST) or a checkpoint file.
 /// When it is a sharded set's head and `rank` is one of the set's ranks,

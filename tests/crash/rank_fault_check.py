@@ -90,7 +90,7 @@ def latest_step(folder):
             name = f.read().strip()
     except OSError:
         return None
-    match = re.fullmatch(r"step-(\d+)\.dlcc", name)
+    match = re.fullmatch(r"step-(\d+)(-[0-9a-f]{8})?\.dlcc", name)
     return int(match.group(1)) if match else None
 
 
@@ -160,14 +160,15 @@ def resume_matches(args, module, data, folder, tag):
                          f"numbers than the straight run")
     names = os.listdir(folder)
     leftovers = [n for n in names if not re.fullmatch(
-        r"step-\d+(\.shard-\d{4})?\.dlcc|LATEST", n)]
+        r"step-\d+(-[0-9a-f]{8}(\.shard-\d{4})?)?\.dlcc|LATEST", n)]
     if leftovers:
         raise CheckError(f"half-written files in {folder}: {leftovers}")
     # Every set on disk is whole: a head and, sharded, each rank's part.
     heads = {n[:-len(".dlcc")] for n in names
-             if re.fullmatch(r"step-\d+\.dlcc", n)}
+             if re.fullmatch(r"step-\d+(-[0-9a-f]{8})?\.dlcc", n)}
     for name in names:
-        match = re.fullmatch(r"(step-\d+)\.shard-\d{4}\.dlcc", name)
+        match = re.fullmatch(r"(step-\d+-[0-9a-f]{8})\.shard-\d{4}\.dlcc",
+                             name)
         if match and match.group(1) not in heads:
             raise CheckError(f"{name} in {folder} belongs to no checkpoint")
     if args.zero:
