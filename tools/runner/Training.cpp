@@ -571,7 +571,13 @@ void Trainer::evaluate() {
   if (comm_) {
     double counts[2] = {static_cast<double>(result.samples),
                         static_cast<double>(result.correct)};
-    comm_->allReduce(counts, 2, DLC_F64, DLC_REDUCE_SUM);
+    try {
+      comm_->allReduce(counts, 2, DLC_F64, DLC_REDUCE_SUM);
+    } catch (const std::runtime_error &e) {
+      throw Error("eval " + evaluation_->path() + " at step " +
+                  std::to_string(state_.stepsDone) +
+                  ": summing the ranks' counts: " + e.what());
+    }
     result.samples = static_cast<int64_t>(counts[0]);
     result.correct = static_cast<int64_t>(counts[1]);
   }
