@@ -23,7 +23,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
-#include <functional>
 #include <limits>
 #include <set>
 #include <sys/stat.h>
