@@ -323,12 +323,13 @@ FailureOr<std::string> ScalarEmitter::compute(Operation *op, Value v,
         // Drawn in double and rounded once, as the evaluator draws it.
         FailureOr<std::string> type = cType(r, r.getType().getElementType());
         FailureOr<std::string> seed = value(r.getSeed(), Index());
-        if (failed(type) || failed(seed))
+        FailureOr<std::string> counter =
+            drawCounter(r.getOffset(), shapeOf(r.getResult()), index);
+        if (failed(type) || failed(seed) || failed(counter))
           return failure();
         return let(*type, "(" + *type + ")dlc_philox_uniform((uint64_t)" +
                               *seed + ", " + std::to_string(r.getStream()) +
-                              "ULL, (uint64_t)(" +
-                              linear(shapeOf(r.getResult()), index) + "))");
+                              "ULL, " + *counter + ")");
       })
       .Case<ScatterElementsOp>(
           [&](ScatterElementsOp s) { return scatterAsGather(s, index); })
@@ -477,6 +478,19 @@ FailureOr<std::string> ScalarEmitter::reshape(ReshapeOp op,
   return value(op.getInput(), in);
 }
 
+FailureOr<std::string> ScalarEmitter::drawCounter(Value offset,
+                                                  ArrayRef<int64_t> shape,
+                                                  ArrayRef<std::string> index) {
+  std::string counter = "(uint64_t)(" + linear(shape, index) + ")";
+  if (!offset)
+    return counter;
+  FailureOr<std::string> start = value(offset, Index());
+  if (failed(start))
+    return failure();
+  // Unsigned, so that the sum wraps as the evaluator's does.
+  return "((uint64_t)" + *start + " + " + counter + ")";
+}
+
 FailureOr<std::string> ScalarEmitter::dropout(DropoutOp op, Value v,
                                               ArrayRef<std::string> index) {
   double ratio = op.getRatio().convertToDouble();
@@ -484,14 +498,15 @@ FailureOr<std::string> ScalarEmitter::dropout(DropoutOp op, Value v,
     if (ratio == 0.0)
       return std::string("true");
     FailureOr<std::string> seed = value(op.getSeed(), Index());
-    if (failed(seed))
+    FailureOr<std::string> counter =
+        drawCounter(op.getOffset(), shapeOf(op.getInput()), index);
+    if (failed(seed) || failed(counter))
       return failure();
     char literal[64];
     std::snprintf(literal, sizeof(literal), "%a", ratio);
     return let("bool", "dlc_dropout_keeps((uint64_t)" + *seed + ", " +
-                           std::to_string(op.getStream()) + "ULL, (uint64_t)(" +
-                           linear(shapeOf(op.getInput()), index) + "), " +
-                           literal + ")");
+                           std::to_string(op.getStream()) + "ULL, " + *counter +
+                           ", " + literal + ")");
   }
   FailureOr<std::string> type =
       cType(op, op.getOutput().getType().getElementType());

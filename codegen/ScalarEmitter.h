@@ -149,8 +149,13 @@ private:
   /// rank + 1 scans of the line, each for the successor of the last.
   FailureOr<std::string> topK(TopKOp op, Value v, ArrayRef<std::string> index);
   FailureOr<std::string> reshape(ReshapeOp op, ArrayRef<std::string> index);
+  /// The Philox counter of a random draw's element at `index` of `shape`:
+  /// its row-major position plus the draw's `offset` operand (if any).
+  FailureOr<std::string> drawCounter(Value offset, ArrayRef<int64_t> shape,
+                                     ArrayRef<std::string> index);
   /// `v` (the output or the mask) of a dropout at `index`: the mask bit is
-  /// Philox's draw for the element's row-major position, as the evaluator's.
+  /// Philox's draw for the element's counter (drawCounter), as the
+  /// evaluator's.
   FailureOr<std::string> dropout(DropoutOp op, Value v,
                                  ArrayRef<std::string> index);
   FailureOr<std::string> pad(PadOp op, ArrayRef<std::string> index);

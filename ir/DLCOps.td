@@ -739,24 +739,33 @@ def DLC_DropoutOp : DLC_Op<"dropout",
     Zeroes each element with probability `ratio` and scales the others by
     `1 / (1 - ratio)`; also returns the keep mask. The mask is a pure
     function of `seed` (a scalar), `stream` (which tells apart the dropouts
-    of one program) and the element's row-major index: the counter-based
+    of one program) and the element's counter index, `offset` (a scalar,
+    0 when absent) plus its row-major index: the counter-based
     Philox4x32-10 generator with key `seed` and counter
     `(index low, index high, stream, 0)` gives a 32-bit word `w`, and the
     element is kept when `w * 2^-32 >= ratio`. Any backend therefore draws
     the same mask, and a training program threads a new seed through each
-    step. Inference-mode dropout is imported as the identity.
+    step. A data-parallel rank's `offset` is where its rows start in the
+    global batch (dlc-data-parallel), so that the ranks draw the masks one
+    process draws for the whole batch. Inference-mode dropout is imported
+    as the identity.
 
     Example:
     ```mlir
     %y, %mask = dlc.dropout %x, %seed {ratio = 0.1 : f64, stream = 0 : i64}
         : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
+    %z, %keep = dlc.dropout %x, %seed offset %o
+        {ratio = 0.1 : f64, stream = 1 : i64}
+        : tensor<4xf32>, tensor<i64>, tensor<i64> -> tensor<4xi1>
     ```
   }];
   let arguments = (ins DLC_FloatTensor:$input, DLC_TensorOf<[I64]>:$seed,
+                       Optional<DLC_TensorOf<[I64]>>:$offset,
                        F64Attr:$ratio, I64Attr:$stream);
   let results = (outs DLC_FloatTensor:$output, DLC_BoolTensor:$mask);
   let assemblyFormat = [{
-    $input `,` $seed attr-dict `:` type($input) `,` type($seed) `->` type($mask)
+    $input `,` $seed (`offset` $offset^)? attr-dict `:` type($input) `,`
+    type($seed) (`,` type($offset)^)? `->` type($mask)
   }];
   let hasVerifier = 1;
 }
@@ -768,21 +777,28 @@ def DLC_RandomUniformOp : DLC_Op<"random_uniform",
     Element i (row-major) is `w * 2^-32` in [0, 1), computed in float64 and
     rounded to the result type (through float32 for bfloat16 and float16;
     the rounding may give 1), where `w` is the first word Philox4x32-10 gives
-    for key `seed` and counter `(i low, i high, stream, 0)`: dlc.dropout's
-    draw, so every backend gives the same numbers, and `stream` tells the
-    draws of one program apart. Data augmentation (dlc-augment) draws each
-    sample's flip, crop offset and angle from it. It has no gradient.
+    for key `seed` and counter `(c low, c high, stream, 0)` with
+    c = `offset` (a scalar, 0 when absent) + i: dlc.dropout's draw, so every
+    backend gives the same numbers, and `stream` tells the draws of one
+    program apart. Data augmentation (dlc-augment) draws each sample's
+    flip, crop offset and angle from it; a data-parallel rank's `offset`
+    skips the draws of the ranks before it. It has no gradient.
 
     Example:
     ```mlir
     %u = dlc.random_uniform %seed {stream = 2147483648 : i64}
         : tensor<i64> -> tensor<8xf32>
+    %v = dlc.random_uniform %seed offset %o {stream = 2147483649 : i64}
+        : tensor<i64>, tensor<i64> -> tensor<8xf32>
     ```
   }];
-  let arguments = (ins DLC_TensorOf<[I64]>:$seed, I64Attr:$stream);
+  let arguments = (ins DLC_TensorOf<[I64]>:$seed,
+                       Optional<DLC_TensorOf<[I64]>>:$offset,
+                       I64Attr:$stream);
   let results = (outs DLC_FloatTensor:$result);
   let assemblyFormat = [{
-    $seed attr-dict `:` type($seed) `->` type($result)
+    $seed (`offset` $offset^)? attr-dict `:` type($seed)
+    (`,` type($offset)^)? `->` type($result)
   }];
   let hasVerifier = 1;
 }

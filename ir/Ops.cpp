@@ -965,13 +965,23 @@ LogicalResult SumPoolOp::inferReturnTypes(MLIRContext *,
 // Randomness
 //===----------------------------------------------------------------------===//
 
+/// A random draw's seed and counter offset are scalars.
+static LogicalResult verifyDrawScalars(Operation *op, Value seed,
+                                       Value offset) {
+  if (cast<RankedTensorType>(seed.getType()).getRank() != 0)
+    return op->emitOpError() << "seed must be a scalar, got " << seed.getType();
+  if (offset && cast<RankedTensorType>(offset.getType()).getRank() != 0)
+    return op->emitOpError()
+           << "offset must be a scalar, got " << offset.getType();
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
   double ratio = getRatio().convertToDouble();
   if (!(ratio >= 0.0 && ratio < 1.0))
     return emitOpError() << "ratio " << ratio << " is outside [0, 1)";
-  if (getSeed().getType().getRank() != 0)
-    return emitOpError() << "seed must be a scalar, got "
-                         << getSeed().getType();
+  if (failed(verifyDrawScalars(*this, getSeed(), getOffset())))
+    return failure();
   if (getMask().getType().getShape() != getOutput().getType().getShape())
     return emitOpError() << "mask shape "
                          << shapeString(getMask().getType().getShape())
@@ -981,10 +991,7 @@ LogicalResult DropoutOp::verify() {
 }
 
 LogicalResult RandomUniformOp::verify() {
-  if (getSeed().getType().getRank() != 0)
-    return emitOpError() << "seed must be a scalar, got "
-                         << getSeed().getType();
-  return success();
+  return verifyDrawScalars(*this, getSeed(), getOffset());
 }
 
 LogicalResult MaxPoolGradOp::verify() {

@@ -132,6 +132,15 @@ def DLCDataParallel : Pass<"dlc-data-parallel", "ModuleOp"> {
     the rest of the backward pass. The module gets `dlc.data_parallel = N`.
     Per-rank state (BatchNorm statistics) is not reduced.
 
+    The ranks share the program's seed and streams, so each random draw
+    over a rank's rows (dlc.dropout of a value the batch reaches, every
+    dlc.random_uniform) gets a counter offset of rank * (its element
+    count), from a table of every rank's offset through dlc.rank_shard:
+    where the batch is the drawn value's outermost dimension, N ranks draw
+    the masks and augmentation one process draws for the whole batch, and
+    elsewhere still counters of their own. A dropout of a value computed
+    from globals alone draws one mask on every rank, as one process does.
+
     With `zero=1` (ZeRO stage 1, DeepSpeed's optimizer state partitioning)
     each bucket is a dlc.reduce_scatter instead: every gradient result
     becomes this rank's shard of the mean gradient (1-D, ceil(elements / N)

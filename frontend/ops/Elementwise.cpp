@@ -437,9 +437,10 @@ void dropoutRule(NodeContext &c) {
   if (!seed || c.failed())
     return;
   auto maskType = type.clone(IntegerType::get(c.context(), 1));
-  auto op = DropoutOp::create(c.builder(), c.loc(), type, maskType, x, seed,
-                              c.builder().getF64FloatAttr(ratio),
-                              c.builder().getI64IntegerAttr(stream));
+  auto op =
+      DropoutOp::create(c.builder(), c.loc(), type, maskType, x, seed,
+                        /*offset=*/Value(), c.builder().getF64FloatAttr(ratio),
+                        c.builder().getI64IntegerAttr(stream));
   c.setOutput(0, op.getOutput());
   c.setOutput(1, op.getMask());
 }

@@ -417,11 +417,20 @@ LogicalResult eval::evalCast(CastOp op, Operands operands, Results &results) {
   return success();
 }
 
+/// A random draw's counter offset: operand `index` when present, else 0.
+/// Counters wrap modulo 2^64, as the kernels' uint64_t arithmetic does.
+static uint64_t drawOffset(Operands operands, size_t index) {
+  return operands.size() > index
+             ? static_cast<uint64_t>(operands[index].data<int64_t>()[0])
+             : 0;
+}
+
 LogicalResult eval::evalRandomUniform(RandomUniformOp op, Operands operands,
                                       Results &results) {
   Tensor out = resultTensor(op);
   uint64_t seed = static_cast<uint64_t>(operands[0].data<int64_t>()[0]);
   uint64_t stream = static_cast<uint64_t>(op.getStream());
+  uint64_t offset = drawOffset(operands, 1);
   LogicalResult status =
       visitDType(out.dtype(), [&](auto tag) -> LogicalResult {
         using T = typename decltype(tag)::type;
@@ -430,8 +439,8 @@ LogicalResult eval::evalRandomUniform(RandomUniformOp op, Operands operands,
         } else {
           T *data = out.data<T>();
           for (int64_t i = 0; i < out.numElements(); ++i)
-            data[i] = fromCompute<T>(static_cast<ComputeT<T>>(
-                philoxUniform(seed, stream, static_cast<uint64_t>(i))));
+            data[i] = fromCompute<T>(static_cast<ComputeT<T>>(philoxUniform(
+                seed, stream, offset + static_cast<uint64_t>(i))));
           return success();
         }
       });
@@ -457,8 +466,10 @@ LogicalResult eval::evalDropout(DropoutOp op, Operands operands,
   } else {
     uint64_t seed = static_cast<uint64_t>(operands[1].data<int64_t>()[0]);
     uint64_t stream = static_cast<uint64_t>(op.getStream());
+    uint64_t offset = drawOffset(operands, 2);
     for (int64_t i = 0; i < count; ++i)
-      keep[i] = dropoutKeeps(seed, stream, static_cast<uint64_t>(i), ratio);
+      keep[i] =
+          dropoutKeeps(seed, stream, offset + static_cast<uint64_t>(i), ratio);
     LogicalResult status =
         visitDType(input.dtype(), [&](auto tag) -> LogicalResult {
           using T = typename decltype(tag)::type;

@@ -641,6 +641,14 @@ func.func @dropout_seed_rank(%x: tensor<4xf32>, %s: tensor<2xi64>) -> tensor<4xf
 
 // -----
 
+func.func @dropout_offset_rank(%x: tensor<4xf32>, %s: tensor<i64>, %o: tensor<2xi64>) -> tensor<4xf32> {
+  // expected-error@+1 {{'dlc.dropout' op offset must be a scalar, got 'tensor<2xi64>'}}
+  %0, %1 = dlc.dropout %x, %s offset %o {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64>, tensor<2xi64> -> tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @fusion_argument_count(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error@+1 {{'dlc.fusion' op has 1 inputs but its body takes 2 arguments}}
   %0 = dlc.fusion %x : (tensor<4xf32>) -> tensor<4xf32> {
@@ -750,6 +758,14 @@ func.func @conv_channels_last_result(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3
 func.func @random_uniform_seed(%seed: tensor<2xi64>) -> tensor<3xf32> {
   // expected-error@+1 {{'dlc.random_uniform' op seed must be a scalar, got 'tensor<2xi64>'}}
   %0 = dlc.random_uniform %seed {stream = 0 : i64} : tensor<2xi64> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @random_uniform_offset(%seed: tensor<i64>, %o: tensor<1xi64>) -> tensor<3xf32> {
+  // expected-error@+1 {{'dlc.random_uniform' op offset must be a scalar, got 'tensor<1xi64>'}}
+  %0 = dlc.random_uniform %seed offset %o {stream = 0 : i64} : tensor<i64>, tensor<1xi64> -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
 

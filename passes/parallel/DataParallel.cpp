@@ -13,6 +13,7 @@
 #include "ir/Dialect.h"
 #include "ir/Roles.h"
 #include "passes/Passes.h"
+#include "passes/parallel/RankDraws.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -103,19 +104,11 @@ public:
     // One rank has nothing to reduce or shard.
     if (ranks == 1)
       return;
-    // Every rank's program draws from the same seed and streams, so each
-    // rank's rows would get rank 0's masks instead of their own.
-    WalkResult random = module.walk([](Operation *op) {
-      if (!isa<DropoutOp, RandomUniformOp>(op))
-        return WalkResult::advance();
-      op->emitOpError()
-          << "draws random numbers, and dlc-data-parallel does not give the "
-             "ranks streams of their own yet: every rank would draw rank "
-             "0's masks for its rows";
-      return WalkResult::interrupt();
-    });
-    if (random.wasInterrupted())
-      return signalPassFailure();
+    // Every rank's program draws from the same seed and streams: each rank
+    // takes its own part of every draw over its rows.
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(offsetRankDraws(func, ranks)))
+        return signalPassFailure();
     for (func::FuncOp func : functions)
       if (failed(partition(func)))
         return signalPassFailure();

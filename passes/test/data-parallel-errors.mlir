@@ -48,8 +48,20 @@ func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> 
 
 // -----
 
-func.func @loss_grad(%w: tensor<4xf32> {dlc.name = "w", dlc.role = "param"}, %seed: tensor<i64> {dlc.name = "dlc.rng_seed", dlc.role = "state"}) -> (tensor<4xf32> {dlc.name = "w", dlc.role = "gradient"}) {
-  // expected-error@below {{'dlc.dropout' op draws random numbers, and dlc-data-parallel does not give the ranks streams of their own yet: every rank would draw rank 0's masks for its rows}}
-  %y, %mask = dlc.dropout %w, %seed {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
+func.func @loss_grad(%x: tensor<4xf32> {dlc.name = "x", dlc.role = "input"}, %seed: tensor<i64> {dlc.name = "dlc.rng_seed", dlc.role = "state"}, %o: tensor<i64> {dlc.name = "o", dlc.role = "input"}) -> (tensor<4xf32> {dlc.name = "x", dlc.role = "gradient"}) {
+  // expected-error@below {{'dlc.dropout' op already has a counter offset; dlc-data-parallel gives each rank's draws theirs}}
+  %y, %mask = dlc.dropout %x, %seed offset %o {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64>, tensor<i64> -> tensor<4xi1>
   return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @loss_grad(%x: tensor<4xf32> {dlc.name = "x", dlc.role = "input"}, %seed: tensor<i64> {dlc.name = "dlc.rng_seed", dlc.role = "state"}) -> (tensor<4xf32> {dlc.name = "x", dlc.role = "gradient"}) {
+  %0 = dlc.fusion %x, %seed : (tensor<4xf32>, tensor<i64>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %s: tensor<i64>):
+    // expected-error@below {{'dlc.dropout' op draws random numbers inside an isolated body; dlc-data-parallel gives each rank its own draws before fusion}}
+    %y, %mask = dlc.dropout %a, %s {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
+    dlc.yield %y : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
 }

@@ -167,7 +167,8 @@ private:
     RankedTensorType type = typeOf(x);
     auto drawType = RankedTensorType::get({type.getDimSize(0), 1, 1, 1},
                                           type.getElementType());
-    return RandomUniformOp::create(b, loc, drawType, seed, stream++);
+    return RandomUniformOp::create(b, loc, drawType, seed, /*offset=*/Value(),
+                                   stream++);
   }
   Value constant(Type element, double value) {
     return scalar(b, loc, element, value);

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 
 namespace dlc {
 
@@ -28,6 +29,29 @@ int intFromEnvironment(const char *name) {
   long value = std::strtol(text, &end, 10);
   if (errno || *end || value < 0 || value > INT32_MAX)
     return -1;
+  return static_cast<int>(value);
+}
+
+/// Slurm's tasks per node of this job step (SLURM_STEP_TASKS_PER_NODE):
+/// "4", or "4(x2)" when every node has 4; -1 when unset or when nodes differ
+/// ("4,3"), which would need this node's index.
+int slurmTasksPerNode() {
+  const char *text = std::getenv("SLURM_STEP_TASKS_PER_NODE");
+  if (!text || !*text)
+    return -1;
+  char *end = nullptr;
+  errno = 0;
+  long value = std::strtol(text, &end, 10);
+  if (errno || end == text || value < 1 || value > INT32_MAX)
+    return -1;
+  if (*end == '(') {
+    char *repeat = nullptr;
+    if (end[1] != 'x' || std::strtol(end + 2, &repeat, 10) < 1 ||
+        std::string(repeat) != ")")
+      return -1;
+  } else if (*end) {
+    return -1;
+  }
   return static_cast<int>(value);
 }
 
@@ -48,20 +72,24 @@ std::string dtypeName(dlc_dtype_t dtype) {
 
 LaunchInfo detectLaunch() {
   struct Variables {
-    const char *launcher, *size, *rank, *localRank;
+    const char *launcher, *size, *rank, *localRank, *localSize;
   };
   static const Variables kLaunchers[] = {
       {"Open MPI", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
-       "OMPI_COMM_WORLD_LOCAL_RANK"},
-      {"PMI", "PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"},
-      {"Slurm", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID"},
+       "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+      {"PMI", "PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+      {"Slurm", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "SLURM_LOCALID",
+       nullptr},
   };
   for (const Variables &v : kLaunchers) {
     int size = intFromEnvironment(v.size);
     int rank = intFromEnvironment(v.rank);
     if (size < 1 || rank < 0 || rank >= size)
       continue;
-    return LaunchInfo{v.launcher, rank, size, intFromEnvironment(v.localRank)};
+    int localSize =
+        v.localSize ? intFromEnvironment(v.localSize) : slurmTasksPerNode();
+    return LaunchInfo{v.launcher, rank, size, intFromEnvironment(v.localRank),
+                      localSize >= 1 && localSize <= size ? localSize : -1};
   }
   return LaunchInfo{};
 }

@@ -57,16 +57,20 @@ struct LaunchInfo {
   /// The rank among this machine's ranks (which GPU it takes), -1 when the
   /// launcher does not say.
   int localRank = -1;
+  /// How many ranks run on this machine (which share its cores), -1 when
+  /// the launcher does not say.
+  int localSize = -1;
 };
 
 /// Reads the launcher's variables: Open MPI's OMPI_COMM_WORLD_SIZE, _RANK,
-/// _LOCAL_RANK; PMI_SIZE, PMI_RANK (MPICH's Hydra, Intel MPI; local rank
-/// MPI_LOCALRANKID); Slurm's SLURM_STEP_NUM_TASKS, SLURM_PROCID,
-/// SLURM_LOCALID. Slurm's size is the job step's, which only srun sets: a
-/// batch script run without srun also has SLURM_NTASKS and SLURM_PROCID,
-/// but is one process, not rank 0 of SLURM_NTASKS. The first launcher whose
-/// size and rank are both set and valid wins; mpi communicators still
-/// trust MPI's own rank and size.
+/// _LOCAL_RANK, _LOCAL_SIZE; PMI_SIZE, PMI_RANK (MPICH's Hydra, Intel MPI;
+/// local rank and size MPI_LOCALRANKID, MPI_LOCALNRANKS); Slurm's
+/// SLURM_STEP_NUM_TASKS, SLURM_PROCID, SLURM_LOCALID,
+/// SLURM_STEP_TASKS_PER_NODE. Slurm's size is the job step's, which only srun
+/// sets: a batch script run without srun also has SLURM_NTASKS and
+/// SLURM_PROCID, but is one process, not rank 0 of SLURM_NTASKS. The first
+/// launcher whose size and rank are both set and valid wins; mpi communicators
+/// still trust MPI's own rank and size.
 LaunchInfo detectLaunch();
 
 class Communicator {

@@ -46,7 +46,7 @@ dlc_status_t openCpu(const std::string &spec, int32_t numThreads,
                       "device 'cpu': " + std::to_string(numThreads) +
                           " threads (expected 0 for one per core, or 1 to " +
                           std::to_string(kMaxThreads) + ")");
-  int threads = numThreads ? numThreads : cpu::CpuDevice::availableCores();
+  int threads = numThreads ? numThreads : cpu::CpuDevice::defaultThreads();
   out = std::make_shared<cpu::CpuDevice>(threads);
   return nullptr;
 }

@@ -223,7 +223,7 @@ dlc_status_t Session::call(const std::string &function,
     uint32_t ranks = module_->dataParallelRanks();
     return makeStatus(
         DLC_FAILED_PRECONDITION,
-        module_->name() + ": " + f.name + ": averages gradients over the " +
+        module_->name() + ": " + f.name + ": runs as one of the " +
             std::to_string(ranks) +
             " data-parallel ranks the module was compiled for (dlc-compile "
             "--dp " +

@@ -1,6 +1,8 @@
 //===- CpuDevice.cpp - The "cpu" device -----------------------------------===//
 #include "runtime/cpu/CpuDevice.h"
 
+#include "runtime/comm/Communicator.h"
+
 #include <sched.h>
 #include <thread>
 
@@ -12,6 +14,12 @@ int CpuDevice::availableCores() {
     return CPU_COUNT(&set);
   unsigned n = std::thread::hardware_concurrency();
   return n ? static_cast<int>(n) : 1;
+}
+
+int CpuDevice::defaultThreads() {
+  unsigned machine = std::thread::hardware_concurrency();
+  return sharedCores(availableCores(), static_cast<int>(machine),
+                     detectLaunch().localSize);
 }
 
 } // namespace dlc::cpu

@@ -35,6 +35,10 @@ public:
   /// The threads this process may run on (its CPU affinity mask, which
   /// containers and taskset narrow), at least 1.
   static int availableCores();
+  /// A device's threads when none are asked for: this process's share of
+  /// the cores (sharedCores of availableCores(), the machine's cores and
+  /// the launcher's ranks on this machine).
+  static int defaultThreads();
 
 private:
   ThreadPool pool_;

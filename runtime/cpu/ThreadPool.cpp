@@ -59,4 +59,10 @@ LibraryThreads::~LibraryThreads() {
     openblas_set_num_threads(savedBlas_);
 }
 
+int sharedCores(int available, int machine, int localRanks) {
+  if (localRanks <= 1 || available < machine)
+    return available;
+  return std::max(1, available / localRanks);
+}
+
 } // namespace dlc::cpu

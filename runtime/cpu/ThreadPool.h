@@ -89,6 +89,14 @@ private:
   int savedBlas_;
 };
 
+/// The threads for one of `localRanks` processes (-1 when unknown) on a
+/// machine of `machine` cores, this one able to run on `available` of
+/// them: all `available` for a lone process, or for one a launcher (or
+/// taskset) bound to fewer than the machine's cores, and an equal share,
+/// at least 1, for each of several unbound ones, so that N ranks do not
+/// run N times the cores' threads.
+int sharedCores(int available, int machine, int localRanks);
+
 } // namespace dlc::cpu
 
 #endif // DLC_RUNTIME_CPU_THREADPOOL_H

@@ -52,6 +52,9 @@ std::string ModuleFile::functionNames() const {
 namespace {
 
 constexpr uint64_t kMaxValue = std::numeric_limits<int64_t>::max();
+/// Far past any job's ranks, and small enough that a ZeRO bucket's N + 1
+/// shards (runtime/cpu/Executor.cpp) are a checked product.
+constexpr uint32_t kMaxDataParallelRanks = 1u << 20;
 
 /// a * b, or false when it exceeds kMaxValue (both non-negative).
 bool mulChecked(uint64_t a, uint64_t b, uint64_t &out) {
@@ -93,8 +96,12 @@ public:
     m_.target_ = str(root.target());
     m_.modelName_ = str(root.model_name());
     m_.fingerprint_ = str(root.fingerprint());
-    if (root.data_parallel_ranks() == 0)
-      return fail("is partitioned for 0 data-parallel ranks");
+    if (root.data_parallel_ranks() == 0 ||
+        root.data_parallel_ranks() > kMaxDataParallelRanks)
+      return fail("is partitioned for " +
+                  std::to_string(root.data_parallel_ranks()) +
+                  " data-parallel ranks (expected 1 to " +
+                  std::to_string(kMaxDataParallelRanks) + ")");
     return checkGlobals() && checkConstants() && checkKernels() &&
            checkFunctions();
   }
@@ -771,7 +778,7 @@ private:
     if (!elementsAligned(buffers) || !elementsAligned(elements))
       return fail("has misaligned buffer references");
     const bool gather = z.kind() == fb::ShardKind::AllGather;
-    uint64_t total = 0;
+    uint64_t total = 0, shards = 0;
     for (uint32_t i = 0; i < n; ++i) {
       uint64_t whole = 0, shard = 0;
       if (!mulChecked(elements->Get(i), elementSize(z.dtype()), whole) ||
@@ -780,6 +787,7 @@ private:
       // ceil(e / N) elements, without overflowing e + N - 1.
       uint64_t e = elements->Get(i);
       shard = (e / ranks + (e % ranks != 0)) * elementSize(z.dtype());
+      shards += shard;
       std::string value = "shard step value " + std::to_string(i);
       if (!checkRef(f, buffers->Get(i), gather ? shard : whole,
                     (value + " input").c_str(), false) ||
@@ -787,6 +795,12 @@ private:
                     (value + " output").c_str(), true))
         return false;
     }
+    // A collective's bucket holds every rank's shards and this rank's.
+    uint64_t bucket = 0;
+    if (!mulChecked(shards, uint64_t{ranks} + 1, bucket))
+      return fail("shard step's bucket of " + std::to_string(ranks + 1) +
+                  " times " + std::to_string(shards) +
+                  " bytes overflows 63 bits");
     return true;
   }
 

@@ -426,7 +426,10 @@ TEST(CommTest, DetectsLaunchers) {
   // Whatever a one-rank launch (srun -n 1) set.
   ScopedEnv noSteps("SLURM_STEP_NUM_TASKS", nullptr),
       noProcId("SLURM_PROCID", nullptr), noNtasks("SLURM_NTASKS", nullptr),
-      noOmpi("OMPI_COMM_WORLD_SIZE", nullptr), noPmi("PMI_SIZE", nullptr);
+      noOmpi("OMPI_COMM_WORLD_SIZE", nullptr), noPmi("PMI_SIZE", nullptr),
+      noTasksPerNode("SLURM_STEP_TASKS_PER_NODE", nullptr),
+      noOmpiLocalSize("OMPI_COMM_WORLD_LOCAL_SIZE", nullptr),
+      noPmiLocalSize("MPI_LOCALNRANKS", nullptr);
   EXPECT_EQ(detectLaunch().launcher, "");
   {
     // A batch script that sbatch started, without srun: one process.
@@ -443,6 +446,21 @@ TEST(CommTest, DetectsLaunchers) {
     EXPECT_EQ(l.size, 8);
     EXPECT_EQ(l.rank, 5);
     EXPECT_EQ(l.localRank, 1);
+    EXPECT_EQ(l.localSize, -1);
+    {
+      ScopedEnv perNode("SLURM_STEP_TASKS_PER_NODE", "4(x2)");
+      EXPECT_EQ(detectLaunch().localSize, 4);
+      // Nodes with different counts: this node's is not known.
+      ScopedEnv uneven("SLURM_STEP_TASKS_PER_NODE", "4,3(x2)");
+      EXPECT_EQ(detectLaunch().localSize, -1);
+      ScopedEnv garbled("SLURM_STEP_TASKS_PER_NODE", "4(x2");
+      EXPECT_EQ(detectLaunch().localSize, -1);
+      ScopedEnv one("SLURM_STEP_TASKS_PER_NODE", "8");
+      EXPECT_EQ(detectLaunch().localSize, 8);
+      // More than the job's ranks is no count.
+      ScopedEnv tooMany("SLURM_STEP_TASKS_PER_NODE", "9");
+      EXPECT_EQ(detectLaunch().localSize, -1);
+    }
     // Open MPI's come first; a rank past the size is no launch.
     ScopedEnv ompiSize("OMPI_COMM_WORLD_SIZE", "2"),
         ompiRank("OMPI_COMM_WORLD_RANK", "2");
@@ -452,6 +470,16 @@ TEST(CommTest, DetectsLaunchers) {
     EXPECT_EQ(l.launcher, "Open MPI");
     EXPECT_EQ(l.rank, 1);
     EXPECT_EQ(l.localRank, -1);
+    ScopedEnv ompiLocalSize("OMPI_COMM_WORLD_LOCAL_SIZE", "2");
+    EXPECT_EQ(detectLaunch().localSize, 2);
+  }
+  {
+    ScopedEnv size("PMI_SIZE", "4"), rank("PMI_RANK", "3"),
+        local("MPI_LOCALRANKID", "1"), localSize("MPI_LOCALNRANKS", "2");
+    LaunchInfo l = detectLaunch();
+    EXPECT_EQ(l.launcher, "PMI");
+    EXPECT_EQ(l.localRank, 1);
+    EXPECT_EQ(l.localSize, 2);
   }
   {
     ScopedEnv size("PMI_SIZE", "4x"), rank("PMI_RANK", "0");

@@ -232,7 +232,8 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
       b.CreateVector(functions), b.CreateVector(constants),
       b.CreateVector(kernels), b.CreateString("test kernels"), so,
       /*cuda_binaries=*/0, ptx_.empty() ? 0 : b.CreateString(ptx_),
-      b.CreateString(""), onnx);
+      b.CreateString(""), onnx, /*parameters_embedded=*/true,
+      /*cuda_allow_tf32=*/false, /*cuda_allow_nondeterministic=*/false, ranks_);
   fb::FinishModuleBuffer(b, module);
   return std::vector<uint8_t>(b.GetBufferPointer(),
                               b.GetBufferPointer() + b.GetSize());

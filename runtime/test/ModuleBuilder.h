@@ -138,6 +138,7 @@ public:
   /// CUDA kernels as PTX (the driver compiles it for any GPU).
   void cudaPtx(std::string ptx) { ptx_ = std::move(ptx); }
   void target(std::string t) { target_ = std::move(t); }
+  void dataParallelRanks(uint32_t ranks) { ranks_ = ranks; }
   void fingerprint(std::string f) { fingerprint_ = std::move(f); }
   void formatVersion(uint32_t v) { version_ = v; }
   void onnxModel(std::vector<uint8_t> bytes) { onnx_ = std::move(bytes); }
@@ -163,6 +164,7 @@ private:
   std::vector<FunctionBuilder> functions_;
   std::vector<uint8_t> so_, onnx_;
   std::string ptx_;
+  uint32_t ranks_ = 1;
   std::string target_ = "cpu", fingerprint_ = "test-fingerprint",
               modelName_ = "test.onnx";
   uint32_t version_ = kModuleFormatVersion;

@@ -440,6 +440,14 @@ TEST(ModuleLoad, BadGlobalsAndSignaturesAreRefused) {
     expectInvalid(m, "global 1 ('w@fp16'): is a copy of 'w' but has an "
                      "initial value of its own");
   }
+  // Data-parallel ranks: at least one, and a bound that keeps a ZeRO
+  // bucket's size a checked product.
+  for (uint32_t ranks : {0u, (1u << 20) + 1}) {
+    ModuleBuilder m = smallModule();
+    m.dataParallelRanks(ranks);
+    expectInvalid(m, "is partitioned for " + std::to_string(ranks) +
+                         " data-parallel ranks (expected 1 to 1048576)");
+  }
 }
 
 TEST(ModuleLoad, KernelReferencesAreChecked) {

@@ -1,4 +1,4 @@
-//===- ThreadPoolTest.cpp - parallelFor splits work exactly ---------------===//
+//===- ThreadPoolTest.cpp - parallelFor splits work; ranks share cores ----===//
 #include "runtime/cpu/ThreadPool.h"
 
 #include <gtest/gtest.h>
@@ -112,6 +112,18 @@ TEST(ThreadPool, ConcurrentCallersEachGetEveryIndex) {
   std::thread a(work), b(work);
   a.join();
   b.join();
+}
+
+TEST(ThreadPool, RanksShareTheCores) {
+  // One process, or an unknown count: every core it may run on.
+  EXPECT_EQ(dlc::cpu::sharedCores(16, 16, 1), 16);
+  EXPECT_EQ(dlc::cpu::sharedCores(16, 16, -1), 16);
+  // Unbound ranks split the machine, each keeping at least one thread.
+  EXPECT_EQ(dlc::cpu::sharedCores(16, 16, 4), 4);
+  EXPECT_EQ(dlc::cpu::sharedCores(16, 16, 3), 5);
+  EXPECT_EQ(dlc::cpu::sharedCores(2, 2, 4), 1);
+  // Bound to a share already (mpirun binds each rank to its cores).
+  EXPECT_EQ(dlc::cpu::sharedCores(4, 16, 4), 4);
 }
 
 } // namespace

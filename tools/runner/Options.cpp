@@ -187,7 +187,9 @@ const std::vector<OptionSpec> &optionSpecs() {
        "cpu or cuda:N (default: cpu, or cuda:0 for a module\ncompiled with "
        "--target cuda)",
        stringOption(&Options::device)},
-      {"threads", "N", S::Any, "CPU threads (default: one per core)",
+      {"threads", "N", S::Any,
+       "CPU threads (default: one per core, shared among\nthe "
+       "ranks of an mpirun job on this machine)",
        intOption("threads", &Options::threads, 0)},
       {"help", nullptr, S::Any, "show this help", flag(&Options::help)},
   };
