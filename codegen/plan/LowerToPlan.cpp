@@ -195,12 +195,14 @@ LogicalResult lowerOp(Operation &op, Target target, ConvEngine convEngine) {
     return lowerConv(&op, target, convEngine);
   if (auto reduce = dyn_cast<AllReduceOp>(op))
     return lowerAllReduce(reduce, target);
-  // ZeRO-1's steps are these ops themselves, on the same buffers.
+  // ZeRO-1's steps (and the rank's block of random draws' offsets,
+  // dlc.rank_shard) are these ops themselves, on the same buffers.
   if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op)) {
     if (target == Target::Cuda)
       return op.emitOpError()
-             << "is ZeRO-1's, and CUDA sessions run no collectives yet: "
-                "compile data-parallel training for the CPU";
+             << "runs on one of the data-parallel ranks, and CUDA sessions "
+                "run no collectives yet: compile data-parallel training for "
+                "the CPU";
     return success();
   }
   if (isa<ReshapeOp, ConstantOp, func::ReturnOp>(op))
