@@ -139,7 +139,9 @@ def DLCDataParallel : Pass<"dlc-data-parallel", "ModuleOp"> {
     where the batch is the drawn value's outermost dimension, N ranks draw
     the masks and augmentation one process draws for the whole batch, and
     elsewhere still counters of their own. A dropout of a value computed
-    from globals alone draws one mask on every rank, as one process does.
+    from globals alone draws one mask on every rank, as one process does,
+    unless its outermost dimension is the rank's batch (the first input's
+    or label's).
 
     With `zero=1` (ZeRO stage 1, DeepSpeed's optimizer state partitioning)
     each bucket is a dlc.reduce_scatter instead: every gradient result

@@ -28,6 +28,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <optional>
+
 namespace mlir::dlc {
 
 namespace {
@@ -70,7 +72,8 @@ public:
   RankOffsets(func::FuncOp func, int64_t ranks) : func(func), ranks(ranks) {}
 
   /// This rank's offset for draws of `elements` elements (a tensor<i64>):
-  /// rank * elements.
+  /// rank * elements, built at the function's start (with the location of
+  /// the first draw that needs it, which errors on it then name).
   FailureOr<Value> of(Operation *draw, int64_t elements) {
     auto it = offsets.find(elements);
     if (it != offsets.end())
@@ -82,7 +85,7 @@ public:
              << " ranks, past the 2^53 counters a rank's offset can address";
     OpBuilder b(func.getContext());
     b.setInsertionPointToStart(&func.getBody().front());
-    Location loc = func.getLoc();
+    Location loc = draw->getLoc();
     SmallVector<double> table;
     for (int64_t r = 0; r < ranks; ++r)
       table.push_back(static_cast<double>(r * elements));
@@ -107,6 +110,28 @@ int64_t elementsOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getNumElements();
 }
 
+/// The rank's batch: the outermost dimension of `func`'s first input or
+/// label of rank 1 or more, or nullopt without one.
+std::optional<int64_t> batchOf(func::FuncOp func) {
+  for (BlockArgument argument : func.getArguments()) {
+    StringRef role =
+        roles::roleOf(func.getArgAttrDict(argument.getArgNumber()));
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if ((role == roles::kInput || role == roles::kLabel) && type &&
+        type.getRank() > 0)
+      return type.getDimSize(0);
+  }
+  return std::nullopt;
+}
+
+/// Whether a dropout of `drawn`, which every rank holds alike, still draws
+/// over the batch: one broadcast to the batch's outermost dimension (a
+/// parameter expanded over the samples) has a mask row per sample.
+bool overBatch(Value drawn, std::optional<int64_t> batch) {
+  auto type = cast<RankedTensorType>(drawn.getType());
+  return batch && type.getRank() > 0 && type.getDimSize(0) == *batch;
+}
+
 } // namespace
 
 LogicalResult offsetRankDraws(func::FuncOp func, int64_t ranks) {
@@ -119,7 +144,13 @@ LogicalResult offsetRankDraws(func::FuncOp func, int64_t ranks) {
   });
   if (draws.empty())
     return success();
+  // rankDependentValues follows the body in block order.
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError() << "has more than one block; dlc-data-parallel "
+                                 "gives the draws of single-block functions "
+                                 "each rank's offsets";
   llvm::DenseSet<Value> dependent = rankDependentValues(func);
+  std::optional<int64_t> batch = batchOf(func);
   RankOffsets offsets(func, ranks);
   for (auto [op, drawn] : draws) {
     Value existing = isa<DropoutOp>(op) ? cast<DropoutOp>(op).getOffset()
@@ -128,8 +159,10 @@ LogicalResult offsetRankDraws(func::FuncOp func, int64_t ranks) {
       return op->emitOpError()
              << "already has a counter offset; dlc-data-parallel gives each "
                 "rank's draws theirs";
-    // Every rank drops the same elements of a value they all hold.
-    if (isa<DropoutOp>(op) && !dependent.contains(drawn))
+    // Every rank drops the same elements of a value they all hold, as one
+    // process does, unless it is laid out over the batch.
+    if (isa<DropoutOp>(op) && !dependent.contains(drawn) &&
+        !overBatch(drawn, batch))
       continue;
     // The offset is built at the function's start, which an isolated body
     // cannot see.

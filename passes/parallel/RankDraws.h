@@ -16,8 +16,10 @@ namespace mlir::dlc {
 /// own rows a counter offset of rank * (elements drawn), so that rank r
 /// draws the counters rank r's rows have in one process's draw over the
 /// whole batch. Dropouts of values every rank holds alike (computed from
-/// globals only) keep drawing one mask for all. Fails, with an error on the
-/// op, on a draw that already has an offset.
+/// globals only) keep drawing one mask for all, unless their outermost
+/// dimension is the batch's. Fails, with an error, on a function of more
+/// than one block, a draw that already has an offset, one inside an
+/// isolated body, and offsets past 2^53.
 LogicalResult offsetRankDraws(func::FuncOp func, int64_t ranks);
 
 } // namespace mlir::dlc

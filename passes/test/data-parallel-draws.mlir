@@ -25,6 +25,9 @@
 // CHECK-NEXT: dlc.dropout %arg1, %arg2 {ratio = 5.000000e-01 : f64, stream = 1 : i64} : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
 // CHECK: dlc.random_uniform %arg2 offset %[[O2]] {stream = 2 : i64} : tensor<i64>, tensor<i64> -> tensor<2x1xf32>
 // CHECK: dlc.dropout %{{.+}}, %arg2 offset %[[O8]] {ratio = 2.500000e-01 : f64, stream = 3 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<i64> -> tensor<2x4xi1>
+// A parameter broadcast over the batch (2 rows a rank) has a mask row per
+// sample: it draws per rank.
+// CHECK: dlc.dropout %{{.+}}, %arg2 offset %[[O8]] {ratio = 5.000000e-01 : f64, stream = 4 : i64} : tensor<2x4xf32>, tensor<i64>, tensor<i64> -> tensor<2x4xi1>
 // ONE-NOT: offset
 // ONE-NOT: dlc.rank_shard
 func.func @loss_grad(%x: tensor<2x4xf32> {dlc.name = "x", dlc.role = "input"},
@@ -37,7 +40,10 @@ func.func @loss_grad(%x: tensor<2x4xf32> {dlc.name = "x", dlc.role = "input"},
   %u = dlc.random_uniform %seed {stream = 2 : i64} : tensor<i64> -> tensor<2x1xf32>
   %s = dlc.mul %y, %u : tensor<2x4xf32>, tensor<2x1xf32> -> tensor<2x4xf32>
   %z, %k = dlc.dropout %s, %seed {ratio = 0.25 : f64, stream = 3 : i64} : tensor<2x4xf32>, tensor<i64> -> tensor<2x4xi1>
-  return %v, %z : tensor<4xf32>, tensor<2x4xf32>
+  %b = dlc.broadcast_to %w : tensor<4xf32> to tensor<2x4xf32>
+  %bz, %bk = dlc.dropout %b, %seed {ratio = 0.5 : f64, stream = 4 : i64} : tensor<2x4xf32>, tensor<i64> -> tensor<2x4xi1>
+  %sum = dlc.add %z, %bz : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  return %v, %sum : tensor<4xf32>, tensor<2x4xf32>
 }
 
 // A function without gradients draws per rank as well: it runs on the

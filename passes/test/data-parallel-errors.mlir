@@ -65,3 +65,17 @@ func.func @loss_grad(%x: tensor<4xf32> {dlc.name = "x", dlc.role = "input"}, %se
   }
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// expected-error@below {{'func.func' op has more than one block; dlc-data-parallel gives the draws of single-block functions each rank's offsets}}
+func.func @forward(%x: tensor<4xf32> {dlc.name = "x", dlc.role = "input"}, %seed: tensor<i64> {dlc.name = "dlc.rng_seed", dlc.role = "state"}) -> (tensor<4xf32> {dlc.name = "y", dlc.role = "output"}) {
+  "test.br"()[^next] : () -> ()
+^next:
+  %y, %mask = dlc.dropout %x, %seed {ratio = 0.5 : f64, stream = 0 : i64} : tensor<4xf32>, tensor<i64> -> tensor<4xi1>
+  return %y : tensor<4xf32>
+}
+
+func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<2xf32> {dlc.name = "w", dlc.role = "gradient"}) {
+  return %w : tensor<2xf32>
+}

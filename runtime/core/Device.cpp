@@ -44,7 +44,7 @@ dlc_status_t openCpu(const std::string &spec, int32_t numThreads,
   if (numThreads < 0 || numThreads > kMaxThreads)
     return makeStatus(DLC_INVALID_ARGUMENT,
                       "device 'cpu': " + std::to_string(numThreads) +
-                          " threads (expected 0 for one per core, or 1 to " +
+                          " threads (expected 0 for the default, or 1 to " +
                           std::to_string(kMaxThreads) + ")");
   int threads = numThreads ? numThreads : cpu::CpuDevice::defaultThreads();
   out = std::make_shared<cpu::CpuDevice>(threads);

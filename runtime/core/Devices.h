@@ -42,7 +42,7 @@ struct DeviceKind {
   /// Whether `spec` is one of this kind's (its number may be out of range).
   bool (*claims)(const std::string &spec);
   /// Opens the device `spec` names, with `numThreads` host threads where
-  /// the kind has them (0: one per core).
+  /// the kind has them (0: the default, CpuDevice::defaultThreads).
   dlc_status_t (*open)(const std::string &spec, int32_t numThreads,
                        std::shared_ptr<Device> &out);
 };

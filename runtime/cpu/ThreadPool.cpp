@@ -60,9 +60,9 @@ LibraryThreads::~LibraryThreads() {
 }
 
 int sharedCores(int available, int machine, int localRanks) {
-  if (localRanks <= 1 || available < machine)
+  if (localRanks <= 1)
     return available;
-  return std::max(1, available / localRanks);
+  return std::max(1, std::min(available, machine / localRanks));
 }
 
 } // namespace dlc::cpu

@@ -91,10 +91,11 @@ private:
 
 /// The threads for one of `localRanks` processes (-1 when unknown) on a
 /// machine of `machine` cores, this one able to run on `available` of
-/// them: all `available` for a lone process, or for one a launcher (or
-/// taskset) bound to fewer than the machine's cores, and an equal share,
-/// at least 1, for each of several unbound ones, so that N ranks do not
-/// run N times the cores' threads.
+/// them: all `available` for a lone process, else the machine's equal
+/// share, at least 1 and at most `available`, so that N ranks do not run
+/// N times the cores' threads, whether unbound or bound each to its cores
+/// or several to a socket. Ranks confined together to fewer cores than the
+/// machine's (a cpuset container) still oversubscribe them: pass threads.
 int sharedCores(int available, int machine, int localRanks);
 
 } // namespace dlc::cpu

@@ -797,7 +797,8 @@ private:
     }
     // A collective's bucket holds every rank's shards and this rank's.
     uint64_t bucket = 0;
-    if (!mulChecked(shards, uint64_t{ranks} + 1, bucket))
+    if (z.kind() != fb::ShardKind::RankShard &&
+        !mulChecked(shards, uint64_t{ranks} + 1, bucket))
       return fail("shard step's bucket of " + std::to_string(ranks + 1) +
                   " times " + std::to_string(shards) +
                   " bytes overflows 63 bits");

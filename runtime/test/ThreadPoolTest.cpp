@@ -124,6 +124,9 @@ TEST(ThreadPool, RanksShareTheCores) {
   EXPECT_EQ(dlc::cpu::sharedCores(2, 2, 4), 1);
   // Bound to a share already (mpirun binds each rank to its cores).
   EXPECT_EQ(dlc::cpu::sharedCores(4, 16, 4), 4);
+  EXPECT_EQ(dlc::cpu::sharedCores(1, 16, 4), 1);
+  // Two of four ranks bound to each 8-core socket: half a socket each.
+  EXPECT_EQ(dlc::cpu::sharedCores(8, 16, 4), 4);
 }
 
 } // namespace

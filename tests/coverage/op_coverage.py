@@ -401,7 +401,7 @@ MULTI_RANK = {
                    "sessions run no collectives yet"),
 }
 # ZeRO-1's (dlc-compile --dp N --zero 1): ShardStep steps over MPI ranks.
-for _op in ("reduce_scatter", "all_gather", "rank_shard"):
+for _op in ("reduce_scatter", "all_gather"):
     MULTI_RANK[_op] = (True, False,
                        "ZeRO-1 (--zero 1): ShardStep steps over MPI ranks, "
                        "checked against one process by tests/models/"
@@ -409,6 +409,14 @@ for _op in ("reduce_scatter", "all_gather", "rank_shard"):
                        "the evaluator's simulated ranks by passes/test/"
                        "zero-numerics.test; CUDA sessions run no "
                        "collectives yet")
+MULTI_RANK["rank_shard"] = (
+    True, False,
+    "ZeRO-1's shards and each rank's offset into random draws (--dp): a "
+    "ShardStep over MPI ranks, checked against one process by tests/models/"
+    "data_parallel_check.py and tools/runner/test/data-parallel-draws.test "
+    "(mpirun -np 2 and 4) and on the evaluator's simulated ranks by passes/"
+    "test/zero-numerics.test and data-parallel-numerics.test; CUDA sessions "
+    "run no collectives yet")
 
 # ---------------------------------------------------------------------------
 

@@ -141,8 +141,8 @@ dlc_status_t dlc_module_function_output(const dlc_module_t *module,
 typedef struct dlc_device_s dlc_device_t;
 
 /** "cpu" (a thread pool of `num_threads`; 0 = one per core this process
- * may run on, divided among the ranks a launcher started on this machine
- * unless it bound each to its own cores), or "cuda" /
+ * may run on, at most the machine's cores divided among the ranks a
+ * launcher started on it), or "cuda" /
  * "cuda:N" (GPU N, "cuda" = 0; num_threads is ignored). An unknown spec is
  * DLC_INVALID_ARGUMENT; a GPU that cannot be opened (no driver, one older
  * than dlc's CUDA, no such device, a build without CUDA) is
