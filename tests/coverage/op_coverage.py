@@ -374,13 +374,22 @@ dlc.global_store @"count", %next : {s}
 %seed = dlc.constant dense<42> : tensor<i64>
 %d, %mask = dlc.dropout %y, %seed {{ratio = 0.25 : f64, stream = 1 : i64}} : {x}, tensor<i64> -> {tensor([4, 5], "i1")}
 %u = dlc.random_uniform %seed {{stream = 1073741824 : i64}} : tensor<i64> -> {tensor([3, 7])}
+%od, %omask = dlc.dropout %y, %seed offset %start {{ratio = 0.25 : f64, stream = 2 : i64}} : {x}, tensor<i64>, tensor<i64> -> {tensor([4, 5], "i1")}
+%ou = dlc.random_uniform %seed offset %start {{stream = 1073741825 : i64}} : tensor<i64>, tensor<i64> -> {tensor([3, 7])}
 """
     results = [("d", "%d", x), ("mask", "%mask", tensor([4, 5], "i1")),
-               ("u", "%u", tensor([3, 7]))]
+               ("u", "%u", tensor([3, 7])), ("od", "%od", x),
+               ("omask", "%omask", tensor([4, 5], "i1")),
+               ("ou", "%ou", tensor([3, 7]))]
+    # A data-parallel rank's counter offset (dlc-data-parallel), past 2^32
+    # so that it carries into the counter's high word.
+    start = np.array((1 << 33) + 5, np.int64)
     return ("globals, random draws",
             ["global", "global_load", "global_store", "dropout",
              "random_uniform"],
-            module([("x", x)], results, body, prelude), {"x": (-2, 2)})
+            module([("x", x), ("start", "tensor<i64>")], results, body,
+                   prelude),
+            {"x": (-2, 2), "start": start})
 
 
 CASES = [unary_case(), binary_case(), cast_case(), movement_case(),
