@@ -745,9 +745,10 @@ def DLC_DropoutOp : DLC_Op<"dropout",
     `(index low, index high, stream, 0)` gives a 32-bit word `w`, and the
     element is kept when `w * 2^-32 >= ratio`. Any backend therefore draws
     the same mask, and a training program threads a new seed through each
-    step. A data-parallel rank's `offset` is where its rows start in the
-    global batch (dlc-data-parallel), so that the ranks draw the masks one
-    process draws for the whole batch. Inference-mode dropout is imported
+    step. A data-parallel rank's `offset` is the counter its rows'
+    elements start at in one process's draw over the global batch
+    (dlc-data-parallel: rank * the elements of `input`), so that the ranks
+    draw the masks one process draws. Inference-mode dropout is imported
     as the identity.
 
     Example:
