@@ -144,12 +144,7 @@ LogicalResult lowerConv(Operation *op, Target target, ConvEngine engine) {
 }
 
 /// A bucket's all-reduce becomes its plan step, on the same buffers.
-LogicalResult lowerAllReduce(AllReduceOp op, Target target) {
-  if (target == Target::Cuda)
-    return op.emitOpError()
-           << "combines the data-parallel ranks' values, and CUDA sessions "
-              "run no collectives yet: compile data-parallel training for "
-              "the CPU";
+LogicalResult lowerAllReduce(AllReduceOp op) {
   Type element =
       cast<RankedTensorType>(op.getInputs().front().getType()).getElementType();
   for (Value input : op.getInputs())
@@ -194,17 +189,11 @@ LogicalResult lowerOp(Operation &op, Target target, ConvEngine convEngine) {
   if (isa<ConvOp, ConvGradInputOp, ConvGradFilterOp>(op))
     return lowerConv(&op, target, convEngine);
   if (auto reduce = dyn_cast<AllReduceOp>(op))
-    return lowerAllReduce(reduce, target);
+    return lowerAllReduce(reduce);
   // ZeRO-1's steps (and the rank's block of random draws' offsets,
   // dlc.rank_shard) are these ops themselves, on the same buffers.
-  if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op)) {
-    if (target == Target::Cuda)
-      return op.emitOpError()
-             << "runs on one of the data-parallel ranks, and CUDA sessions "
-                "run no collectives yet: compile data-parallel training for "
-                "the CPU";
+  if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op))
     return success();
-  }
   if (isa<ReshapeOp, ConstantOp, func::ReturnOp>(op))
     return success();
   if (isa<LaunchOp, PlanMatmulOp, PlanConvOp, PlanCopyOp, PlanAllReduceOp>(op))

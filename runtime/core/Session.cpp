@@ -191,6 +191,8 @@ dlc_status_t Session::setCommunicator(Communicator *comm) {
                           " data-parallel rank(s), but the communicator has " +
                           std::to_string(comm->size()) +
                           " (dlc-compile --dp N must equal mpirun -np N)");
+  communicator_ = nullptr;
+  DLC_RETURN_IF_ERROR(attachCommunicator(comm));
   communicator_ = comm;
   return nullptr;
 }

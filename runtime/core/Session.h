@@ -86,6 +86,12 @@ public:
 protected:
   explicit Session(std::shared_ptr<const ModuleFile> module);
 
+  /// Called by setCommunicator with the checked communicator (or null)
+  /// before the session keeps it; a device that runs collectives through
+  /// a communicator of its own (CUDA's NCCL) opens it here. A failure
+  /// leaves the session without a communicator.
+  virtual dlc_status_t attachCommunicator(Communicator *) { return nullptr; }
+
   /// Copies the checked `inputs` of function `index` into staging slot
   /// `slot` (which no pending call uses), for a later execute().
   virtual dlc_status_t stageInputs(size_t index, int slot,

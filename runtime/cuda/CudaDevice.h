@@ -39,6 +39,8 @@ public:
   /// "NVIDIA H200".
   const std::string &name() const { return name_; }
   Architecture architecture() const { return architecture_; }
+  /// The device's primary context, retained for the device's life.
+  CUcontext context() const { return context_; }
 
   /// Makes the device's context current on the calling thread: every
   /// entry point that calls the driver does this first, since the thread

@@ -55,6 +55,8 @@ dlc_status_t CudaDevice::createSession(std::shared_ptr<const ModuleFile> module,
       prefixStatus(s->compute_.create(driver), name + ": compute stream"));
   DLC_RETURN_IF_ERROR(
       prefixStatus(s->copy_.create(driver), name + ": copy stream"));
+  DLC_RETURN_IF_ERROR(prefixStatus(s->communication_.create(driver),
+                                   name + ": communication stream"));
   DLC_RETURN_IF_ERROR(s->kernels_.load(*device, *module));
 
   // Globals: initial values copied in, or zeros.
@@ -114,6 +116,7 @@ CudaSession::~CudaSession() {
   if (device_ && !current.get()) {
     device_->driver().cuStreamSynchronize(compute_.get());
     device_->driver().cuStreamSynchronize(copy_.get());
+    device_->driver().cuStreamSynchronize(communication_.get());
   }
 }
 
@@ -151,10 +154,16 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
     driver.cuGraphExecDestroy(static_cast<CUgraphExec>(graph));
   });
 
-  return prepareSteps(module, info, fn.steps,
-                      [this](const fb::Step &fbStep, Step &step) {
-                        return prepareStep(fbStep, step);
-                      });
+  DLC_RETURN_IF_ERROR(prepareSteps(module, info, fn.steps,
+                                   [this](const fb::Step &fbStep, Step &step) {
+                                     return prepareStep(fbStep, step);
+                                   }));
+  for (const Step &step : fn.steps)
+    if (step.collective && step.collective->communicates()) {
+      fn.communicates = true;
+      fn.inFlight.reserve(fn.steps.size());
+    }
+  return nullptr;
 }
 
 dlc_status_t CudaSession::prepareStep(const fb::Step &fbStep, Step &step) {
@@ -211,10 +220,7 @@ dlc_status_t CudaSession::prepareStep(const fb::Step &fbStep, Step &step) {
     return nullptr;
   case fb::StepKind::AllReduceStep:
   case fb::StepKind::ShardStep:
-    return makeStatus(DLC_UNIMPLEMENTED,
-                      "a data-parallel collective: CUDA sessions do not run "
-                      "collectives yet (compile for the CPU, or without "
-                      "--dp)");
+    return CollectiveStep::create(*device_, fbStep, step.collective);
   default:
     // ModuleFile refuses any other step kind.
     return makeStatus(DLC_INTERNAL, "unknown step kind");
@@ -292,10 +298,12 @@ uint64_t CudaSession::resolve(const StepRef &ref, size_t numArguments,
   return 0;
 }
 
-dlc_status_t CudaSession::enqueueStep(Step &step, size_t numArguments,
+dlc_status_t CudaSession::enqueueStep(Function &fn, size_t s,
+                                      size_t numArguments,
                                       const std::vector<uint64_t> &bases) {
   const Driver &driver = device_->driver();
   CUstream stream = compute_.get();
+  Step &step = fn.steps[s];
   auto at = [&](size_t i) {
     return resolve(step.refs[i], numArguments, bases);
   };
@@ -349,19 +357,59 @@ dlc_status_t CudaSession::enqueueStep(Step &step, size_t numArguments,
         driver.cuMemcpyDtoDAsync(destination, source, step.bytes, stream),
         "cuMemcpyDtoDAsync");
   }
+  case fb::StepKind::AllReduceStep:
+  case fb::StepKind::ShardStep: {
+    std::vector<uint64_t> addresses(step.refs.size());
+    for (size_t i = 0; i < addresses.size(); ++i)
+      addresses[i] = at(i);
+    // Session::call refuses a function with collectives without a
+    // communicator, and attachCommunicator opened the device's for one
+    // with collectives that communicate.
+    CollectiveStep &collective = *step.collective;
+    if (collective.communicates() && !deviceComm_)
+      return makeStatus(DLC_INTERNAL, "no device communicator");
+    DLC_RETURN_IF_ERROR(collective.issue(addresses, deviceComm_.get(),
+                                         communicator()->rank(), stream,
+                                         communication_.get(), profiling()));
+    if (collective.communicates())
+      fn.inFlight.push_back(s);
+    return nullptr;
+  }
   default:
     return nullptr;
   }
 }
 
+dlc_status_t CudaSession::joinDue(Function &fn, size_t s) {
+  // The collectives whose outputs step `s` reads first, and those issued
+  // before them (the communication stream runs them in issue order, and
+  // the optimizer reads them in another).
+  size_t due = 0;
+  for (size_t i = 0; i < fn.inFlight.size(); ++i)
+    if (fn.steps[fn.inFlight[i]].collective->waitStep() <= s)
+      due = i + 1;
+  for (size_t i = 0; i < due; ++i) {
+    Step &issued = fn.steps[fn.inFlight[i]];
+    DLC_RETURN_IF_ERROR(prefixStatus(
+        issued.collective->join(compute_.get(), profiling()), issued.label));
+  }
+  fn.inFlight.erase(fn.inFlight.begin(), fn.inFlight.begin() + due);
+  return nullptr;
+}
+
 dlc_status_t CudaSession::enqueue(size_t index,
                                   const std::vector<uint64_t> &bases) {
   const FunctionInfo &info = module_->functions()[index];
-  for (Step &step : functions_[index].steps)
+  Function &fn = functions_[index];
+  std::string where = module_->name() + ": " + info.name;
+  fn.inFlight.clear();
+  for (size_t s = 0; s < fn.steps.size(); ++s) {
+    DLC_RETURN_IF_ERROR(prefixStatus(joinDue(fn, s), where));
     DLC_RETURN_IF_ERROR(
-        prefixStatus(enqueueStep(step, info.arguments.size(), bases),
-                     module_->name() + ": " + info.name + ": " + step.label));
-  return nullptr;
+        prefixStatus(enqueueStep(fn, s, info.arguments.size(), bases),
+                     where + ": " + fn.steps[s].label));
+  }
+  return prefixStatus(joinDue(fn, fn.steps.size()), where);
 }
 
 dlc_status_t CudaSession::enqueueProfiled(size_t index,
@@ -370,35 +418,47 @@ dlc_status_t CudaSession::enqueueProfiled(size_t index,
   const FunctionInfo &info = module_->functions()[index];
   Function &fn = functions_[index];
   std::string where = module_->name() + ": " + info.name;
-  // One event before the first step and one after each.
-  while (profileEvents_.size() < fn.steps.size() + 1) {
+  // An event before and after each step: the waits for collectives come
+  // between them, timed on their own lines.
+  while (profileEvents_.size() < 2 * fn.steps.size()) {
     Event event;
     DLC_RETURN_IF_ERROR(
         prefixStatus(event.create(driver, true), where + ": profiling"));
     profileEvents_.push_back(std::move(event));
   }
-  DLC_RETURN_IF_ERROR(
-      check(driver.cuEventRecord(profileEvents_[0].get(), compute_.get()),
-            where + ": cuEventRecord"));
+  auto record = [&](size_t event) {
+    return check(
+        driver.cuEventRecord(profileEvents_[event].get(), compute_.get()),
+        where + ": cuEventRecord");
+  };
+  fn.inFlight.clear();
   for (size_t i = 0; i < fn.steps.size(); ++i) {
+    DLC_RETURN_IF_ERROR(prefixStatus(joinDue(fn, i), where));
+    DLC_RETURN_IF_ERROR(record(2 * i));
     DLC_RETURN_IF_ERROR(
-        prefixStatus(enqueueStep(fn.steps[i], info.arguments.size(), bases),
+        prefixStatus(enqueueStep(fn, i, info.arguments.size(), bases),
                      where + ": " + fn.steps[i].label));
-    DLC_RETURN_IF_ERROR(
-        check(driver.cuEventRecord(profileEvents_[i + 1].get(), compute_.get()),
-              where + ": cuEventRecord"));
+    DLC_RETURN_IF_ERROR(record(2 * i + 1));
   }
-  DLC_RETURN_IF_ERROR(
-      check(driver.cuEventSynchronize(profileEvents_[fn.steps.size()].get()),
-            where + ": cuEventSynchronize"));
+  DLC_RETURN_IF_ERROR(prefixStatus(joinDue(fn, fn.steps.size()), where));
+  DLC_RETURN_IF_ERROR(synchronize(fn, where));
   for (size_t i = 0; i < fn.steps.size(); ++i) {
+    Step &step = fn.steps[i];
     float ms = 0;
     DLC_RETURN_IF_ERROR(
-        check(driver.cuEventElapsedTime(&ms, profileEvents_[i].get(),
-                                        profileEvents_[i + 1].get()),
+        check(driver.cuEventElapsedTime(&ms, profileEvents_[2 * i].get(),
+                                        profileEvents_[2 * i + 1].get()),
               where + ": cuEventElapsedTime"));
-    fn.steps[i].milliseconds += ms;
-    ++fn.steps[i].calls;
+    step.milliseconds += ms;
+    ++step.calls;
+    if (step.collective && step.collective->communicates()) {
+      float collectiveMs = 0, exposedMs = 0;
+      DLC_RETURN_IF_ERROR(
+          prefixStatus(step.collective->elapsed(collectiveMs, exposedMs),
+                       where + ": " + step.label));
+      step.collectiveMilliseconds += collectiveMs;
+      step.exposedMilliseconds += exposedMs;
+    }
   }
   return nullptr;
 }
@@ -409,8 +469,10 @@ dlc_status_t CudaSession::launch(size_t index,
   Function &fn = functions_[index];
   std::string where = module_->name() + ": " + module_->functions()[index].name;
   // The first call runs step by step: libraries load some kernels on first
-  // use, which a capture must not be the one to see.
-  if (!fn.warm || fn.captureFailed) {
+  // use, which a capture must not be the one to see. Collectives are not
+  // captured: their waits, enqueued from the host across two streams,
+  // would have to become the graph's fork and join.
+  if (!fn.warm || fn.captureFailed || fn.communicates) {
     DLC_RETURN_IF_ERROR(enqueue(index, bases));
     fn.warm = true;
     return nullptr;
@@ -443,6 +505,35 @@ dlc_status_t CudaSession::launch(size_t index,
   }
   return check(driver.cuGraphLaunch(exec, compute_.get()),
                where + ": cuGraphLaunch");
+}
+
+dlc_status_t CudaSession::synchronize(const Function &fn,
+                                      const std::string &where) {
+  const Driver &driver = device_->driver();
+  if (!fn.communicates || !deviceComm_)
+    return check(driver.cuStreamSynchronize(compute_.get()),
+                 where + ": cuStreamSynchronize");
+  // Both streams: after a failure, collectives may be in flight that the
+  // compute stream never joined. The device communicator's wait is bounded.
+  DLC_RETURN_IF_ERROR(
+      prefixStatus(deviceComm_->synchronize(compute_.get()), where));
+  return prefixStatus(deviceComm_->synchronize(communication_.get()), where);
+}
+
+dlc_status_t CudaSession::attachCommunicator(Communicator *comm) {
+  DLC_RETURN_IF_ERROR(device_->makeCurrent());
+  // Graphs bake in the rank a RankShard step copies.
+  for (Function &fn : functions_)
+    fn.graphs.clear();
+  deviceComm_.reset();
+  bool communicates =
+      std::any_of(functions_.begin(), functions_.end(),
+                  [](const Function &fn) { return fn.communicates; });
+  if (!comm || !communicates)
+    return nullptr;
+  return prefixStatus(openDeviceCommunicator(*comm, *device_, deviceComm_),
+                      module_->name() + ": " + device_->spec() +
+                          ": opening the ranks' device communicator");
 }
 
 dlc_status_t CudaSession::execute(size_t index, const dlc_tensor_t *inputs,
@@ -482,8 +573,7 @@ dlc_status_t CudaSession::execute(size_t index, const dlc_tensor_t *inputs,
                    where + ": outputs: cuMemcpyDtoHAsync");
   // Also after a failure: what was enqueued must finish before the next
   // call may reuse its buffers.
-  StatusOwner synchronized(check(driver.cuStreamSynchronize(compute_.get()),
-                                 where + ": cuStreamSynchronize"));
+  StatusOwner synchronized(synchronize(fn, where));
   if (status)
     return status;
   if (synchronized.get())
@@ -519,13 +609,25 @@ std::string engineDetail(const DnnEngineChoice &choice) {
 std::vector<Session::ProfileLine> CudaSession::profile() const {
   std::vector<ProfileLine> lines;
   for (size_t f = 0; f < functions_.size(); ++f)
-    for (const Step &step : functions_[f].steps)
-      if (step.calls)
-        lines.push_back(
-            {module_->functions()[f].name, fb::EnumNameStepKind(step.kind),
-             step.label, step.calls, step.milliseconds / 1e3,
-             step.kind == fb::StepKind::KernelStep ? step.bytes : 0,
-             step.conv ? engineDetail(step.conv->engineChoice()) : ""});
+    for (const Step &step : functions_[f].steps) {
+      if (!step.calls)
+        continue;
+      std::string detail;
+      if (step.conv) {
+        detail = engineDetail(step.conv->engineChoice());
+      } else if (step.collective && step.collective->communicates()) {
+        // As the CPU reports collectives (cpu/CpuSession.cpp).
+        char text[128];
+        std::snprintf(text, sizeof(text),
+                      "\"collective_ms\": %.4f, \"exposed_ms\": %.4f",
+                      step.collectiveMilliseconds, step.exposedMilliseconds);
+        detail = text;
+      }
+      lines.push_back(
+          {module_->functions()[f].name, fb::EnumNameStepKind(step.kind),
+           step.label, step.calls, step.milliseconds / 1e3,
+           step.kind == fb::StepKind::KernelStep ? step.bytes : 0, detail});
+    }
   return lines;
 }
 

@@ -16,6 +16,14 @@
 // while the current call computes. Outputs come back through pinned memory
 // at the end of the call, which then synchronizes.
 //
+// A data-parallel module's collectives (CollectiveStep.h) run on a third,
+// communication stream over the device communicator (NCCL) that
+// dlc_session_set_comm opens from the ranks' host communicator. A function
+// with collectives is not captured: it runs step by step, and its call
+// ends with the device communicator's bounded wait (a rank that never
+// joins is an error naming the collective after the host communicator's
+// timeout, not a hang).
+//
 //===----------------------------------------------------------------------===//
 #ifndef DLC_RUNTIME_CUDA_CUDASESSION_H
 #define DLC_RUNTIME_CUDA_CUDASESSION_H
@@ -23,7 +31,9 @@
 #include "runtime/core/PlanStep.h"
 #include "runtime/core/Session.h"
 #include "runtime/cuda/Blas.h"
+#include "runtime/cuda/CollectiveStep.h"
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/DeviceCommunicator.h"
 #include "runtime/cuda/DeviceResources.h"
 #include "runtime/cuda/Dnn.h"
 #include "runtime/cuda/GraphCache.h"
@@ -60,9 +70,14 @@ private:
     /// CopyStep: bytes; KernelStep: the bytes its buffers hold (for the
     /// achieved bandwidth a profile reports).
     uint64_t bytes = 0;
-    /// Profiling: accumulated calls and milliseconds.
+    /// AllReduceStep and ShardStep.
+    std::unique_ptr<CollectiveStep> collective;
+    /// Profiling: accumulated calls and milliseconds; for a collective, its
+    /// milliseconds on the communication stream and those the compute
+    /// stream waited for it.
     int64_t calls = 0;
     double milliseconds = 0;
+    double collectiveMilliseconds = 0, exposedMilliseconds = 0;
   };
   /// One function's prepared plan and the buffers only it uses.
   struct Function {
@@ -88,6 +103,10 @@ private:
     /// whether a capture failed: the plan then runs step by step.
     bool warm = false;
     bool captureFailed = false;
+    /// Whether it has collectives (never captured), and those issued and
+    /// not yet joined by the call being enqueued, oldest first.
+    bool communicates = false;
+    std::vector<size_t> inFlight;
   };
 
   explicit CudaSession(std::shared_ptr<const ModuleFile> module)
@@ -99,13 +118,20 @@ private:
                            const dlc_tensor_t *inputs) override;
   dlc_status_t execute(size_t index, const dlc_tensor_t *inputs, int slot,
                        const dlc_tensor_t *outputs) override;
+  dlc_status_t attachCommunicator(Communicator *comm) override;
   std::vector<ProfileLine> profile() const override;
 
   /// Enqueues every step of function `index` on the compute stream, bound
   /// to `bases`: its arguments', its results', then its arena's address.
   dlc_status_t enqueue(size_t index, const std::vector<uint64_t> &bases);
-  dlc_status_t enqueueStep(Step &step, size_t numArguments,
+  dlc_status_t enqueueStep(Function &fn, size_t s, size_t numArguments,
                            const std::vector<uint64_t> &bases);
+  /// Makes the compute stream wait for the collectives in flight that step
+  /// `s` (the step count: all) must see complete.
+  dlc_status_t joinDue(Function &fn, size_t s);
+  /// Waits for the compute stream after a call: through the device
+  /// communicator, bounded by its timeout, when `fn` has collectives.
+  dlc_status_t synchronize(const Function &fn, const std::string &where);
   uint64_t resolve(const StepRef &ref, size_t numArguments,
                    const std::vector<uint64_t> &bases) const;
   /// Replays the function's graph for `bases`, capturing it first if it
@@ -122,7 +148,10 @@ private:
   std::shared_ptr<CudaDevice> device_;
   /// Declared before the libraries' handles (cuDNN's holds the compute
   /// stream), so destroyed after them.
-  Stream compute_, copy_;
+  Stream compute_, copy_, communication_;
+  /// The ranks' device communicator, while a communicator is set and some
+  /// function has collectives.
+  std::unique_ptr<DeviceCommunicator> deviceComm_;
   /// The libraries, opened when a plan first needs them (a module without
   /// convolutions never needs cuDNN). Declared before the plans that
   /// reference them, so they are destroyed after.

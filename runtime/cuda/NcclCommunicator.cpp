@@ -2,6 +2,7 @@
 #include "runtime/cuda/NcclCommunicator.h"
 
 #include "runtime/core/Status.h"
+#include "runtime/cuda/CudaDevice.h"
 
 #include <chrono>
 #include <cstdint>
@@ -276,6 +277,19 @@ dlc_status_t NcclCommunicator::synchronize(CUstream stream) {
     return result == CUDA_SUCCESS;
   }));
   pending_.clear();
+  return nullptr;
+}
+
+dlc_status_t openDeviceCommunicator(Communicator &host,
+                                    const CudaDevice &device,
+                                    std::unique_ptr<DeviceCommunicator> &out) {
+  std::shared_ptr<const Nccl> nccl;
+  DLC_RETURN_IF_ERROR(Nccl::open(nccl));
+  std::unique_ptr<NcclCommunicator> comm;
+  DLC_RETURN_IF_ERROR(NcclCommunicator::open(
+      host, std::move(nccl), NcclDriverCalls::of(device.driver()),
+      device.context(), comm));
+  out = std::move(comm);
   return nullptr;
 }
 

@@ -29,6 +29,7 @@
 
 #include "dlc/runtime.h"
 #include "runtime/comm/Communicator.h"
+#include "runtime/cuda/DeviceCommunicator.h"
 #include "runtime/cuda/Driver.h"
 #include "runtime/cuda/Nccl.h"
 
@@ -52,7 +53,7 @@ struct NcclDriverCalls {
   static NcclDriverCalls of(const Driver &driver);
 };
 
-class NcclCommunicator {
+class NcclCommunicator final : public DeviceCommunicator {
 public:
   /// Joins the NCCL communicator of `host`'s ranks on the GPU whose
   /// primary context is `context` (retained by the caller for the
@@ -65,31 +66,31 @@ public:
                            std::unique_ptr<NcclCommunicator> &out);
   /// Destroys the NCCL communicator (ncclCommDestroy waits for its
   /// enqueued collectives), unless a failure aborted it.
-  ~NcclCommunicator();
+  ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator &) = delete;
   NcclCommunicator &operator=(const NcclCommunicator &) = delete;
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
   double timeout() const { return timeout_; }
 
   /// Enqueues on `stream` the reduction of `count` elements of device
   /// buffer `data` over all ranks, in place: their sum, or their mean
   /// (ncclAvg). float32, float64, bfloat16 and float16.
   dlc_status_t allReduce(void *data, size_t count, dlc_dtype_t dtype,
-                         dlc_reduce_op_t op, CUstream stream);
+                         dlc_reduce_op_t op, CUstream stream) override;
   /// Enqueues the reduction of `send` (size() * recvCount elements) over
   /// all ranks, leaving block rank() of the result in `recv` (recvCount
   /// elements). NCCL's blocks are all alike in size, unlike the host
   /// communicator's.
   dlc_status_t reduceScatter(const void *send, void *recv, size_t recvCount,
                              dlc_dtype_t dtype, dlc_reduce_op_t op,
-                             CUstream stream);
+                             CUstream stream) override;
   /// Enqueues the concatenation of every rank's `send` (sendCount elements
   /// each) into `recv` (size() * sendCount) in rank order. Any dtype: the
   /// bytes move unchanged.
   dlc_status_t allGather(const void *send, void *recv, size_t sendCount,
-                         dlc_dtype_t dtype, CUstream stream);
+                         dlc_dtype_t dtype, CUstream stream) override;
   /// Enqueues the copy of `root`'s `count` elements of `data` to every
   /// rank's `data`. Any dtype.
   dlc_status_t broadcast(void *data, size_t count, dlc_dtype_t dtype, int root,
@@ -98,7 +99,7 @@ public:
   /// and NCCL's asynchronous error; past timeout() seconds from this call
   /// the communicator is aborted and the call is DLC_DEADLINE_EXCEEDED,
   /// naming the last collective enqueued since the previous synchronize.
-  dlc_status_t synchronize(CUstream stream);
+  dlc_status_t synchronize(CUstream stream) override;
 
 private:
   NcclCommunicator(const Communicator &host, std::shared_ptr<const Nccl> nccl,

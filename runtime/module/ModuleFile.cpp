@@ -723,10 +723,6 @@ private:
     if (!checkCollective(f, index, "all-reduce", true, r.wait_step(),
                          r.reduction(), r.dtype()))
       return false;
-    if (m_.root_->data_parallel_ranks() < 2)
-      return fail("all-reduces gradients in a module of " +
-                  std::to_string(m_.root_->data_parallel_ranks()) +
-                  " data-parallel rank(s)");
     const auto *buffers = r.buffers();
     const auto *elements = r.elements();
     uint32_t n = elements ? elements->size() : 0;
@@ -762,8 +758,10 @@ private:
                          z.kind() != fb::ShardKind::RankShard, z.wait_step(),
                          z.reduction(), z.dtype()))
       return false;
+    // Collectives over one rank are the identity: dlc-compile writes none,
+    // but they are valid (a single GPU checks NCCL with one).
     uint32_t ranks = m_.root_->data_parallel_ranks();
-    if (ranks < 2 || z.ranks() != ranks)
+    if (z.ranks() != ranks)
       return fail("shard step over " + std::to_string(z.ranks()) +
                   " ranks in a module of " + std::to_string(ranks) +
                   " data-parallel rank(s)");

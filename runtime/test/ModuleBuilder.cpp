@@ -76,6 +76,24 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
     body = fb::CreateCopyStep(b, &src, &dst, s.bytes).Union();
     break;
   }
+  case fb::StepKind::AllReduceStep:
+  case fb::StepKind::ShardStep: {
+    std::vector<fb::BufferRef> refs;
+    for (const Ref &r : s.buffers)
+      refs.push_back(ref(r));
+    auto buffers = b.CreateVectorOfStructs(refs);
+    auto elements = b.CreateVector(s.elements);
+    auto dtype = static_cast<fb::ElementType>(s.dtype);
+    body =
+        s.kind == fb::StepKind::AllReduceStep
+            ? fb::CreateAllReduceStep(b, s.reduction, dtype, s.bucket, buffers,
+                                      elements, s.waitStep)
+                  .Union()
+            : fb::CreateShardStep(b, s.shardKind, s.reduction, dtype, s.bucket,
+                                  s.ranks, buffers, elements, s.waitStep)
+                  .Union();
+    break;
+  }
   default:
     break;
   }
@@ -154,6 +172,35 @@ void FunctionBuilder::copy(Ref source, Ref destination, uint64_t bytes,
   s.destination = destination;
   s.bytes = bytes;
   steps_.push_back(std::move(s));
+}
+
+void FunctionBuilder::allReduce(std::vector<Ref> inputs,
+                                std::vector<Ref> outputs,
+                                std::vector<uint64_t> elements,
+                                fb::RankReduction reduction, uint32_t waitStep,
+                                const std::string &location) {
+  StepSpec s;
+  s.kind = fb::StepKind::AllReduceStep;
+  s.location = location;
+  s.buffers = std::move(inputs);
+  s.buffers.insert(s.buffers.end(), outputs.begin(), outputs.end());
+  s.elements = std::move(elements);
+  s.reduction = reduction;
+  s.waitStep = waitStep;
+  steps_.push_back(std::move(s));
+}
+
+void FunctionBuilder::shard(fb::ShardKind kind, std::vector<Ref> inputs,
+                            std::vector<Ref> outputs,
+                            std::vector<uint64_t> elements, uint32_t ranks,
+                            fb::RankReduction reduction, uint32_t waitStep,
+                            const std::string &location) {
+  allReduce(std::move(inputs), std::move(outputs), std::move(elements),
+            reduction, waitStep, location);
+  StepSpec &s = steps_.back();
+  s.kind = fb::StepKind::ShardStep;
+  s.shardKind = kind;
+  s.ranks = ranks;
 }
 
 uint32_t ModuleBuilder::global(const std::string &name, const std::string &role,

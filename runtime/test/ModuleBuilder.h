@@ -87,6 +87,13 @@ struct StepSpec {
   // CopyStep
   Ref source, destination;
   uint64_t bytes = 0;
+  // AllReduceStep and ShardStep: `buffers` holds the inputs, then the
+  // outputs; `elements` each value's whole element count.
+  fb::ShardKind shardKind = fb::ShardKind::RankShard;
+  fb::RankReduction reduction = fb::RankReduction::Mean;
+  DType dtype = DType::F32;
+  uint32_t bucket = 0, ranks = 0, waitStep = 0;
+  std::vector<uint64_t> elements;
 };
 
 class FunctionBuilder {
@@ -107,6 +114,16 @@ public:
   void conv(const ConvSpec &spec, const std::string &location = "");
   void copy(Ref source, Ref destination, uint64_t bytes,
             const std::string &location = "");
+  /// An AllReduceStep of float32 values of `elements` each, from `inputs`
+  /// into `outputs`, complete before step `waitStep`.
+  void allReduce(std::vector<Ref> inputs, std::vector<Ref> outputs,
+                 std::vector<uint64_t> elements, fb::RankReduction reduction,
+                 uint32_t waitStep, const std::string &location = "");
+  /// A ShardStep of float32 values over `ranks` ranks.
+  void shard(fb::ShardKind kind, std::vector<Ref> inputs,
+             std::vector<Ref> outputs, std::vector<uint64_t> elements,
+             uint32_t ranks, fb::RankReduction reduction, uint32_t waitStep,
+             const std::string &location = "");
 
   std::vector<Value> &arguments() { return arguments_; }
   std::vector<Value> &results() { return results_; }

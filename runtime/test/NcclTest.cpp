@@ -16,6 +16,7 @@
 #include "runtime/comm/Communicator.h"
 #include "runtime/cuda/NcclCommunicator.h"
 #include "runtime/support/Float16.h"
+#include "runtime/test/BootstrapCommunicator.h"
 #include "runtime/test/GpuTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +29,7 @@
 
 using namespace dlc;
 using namespace dlc::cuda;
+using dlc::test::BootstrapCommunicator;
 using dlc::test::Buffer;
 using dlc::test::Gpu;
 using dlc::test::messageOf;
@@ -172,9 +174,9 @@ NcclDriverCalls fakeDriver() {
 
 /// Rank 1 of 2, whose broadcast delivers broadcastByte(i) as rank 0's id;
 /// it takes part in nothing else.
-class SecondRank : public Communicator {
+class SecondRank : public BootstrapCommunicator {
 public:
-  SecondRank() : Communicator(/*rank=*/1, /*size=*/2, /*localRank=*/1, 5) {}
+  SecondRank() : BootstrapCommunicator(/*rank=*/1, /*size=*/2, 5) {}
   const char *kind() const override { return "second rank"; }
   int broadcasts = 0;
 
@@ -188,26 +190,6 @@ protected:
     for (size_t i = 0; i < count; ++i)
       static_cast<unsigned char *>(data)[i] = broadcastByte(int(i));
     return nullptr;
-  }
-  dlc_status_t doAllReduce(void *, size_t, dlc_dtype_t,
-                           dlc_reduce_op_t) override {
-    return unused();
-  }
-  dlc_status_t doReduceScatter(const void *, void *, const size_t *,
-                               dlc_dtype_t, dlc_reduce_op_t) override {
-    return unused();
-  }
-  dlc_status_t doAllGather(const void *, void *, const size_t *,
-                           dlc_dtype_t) override {
-    return unused();
-  }
-  dlc_status_t doBarrier() override { return unused(); }
-  [[noreturn]] void abort(int code) override { std::_Exit(code); }
-  size_t maxCount() const override { return SIZE_MAX; }
-
-private:
-  static dlc_status_t unused() {
-    return makeStatus(DLC_INTERNAL, "not part of the bootstrap");
   }
 };
 

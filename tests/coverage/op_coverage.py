@@ -401,31 +401,34 @@ STRUCTURAL = {"fusion": "dlc-fuse groups every case's kernels",
               "yield": "ends every dlc.fusion body"}
 # Ops that need more than one process, checked by their own tests: per op,
 # whether the CPU and CUDA compile it, and what checks it.
+CUDA_COLLECTIVES = ("; on CUDA, steps of the session over NCCL, checked "
+                    "against a fake NCCL of mirrored ranks (runtime/cuda/"
+                    "test/CudaCollectivesTest.cpp, which runs one NCCL rank "
+                    "where a GPU is lent; not yet run on one)")
 MULTI_RANK = {
-    "all_reduce": (True, False,
+    "all_reduce": (True, True,
                    "data-parallel gradient buckets (dlc-compile --dp N): "
                    "dlc.plan.all_reduce steps over MPI ranks, checked "
                    "against one process by tests/models/"
-                   "data_parallel_check.py (mpirun -np 2 and 4); CUDA "
-                   "sessions run no collectives yet"),
+                   "data_parallel_check.py (mpirun -np 2 and 4)" +
+                   CUDA_COLLECTIVES),
 }
 # ZeRO-1's (dlc-compile --dp N --zero 1): ShardStep steps over MPI ranks.
 for _op in ("reduce_scatter", "all_gather"):
-    MULTI_RANK[_op] = (True, False,
+    MULTI_RANK[_op] = (True, True,
                        "ZeRO-1 (--zero 1): ShardStep steps over MPI ranks, "
                        "checked against one process by tests/models/"
                        "data_parallel_check.py (mpirun -np 2 and 4) and on "
                        "the evaluator's simulated ranks by passes/test/"
-                       "zero-numerics.test; CUDA sessions run no "
-                       "collectives yet")
+                       "zero-numerics.test" + CUDA_COLLECTIVES)
 MULTI_RANK["rank_shard"] = (
-    True, False,
+    True, True,
     "ZeRO-1's shards and each rank's offset into random draws (--dp): a "
     "ShardStep over MPI ranks, checked against one process by tests/models/"
     "data_parallel_check.py and tools/runner/test/data-parallel-draws.test "
     "(mpirun -np 2 and 4) and on the evaluator's simulated ranks by passes/"
-    "test/zero-numerics.test and data-parallel-numerics.test; CUDA sessions "
-    "run no collectives yet")
+    "test/zero-numerics.test and data-parallel-numerics.test" +
+    CUDA_COLLECTIVES)
 
 # ---------------------------------------------------------------------------
 

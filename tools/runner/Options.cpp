@@ -184,8 +184,8 @@ const std::vector<OptionSpec> &optionSpecs() {
       {"info", nullptr, S::Any, "describe the module and exit",
        flag(&Options::info)},
       {"device", "SPEC", S::Any,
-       "cpu or cuda:N (default: cpu, or cuda:0 for a module\ncompiled with "
-       "--target cuda)",
+       "cpu or cuda:N (default: cpu, or for a module compiled\nwith "
+       "--target cuda cuda:0, or the rank's local rank\nin an mpirun job)",
        stringOption(&Options::device)},
       {"threads", "N", S::Any,
        "CPU threads (default: one per core, shared among\nthe "

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <new>
+#include <optional>
 
 namespace dlc::runner {
 namespace {
@@ -127,27 +128,33 @@ void printFailure(const std::string &tool, const std::string &message) {
   std::fflush(stderr);
 }
 
-/// Trains `engine` as one rank of a job of the module's data-parallel
-/// ranks; the job must have that many.
-void runTrainingRanks(SessionEngine &engine, const LoadedModule &loaded,
-                      const Options &options, const std::string &tool) {
+/// Opens the job's communicator for training `loaded`: every run opens
+/// one, since N ranks need a module compiled for N, and a module of one
+/// rank under a launcher of several would train that many times into the
+/// same files.
+void openJobComm(const LoadedModule &loaded, const Options &options,
+                 std::optional<rt::Comm> &comm) {
   int32_t ranks = loaded.module.dataParallelRanks();
   if (ranks <= 1 && options.commTimeout)
     throw Error("--comm-timeout applies to a module compiled with --dp N; " +
                 loaded.name + " runs on one rank");
-  // Every run opens the job's communicator: N ranks need a module compiled
-  // for N, and a module of one rank under a launcher of several would
-  // train that many times into the same files.
-  rt::Comm comm("auto", options.commTimeout.value_or(kDefaultCommTimeout));
-  if (comm.size() != ranks)
+  comm.emplace("auto", options.commTimeout.value_or(kDefaultCommTimeout));
+  if (comm->size() != ranks)
     throw Error(
         loaded.name + ": compiled for " + std::to_string(ranks) +
         " data-parallel rank" + (ranks == 1 ? "" : "s") +
         (ranks > 1 ? " (dlc-compile --dp " + std::to_string(ranks) + ")"
                    : std::string()) +
-        ", but this job has " + std::to_string(comm.size()) +
+        ", but this job has " + std::to_string(comm->size()) +
         (ranks > 1 ? ": run it with mpirun -np " + std::to_string(ranks)
-                   : ": compile it with --dp " + std::to_string(comm.size())));
+                   : ": compile it with --dp " + std::to_string(comm->size())));
+}
+
+/// Trains `engine` as one rank of `comm`'s job (openJobComm).
+void runTrainingRanks(SessionEngine &engine, const LoadedModule &loaded,
+                      const Options &options, const std::string &tool,
+                      rt::Comm &comm) {
+  int32_t ranks = loaded.module.dataParallelRanks();
   if (ranks == 1) {
     runTraining(engine, options, nullptr);
     return;
@@ -177,18 +184,25 @@ void runMode(Mode mode, const LoadedModule &loaded, const Options &options,
     std::fputs(describeModule(loaded).c_str(), stdout);
     return;
   }
-  // A module runs where it was compiled for unless --device says otherwise
-  // (a --target cuda training binary trains on the first GPU).
-  std::string spec = !options.device.empty() ? options.device
-                     : loaded.module.target() == "cuda" ? "cuda:0"
-                                                        : "cpu";
+  std::optional<rt::Comm> comm;
+  if (mode == Mode::Training)
+    openJobComm(loaded, options, comm);
+  // A module runs where it was compiled for unless --device says otherwise:
+  // a --target cuda training binary trains on its machine's first GPU, and
+  // the ranks of a job on one machine each on their own (the launcher's
+  // local rank; NCCL cannot put two ranks on one GPU).
+  std::string spec =
+      !options.device.empty() ? options.device
+      : loaded.module.target() == "cuda"
+          ? "cuda:" + std::to_string(comm ? comm->localRank() : 0)
+          : "cpu";
   if (mode == Mode::Training && spec.rfind("cuda", 0) == 0)
     keepEnginesWithCheckpoints(options);
   rt::Device device(spec,
                     static_cast<int32_t>(options.threads.value_or(0)));
   SessionEngine engine(loaded, device);
   if (mode == Mode::Training) {
-    runTrainingRanks(engine, loaded, options, tool);
+    runTrainingRanks(engine, loaded, options, tool, *comm);
     return;
   }
   if (!engine.hasFunction("forward"))

@@ -30,7 +30,8 @@
 //   over the launch's grid; one it reports wrong leaves a sticky
 //   CUDA_ERROR_LAUNCH_FAILED until the primary context is released, as a
 //   fault on a GPU does;
-// - counters, a trace of what ran, and injected failures (FakeDriver.h).
+// - counters, a trace of what ran, and injected failures (FakeDriver.h);
+// - host work that a fake library (FakeNccl.cpp) enqueues on a stream.
 //
 // Not emulated, and refused with CUDA_ERROR_NOT_SUPPORTED rather than
 // emulated wrongly: events recorded during a capture (fork and join across
@@ -951,4 +952,21 @@ const char *dlc_fake_trace() {
 void dlc_fake_clear_trace() {
   std::lock_guard<std::mutex> lock(state.mutex);
   state.trace.clear();
+}
+
+int dlc_fake_enqueue_host(void *handle, const char *what, void (*run)(void *),
+                          void *argument) {
+  std::lock_guard<std::mutex> lock(state.mutex);
+  std::shared_ptr<Stream> stream = findStream(static_cast<CUstream>(handle));
+  if (!stream)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (stream->capture)
+    return refuseInCapture(*stream);
+  enqueue(*stream, {what, [run, argument] { run(argument); }});
+  return CUDA_SUCCESS;
+}
+
+int dlc_fake_is_device_memory(const void *address, unsigned long bytes) {
+  std::lock_guard<std::mutex> lock(state.mutex);
+  return within(state.device, reinterpret_cast<uintptr_t>(address), bytes);
 }

@@ -47,6 +47,18 @@ void dlc_fake_fail(const char *symbol, int error);
 /// until the next call into the fake.
 const char *dlc_fake_trace();
 void dlc_fake_clear_trace();
+
+/// For the fake libraries that run beside the driver (FakeNccl.cpp):
+/// enqueues host work on `stream` (a CUstream) as the driver enqueues a
+/// library's kernel. `run(argument)` runs when the stream's work reaches
+/// it, traced as `what`, and owns `argument` once this call succeeds.
+/// Refused during a capture (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, which
+/// invalidates it) and on an unknown stream; returns a CUresult.
+int dlc_fake_enqueue_host(void *stream, const char *what, void (*run)(void *),
+                          void *argument);
+/// Whether [address, address + bytes) lies in one allocation of device
+/// memory.
+int dlc_fake_is_device_memory(const void *address, unsigned long bytes);
 }
 
 /// Defines the host entry of kernel `kernel` (compiled against

@@ -1,0 +1,347 @@
+//===- CudaCollectivesTest.cpp - Data-parallel steps on "cuda:0" ----------===//
+//
+// Plans with all-reduce and ZeRO shard steps, run by a CUDA session over
+// the ranks' device communicator.
+//
+// On a GPU (label gpu) the job is one rank, on NCCL (two ranks cannot share
+// a GPU), and every collective is the identity. Against the fake driver
+// (label runtime) the job is rank 1 of 2 on the fake NCCL of mirrored ranks
+// (fake_driver/FakeNccl.cpp: every other rank holds what this one holds),
+// so that each sum, shard and gather has a known result that a wrong
+// offset, block or count would change; there the tests also check which
+// stream ran what, and that the compute stream waited for the collectives
+// (the fake runs each stream's work as late as the waits allow, so a
+// missing wait reads stale data).
+//
+//===----------------------------------------------------------------------===//
+#include "TestKernelsPtx.h"
+#include "runtime/cuda/test/CudaTestUtil.h"
+#include "runtime/test/BootstrapCommunicator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+using namespace dlc;
+using namespace dlc::test;
+
+namespace {
+
+/// A host communicator in which this process plays rank `rank` of `size`
+/// for the fake NCCL's mirrored ranks: the bootstrap's broadcast of the
+/// unique id leaves it as it is (every rank holds the same).
+class MirroredRanks final : public BootstrapCommunicator {
+public:
+  MirroredRanks(int rank, int size) : BootstrapCommunicator(rank, size, 30) {}
+  const char *kind() const override { return "mirrored"; }
+
+protected:
+  dlc_status_t doBroadcast(void *, size_t, dlc_dtype_t, int) override {
+    return nullptr;
+  }
+};
+
+using CommPtr = std::unique_ptr<dlc_comm_t, void (*)(dlc_comm_t *)>;
+
+/// The job these tests run as: rank 1 of 2 mirrored ranks against the fake
+/// driver, one rank on a GPU.
+struct Job {
+  int ranks = 1, rank = 0;
+  CommPtr comm{nullptr, &dlc_comm_release};
+
+  Job() {
+    std::unique_ptr<Communicator> host;
+    if (fakeDriver()) {
+      ranks = 2;
+      rank = 1;
+      host = std::make_unique<MirroredRanks>(rank, ranks);
+    } else {
+      host = createLocalCommunicator(30);
+    }
+    comm.reset(new dlc_comm_s{std::move(host)});
+  }
+};
+
+/// Hands `session` the job's communicator.
+Outcome attach(dlc_session_t *session, const Job &job) {
+  return outcome(dlc_session_set_comm(session, job.comm.get()));
+}
+
+/// Opens `m` on cuda:0 and hands the session the job's communicator; false
+/// with `why` (the test skips) without a GPU, or on DLC_UNAVAILABLE where
+/// there may be no NCCL (a GPU machine without it, a build without
+/// nccl.h), never against the fake's.
+bool openAttached(const ModuleBuilder &m, const Job &job, Opened &s,
+                  std::string &why) {
+  if (!open(m, s, why))
+    return false;
+  Outcome attached = attach(s.session.get(), job);
+  bool fakeNccl = false;
+#if DLC_HAVE_NCCL
+  fakeNccl = fakeDriver() != nullptr;
+#endif
+  if (!fakeNccl && attached.code == DLC_UNAVAILABLE) {
+    why = attached.message;
+    return false;
+  }
+  EXPECT_EQ(attached.message, "");
+  return attached.ok();
+}
+
+/// Rank `rank`'s shard of `v` over `ranks` ranks: ceil(n / ranks) elements
+/// from rank x that, zero-padded past the end.
+std::vector<float> shardOf(const std::vector<float> &v, int ranks, int rank) {
+  size_t shard = (v.size() + ranks - 1) / ranks;
+  std::vector<float> out(shard, 0.0f);
+  for (size_t i = 0; i < shard && rank * shard + i < v.size(); ++i)
+    out[i] = v[rank * shard + i];
+  return out;
+}
+
+std::vector<float> scaled(std::vector<float> v, float factor) {
+  for (float &x : v)
+    x *= factor;
+  return v;
+}
+
+/// Distinct values, exact in float32 through the sums below.
+std::vector<float> values(size_t n, float first) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = first + 0.5f * static_cast<float>(i);
+  return v;
+}
+
+constexpr int64_t kX = 5, kY = 3;
+
+/// sum(x: f32[5], y: f32[3]) -> (rx, ry), and mean(...) alike:
+///   g = x + x; all-reduce {g, y} into {r, ry}; g = x (overwritten after
+///   the packing); rx = r + x.
+/// So rx = ranks * 2x + x and ry = ranks * y for the sum, 3x and y for the
+/// mean.
+ModuleBuilder allReducer(int ranks) {
+  ModuleBuilder m;
+  m.target("cuda");
+  m.cudaPtx(kTestKernelsPtx);
+  m.dataParallelRanks(ranks);
+  uint32_t add = m.kernel("test_add_f32");
+  for (auto [name, reduction] : {std::pair{"sum", fb::RankReduction::Sum},
+                                 std::pair{"mean", fb::RankReduction::Mean}}) {
+    FunctionBuilder &f = m.function(name);
+    uint32_t x = f.argument("x", "input", DType::F32, {kX});
+    uint32_t y = f.argument("y", "input", DType::F32, {kY});
+    uint32_t rx = f.result("rx", "output", DType::F32, {kX});
+    uint32_t ry = f.result("ry", "output", DType::F32, {kY});
+    f.arenaSize(512);
+    f.kernel(add, {argument(x), argument(x), arena(0)}, kX, "node 'g'");
+    f.steps().back().bufferBytes = {kX * 4, kX * 4, kX * 4};
+    f.allReduce({arena(0), argument(y)}, {arena(256), result(ry)}, {kX, kY},
+                reduction, /*waitStep=*/3, "gradient bucket 0");
+    f.copy(argument(x), arena(0), kX * 4, "node 'reuse'");
+    f.kernel(add, {arena(256), argument(x), result(rx)}, kX, "node 'rx'");
+    f.steps().back().bufferBytes = {kX * 4, kX * 4, kX * 4};
+  }
+  return m;
+}
+
+TEST(GpuCollectives, AllReduceOverlapsTheStepsAfterIt) {
+  Job job;
+  Opened s;
+  std::string why;
+  if (!openAttached(allReducer(job.ranks), job, s, why))
+    GTEST_SKIP() << why;
+  std::vector<float> x = values(kX, 1.0f), y = values(kY, -2.0f);
+  for (const char *function : {"sum", "mean"}) {
+    float factor = function == std::string("sum") ? job.ranks : 1;
+    Work work;
+    takeTrace();
+    for (int call = 1; call <= 3; ++call) {
+      HostTensor<float> in0(DLC_F32, {kX}), in1(DLC_F32, {kY}),
+          out0(DLC_F32, {kX}), out1(DLC_F32, {kY});
+      in0.data = x;
+      in1.data = y;
+      dlc_tensor_t in[] = {in0.view(), in1.view()},
+                   out[] = {out0.view(), out1.view()};
+      ASSERT_EQ(
+          outcome(dlc_session_call(s.session.get(), function, in, 2, out, 2))
+              .message,
+          "");
+      std::vector<float> expected = x;
+      for (size_t i = 0; i < expected.size(); ++i)
+        expected[i] = factor * 2 * x[i] + x[i];
+      EXPECT_EQ(out0.data, expected) << function << " call " << call;
+      EXPECT_EQ(out1.data, scaled(y, factor)) << function << " call " << call;
+    }
+    // Never captured: every call launches its two kernels.
+    if (std::optional<std::string> done = work.next())
+      EXPECT_EQ(*done, "6 launches, 0 captures, 0 graph launches, "
+                       "6 kernel runs");
+    // The last call: inputs on the copy stream (A); the first kernel and
+    // the packing on the compute stream (B); the collective and the
+    // unpacking on the communication stream (C) once the packing is done.
+    // B's copy over the packed input runs before C's collective (the fake
+    // runs C only when something waits for it), and the kernel reading the
+    // result only after B waited for C.
+    if (std::optional<std::vector<std::string>> trace = takeTrace()) {
+      std::vector<std::string> last(trace->end() - 16, trace->end());
+      EXPECT_EQ(last,
+                (std::vector<std::string>{
+                    "A HtoD", "A record", "B wait A", "B kernel test_add_f32",
+                    "B DtoD", "B DtoD", "B record", "B DtoD", "C wait B",
+                    "C nccl all_reduce", "C DtoD", "C DtoD", "C record",
+                    "B wait C", "B kernel test_add_f32", "B DtoH"}))
+          << function;
+    }
+  }
+}
+
+/// zero(g: f32[5], h: f32[3], p: f32[5]) -> (G, H, ps): reduce-scatter
+/// {g, h} (sum) into this rank's shards, all-gather them back into {G, H},
+/// and this rank's shard of p into ps.
+ModuleBuilder sharder(int ranks) {
+  ModuleBuilder m;
+  m.target("cuda");
+  m.cudaPtx(kTestKernelsPtx);
+  m.dataParallelRanks(ranks);
+  FunctionBuilder &f = m.function("zero");
+  const int64_t gShard = (kX + ranks - 1) / ranks;
+  uint32_t g = f.argument("g", "input", DType::F32, {kX});
+  uint32_t h = f.argument("h", "input", DType::F32, {kY});
+  uint32_t p = f.argument("p", "input", DType::F32, {kX});
+  uint32_t wholeG = f.result("G", "output", DType::F32, {kX});
+  uint32_t wholeH = f.result("H", "output", DType::F32, {kY});
+  uint32_t ps = f.result("ps", "output", DType::F32, {gShard});
+  f.arenaSize(512);
+  const auto sum = fb::RankReduction::Sum;
+  f.shard(fb::ShardKind::ReduceScatter, {argument(g), argument(h)},
+          {arena(0), arena(256)}, {kX, kY}, ranks, sum, /*waitStep=*/1,
+          "reduce-scatter bucket 0");
+  f.shard(fb::ShardKind::AllGather, {arena(0), arena(256)},
+          {result(wholeG), result(wholeH)}, {kX, kY}, ranks, sum,
+          /*waitStep=*/3, "all-gather bucket 0");
+  f.shard(fb::ShardKind::RankShard, {argument(p)}, {result(ps)}, {kX}, ranks,
+          sum, 0, "rank shard");
+  return m;
+}
+
+/// What an all-gather of every mirrored rank's `shard` leaves in a value of
+/// `n` elements: the shard repeated, cut at n.
+std::vector<float> gatheredOf(const std::vector<float> &shard, size_t n) {
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = shard[i % shard.size()];
+  return out;
+}
+
+TEST(GpuCollectives, ZeroShardsAsTheCpuLaysThemOut) {
+  Job job;
+  std::optional<uint64_t> before;
+  if (std::optional<dlc_fake_counters_t> counters = fakeCounters())
+    before = counters->liveObjects;
+  {
+    Opened s;
+    std::string why;
+    if (!openAttached(sharder(job.ranks), job, s, why))
+      GTEST_SKIP() << why;
+    std::vector<float> g = values(kX, 1.0f), h = values(kY, 10.0f),
+                       p = values(kX, -3.0f);
+    const int64_t gShard = (kX + job.ranks - 1) / job.ranks;
+    for (int call = 1; call <= 2; ++call) {
+      HostTensor<float> g0(DLC_F32, {kX}), h0(DLC_F32, {kY}), p0(DLC_F32, {kX}),
+          G(DLC_F32, {kX}), H(DLC_F32, {kY}), ps(DLC_F32, {gShard});
+      g0.data = g;
+      h0.data = h;
+      p0.data = p;
+      dlc_tensor_t in[] = {g0.view(), h0.view(), p0.view()},
+                   out[] = {G.view(), H.view(), ps.view()};
+      ASSERT_EQ(
+          outcome(dlc_session_call(s.session.get(), "zero", in, 3, out, 3))
+              .message,
+          "");
+      // Reduce-scatter: the ranks' sum of this rank's shard; all-gather:
+      // every rank's (mirrored) reduced shard in rank order.
+      EXPECT_EQ(
+          G.data,
+          gatheredOf(scaled(shardOf(g, job.ranks, job.rank), job.ranks), kX))
+          << "call " << call;
+      EXPECT_EQ(
+          H.data,
+          gatheredOf(scaled(shardOf(h, job.ranks, job.rank), job.ranks), kY))
+          << "call " << call;
+      EXPECT_EQ(ps.data, shardOf(p, job.ranks, job.rank)) << "call " << call;
+    }
+    if (job.ranks == 2) {
+      // Rank 1 of 2: shards of 3 and 2 elements, the last padded.
+      EXPECT_EQ(shardOf(g, 2, 1), (std::vector<float>{2.5f, 3.0f, 0.0f}));
+    }
+  }
+  // The buckets, events and the device communicator are given back.
+  if (before)
+    EXPECT_EQ(fakeCounters()->liveObjects, *before);
+}
+
+TEST(GpuCollectives, ProfilesShowTheCollectivesAndTheirWait) {
+  Job job;
+  Opened s;
+  std::string why;
+  if (!openAttached(allReducer(job.ranks), job, s, why))
+    GTEST_SKIP() << why;
+  ASSERT_TRUE(outcome(dlc_session_set_profiling(s.session.get(), 1)).ok());
+  HostTensor<float> x(DLC_F32, {kX}, 1.0f), y(DLC_F32, {kY}, 2.0f),
+      rx(DLC_F32, {kX}), ry(DLC_F32, {kY});
+  dlc_tensor_t in[] = {x.view(), y.view()}, out[] = {rx.view(), ry.view()};
+  for (int call = 1; call <= 2; ++call)
+    ASSERT_EQ(outcome(dlc_session_call(s.session.get(), "mean", in, 2, out, 2))
+                  .message,
+              "");
+  EXPECT_EQ(rx.data, std::vector<float>(kX, 3.0f));
+  std::string path = ::testing::TempDir() + "dlc_gpu_collective_profile_" +
+                     std::to_string(::getpid());
+  ASSERT_TRUE(
+      outcome(dlc_session_write_profile(s.session.get(), path.c_str())).ok());
+  std::ifstream file(path);
+  int lines = 0, collectives = 0;
+  for (std::string line; std::getline(file, line); ++lines) {
+    EXPECT_NE(line.find("\"calls\": 2,"), std::string::npos) << line;
+    if (line.find("AllReduceStep") != std::string::npos) {
+      ++collectives;
+      EXPECT_NE(line.find("\"collective_ms\": "), std::string::npos) << line;
+      EXPECT_NE(line.find("\"exposed_ms\": "), std::string::npos) << line;
+      EXPECT_EQ(line.find("\"collective_ms\": 0.0000,"), std::string::npos)
+          << line;
+    }
+  }
+  EXPECT_EQ(lines, 4);
+  EXPECT_EQ(collectives, 1);
+  std::remove(path.c_str());
+}
+
+TEST(GpuCollectives, CollectivesNeedTheRanksCommunicator) {
+  Job job;
+  Opened s;
+  std::string why;
+  if (!openAttached(allReducer(job.ranks), job, s, why))
+    GTEST_SKIP() << why;
+  HostTensor<float> x(DLC_F32, {kX}, 1.0f), y(DLC_F32, {kY}, 2.0f),
+      rx(DLC_F32, {kX}), ry(DLC_F32, {kY});
+  dlc_tensor_t in[] = {x.view(), y.view()}, out[] = {rx.view(), ry.view()};
+  // Detached: the device communicator goes with it, and the call is
+  // refused; attached again, it is opened again.
+  ASSERT_TRUE(outcome(dlc_session_set_comm(s.session.get(), nullptr)).ok());
+  Outcome o = outcome(dlc_session_call(s.session.get(), "sum", in, 2, out, 2));
+  EXPECT_EQ(o.code, DLC_FAILED_PRECONDITION);
+  EXPECT_NE(o.message.find("the session has no communicator"),
+            std::string::npos)
+      << o.message;
+  ASSERT_EQ(attach(s.session.get(), job).message, "");
+  ASSERT_EQ(
+      outcome(dlc_session_call(s.session.get(), "sum", in, 2, out, 2)).message,
+      "");
+  EXPECT_EQ(ry.data, std::vector<float>(kY, 2.0f * job.ranks));
+}
+
+} // namespace
