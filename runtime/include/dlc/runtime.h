@@ -372,7 +372,11 @@ void dlc_comm_abort(dlc_comm_t *comm, int32_t code);
  * averages the gradients over N ranks): `comm` must have N ranks. The
  * session borrows it, so it must outlive the session's calls; NULL detaches
  * it. A function with all-reduces fails without one; the others (forward)
- * run on one rank alone. */
+ * run on one rank alone. On a CUDA device, where the collectives run on
+ * NCCL, this opens the ranks' NCCL communicator from `comm` (so every rank
+ * must call it, as a collective, bounded by `comm`'s timeout); each rank of
+ * a machine must run on its own GPU (cuda:<dlc_comm_local_rank>).
+ * DLC_UNAVAILABLE where NCCL cannot be opened. */
 dlc_status_t dlc_session_set_comm(dlc_session_t *session, dlc_comm_t *comm);
 
 #ifdef __cplusplus
