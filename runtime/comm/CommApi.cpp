@@ -99,4 +99,18 @@ dlc_status_t dlc_comm_barrier(dlc_comm_t *comm) {
   });
 }
 
+dlc_status_t dlc_comm_split(dlc_comm_t *comm, int32_t color, int32_t key,
+                            dlc_comm_t **out) {
+  return guardStatus("dlc_comm_split", [&]() -> dlc_status_t {
+    if (!comm || !out)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_comm_split: no communicator or output");
+    *out = nullptr;
+    std::unique_ptr<Communicator> part;
+    DLC_RETURN_IF_ERROR(comm->comm->split(color, key, part));
+    *out = new dlc_comm_s{std::move(part)};
+    return nullptr;
+  });
+}
+
 } // extern "C"

@@ -9,6 +9,8 @@
 
 #include "runtime/core/Status.h"
 
+#include <vector>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -266,6 +268,30 @@ dlc_status_t Communicator::broadcast(void *data, size_t count,
 dlc_status_t Communicator::barrier() {
   DLC_RETURN_IF_ERROR(checkUsable("barrier"));
   return run("barrier", [&] { return doBarrier(); });
+}
+
+dlc_status_t Communicator::split(int color, int key,
+                                 std::unique_ptr<Communicator> &out) {
+  DLC_RETURN_IF_ERROR(checkUsable("split"));
+  // Colors differ by rank, so a bad one is a rank-local rejection.
+  if (color < 0)
+    return fail(makeStatus(DLC_INVALID_ARGUMENT,
+                           "split: color " + std::to_string(color) +
+                               " on rank " + std::to_string(rank_) +
+                               " (expected 0 or more)"));
+  std::vector<int64_t> mine = {color, key}, all(2 * size_t(size_));
+  std::vector<size_t> counts(size_, 2);
+  DLC_RETURN_IF_ERROR(
+      allGather(mine.data(), all.data(), counts.data(), DLC_I64));
+  int rank = 0, size = 0;
+  for (int r = 0; r < size_; ++r) {
+    if (all[2 * r] != color)
+      continue;
+    ++size;
+    if (all[2 * r + 1] < key || (all[2 * r + 1] == key && r < rank_))
+      ++rank;
+  }
+  return run("split", [&] { return doSplit(color, key, rank, size, out); });
 }
 
 dlc_status_t openCommunicator(const std::string &kind, double timeout,

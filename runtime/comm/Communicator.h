@@ -106,6 +106,14 @@ public:
   dlc_status_t broadcast(void *data, size_t count, dlc_dtype_t dtype, int root);
   /// Returns once every rank has entered it.
   dlc_status_t barrier();
+  /// Splits the ranks into groups, as MPI_Comm_split: every rank calls it,
+  /// and the ranks passing one `color` (0 or more) form the communicator
+  /// `out`, ranked by `key`, ties by rank(). `out` has this communicator's
+  /// timeout and localRank() (a GPU stays its rank's), and lives apart from
+  /// it. The colors are all-gathered first, within the timeout, so a rank
+  /// that never splits fails the others instead of hanging them; tensor and
+  /// pipeline parallelism make their groups this way.
+  dlc_status_t split(int color, int key, std::unique_ptr<Communicator> &out);
   /// Ends every rank of the job at once with exit code `code` (a rank that
   /// failed alone, so that the others do not wait out their timeout in a
   /// collective it will never join). A communicator of one process exits
@@ -128,6 +136,11 @@ protected:
   virtual dlc_status_t doBroadcast(void *data, size_t count, dlc_dtype_t dtype,
                                    int root) = 0;
   virtual dlc_status_t doBarrier() = 0;
+  /// The split of every rank into groups, once split() found that this
+  /// rank's group (of `color`, ordered by `key`) has `size` ranks and
+  /// ranks it `rank`.
+  virtual dlc_status_t doSplit(int color, int key, int rank, int size,
+                               std::unique_ptr<Communicator> &out) = 0;
   /// The most elements one collective may move (MPI counts are int).
   virtual size_t maxCount() const = 0;
 

@@ -46,6 +46,11 @@ protected:
     return nullptr;
   }
   dlc_status_t doBarrier() override { return nullptr; }
+  dlc_status_t doSplit(int, int, int, int,
+                       std::unique_ptr<Communicator> &out) override {
+    out = std::make_unique<LocalCommunicator>(timeout());
+    return nullptr;
+  }
   [[noreturn]] void abort(int code) override { std::_Exit(code); }
   size_t maxCount() const override {
     return std::numeric_limits<size_t>::max() / sizeof(double);

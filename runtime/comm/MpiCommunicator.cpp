@@ -354,6 +354,8 @@ protected:
   dlc_status_t doBroadcast(void *data, size_t count, dlc_dtype_t dtype,
                            int root) override;
   dlc_status_t doBarrier() override;
+  dlc_status_t doSplit(int color, int key, int rank, int size,
+                       std::unique_ptr<Communicator> &out) override;
   [[noreturn]] void abort(int code) override {
     // MPI_Abort ends every process of MPI_COMM_WORLD through the launcher;
     // it should not return, but exit if an implementation lets it.
@@ -666,6 +668,36 @@ dlc_status_t MpiCommunicator::doBarrier() {
   begin();
   DLC_RETURN_IF_ERROR(mpiStatus(MPI_Ibarrier(comm_, &request), "barrier"));
   return wait(&request, 1, "barrier");
+}
+
+dlc_status_t MpiCommunicator::doSplit(int color, int key, int, int,
+                                      std::unique_ptr<Communicator> &out) {
+  DLC_RETURN_IF_ERROR(acquireMpi());
+  MpiUse use;
+  // Blocking, but every rank gathered the colors in time just before, so
+  // each is on its way here. The control communicator splits alike, for
+  // the new one's queries after a timeout.
+  MPI_Comm comm = MPI_COMM_NULL, control = MPI_COMM_NULL;
+  int code = MPI_Comm_split(comm_, color, key, &comm);
+  if (code == MPI_SUCCESS)
+    code = MPI_Comm_split(control_, color, key, &control);
+  int rank = 0, size = 0;
+  if (code == MPI_SUCCESS)
+    code = MPI_Comm_rank(comm, &rank);
+  if (code == MPI_SUCCESS)
+    code = MPI_Comm_size(comm, &size);
+  if (code != MPI_SUCCESS) {
+    for (MPI_Comm *made : {&comm, &control})
+      if (*made != MPI_COMM_NULL)
+        MPI_Comm_free(made);
+    return mpiStatus(code, "MPI_Comm_split");
+  }
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN);
+  out = std::make_unique<MpiCommunicator>(comm, control, rank, size,
+                                          localRank(), timeout());
+  use.dismissed = true;
+  return nullptr;
 }
 
 } // namespace

@@ -38,6 +38,10 @@ protected:
     return unused();
   }
   dlc_status_t doBarrier() override { return unused(); }
+  dlc_status_t doSplit(int, int, int, int,
+                       std::unique_ptr<Communicator> &) override {
+    return unused();
+  }
   size_t maxCount() const override { return SIZE_MAX; }
 
 private:

@@ -237,6 +237,68 @@ TEST(CommTest, CppWrapper) {
   }
 }
 
+TEST(CommTest, SplitsIntoGroups) {
+  CommHandle c;
+  // Two groups by parity, each ranked in reverse (by key -rank): rank r of
+  // the world is rank (members after it of its parity) of its group.
+  int color = c.rank() % 2;
+  dlc_comm_t *group = nullptr;
+  expectOk(dlc_comm_split(c.comm, color, -c.rank(), &group));
+  ASSERT_NE(group, nullptr);
+  int members = 0, after = 0;
+  for (int r = 0; r < c.size(); ++r)
+    if (r % 2 == color) {
+      ++members;
+      after += r > c.rank();
+    }
+  EXPECT_EQ(dlc_comm_size(group), members);
+  EXPECT_EQ(dlc_comm_rank(group), after);
+  EXPECT_EQ(dlc_comm_local_rank(group), dlc_comm_local_rank(c.comm));
+  EXPECT_STREQ(dlc_comm_kind(group), dlc_comm_kind(c.comm));
+  // A group's collectives reach its members alone.
+  double sum = c.rank() + 1, expected = 0;
+  for (int r = color; r < c.size(); r += 2)
+    expected += r + 1;
+  expectOk(dlc_comm_all_reduce(group, &sum, 1, DLC_F64, DLC_REDUCE_SUM));
+  EXPECT_EQ(sum, expected);
+  // The world still works, and outlives nothing it made.
+  expectOk(dlc_comm_barrier(c.comm));
+  dlc_comm_release(group);
+  double world = 1;
+  expectOk(dlc_comm_all_reduce(c.comm, &world, 1, DLC_F64, DLC_REDUCE_SUM));
+  EXPECT_EQ(world, c.size());
+}
+
+TEST(CommTest, SplitsAgainAndThroughTheWrapper) {
+  rt::Comm comm("auto", kTimeout);
+  // One color: the same ranks, in the same order; then each alone.
+  rt::Comm all = comm.split(7, 0);
+  EXPECT_EQ(all.size(), comm.size());
+  EXPECT_EQ(all.rank(), comm.rank());
+  rt::Comm alone = all.split(all.rank());
+  EXPECT_EQ(alone.size(), 1);
+  EXPECT_EQ(alone.rank(), 0);
+  float data = 3;
+  alone.allReduce(&data, 1, DLC_F32, DLC_REDUCE_SUM);
+  EXPECT_EQ(data, 3.0f);
+}
+
+TEST(CommTest, SplitRejectsBadArguments) {
+  dlc_comm_t *out = reinterpret_cast<dlc_comm_t *>(&out);
+  expectStatus(dlc_comm_split(nullptr, 0, 0, &out), DLC_INVALID_ARGUMENT,
+               "dlc_comm_split: no communicator or output");
+  CommHandle c;
+  // Every rank passes the bad color here; one rank alone would leave the
+  // others to time out in the split's gathering.
+  expectStatus(dlc_comm_split(c.comm, -1, 0, &out), DLC_INVALID_ARGUMENT,
+               "split: color -1 on rank " + std::to_string(c.rank()) +
+                   " (expected 0 or more)");
+  EXPECT_EQ(out, nullptr);
+  // A color differs by rank, so a bad one fails the communicator.
+  expectStatus(dlc_comm_barrier(c.comm), DLC_FAILED_PRECONDITION,
+               "the communicator failed earlier");
+}
+
 TEST(CommTest, OpenRejectsBadArguments) {
   dlc_comm_t *comm = reinterpret_cast<dlc_comm_t *>(1);
   expectStatus(dlc_comm_open(nullptr, kTimeout, &comm), DLC_INVALID_ARGUMENT,

@@ -360,6 +360,14 @@ dlc_status_t dlc_comm_broadcast(dlc_comm_t *comm, void *data, size_t count,
                                 dlc_dtype_t dtype, int32_t root);
 /** Returns once every rank has entered it. */
 dlc_status_t dlc_comm_barrier(dlc_comm_t *comm);
+/** Splits the ranks into groups, as MPI_Comm_split: every rank calls it,
+ * and the ranks passing the same `color` (0 or more) form the new
+ * communicator `*out`, ranked by `key`, ties by rank. It keeps `comm`'s
+ * timeout and local rank, lives apart from `comm` and is released with
+ * dlc_comm_release. A rank that never calls it fails the others after the
+ * timeout. */
+dlc_status_t dlc_comm_split(dlc_comm_t *comm, int32_t color, int32_t key,
+                            dlc_comm_t **out);
 /** Ends every rank of the job at once with exit code `code`: for a rank
  * that failed alone, whose peers would otherwise wait out their timeout in
  * a collective it never joins. With MPI, MPI_Abort (the launcher ends the

@@ -267,6 +267,12 @@ public:
     check(dlc_comm_broadcast(get(), data, count, dtype, root));
   }
   void barrier() { check(dlc_comm_barrier(get())); }
+  /// The ranks of this one passing the same `color`, ranked by `key`.
+  Comm split(int32_t color, int32_t key = 0) const {
+    dlc_comm_t *part = nullptr;
+    check(dlc_comm_split(get(), color, key, &part));
+    return Comm(part);
+  }
   [[noreturn]] void abort(int32_t code) {
     dlc_comm_abort(get(), code);
     std::abort();
@@ -275,6 +281,8 @@ public:
   dlc_comm_t *get() const { return handle_.get(); }
 
 private:
+  explicit Comm(dlc_comm_t *owned) : handle_(owned, &dlc_comm_release) {}
+
   std::unique_ptr<dlc_comm_t, void (*)(dlc_comm_t *)> handle_;
 };
 
