@@ -450,6 +450,48 @@ TEST(ModuleLoad, BadGlobalsAndSignaturesAreRefused) {
   }
 }
 
+TEST(ModuleLoad, CollectiveStepsAreChecked) {
+  // A ZeRO bucket holds every rank's shards and this rank's: (N + 1) x the
+  // shards' bytes, which must fit 63 bits though each value does. 2^20
+  // ranks and a value of 2^61 - 2^20 float32 elements (2^63 - 2^22 bytes):
+  // shards of 2^43 - 4 bytes, times 2^20 + 1.
+  const uint32_t ranks = 1u << 20;
+  const int64_t elements = (int64_t(1) << 61) - (int64_t(1) << 20);
+  const int64_t shard = elements / ranks;
+  {
+    ModuleBuilder m;
+    m.dataParallelRanks(ranks);
+    FunctionBuilder &f = m.function("zero");
+    uint32_t g = f.argument("g", "input", DType::F32, {elements});
+    uint32_t s = f.result("s", "output", DType::F32, {shard});
+    f.shard(fb::ShardKind::ReduceScatter, {argument(g)}, {result(s)},
+            {uint64_t(elements)}, ranks, fb::RankReduction::Mean, 1);
+    expectInvalid(m, "shard step's bucket of 1048577 times 8796093022204 "
+                     "bytes overflows 63 bits");
+  }
+  // Its ranks must be the module's; a step's values come in pairs.
+  {
+    ModuleBuilder m;
+    m.dataParallelRanks(2);
+    FunctionBuilder &f = m.function("zero");
+    uint32_t g = f.argument("g", "input", DType::F32, {4});
+    uint32_t s = f.result("s", "output", DType::F32, {2});
+    f.shard(fb::ShardKind::ReduceScatter, {argument(g)}, {result(s)}, {4}, 4,
+            fb::RankReduction::Mean, 1);
+    expectInvalid(m, "shard step over 4 ranks in a module of 2 "
+                     "data-parallel rank(s)");
+  }
+  {
+    ModuleBuilder m;
+    m.dataParallelRanks(2);
+    FunctionBuilder &f = m.function("step");
+    uint32_t g = f.argument("g", "input", DType::F32, {4});
+    f.allReduce({argument(g)}, {}, {4}, fb::RankReduction::Mean, 1);
+    expectInvalid(m, "all-reduce has 1 buffers for 1 values (expected an "
+                     "input and an output each)");
+  }
+}
+
 TEST(ModuleLoad, KernelReferencesAreChecked) {
   ModuleBuilder m;
   uint32_t k = m.kernel("test_add_f32");

@@ -344,6 +344,39 @@ TEST(Session, ModuleForAnotherTargetIsRefused) {
                        "'cpu' (dlc-compile --target cpu)");
 }
 
+TEST(Session, RankStepsNeedTheJobsCommunicator) {
+  // forward(p: float32[5]) -> this rank's shard of p, in a module of two
+  // data-parallel ranks (the shard step of a dropout's counter offset).
+  ModuleBuilder m;
+  m.dataParallelRanks(2);
+  FunctionBuilder &f = m.function("forward");
+  uint32_t p = f.argument("p", "input", DType::F32, {5});
+  uint32_t s = f.result("s", "output", DType::F32, {3});
+  f.shard(fb::ShardKind::RankShard, {argument(p)}, {result(s)}, {5}, 2,
+          fb::RankReduction::Mean, 0, "rank shard");
+  Opened o = open(m);
+  HostTensor<float> in(DLC_F32, {5}), out(DLC_F32, {3});
+  in.data = {1, 2, 3, 4, 5};
+  dlc_tensor_t x = in.view(), y = out.view();
+  Outcome r =
+      outcome(dlc_session_call(o.session.get(), "forward", &x, 1, &y, 1));
+  EXPECT_EQ(r.code, DLC_FAILED_PRECONDITION);
+  EXPECT_EQ(r.message,
+            "test.dlcm: forward: runs as one of the 2 data-parallel ranks the "
+            "module was compiled for (dlc-compile --dp 2); the session has "
+            "no communicator: run one process per rank (mpirun -np 2) and "
+            "hand it one (dlc_session_set_comm)");
+  // A communicator of another size is refused, naming both.
+  dlc_comm_t *one = nullptr;
+  ASSERT_TRUE(outcome(dlc_comm_open("local", 10, &one)).ok());
+  r = outcome(dlc_session_set_comm(o.session.get(), one));
+  EXPECT_EQ(r.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(r.message, "test.dlcm: compiled for 2 data-parallel rank(s), but "
+                       "the communicator has 1 (dlc-compile --dp N must "
+                       "equal mpirun -np N)");
+  dlc_comm_release(one);
+}
+
 std::string tempDir(const std::string &name) {
   std::string dir = ::testing::TempDir() + "dlc_session_" + name + "_" +
                     std::to_string(::getpid());
