@@ -189,10 +189,15 @@ LogicalResult Writer::addGlobals() {
     auto tensorType = fb::CreateTensorTypeDirect(
         fbb, static_cast<fb::ElementType>(static_cast<uint8_t>(*dtype)),
         &shape);
+    flatbuffers::Offset<flatbuffers::Vector<int64_t>> wholeShape;
+    if (RankedTensorType whole =
+            roles::shardedTypeOf(global->getAttrDictionary()))
+      wholeShape =
+          fbb.CreateVector(whole.getShape().data(), whole.getShape().size());
     globalIndex[name] = static_cast<int>(globals.size());
     globals.push_back(fb::CreateGlobal(
         fbb, fbb.CreateString(name.str()), fbb.CreateString(role), tensorType,
-        initial, copyOf, global->hasAttr(roles::kShardedAttr)));
+        initial, copyOf, global->hasAttr(roles::kShardedAttr), wholeShape));
   }
   return success();
 }

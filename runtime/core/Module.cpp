@@ -140,6 +140,30 @@ dlc_status_t dlc_module_global_info(const dlc_module_t *module, size_t index,
   return nullptr;
 }
 
+dlc_status_t dlc_module_global_whole_shape(const dlc_module_t *module,
+                                           size_t index, int32_t *rank,
+                                           const int64_t **shape) {
+  if (!module || !rank || !shape)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      "dlc_module_global_whole_shape: no module or output");
+  const auto &globals = module->file->globals();
+  const std::string &name = module->file->name();
+  if (index >= globals.size() || !globals[index].sharded)
+    return makeStatus(DLC_INVALID_ARGUMENT, name + ": global " +
+                                                std::to_string(index) +
+                                                " is not a sharded one");
+  const dlc::ValueInfo &g = globals[index];
+  if (!g.wholeShape)
+    return makeStatus(DLC_UNAVAILABLE,
+                      name + ": global '" + g.name +
+                          "' is sharded, and the module does not record its "
+                          "whole shape (compiled by an earlier dlc-compile: "
+                          "compile it again)");
+  *rank = static_cast<int32_t>(g.wholeShape->size());
+  *shape = g.wholeShape->data();
+  return nullptr;
+}
+
 size_t dlc_module_function_count(const dlc_module_t *module) {
   return module ? module->file->functions().size() : 0;
 }

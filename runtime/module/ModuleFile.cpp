@@ -180,6 +180,9 @@ private:
         return fail("is sharded in a module of " +
                     std::to_string(m_.root_->data_parallel_ranks()) +
                     " data-parallel rank(s)");
+      if (const auto *whole = g->whole_shape())
+        if (!readWholeShape(*whole, info))
+          return false;
       info.copyOf = g->copy_of();
       if (info.copyOf < -1)
         return fail("is a copy of global " + std::to_string(info.copyOf));
@@ -649,6 +652,30 @@ private:
                     "_shape has a negative dimension");
       out.push_back(d);
     }
+    return true;
+  }
+
+  /// A sharded global's whole shape: its shard over the module's ranks
+  /// must be the global's own type's elements.
+  bool readWholeShape(const flatbuffers::Vector<int64_t> &v, ValueInfo &info) {
+    if (!elementsAligned(&v))
+      return fail("whole shape is misaligned");
+    if (!info.sharded)
+      return fail("has a whole shape but is not sharded");
+    uint64_t whole = 1, shard = 1;
+    std::vector<int64_t> shape(v.begin(), v.end());
+    for (int64_t d : shape)
+      if (d < 0 || !mulChecked(whole, static_cast<uint64_t>(d), whole))
+        return fail("whole shape " + shapeString(shape) + " is not a tensor's");
+    for (int64_t d : info.type.shape)
+      shard *= static_cast<uint64_t>(d);
+    uint64_t ranks = m_.root_->data_parallel_ranks();
+    if (info.type.shape.size() != 1 ||
+        shard != whole / ranks + (whole % ranks != 0))
+      return fail("is " + info.type.describe() + ", not a shard of " +
+                  shapeString(shape) + " over " + std::to_string(ranks) +
+                  " ranks");
+    info.wholeShape = std::move(shape);
     return true;
   }
 

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,10 @@ struct ValueInfo {
   /// copy_of), or -1.
   int32_t copyOf = -1;
   /// A global each data-parallel rank holds its own ZeRO-1 shard of
-  /// (fb::Global's sharded).
+  /// (fb::Global's sharded), and the shape of the whole value when the
+  /// module records it (fb::Global's whole_shape).
   bool sharded = false;
+  std::optional<std::vector<int64_t>> wholeShape;
 };
 
 /// A function's signature and plan.

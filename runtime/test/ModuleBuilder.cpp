@@ -241,7 +241,9 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
     auto role = b.CreateString(g.value.role);
     auto type = tensorType(b, g.value.dtype, g.value.shape);
     auto init = g.initial.empty() ? 0 : alignedBytes(b, g.initial);
-    globals.push_back(fb::CreateGlobal(b, name, role, type, init, g.copyOf));
+    auto whole = g.wholeShape ? b.CreateVector(*g.wholeShape) : 0;
+    globals.push_back(fb::CreateGlobal(b, name, role, type, init, g.copyOf,
+                                       g.sharded, whole));
   }
   std::vector<Offset<fb::Constant>> constants;
   for (const ConstantSpec &c : constants_) {

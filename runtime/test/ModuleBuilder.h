@@ -150,6 +150,13 @@ public:
   /// The function named `name` (added on first use; references stay valid
   /// until the next new function).
   FunctionBuilder &function(const std::string &name);
+  /// Marks global `index` sharded over the data-parallel ranks, a shard of
+  /// a value of `wholeShape` (nullopt: not recorded).
+  void shardGlobal(uint32_t index,
+                   std::optional<std::vector<int64_t>> wholeShape) {
+    globals_[index].sharded = true;
+    globals_[index].wholeShape = std::move(wholeShape);
+  }
 
   void sharedObject(std::vector<uint8_t> bytes) { so_ = std::move(bytes); }
   /// CUDA kernels as PTX (the driver compiles it for any GPU).
@@ -169,6 +176,8 @@ private:
     Value value;
     std::vector<uint8_t> initial;
     int32_t copyOf = -1;
+    bool sharded = false;
+    std::optional<std::vector<int64_t>> wholeShape;
   };
   struct ConstantSpec {
     DType dtype;

@@ -450,6 +450,44 @@ TEST(ModuleLoad, BadGlobalsAndSignaturesAreRefused) {
   }
 }
 
+TEST(ModuleLoad, ShardedGlobalsRecordTheirWholeShape) {
+  // A [2, 3] value's shards over 4 ranks: 2 elements each.
+  auto sharded = [](std::vector<int64_t> shard,
+                    std::optional<std::vector<int64_t>> whole) {
+    ModuleBuilder m = smallModule();
+    m.dataParallelRanks(4);
+    m.shardGlobal(m.global("m", "state", DType::F32, shard), whole);
+    return m;
+  };
+  ModulePtr module(nullptr, &dlc_module_release);
+  ASSERT_TRUE(
+      loadModule(sharded({2}, std::vector<int64_t>{2, 3}).finish(), module)
+          .ok());
+  int32_t rank = 0;
+  const int64_t *shape = nullptr;
+  ASSERT_TRUE(
+      outcome(dlc_module_global_whole_shape(module.get(), 1, &rank, &shape))
+          .ok());
+  EXPECT_EQ(std::vector<int64_t>(shape, shape + rank),
+            (std::vector<int64_t>{2, 3}));
+  Outcome o =
+      outcome(dlc_module_global_whole_shape(module.get(), 0, &rank, &shape));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message, "test.dlcm: global 0 is not a sharded one");
+  // Written before the shape was recorded.
+  ASSERT_TRUE(loadModule(sharded({2}, std::nullopt).finish(), module).ok());
+  o = outcome(dlc_module_global_whole_shape(module.get(), 1, &rank, &shape));
+  EXPECT_EQ(o.code, DLC_UNAVAILABLE);
+  EXPECT_NE(o.message.find("does not record its whole shape"),
+            std::string::npos)
+      << o.message;
+  expectInvalid(sharded({3}, std::vector<int64_t>{2, 3}),
+                "global 1 ('m'): is float32[3], not a shard of [2,3] over 4 "
+                "ranks");
+  expectInvalid(sharded({1}, std::vector<int64_t>{-1}),
+                "global 1 ('m'): whole shape [-1] is not a tensor's");
+}
+
 TEST(ModuleLoad, CollectiveStepsAreChecked) {
   // A ZeRO bucket holds every rank's shards and this rank's: (N + 1) x the
   // shards' bytes, which must fit 63 bits though each value does. 2^20

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ public:
   virtual rt::Signature signature(const std::string &function) const = 0;
   /// Every global, in the program's order.
   virtual std::vector<dlc_value_info_t> globals() const = 0;
+  /// The shape of global `index`'s whole value when each rank of a
+  /// data-parallel job holds its own shard of it (dlc-compile --zero 1),
+  /// else nullopt; throws where the program does not record it.
+  virtual std::optional<std::vector<int64_t>> wholeShape(size_t) const {
+    return std::nullopt;
+  }
   virtual void getGlobal(const std::string &name, void *data, size_t bytes) = 0;
   virtual void setGlobal(const std::string &name, const void *data,
                          size_t bytes) = 0;

@@ -159,13 +159,6 @@ void runTrainingRanks(SessionEngine &engine, const LoadedModule &loaded,
     runTraining(engine, options, nullptr);
     return;
   }
-  // Rank 0 writes the state, which would hold its own shards of a ZeRO-1
-  // module's optimizer state alone (its checkpoints hold every rank's).
-  if (loaded.module.shardedGlobals() > 0 && !options.saveState.empty())
-    throw Error("--save-state: " + loaded.name +
-                " shards its optimizer state over the ranks (dlc-compile "
-                "--zero 1), and rank 0 holds its own shards alone: save "
-                "checkpoints (--checkpoint-dir), which hold every rank's");
   engine.setComm(comm);
   try {
     runTraining(engine, options, &comm);

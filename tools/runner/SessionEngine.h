@@ -19,6 +19,7 @@ public:
     return module_.module.signature(function);
   }
   std::vector<dlc_value_info_t> globals() const override;
+  std::optional<std::vector<int64_t>> wholeShape(size_t index) const override;
   void getGlobal(const std::string &name, void *data, size_t bytes) override {
     session_.getGlobal(name, data, bytes);
   }

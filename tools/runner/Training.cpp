@@ -116,7 +116,11 @@ private:
   void saveCheckpoint();
   void evaluate();
   /// --save-state: every global, by name, in one .npz.
+  /// Writes every global to --save-state (rank 0), sharded ones gathered
+  /// whole from every rank.
   void saveState();
+  /// The whole value of shape `shape` of which every rank holds `shard`.
+  Tensor gatherWhole(const Tensor &shard, const std::vector<int64_t> &shape);
   /// Prints `line` to `out`, after ending a live progress line (rank 0
   /// alone speaks for a data-parallel job).
   void say(const std::string &line, std::FILE *out);
@@ -182,8 +186,13 @@ void Trainer::run() {
                   " keeps no ONNX model to write the trained parameters into");
     checkWritable(options_.exportPath, "--export");
   }
-  if (!options_.saveState.empty())
+  if (!options_.saveState.empty()) {
     checkWritable(options_.saveState, "--save-state");
+    // Sharded state is gathered whole: its shape must be known, before
+    // any step runs.
+    for (size_t i = 0; i < engine_.globals().size(); ++i)
+      engine_.wholeShape(i);
+  }
   if (!options_.log.empty() && rank_ == 0)
     log_ = std::make_unique<MetricsLog>(options_.log);
   if (!options_.tensorboard.empty() && rank_ == 0)
@@ -257,7 +266,7 @@ void Trainer::run() {
   if (!options_.exportPath.empty())
     onRankZero("--export", [&] { engine_.exportOnnx(options_.exportPath); });
   if (!options_.saveState.empty())
-    onRankZero("--save-state", [&] { saveState(); });
+    saveState();
 }
 
 void Trainer::bindArguments() {
@@ -600,16 +609,35 @@ void Trainer::evaluate() {
 
 void Trainer::saveState() {
   NamedTensors state;
-  for (const dlc_value_info_t &info : engine_.globals()) {
+  const std::vector<dlc_value_info_t> globals = engine_.globals();
+  for (size_t i = 0; i < globals.size(); ++i) {
+    const dlc_value_info_t &info = globals[i];
     Tensor t = makeTensor(info);
     engine_.getGlobal(info.name, t.bytes(), t.byteSize());
+    if (std::optional<std::vector<int64_t>> whole = engine_.wholeShape(i))
+      t = gatherWhole(t, *whole);
     // NumPy has no bfloat16: its bits, as uint16, under the same name.
     state.emplace_back(info.name, t.dtype() == DType::BF16 ? bfloat16AsBits(t)
                                                            : std::move(t));
   }
   std::sort(state.begin(), state.end(),
             [](const auto &a, const auto &b) { return a.first < b.first; });
-  throwIfError(writeNpz(options_.saveState, state), "--save-state ");
+  onRankZero("--save-state", [&] {
+    throwIfError(writeNpz(options_.saveState, state), "--save-state ");
+  });
+}
+
+Tensor Trainer::gatherWhole(const Tensor &shard,
+                            const std::vector<int64_t> &shape) {
+  // Every rank's shard in rank order is the whole value, flattened and
+  // padded with zeros to ranks x shard elements.
+  std::vector<size_t> counts(ranks_, shard.numElements());
+  Tensor all(shard.dtype(), {ranks_ * shard.numElements()});
+  comm_->allGather(shard.bytes(), all.bytes(), counts.data(),
+                   static_cast<dlc_dtype_t>(shard.dtype()));
+  Tensor whole(shard.dtype(), shape);
+  std::memcpy(whole.bytes(), all.bytes(), whole.byteSize());
+  return whole;
 }
 
 void Trainer::onRankZero(const std::string &what,

@@ -117,6 +117,14 @@ int32_t dlc_module_sharded_globals(const dlc_module_t *module);
 size_t dlc_module_global_count(const dlc_module_t *module);
 dlc_status_t dlc_module_global_info(const dlc_module_t *module, size_t index,
                                     dlc_value_info_t *out);
+/** The shape of sharded global `index`'s whole value, whose flattened
+ * elements [r s, (r + 1) s) rank r holds (s = its shard's elements; zeros
+ * past the end): `*rank` dimensions at `*shape`, valid while the module
+ * lives. DLC_INVALID_ARGUMENT for a global that is not sharded,
+ * DLC_UNAVAILABLE for a module compiled before dlc recorded it. */
+dlc_status_t dlc_module_global_whole_shape(const dlc_module_t *module,
+                                           size_t index, int32_t *rank,
+                                           const int64_t **shape);
 
 size_t dlc_module_function_count(const dlc_module_t *module);
 /** Function `index`'s name ("forward", "train_step"). */
