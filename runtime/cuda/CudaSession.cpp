@@ -158,11 +158,14 @@ dlc_status_t CudaSession::prepare(const FunctionInfo &info, Function &fn) {
                                    [this](const fb::Step &fbStep, Step &step) {
                                      return prepareStep(fbStep, step);
                                    }));
-  for (const Step &step : fn.steps)
-    if (step.collective && step.collective->communicates()) {
-      fn.communicates = true;
-      fn.inFlight.reserve(fn.steps.size());
-    }
+  fn.communicates =
+      std::any_of(fn.steps.begin(), fn.steps.end(), [](const Step &step) {
+        return step.collective && step.collective->communicates();
+      });
+  // Room for every collective in flight at once, so that none is left
+  // untracked by a failed allocation once it is enqueued.
+  if (fn.communicates)
+    fn.inFlight.reserve(fn.steps.size());
   return nullptr;
 }
 
@@ -510,22 +513,39 @@ dlc_status_t CudaSession::launch(size_t index,
 dlc_status_t CudaSession::synchronize(const Function &fn,
                                       const std::string &where) {
   const Driver &driver = device_->driver();
-  if (!fn.communicates || !deviceComm_)
-    return check(driver.cuStreamSynchronize(compute_.get()),
+  auto wait = [&](const Stream &stream) {
+    return check(driver.cuStreamSynchronize(stream.get()),
                  where + ": cuStreamSynchronize");
-  // Both streams: after a failure, collectives may be in flight that the
-  // compute stream never joined. The device communicator's wait is bounded.
-  DLC_RETURN_IF_ERROR(
-      prefixStatus(deviceComm_->synchronize(compute_.get()), where));
-  return prefixStatus(deviceComm_->synchronize(communication_.get()), where);
+  };
+  if (!fn.communicates || !deviceComm_)
+    return wait(compute_);
+  // The communication stream first, through the device communicator's
+  // bounded wait, which names the collective in flight if it times out:
+  // after a failure it may hold collectives the compute stream never
+  // joined. Its clock starts once the call is enqueued, so it also covers
+  // the compute still queued before the last collective (a step far
+  // shorter than --comm-timeout's 300 s). Whatever happens, both streams
+  // are then waited for (an aborted NCCL communicator ends its kernels):
+  // nothing may still run on the call's buffers when it returns.
+  dlc_status_t status =
+      prefixStatus(deviceComm_->synchronize(communication_.get()), where);
+  for (const Stream *stream : {&communication_, &compute_}) {
+    dlc_status_t waited = wait(*stream);
+    if (!status)
+      status = waited;
+    else
+      dlc_status_free(waited);
+  }
+  return status;
 }
 
 dlc_status_t CudaSession::attachCommunicator(Communicator *comm) {
+  // The old communicator goes first, whatever fails after.
+  deviceComm_.reset();
   DLC_RETURN_IF_ERROR(device_->makeCurrent());
   // Graphs bake in the rank a RankShard step copies.
   for (Function &fn : functions_)
     fn.graphs.clear();
-  deviceComm_.reset();
   bool communicates =
       std::any_of(functions_.begin(), functions_.end(),
                   [](const Function &fn) { return fn.communicates; });
@@ -616,7 +636,7 @@ std::vector<Session::ProfileLine> CudaSession::profile() const {
       if (step.conv) {
         detail = engineDetail(step.conv->engineChoice());
       } else if (step.collective && step.collective->communicates()) {
-        // As the CPU reports collectives (cpu/CpuSession.cpp).
+        // As the CPU reports its collectives (cpu/CpuSession.cpp).
         char text[128];
         std::snprintf(text, sizeof(text),
                       "\"collective_ms\": %.4f, \"exposed_ms\": %.4f",

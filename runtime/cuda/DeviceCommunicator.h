@@ -26,8 +26,6 @@ class DeviceCommunicator {
 public:
   virtual ~DeviceCommunicator() = default;
 
-  virtual int rank() const = 0;
-  virtual int size() const = 0;
   /// Enqueues on `stream` the in-place sum or mean over the ranks of
   /// `count` elements at `data`.
   virtual dlc_status_t allReduce(void *data, size_t count, dlc_dtype_t dtype,

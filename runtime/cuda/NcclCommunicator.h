@@ -70,8 +70,8 @@ public:
   NcclCommunicator(const NcclCommunicator &) = delete;
   NcclCommunicator &operator=(const NcclCommunicator &) = delete;
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
   double timeout() const { return timeout_; }
 
   /// Enqueues on `stream` the reduction of `count` elements of device

@@ -159,8 +159,9 @@ void runTrainingRanks(SessionEngine &engine, const LoadedModule &loaded,
     runTraining(engine, options, nullptr);
     return;
   }
-  engine.setComm(comm);
   try {
+    // On a GPU this opens NCCL, which may fail on this rank alone.
+    engine.setComm(comm);
     runTraining(engine, options, &comm);
   } catch (const std::exception &e) {
     // A rank that fails alone (its log cannot be written, its checkpoint

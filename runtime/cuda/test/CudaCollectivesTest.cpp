@@ -32,12 +32,12 @@ using namespace dlc::test;
 namespace {
 
 /// A host communicator in which this process plays rank `rank` of `size`
-/// for the fake NCCL's mirrored ranks: the bootstrap's broadcast of the
-/// unique id leaves it as it is (every rank holds the same).
-class MirroredRanks final : public BootstrapCommunicator {
+/// for the fake NCCL: the bootstrap's broadcast of the unique id leaves it
+/// as it is (every rank holds the same).
+class FakeRanks final : public BootstrapCommunicator {
 public:
-  MirroredRanks(int rank, int size) : BootstrapCommunicator(rank, size, 30) {}
-  const char *kind() const override { return "mirrored"; }
+  FakeRanks(int rank, int size) : BootstrapCommunicator(rank, size, 30) {}
+  const char *kind() const override { return "fake ranks"; }
 
 protected:
   dlc_status_t doBroadcast(void *, size_t, dlc_dtype_t, int) override {
@@ -47,24 +47,29 @@ protected:
 
 using CommPtr = std::unique_ptr<dlc_comm_t, void (*)(dlc_comm_t *)>;
 
-/// The job these tests run as: rank 1 of 2 mirrored ranks against the fake
-/// driver, one rank on a GPU.
+/// The job a test runs as: rank `rank` of 2 against the fake driver (its
+/// NCCL's rules make the other rank's data), one rank on a GPU.
 struct Job {
   int ranks = 1, rank = 0;
   CommPtr comm{nullptr, &dlc_comm_release};
 
-  Job() {
+  explicit Job(int fakeRank = 1) {
     std::unique_ptr<Communicator> host;
     if (fakeDriver()) {
       ranks = 2;
-      rank = 1;
-      host = std::make_unique<MirroredRanks>(rank, ranks);
+      rank = fakeRank;
+      host = std::make_unique<FakeRanks>(rank, ranks);
     } else {
       host = createLocalCommunicator(30);
     }
     comm.reset(new dlc_comm_s{std::move(host)});
   }
 };
+
+/// The ranks a test plays: both of 2 against the fake, the one on a GPU.
+std::vector<int> playedRanks() {
+  return fakeDriver() ? std::vector<int>{0, 1} : std::vector<int>{0};
+}
 
 /// Hands `session` the job's communicator.
 Outcome attach(dlc_session_t *session, const Job &job) {
@@ -182,18 +187,19 @@ TEST(GpuCollectives, AllReduceOverlapsTheStepsAfterIt) {
                        "6 kernel runs");
     // The last call: inputs on the copy stream (A); the first kernel and
     // the packing on the compute stream (B); the collective and the
-    // unpacking on the communication stream (C) once the packing is done.
-    // B's copy over the packed input runs before C's collective (the fake
-    // runs C only when something waits for it), and the kernel reading the
-    // result only after B waited for C.
+    // unpacking on the communication stream (C) once the packing is done;
+    // B's copy over the packed input, which must not change what C
+    // reduces; the kernel reading the result only after B waited for C.
+    // (The fake runs each stream when something waits for it: the call's
+    // end waits for C first.)
     if (std::optional<std::vector<std::string>> trace = takeTrace()) {
       std::vector<std::string> last(trace->end() - 16, trace->end());
-      EXPECT_EQ(last,
-                (std::vector<std::string>{
-                    "A HtoD", "A record", "B wait A", "B kernel test_add_f32",
-                    "B DtoD", "B DtoD", "B record", "B DtoD", "C wait B",
-                    "C nccl all_reduce", "C DtoD", "C DtoD", "C record",
-                    "B wait C", "B kernel test_add_f32", "B DtoH"}))
+      EXPECT_EQ(last, (std::vector<std::string>{
+                          "A HtoD", "A record", "B wait A",
+                          "B kernel test_add_f32", "B DtoD", "B DtoD",
+                          "B record", "C wait B", "C nccl all_reduce",
+                          "C DtoD", "C DtoD", "C record", "B DtoD",
+                          "B wait C", "B kernel test_add_f32", "B DtoH"}))
           << function;
     }
   }
@@ -228,60 +234,74 @@ ModuleBuilder sharder(int ranks) {
   return m;
 }
 
-/// What an all-gather of every mirrored rank's `shard` leaves in a value of
-/// `n` elements: the shard repeated, cut at n.
-std::vector<float> gatheredOf(const std::vector<float> &shard, size_t n) {
-  std::vector<float> out(n);
-  for (size_t i = 0; i < n; ++i)
-    out[i] = shard[i % shard.size()];
-  return out;
+/// What the zero function leaves in G (or H) for value `v` on rank `rank`
+/// of `ranks`, by the fake NCCL's rules (fake_driver/FakeNccl.cpp); one
+/// rank's collectives are the identity, as on a GPU. The reduce-scatter
+/// gives the sum of this rank's shards of v (rank q's shard for this rank
+/// being this rank's shard q); the all-gather's block q is that with every
+/// byte XOR-ed with (q - rank), cut at the value's end.
+std::vector<uint8_t> zeroResult(const std::vector<float> &v, int ranks,
+                                int rank) {
+  std::vector<float> mine = shardOf(v, ranks, 0);
+  for (int q = 1; q < ranks; ++q) {
+    std::vector<float> shard = shardOf(v, ranks, q);
+    for (size_t i = 0; i < mine.size(); ++i)
+      mine[i] += shard[i];
+  }
+  const auto *bytes = reinterpret_cast<const uint8_t *>(mine.data());
+  const size_t shardBytes = mine.size() * sizeof(float);
+  std::vector<uint8_t> whole;
+  for (int q = 0; q < ranks; ++q)
+    for (size_t i = 0; i < shardBytes; ++i)
+      whole.push_back(bytes[i] ^ static_cast<uint8_t>(q - rank));
+  whole.resize(v.size() * sizeof(float));
+  return whole;
+}
+
+std::vector<uint8_t> bytesOf(const std::vector<float> &v) {
+  const auto *bytes = reinterpret_cast<const uint8_t *>(v.data());
+  return std::vector<uint8_t>(bytes, bytes + v.size() * sizeof(float));
 }
 
 TEST(GpuCollectives, ZeroShardsAsTheCpuLaysThemOut) {
-  Job job;
-  std::optional<uint64_t> before;
-  if (std::optional<dlc_fake_counters_t> counters = fakeCounters())
-    before = counters->liveObjects;
-  {
-    Opened s;
-    std::string why;
-    if (!openAttached(sharder(job.ranks), job, s, why))
-      GTEST_SKIP() << why;
-    std::vector<float> g = values(kX, 1.0f), h = values(kY, 10.0f),
-                       p = values(kX, -3.0f);
-    const int64_t gShard = (kX + job.ranks - 1) / job.ranks;
-    for (int call = 1; call <= 2; ++call) {
-      HostTensor<float> g0(DLC_F32, {kX}), h0(DLC_F32, {kY}), p0(DLC_F32, {kX}),
-          G(DLC_F32, {kX}), H(DLC_F32, {kY}), ps(DLC_F32, {gShard});
-      g0.data = g;
-      h0.data = h;
-      p0.data = p;
-      dlc_tensor_t in[] = {g0.view(), h0.view(), p0.view()},
-                   out[] = {G.view(), H.view(), ps.view()};
-      ASSERT_EQ(
-          outcome(dlc_session_call(s.session.get(), "zero", in, 3, out, 3))
-              .message,
-          "");
-      // Reduce-scatter: the ranks' sum of this rank's shard; all-gather:
-      // every rank's (mirrored) reduced shard in rank order.
-      EXPECT_EQ(
-          G.data,
-          gatheredOf(scaled(shardOf(g, job.ranks, job.rank), job.ranks), kX))
-          << "call " << call;
-      EXPECT_EQ(
-          H.data,
-          gatheredOf(scaled(shardOf(h, job.ranks, job.rank), job.ranks), kY))
-          << "call " << call;
-      EXPECT_EQ(ps.data, shardOf(p, job.ranks, job.rank)) << "call " << call;
+  for (int played : playedRanks()) {
+    Job job(played);
+    std::optional<uint64_t> before;
+    if (std::optional<dlc_fake_counters_t> counters = fakeCounters())
+      before = counters->liveObjects;
+    {
+      Opened s;
+      std::string why;
+      if (!openAttached(sharder(job.ranks), job, s, why))
+        GTEST_SKIP() << why;
+      std::vector<float> g = values(kX, 1.0f), h = values(kY, 10.0f),
+                         p = values(kX, -3.0f);
+      const int64_t gShard = (kX + job.ranks - 1) / job.ranks;
+      for (int call = 1; call <= 2; ++call) {
+        HostTensor<float> g0(DLC_F32, {kX}), h0(DLC_F32, {kY}),
+            p0(DLC_F32, {kX}), G(DLC_F32, {kX}), H(DLC_F32, {kY}),
+            ps(DLC_F32, {gShard});
+        g0.data = g;
+        h0.data = h;
+        p0.data = p;
+        dlc_tensor_t in[] = {g0.view(), h0.view(), p0.view()},
+                     out[] = {G.view(), H.view(), ps.view()};
+        ASSERT_EQ(
+            outcome(dlc_session_call(s.session.get(), "zero", in, 3, out, 3))
+                .message,
+            "");
+        EXPECT_EQ(bytesOf(G.data), zeroResult(g, job.ranks, job.rank))
+            << "rank " << job.rank << " call " << call;
+        EXPECT_EQ(bytesOf(H.data), zeroResult(h, job.ranks, job.rank))
+            << "rank " << job.rank << " call " << call;
+        EXPECT_EQ(ps.data, shardOf(p, job.ranks, job.rank))
+            << "rank " << job.rank << " call " << call;
+      }
     }
-    if (job.ranks == 2) {
-      // Rank 1 of 2: shards of 3 and 2 elements, the last padded.
-      EXPECT_EQ(shardOf(g, 2, 1), (std::vector<float>{2.5f, 3.0f, 0.0f}));
-    }
+    // The buckets, events and streams are given back.
+    if (before)
+      EXPECT_EQ(fakeCounters()->liveObjects, *before);
   }
-  // The buckets, events and the device communicator are given back.
-  if (before)
-    EXPECT_EQ(fakeCounters()->liveObjects, *before);
 }
 
 TEST(GpuCollectives, ProfilesShowTheCollectivesAndTheirWait) {

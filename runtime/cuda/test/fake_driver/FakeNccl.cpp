@@ -5,21 +5,25 @@
 // LD_LIBRARY_PATH, it is what runtime/cuda/Nccl.cpp opens, and it exports
 // every function Nccl.h binds.
 //
-// One process stands for every rank of the communicator it joins, by the
-// rule that the other ranks hold what this one holds (mirrored ranks): an
-// all-reduce's sum is nranks times this rank's data and its average the
-// data itself, a reduce-scatter leaves this rank's block of that, an
-// all-gather repeats this rank's block nranks times, a broadcast copies.
-// A test that gives every rank the same data therefore knows each result
-// exactly, for any rank it plays, and a wrong offset, block or count shows.
+// One process stands for every rank of the communicator it joins, and the
+// other ranks' data follow from this one's by fixed rules, so that a test
+// knows every result exactly for whichever rank it plays, and each block
+// of a bucket is read:
+// - all-reduce: every rank holds this one's data (mirrored ranks): the sum
+//   is nranks times it, the average the data itself;
+// - reduce-scatter: rank q's block for this rank is this rank's block q
+//   (transposed), so the result is the sum of this rank's blocks (divided
+//   by nranks for the average), and a block packed wrong anywhere shows;
+// - all-gather: rank q sends this rank's block with every byte XOR-ed with
+//   (q - rank) mod 256, so each gathered block is told apart;
+// - broadcast copies.
 //
 // The collectives run as the fake driver's streams run work: when the
 // stream reaches them, after what was enqueued before and once the events
 // the stream waits for are done (dlc_fake_enqueue_host). Their buffers must
 // be the fake device's memory. Communicators are non-blocking as dlc asks,
 // complete at once and never fail; float32, float64, float16 and bfloat16
-// are reduced (16-bit data in float32, rounded once, as NCCL does for a
-// sum of two).
+// are reduced (in float64, rounded once to their type).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/test/fake_driver/FakeDriver.h"
@@ -28,8 +32,8 @@
 #include <cuda.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cstring>
-#include <type_traits>
 #include <vector>
 
 namespace {
@@ -62,48 +66,71 @@ bool reducible(ncclDataType_t type) {
          type == ncclBfloat16;
 }
 
-/// Element i of `data` times `factor`, stored back in its type.
-template <typename T> void scale(void *data, size_t count, double factor) {
-  T *values = static_cast<T *>(data);
-  for (size_t i = 0; i < count; ++i) {
-    if constexpr (std::is_same_v<T, double>)
-      values[i] *= factor;
-    else
-      values[i] = T(static_cast<float>(values[i]) * static_cast<float>(factor));
+/// Element i of `data`, of reducible `type`, as a double.
+double load(ncclDataType_t type, const unsigned char *data, size_t i) {
+  switch (type) {
+  case ncclFloat32:
+    return reinterpret_cast<const float *>(data)[i];
+  case ncclFloat64:
+    return reinterpret_cast<const double *>(data)[i];
+  case ncclFloat16:
+    return static_cast<float>(reinterpret_cast<const dlc::Half *>(data)[i]);
+  default:
+    return static_cast<float>(reinterpret_cast<const dlc::BFloat16 *>(data)[i]);
   }
 }
 
-/// What a collective does when its stream reaches it: copy `bytes` from
-/// `from` to `to` `copies` times, side by side, then scale the `count`
-/// elements at `to` by `factor` (1: unchanged).
+void store(ncclDataType_t type, unsigned char *data, size_t i, double value) {
+  switch (type) {
+  case ncclFloat32:
+    reinterpret_cast<float *>(data)[i] = static_cast<float>(value);
+    break;
+  case ncclFloat64:
+    reinterpret_cast<double *>(data)[i] = value;
+    break;
+  case ncclFloat16:
+    reinterpret_cast<dlc::Half *>(data)[i] =
+        dlc::Half(static_cast<float>(value));
+    break;
+  default:
+    reinterpret_cast<dlc::BFloat16 *>(data)[i] =
+        dlc::BFloat16(static_cast<float>(value));
+  }
+}
+
+/// What a collective does when its stream reaches it. A reduction writes
+/// `count` elements: `factor` times the sum of `blocks` blocks of `from`,
+/// `bytes` apart. A copy writes `copies` blocks of `bytes` side by side,
+/// copy c of `from` XOR-ed with (c - rank) mod 256.
 struct Work {
   const unsigned char *from;
   unsigned char *to;
-  size_t bytes, copies, count;
+  size_t bytes;
+  bool reduce;
+  size_t blocks, count;
   ncclDataType_t type;
   double factor;
+  size_t copies;
+  int rank;
 };
 
 void runWork(void *argument) {
   Work *work = static_cast<Work *>(argument);
-  // Gathered into a copy first: `from` may be a block of `to`.
-  std::vector<unsigned char> block(work->from, work->from + work->bytes);
-  for (size_t c = 0; c < work->copies; ++c)
-    std::memcpy(work->to + c * work->bytes, block.data(), work->bytes);
-  if (work->factor != 1) {
-    switch (work->type) {
-    case ncclFloat32:
-      scale<float>(work->to, work->count, work->factor);
-      break;
-    case ncclFloat64:
-      scale<double>(work->to, work->count, work->factor);
-      break;
-    case ncclFloat16:
-      scale<dlc::Half>(work->to, work->count, work->factor);
-      break;
-    default:
-      scale<dlc::BFloat16>(work->to, work->count, work->factor);
-      break;
+  // Read whole first: `from` may overlap `to` (in place).
+  std::vector<unsigned char> source(
+      work->from, work->from + work->bytes * std::max<size_t>(work->blocks, 1));
+  if (work->reduce) {
+    for (size_t i = 0; i < work->count; ++i) {
+      double sum = 0;
+      for (size_t b = 0; b < work->blocks; ++b)
+        sum += load(work->type, source.data() + b * work->bytes, i);
+      store(work->type, work->to, i, work->factor * sum);
+    }
+  } else {
+    for (size_t c = 0; c < work->copies; ++c) {
+      auto tag = static_cast<unsigned char>(c - work->rank);
+      for (size_t i = 0; i < work->bytes; ++i)
+        work->to[c * work->bytes + i] = source[i] ^ tag;
     }
   }
   delete work;
@@ -122,11 +149,6 @@ ncclResult_t enqueue(const char *what, const void *send, size_t sendBytes,
     return ncclUnhandledCudaError;
   }
   return ncclSuccess;
-}
-
-/// The factor a reduction `op` over `comm`'s mirrored ranks multiplies by.
-double factorOf(const Comm &comm, ncclRedOp_t op) {
-  return op == ncclSum ? comm.ranks : 1;
 }
 
 } // namespace
@@ -177,10 +199,11 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
   if (!reducible(type) || (op != ncclSum && op != ncclAvg))
     return ncclInvalidArgument;
   size_t bytes = count * typeSize(type);
+  double factor = op == ncclSum ? c.ranks : 1;
   return enqueue("nccl all_reduce", send, bytes, recv, bytes,
                  {static_cast<const unsigned char *>(send),
-                  static_cast<unsigned char *>(recv), bytes, 1, count, type,
-                  factorOf(c, op)},
+                  static_cast<unsigned char *>(recv), bytes, true, 1, count,
+                  type, factor, 1, 0},
                  stream);
 }
 
@@ -191,10 +214,11 @@ ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count,
   if (!reducible(type) || (op != ncclSum && op != ncclAvg))
     return ncclInvalidArgument;
   size_t bytes = count * typeSize(type);
-  auto *block = static_cast<const unsigned char *>(send) + c.rank * bytes;
+  double factor = op == ncclSum ? 1 : 1.0 / c.ranks;
   return enqueue("nccl reduce_scatter", send, c.ranks * bytes, recv, bytes,
-                 {block, static_cast<unsigned char *>(recv), bytes, 1, count,
-                  type, factorOf(c, op)},
+                 {static_cast<const unsigned char *>(send),
+                  static_cast<unsigned char *>(recv), bytes, true,
+                  static_cast<size_t>(c.ranks), count, type, factor, 1, 0},
                  stream);
 }
 
@@ -205,8 +229,8 @@ ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
   size_t bytes = count * typeSize(type);
   return enqueue("nccl all_gather", send, bytes, recv, c.ranks * bytes,
                  {static_cast<const unsigned char *>(send),
-                  static_cast<unsigned char *>(recv), bytes,
-                  static_cast<size_t>(c.ranks), count, type, 1},
+                  static_cast<unsigned char *>(recv), bytes, false, 1, count,
+                  type, 1, static_cast<size_t>(c.ranks), c.rank},
                  stream);
 }
 
@@ -219,7 +243,8 @@ ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count,
   size_t bytes = count * typeSize(type);
   return enqueue("nccl broadcast", send, bytes, recv, bytes,
                  {static_cast<const unsigned char *>(send),
-                  static_cast<unsigned char *>(recv), bytes, 1, count, type, 1},
+                  static_cast<unsigned char *>(recv), bytes, false, 1, count,
+                  type, 1, 1, 0},
                  stream);
 }
 
