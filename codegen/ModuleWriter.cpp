@@ -191,9 +191,13 @@ LogicalResult Writer::addGlobals() {
         &shape);
     flatbuffers::Offset<flatbuffers::Vector<int64_t>> wholeShape;
     if (RankedTensorType whole =
-            roles::shardedTypeOf(global->getAttrDictionary()))
+            roles::shardedTypeOf(global->getAttrDictionary())) {
+      if (!whole.hasStaticShape())
+        return global.emitOpError() << "@" << name << " is a shard of " << whole
+                                    << ", whose shape is not static";
       wholeShape =
           fbb.CreateVector(whole.getShape().data(), whole.getShape().size());
+    }
     globalIndex[name] = static_cast<int>(globals.size());
     globals.push_back(fb::CreateGlobal(
         fbb, fbb.CreateString(name.str()), fbb.CreateString(role), tensorType,

@@ -102,12 +102,20 @@ dlc_status_t dlc_comm_barrier(dlc_comm_t *comm) {
 dlc_status_t dlc_comm_split(dlc_comm_t *comm, int32_t color, int32_t key,
                             dlc_comm_t **out) {
   return guardStatus("dlc_comm_split", [&]() -> dlc_status_t {
-    if (!comm || !out)
+    if (!comm)
       return makeStatus(DLC_INVALID_ARGUMENT,
-                        "dlc_comm_split: no communicator or output");
-    *out = nullptr;
+                        "dlc_comm_split: no communicator");
+    // Without an output this rank still takes part (the others are in the
+    // split), then drops its part: skipping it would pair this rank's next
+    // collective with their split.
+    if (out)
+      *out = nullptr;
     std::unique_ptr<Communicator> part;
     DLC_RETURN_IF_ERROR(comm->comm->split(color, key, part));
+    if (!out)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_comm_split: no output (the split was made and "
+                        "released)");
     *out = new dlc_comm_s{std::move(part)};
     return nullptr;
   });

@@ -9,12 +9,11 @@
 
 #include "runtime/core/Status.h"
 
-#include <vector>
-
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace dlc {
 

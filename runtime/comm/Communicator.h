@@ -111,7 +111,9 @@ public:
   /// `out`, ranked by `key`, ties by rank(). `out` has this communicator's
   /// timeout and localRank() (a GPU stays its rank's), and lives apart from
   /// it. The colors are all-gathered first, within the timeout, so a rank
-  /// that never splits fails the others instead of hanging them; tensor and
+  /// that never splits fails the others instead of hanging them. MPI's
+  /// split itself cannot time out: a rank that fails just as the gathering
+  /// ends leaves the others blocked in it (abort() ends them). Tensor and
   /// pipeline parallelism make their groups this way.
   dlc_status_t split(int color, int key, std::unique_ptr<Communicator> &out);
   /// Ends every rank of the job at once with exit code `code` (a rank that

@@ -670,27 +670,42 @@ dlc_status_t MpiCommunicator::doBarrier() {
   return wait(&request, 1, "barrier");
 }
 
-dlc_status_t MpiCommunicator::doSplit(int color, int key, int, int,
+dlc_status_t MpiCommunicator::doSplit(int color, int key, int rank, int size,
                                       std::unique_ptr<Communicator> &out) {
   DLC_RETURN_IF_ERROR(acquireMpi());
   MpiUse use;
-  // Blocking, but every rank gathered the colors in time just before, so
-  // each is on its way here. The control communicator splits alike, for
-  // the new one's queries after a timeout.
+  // Blocking (MPI has no split that is not): every rank gathered the
+  // colors just before, so all are on their way here, unless one timed out
+  // as the gathering ended (Communicator.h). The control communicator
+  // splits alike, for the new one's queries after a timeout.
   MPI_Comm comm = MPI_COMM_NULL, control = MPI_COMM_NULL;
+  int mpiRank = 0, mpiSize = 0;
+  const char *call = "MPI_Comm_split";
   int code = MPI_Comm_split(comm_, color, key, &comm);
   if (code == MPI_SUCCESS)
     code = MPI_Comm_split(control_, color, key, &control);
-  int rank = 0, size = 0;
-  if (code == MPI_SUCCESS)
-    code = MPI_Comm_rank(comm, &rank);
-  if (code == MPI_SUCCESS)
-    code = MPI_Comm_size(comm, &size);
-  if (code != MPI_SUCCESS) {
+  if (code == MPI_SUCCESS) {
+    call = "MPI_Comm_rank";
+    code = MPI_Comm_rank(comm, &mpiRank);
+  }
+  if (code == MPI_SUCCESS) {
+    call = "MPI_Comm_size";
+    code = MPI_Comm_size(comm, &mpiSize);
+  }
+  dlc_status_t status = nullptr;
+  if (code != MPI_SUCCESS)
+    status = mpiStatus(code, call);
+  else if (mpiRank != rank || mpiSize != size)
+    status =
+        makeStatus(DLC_INTERNAL,
+                   "split: MPI made rank " + std::to_string(mpiRank) + " of " +
+                       std::to_string(mpiSize) + ", the gathered colors rank " +
+                       std::to_string(rank) + " of " + std::to_string(size));
+  if (status) {
     for (MPI_Comm *made : {&comm, &control})
       if (*made != MPI_COMM_NULL)
         MPI_Comm_free(made);
-    return mpiStatus(code, "MPI_Comm_split");
+    return status;
   }
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN);

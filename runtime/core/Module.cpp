@@ -148,11 +148,15 @@ dlc_status_t dlc_module_global_whole_shape(const dlc_module_t *module,
                       "dlc_module_global_whole_shape: no module or output");
   const auto &globals = module->file->globals();
   const std::string &name = module->file->name();
-  if (index >= globals.size() || !globals[index].sharded)
-    return makeStatus(DLC_INVALID_ARGUMENT, name + ": global " +
-                                                std::to_string(index) +
-                                                " is not a sharded one");
+  if (index >= globals.size())
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      name + ": no global " + std::to_string(index) +
+                          " (it has " + std::to_string(globals.size()) + ")");
   const dlc::ValueInfo &g = globals[index];
+  if (!g.sharded)
+    return makeStatus(DLC_INVALID_ARGUMENT, name + ": global " +
+                                                std::to_string(index) + " ('" +
+                                                g.name + "') is not sharded");
   if (!g.wholeShape)
     return makeStatus(DLC_UNAVAILABLE,
                       name + ": global '" + g.name +

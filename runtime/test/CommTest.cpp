@@ -261,7 +261,7 @@ TEST(CommTest, SplitsIntoGroups) {
     expected += r + 1;
   expectOk(dlc_comm_all_reduce(group, &sum, 1, DLC_F64, DLC_REDUCE_SUM));
   EXPECT_EQ(sum, expected);
-  // The world still works, and outlives nothing it made.
+  // The world still works once the group is gone.
   expectOk(dlc_comm_barrier(c.comm));
   dlc_comm_release(group);
   double world = 1;
@@ -283,11 +283,27 @@ TEST(CommTest, SplitsAgainAndThroughTheWrapper) {
   EXPECT_EQ(data, 3.0f);
 }
 
+TEST(CommTest, AGroupOutlivesItsParent) {
+  dlc_comm_t *parent = nullptr, *group = nullptr;
+  expectOk(dlc_comm_open("auto", kTimeout, &parent));
+  expectOk(dlc_comm_split(parent, 0, 0, &group));
+  dlc_comm_release(parent);
+  double one = 1;
+  expectOk(dlc_comm_all_reduce(group, &one, 1, DLC_F64, DLC_REDUCE_SUM));
+  EXPECT_EQ(one, dlc_comm_size(group));
+  dlc_comm_release(group);
+}
+
 TEST(CommTest, SplitRejectsBadArguments) {
   dlc_comm_t *out = reinterpret_cast<dlc_comm_t *>(&out);
   expectStatus(dlc_comm_split(nullptr, 0, 0, &out), DLC_INVALID_ARGUMENT,
-               "dlc_comm_split: no communicator or output");
+               "dlc_comm_split: no communicator");
   CommHandle c;
+  // Without an output every rank still splits, and the communicator stays
+  // usable.
+  expectStatus(dlc_comm_split(c.comm, 0, 0, nullptr), DLC_INVALID_ARGUMENT,
+               "dlc_comm_split: no output (the split was made and released)");
+  expectOk(dlc_comm_barrier(c.comm));
   // Every rank passes the bad color here; one rank alone would leave the
   // others to time out in the split's gathering.
   expectStatus(dlc_comm_split(c.comm, -1, 0, &out), DLC_INVALID_ARGUMENT,

@@ -150,11 +150,13 @@ public:
   /// The function named `name` (added on first use; references stay valid
   /// until the next new function).
   FunctionBuilder &function(const std::string &name);
-  /// Marks global `index` sharded over the data-parallel ranks, a shard of
-  /// a value of `wholeShape` (nullopt: not recorded).
+  /// Marks global `index` sharded over the data-parallel ranks (unless
+  /// `sharded` is false), a shard of a value of `wholeShape` (nullopt: not
+  /// recorded).
   void shardGlobal(uint32_t index,
-                   std::optional<std::vector<int64_t>> wholeShape) {
-    globals_[index].sharded = true;
+                   std::optional<std::vector<int64_t>> wholeShape,
+                   bool sharded = true) {
+    globals_[index].sharded = sharded;
     globals_[index].wholeShape = std::move(wholeShape);
   }
 

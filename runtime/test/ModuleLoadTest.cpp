@@ -473,7 +473,9 @@ TEST(ModuleLoad, ShardedGlobalsRecordTheirWholeShape) {
   Outcome o =
       outcome(dlc_module_global_whole_shape(module.get(), 0, &rank, &shape));
   EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
-  EXPECT_EQ(o.message, "test.dlcm: global 0 is not a sharded one");
+  EXPECT_EQ(o.message, "test.dlcm: global 0 ('w') is not sharded");
+  o = outcome(dlc_module_global_whole_shape(module.get(), 2, &rank, &shape));
+  EXPECT_EQ(o.message, "test.dlcm: no global 2 (it has 2)");
   // Written before the shape was recorded.
   ASSERT_TRUE(loadModule(sharded({2}, std::nullopt).finish(), module).ok());
   o = outcome(dlc_module_global_whole_shape(module.get(), 1, &rank, &shape));
@@ -486,6 +488,11 @@ TEST(ModuleLoad, ShardedGlobalsRecordTheirWholeShape) {
                 "ranks");
   expectInvalid(sharded({1}, std::vector<int64_t>{-1}),
                 "global 1 ('m'): whole shape [-1] is not a tensor's");
+  // A scalar's shards: one element each, three of them padding.
+  EXPECT_TRUE(load(sharded({1}, std::vector<int64_t>{})).ok());
+  ModuleBuilder plain = smallModule();
+  plain.shardGlobal(0, std::vector<int64_t>{2, 2}, /*sharded=*/false);
+  expectInvalid(plain, "global 0 ('w'): has a whole shape but is not sharded");
 }
 
 TEST(ModuleLoad, CollectiveStepsAreChecked) {

@@ -115,9 +115,8 @@ private:
   void step();
   void saveCheckpoint();
   void evaluate();
-  /// --save-state: every global, by name, in one .npz.
-  /// Writes every global to --save-state (rank 0), sharded ones gathered
-  /// whole from every rank.
+  /// --save-state: every global, by name, in one .npz written by rank 0,
+  /// sharded ones gathered whole from every rank.
   void saveState();
   /// The whole value of shape `shape` of which every rank holds `shard`.
   Tensor gatherWhole(const Tensor &shard, const std::vector<int64_t> &shape);
@@ -175,6 +174,11 @@ void Trainer::run() {
                                  "model with dlc-compile --train)");
   signature_ = engine_.signature("train_step");
   bindArguments();
+  // Sharded state is saved whole: its shape must be known before a
+  // checkpoint is read or a step runs.
+  if (!options_.saveState.empty())
+    for (size_t i = 0, n = engine_.globals().size(); i < n; ++i)
+      engine_.wholeShape(i);
   restoreOrStart();
   openData();
   chooseTargetAndCheckpoints();
@@ -186,13 +190,8 @@ void Trainer::run() {
                   " keeps no ONNX model to write the trained parameters into");
     checkWritable(options_.exportPath, "--export");
   }
-  if (!options_.saveState.empty()) {
+  if (!options_.saveState.empty())
     checkWritable(options_.saveState, "--save-state");
-    // Sharded state is gathered whole: its shape must be known, before
-    // any step runs.
-    for (size_t i = 0; i < engine_.globals().size(); ++i)
-      engine_.wholeShape(i);
-  }
   if (!options_.log.empty() && rank_ == 0)
     log_ = std::make_unique<MetricsLog>(options_.log);
   if (!options_.tensorboard.empty() && rank_ == 0)
@@ -612,10 +611,16 @@ void Trainer::saveState() {
   const std::vector<dlc_value_info_t> globals = engine_.globals();
   for (size_t i = 0; i < globals.size(); ++i) {
     const dlc_value_info_t &info = globals[i];
+    std::optional<std::vector<int64_t>> whole = engine_.wholeShape(i);
+    // The other ranks only lend rank 0 their shards.
+    if (rank_ != 0 && !whole)
+      continue;
     Tensor t = makeTensor(info);
     engine_.getGlobal(info.name, t.bytes(), t.byteSize());
-    if (std::optional<std::vector<int64_t>> whole = engine_.wholeShape(i))
+    if (whole)
       t = gatherWhole(t, *whole);
+    if (rank_ != 0)
+      continue;
     // NumPy has no bfloat16: its bits, as uint16, under the same name.
     state.emplace_back(info.name, t.dtype() == DType::BF16 ? bfloat16AsBits(t)
                                                            : std::move(t));

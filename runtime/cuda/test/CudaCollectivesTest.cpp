@@ -5,13 +5,13 @@
 //
 // On a GPU (label gpu) the job is one rank, on NCCL (two ranks cannot share
 // a GPU), and every collective is the identity. Against the fake driver
-// (label runtime) the job is rank 1 of 2 on the fake NCCL of mirrored ranks
-// (fake_driver/FakeNccl.cpp: every other rank holds what this one holds),
-// so that each sum, shard and gather has a known result that a wrong
-// offset, block or count would change; there the tests also check which
-// stream ran what, and that the compute stream waited for the collectives
-// (the fake runs each stream's work as late as the waits allow, so a
-// missing wait reads stale data).
+// (label runtime) the tests play rank 0 and rank 1 of 2 on the fake NCCL
+// (fake_driver/FakeNccl.cpp), whose rules make the other rank's data, so
+// that each sum, shard and gather has a known result that a wrong offset,
+// block or count would change; there the tests also check which stream ran
+// what, and that the compute stream waited for the collectives (the fake
+// runs each stream's work as late as the waits allow, so a missing wait
+// reads stale data).
 //
 //===----------------------------------------------------------------------===//
 #include "TestKernelsPtx.h"
@@ -188,10 +188,11 @@ TEST(GpuCollectives, AllReduceOverlapsTheStepsAfterIt) {
     // The last call: inputs on the copy stream (A); the first kernel and
     // the packing on the compute stream (B); the collective and the
     // unpacking on the communication stream (C) once the packing is done;
-    // B's copy over the packed input, which must not change what C
-    // reduces; the kernel reading the result only after B waited for C.
-    // (The fake runs each stream when something waits for it: the call's
-    // end waits for C first.)
+    // B's copy over the packed input; the kernel reading the result only
+    // after B waited for C. (The fake runs each stream when something waits
+    // for it, and the call's end waits for C first: so C reduces before
+    // B's copy runs, and this order cannot show a collective that read the
+    // input in place of its bucket.)
     if (std::optional<std::vector<std::string>> trace = takeTrace()) {
       std::vector<std::string> last(trace->end() - 16, trace->end());
       EXPECT_EQ(last, (std::vector<std::string>{
@@ -237,16 +238,16 @@ ModuleBuilder sharder(int ranks) {
 /// What the zero function leaves in G (or H) for value `v` on rank `rank`
 /// of `ranks`, by the fake NCCL's rules (fake_driver/FakeNccl.cpp); one
 /// rank's collectives are the identity, as on a GPU. The reduce-scatter
-/// gives the sum of this rank's shards of v (rank q's shard for this rank
-/// being this rank's shard q); the all-gather's block q is that with every
-/// byte XOR-ed with (q - rank), cut at the value's end.
+/// gives the sum over q of (q + 1) times this rank's shard q of v (rank q's
+/// shard for this rank); the all-gather's block q is that with every byte
+/// XOR-ed with (q - rank), cut at the value's end.
 std::vector<uint8_t> zeroResult(const std::vector<float> &v, int ranks,
                                 int rank) {
   std::vector<float> mine = shardOf(v, ranks, 0);
   for (int q = 1; q < ranks; ++q) {
     std::vector<float> shard = shardOf(v, ranks, q);
     for (size_t i = 0; i < mine.size(); ++i)
-      mine[i] += shard[i];
+      mine[i] += (q + 1) * shard[i];
   }
   const auto *bytes = reinterpret_cast<const uint8_t *>(mine.data());
   const size_t shardBytes = mine.size() * sizeof(float);

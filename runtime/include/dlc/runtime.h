@@ -373,7 +373,10 @@ dlc_status_t dlc_comm_barrier(dlc_comm_t *comm);
  * communicator `*out`, ranked by `key`, ties by rank. It keeps `comm`'s
  * timeout and local rank, lives apart from `comm` and is released with
  * dlc_comm_release. A rank that never calls it fails the others after the
- * timeout. */
+ * timeout (MPI's split itself cannot time out: a rank failing just as the
+ * colors are gathered leaves the others blocked; dlc_comm_abort ends
+ * them). Every rank takes part even without `out` (DLC_INVALID_ARGUMENT
+ * after). */
 dlc_status_t dlc_comm_split(dlc_comm_t *comm, int32_t color, int32_t key,
                             dlc_comm_t **out);
 /** Ends every rank of the job at once with exit code `code`: for a rank

@@ -268,7 +268,7 @@ public:
   }
   void barrier() { check(dlc_comm_barrier(get())); }
   /// The ranks of this one passing the same `color`, ranked by `key`.
-  Comm split(int32_t color, int32_t key = 0) const {
+  Comm split(int32_t color, int32_t key = 0) {
     dlc_comm_t *part = nullptr;
     check(dlc_comm_split(get(), color, key, &part));
     return Comm(part);

@@ -12,8 +12,9 @@
 // - all-reduce: every rank holds this one's data (mirrored ranks): the sum
 //   is nranks times it, the average the data itself;
 // - reduce-scatter: rank q's block for this rank is this rank's block q
-//   (transposed), so the result is the sum of this rank's blocks (divided
-//   by nranks for the average), and a block packed wrong anywhere shows;
+//   times q + 1 (transposed and weighted), so the result is the sum of this
+//   rank's blocks so weighted (divided by nranks for the average), and a
+//   block packed wrong anywhere, or in another's place, shows;
 // - all-gather: rank q sends this rank's block with every byte XOR-ed with
 //   (q - rank) mod 256, so each gathered block is told apart;
 // - broadcast copies.
@@ -23,7 +24,7 @@
 // the stream waits for are done (dlc_fake_enqueue_host). Their buffers must
 // be the fake device's memory. Communicators are non-blocking as dlc asks,
 // complete at once and never fail; float32, float64, float16 and bfloat16
-// are reduced (in float64, rounded once to their type).
+// are reduced (in float64, rounded to their type through float32).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/test/fake_driver/FakeDriver.h"
@@ -32,7 +33,6 @@
 #include <cuda.h>
 #include <nccl.h>
 
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -100,30 +100,32 @@ void store(ncclDataType_t type, unsigned char *data, size_t i, double value) {
 
 /// What a collective does when its stream reaches it. A reduction writes
 /// `count` elements: `factor` times the sum of `blocks` blocks of `from`,
-/// `bytes` apart. A copy writes `copies` blocks of `bytes` side by side,
-/// copy c of `from` XOR-ed with (c - rank) mod 256.
+/// `bytes` apart, block b times b + 1 when `weighted`. A copy writes
+/// `copies` blocks of `bytes` side by side, copy c of `from` XOR-ed with
+/// (c - rank) mod 256.
 struct Work {
-  const unsigned char *from;
-  unsigned char *to;
-  size_t bytes;
-  bool reduce;
-  size_t blocks, count;
-  ncclDataType_t type;
-  double factor;
-  size_t copies;
-  int rank;
+  const unsigned char *from = nullptr;
+  unsigned char *to = nullptr;
+  size_t bytes = 0;
+  bool reduce = false, weighted = false;
+  size_t blocks = 1, count = 0;
+  ncclDataType_t type = ncclFloat32;
+  double factor = 1;
+  size_t copies = 1;
+  int rank = 0;
 };
 
 void runWork(void *argument) {
   Work *work = static_cast<Work *>(argument);
   // Read whole first: `from` may overlap `to` (in place).
-  std::vector<unsigned char> source(
-      work->from, work->from + work->bytes * std::max<size_t>(work->blocks, 1));
+  std::vector<unsigned char> source(work->from,
+                                    work->from + work->bytes * work->blocks);
   if (work->reduce) {
     for (size_t i = 0; i < work->count; ++i) {
       double sum = 0;
       for (size_t b = 0; b < work->blocks; ++b)
-        sum += load(work->type, source.data() + b * work->bytes, i);
+        sum += (work->weighted ? b + 1.0 : 1.0) *
+               load(work->type, source.data() + b * work->bytes, i);
       store(work->type, work->to, i, work->factor * sum);
     }
   } else {
@@ -198,12 +200,15 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
   const Comm &c = *reinterpret_cast<Comm *>(comm);
   if (!reducible(type) || (op != ncclSum && op != ncclAvg))
     return ncclInvalidArgument;
-  size_t bytes = count * typeSize(type);
-  double factor = op == ncclSum ? c.ranks : 1;
-  return enqueue("nccl all_reduce", send, bytes, recv, bytes,
-                 {static_cast<const unsigned char *>(send),
-                  static_cast<unsigned char *>(recv), bytes, true, 1, count,
-                  type, factor, 1, 0},
+  Work work;
+  work.from = static_cast<const unsigned char *>(send);
+  work.to = static_cast<unsigned char *>(recv);
+  work.bytes = count * typeSize(type);
+  work.reduce = true;
+  work.count = count;
+  work.type = type;
+  work.factor = op == ncclSum ? c.ranks : 1;
+  return enqueue("nccl all_reduce", send, work.bytes, recv, work.bytes, work,
                  stream);
 }
 
@@ -213,25 +218,31 @@ ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count,
   const Comm &c = *reinterpret_cast<Comm *>(comm);
   if (!reducible(type) || (op != ncclSum && op != ncclAvg))
     return ncclInvalidArgument;
-  size_t bytes = count * typeSize(type);
-  double factor = op == ncclSum ? 1 : 1.0 / c.ranks;
-  return enqueue("nccl reduce_scatter", send, c.ranks * bytes, recv, bytes,
-                 {static_cast<const unsigned char *>(send),
-                  static_cast<unsigned char *>(recv), bytes, true,
-                  static_cast<size_t>(c.ranks), count, type, factor, 1, 0},
-                 stream);
+  Work work;
+  work.from = static_cast<const unsigned char *>(send);
+  work.to = static_cast<unsigned char *>(recv);
+  work.bytes = count * typeSize(type);
+  work.reduce = work.weighted = true;
+  work.blocks = static_cast<size_t>(c.ranks);
+  work.count = count;
+  work.type = type;
+  work.factor = op == ncclSum ? 1 : 1.0 / c.ranks;
+  return enqueue("nccl reduce_scatter", send, c.ranks * work.bytes, recv,
+                 work.bytes, work, stream);
 }
 
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
                            ncclDataType_t type, ncclComm_t comm,
                            cudaStream_t stream) {
   const Comm &c = *reinterpret_cast<Comm *>(comm);
-  size_t bytes = count * typeSize(type);
-  return enqueue("nccl all_gather", send, bytes, recv, c.ranks * bytes,
-                 {static_cast<const unsigned char *>(send),
-                  static_cast<unsigned char *>(recv), bytes, false, 1, count,
-                  type, 1, static_cast<size_t>(c.ranks), c.rank},
-                 stream);
+  Work work;
+  work.from = static_cast<const unsigned char *>(send);
+  work.to = static_cast<unsigned char *>(recv);
+  work.bytes = count * typeSize(type);
+  work.copies = static_cast<size_t>(c.ranks);
+  work.rank = c.rank;
+  return enqueue("nccl all_gather", send, work.bytes, recv,
+                 c.ranks * work.bytes, work, stream);
 }
 
 ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count,
@@ -240,11 +251,11 @@ ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count,
   const Comm &c = *reinterpret_cast<Comm *>(comm);
   if (root < 0 || root >= c.ranks)
     return ncclInvalidArgument;
-  size_t bytes = count * typeSize(type);
-  return enqueue("nccl broadcast", send, bytes, recv, bytes,
-                 {static_cast<const unsigned char *>(send),
-                  static_cast<unsigned char *>(recv), bytes, false, 1, count,
-                  type, 1, 1, 0},
+  Work work;
+  work.from = static_cast<const unsigned char *>(send);
+  work.to = static_cast<unsigned char *>(recv);
+  work.bytes = count * typeSize(type);
+  return enqueue("nccl broadcast", send, work.bytes, recv, work.bytes, work,
                  stream);
 }
 
