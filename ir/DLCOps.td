@@ -1168,6 +1168,52 @@ def DLC_RankShardOp : DLC_Op<"rank_shard", [Pure, InferTypeOpAdaptor]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives between tensor-parallel ranks
+//===----------------------------------------------------------------------===//
+
+def DLC_TpCopyOp : DLC_Op<"tp_copy",
+    [Pure, SameOperandsAndResultType, DLC_Differentiable]> {
+  let summary = "a value every tensor-parallel rank holds, entering split work";
+  let description = [{
+    In a module partitioned for tensor parallelism (the module's
+    `dlc.tensor_parallel` attribute), the identity: every rank of a tensor
+    group holds the same `input`. It marks where a replicated value enters
+    work the ranks split (a column-parallel matmul), so that its gradient,
+    which each rank computes from its own part, is summed over the group:
+    its gradient is dlc.tp_reduce of the result's. Megatron-LM's `f`.
+
+    Example:
+    ```mlir
+    %x1 = dlc.tp_copy %x : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input);
+  let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def DLC_TpReduceOp : DLC_Op<"tp_reduce",
+    [Pure, SameOperandsAndResultType, DLC_Differentiable]> {
+  let summary = "the sum over the tensor-parallel ranks of their partial sums";
+  let description = [{
+    Each rank of a tensor group holds a partial sum of the same value (a
+    row-parallel matmul's, over its rows of the contraction); the result is
+    their sum, the same on every rank of the group. 16-bit values are
+    summed in float32 and rounded once, as dlc.all_reduce's are. Its
+    gradient is dlc.tp_copy of the result's: every rank's partial sum adds
+    to the result with weight one. Megatron-LM's `g`.
+
+    Example:
+    ```mlir
+    %y = dlc.tp_reduce %partial : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins DLC_FloatTensor:$input);
+  let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion: groups of ops that codegen turns into one kernel
 //===----------------------------------------------------------------------===//
 

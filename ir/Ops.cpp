@@ -195,9 +195,33 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 LogicalResult GlobalOp::verify() {
   std::optional<ElementsAttr> init = getInitialValue();
-  if (init && init->getType() != getType())
+  Type whole = getType();
+  // A tensor-parallel rank's slice starts as its part of the whole value.
+  if (Attribute attr = (*this)->getAttr(roles::kTpSplitAttr)) {
+    auto dim = dyn_cast<IntegerAttr>(attr);
+    auto module = (*this)->getParentOfType<ModuleOp>();
+    auto ranks =
+        module ? module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr)
+               : IntegerAttr();
+    auto type = dyn_cast<RankedTensorType>(getType());
+    if (!dim || !type || !type.hasStaticShape() || dim.getInt() < 0 ||
+        dim.getInt() >= type.getRank())
+      return emitOpError() << roles::kTpSplitAttr << " = " << attr
+                           << " must be a dimension of the global's type "
+                           << getType();
+    if (!ranks || ranks.getInt() < 1)
+      return emitOpError() << "is split (" << roles::kTpSplitAttr
+                           << ") in a module without "
+                           << roles::kTensorParallelAttr;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim.getInt()] *= ranks.getInt();
+    whole = type.clone(shape);
+  }
+  if (init && init->getType() != whole)
     return emitOpError() << "initial value type " << init->getType()
-                         << " does not match the global's type " << getType();
+                         << " does not match the global's "
+                         << (whole == getType() ? "type " : "whole type ")
+                         << whole;
   return success();
 }
 

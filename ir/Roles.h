@@ -13,6 +13,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <optional>
+
 namespace mlir::dlc::roles {
 
 inline constexpr StringLiteral kNameAttr = "dlc.name";
@@ -77,6 +79,29 @@ inline RankedTensorType shardedTypeOf(DictionaryAttr attrs) {
   auto type = attrs ? attrs.getAs<TypeAttr>(kShardedAttr) : TypeAttr();
   return type ? dyn_cast<RankedTensorType>(type.getValue())
               : RankedTensorType();
+}
+
+/// On a module partitioned for tensor parallelism (dlc-tensor-parallel):
+/// the number of ranks in each tensor group, which split the work of the
+/// layers it partitions and hold the rest alike. With dlc.data_parallel = D
+/// as well, the module runs on D * T ranks: rank r is tensor rank r % T of
+/// data-parallel replica r / T (tensor ranks innermost, so that a group
+/// shares a machine's links, as Megatron-LM lays them out).
+inline constexpr StringLiteral kTensorParallelAttr = "dlc.tensor_parallel";
+/// On a value each tensor-parallel rank holds its own slice of (an i64
+/// dimension d): a dlc.global and the arguments and results that carry it,
+/// and the gradients and optimizer state of such a parameter. Tensor rank t
+/// of T holds slice t of T equal ones along d; the whole has T times the
+/// type's size in d. A global's initial value is the whole.
+inline constexpr StringLiteral kTpSplitAttr = "dlc.tp_split";
+
+/// The dimension a tensor-parallel value is split along (kTpSplitAttr), if
+/// it is.
+inline std::optional<int64_t> tpSplitOf(DictionaryAttr attrs) {
+  auto dim = attrs ? attrs.getAs<IntegerAttr>(kTpSplitAttr) : IntegerAttr();
+  if (!dim)
+    return std::nullopt;
+  return dim.getInt();
 }
 
 /// Whether values of `role` live in a dlc.global between calls.

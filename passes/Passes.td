@@ -112,6 +112,45 @@ def DLCSortScatters : Pass<"dlc-sort-scatters", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCTensorParallel : Pass<"dlc-tensor-parallel", "ModuleOp"> {
+  let summary = "splits MLP blocks over tensor-parallel ranks (Megatron-LM)";
+  let description = [{
+    Partitions the module for `ranks` tensor-parallel ranks, which each hold
+    a slice of the weights of the layers it splits and compute their part of
+    those layers. Runs on the imported functions, before dlc-functionalize,
+    so that the backward pass dlc-autodiff derives gets its collectives from
+    the forward's.
+
+    It splits column-then-row pairs of matmuls, the MLP blocks of
+    transformers (Megatron-LM's first pattern): a matmul by a weight (a
+    dlc.global, directly or transposed) whose result reaches a second one,
+    as its left operand, through pointwise ops alone (a bias add, an
+    activation). The first weight is split by output columns and its bias
+    with it, the second by input rows, so each rank computes its columns of
+    the hidden layer and a partial sum of the output: a dlc.tp_copy goes
+    before the first matmul and a dlc.tp_reduce after the second. Their
+    gradients are each other (the backward all-reduce lands on the input's
+    gradient). Each split global gets `dlc.tp_split` (the dimension) and
+    the rank's slice as its type, its initial value staying the whole; the
+    module gets `dlc.tensor_parallel = ranks`.
+
+    Everything else stays replicated, every rank computing it alike: a
+    matmul with no partner, a hidden layer that something other than a
+    pointwise op reads (or that a random draw or a full-size value enters),
+    widths not divisible by `ranks`, and a weight that anything outside a
+    pair reads, in any function. With `report`, each matmul's decision and
+    the reason for a replicated one are printed to standard error.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1",
+           "the number of tensor-parallel ranks">,
+    Option<"report", "report", "bool", "false",
+           "print each matmul's partition, and why a replicated one is, to "
+           "standard error">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 def DLCDataParallel : Pass<"dlc-data-parallel", "ModuleOp"> {
   let summary = "partitions training over data-parallel ranks: gradient all-reduce in buckets";
   let description = [{

@@ -127,125 +127,137 @@ LogicalResult checkOperandsAndResults(Operation *op,
   return success();
 }
 
-/// `op`'s (a dlc.all_reduce or dlc.plan.all_reduce) operands reduced over
-/// the ranks, in rank order: float32 and
-/// float64 summed in their own type, 16-bit values in float32 and rounded
-/// once (as the host communicators do); a mean is that sum divided by
-/// the number of ranks. `operands[r]` are rank r's; every rank gets the same
-/// results.
+/// `op`'s operands (a dlc.all_reduce's, dlc.plan.all_reduce's or
+/// dlc.tp_reduce's) reduced over the ranks of each of `groups`, in rank
+/// order: float32 and float64 summed in their own type, 16-bit values in
+/// float32 and rounded once (as the host communicators do); a mean is that
+/// sum divided by the group's size. `operands[r]` are rank r's; every rank of
+/// a group gets the same results.
 LogicalResult reduceOverRanks(Operation *op, RankReduction reduction,
+                              ArrayRef<SmallVector<int64_t>> groups,
                               MutableArrayRef<SmallVector<Tensor>> operands,
                               MutableArrayRef<SmallVector<Tensor>> results) {
-  const size_t ranks = operands.size();
   const bool mean = reduction == RankReduction::mean;
-  for (unsigned k = 0; k < op->getNumOperands(); ++k) {
-    Tensor reduced = operands[0][k];
-    const int64_t n = reduced.numElements();
-    auto reduce = [&](auto zero, auto read, auto write) {
-      for (int64_t i = 0; i < n; ++i) {
-        decltype(zero) sum = zero;
-        for (size_t r = 0; r < ranks; ++r)
-          sum += read(operands[r][k], i);
-        write(reduced, i,
-              mean ? sum / static_cast<decltype(zero)>(ranks) : sum);
+  for (ArrayRef<int64_t> group : groups)
+    for (unsigned k = 0; k < op->getNumOperands(); ++k) {
+      Tensor reduced = operands[group.front()][k];
+      const int64_t n = reduced.numElements();
+      auto reduce = [&](auto zero, auto read, auto write) {
+        for (int64_t i = 0; i < n; ++i) {
+          decltype(zero) sum = zero;
+          for (int64_t r : group)
+            sum += read(operands[r][k], i);
+          write(reduced, i,
+                mean ? sum / static_cast<decltype(zero)>(group.size()) : sum);
+        }
+      };
+      switch (reduced.dtype()) {
+      case DType::F32:
+        reduce(
+            0.0f, [](const Tensor &t, int64_t i) { return t.data<float>()[i]; },
+            [](Tensor &t, int64_t i, float v) { t.data<float>()[i] = v; });
+        break;
+      case DType::F64:
+        reduce(
+            0.0, [](const Tensor &t, int64_t i) { return t.data<double>()[i]; },
+            [](Tensor &t, int64_t i, double v) { t.data<double>()[i] = v; });
+        break;
+      case DType::BF16:
+        reduce(
+            0.0f,
+            [](const Tensor &t, int64_t i) {
+              return static_cast<float>(t.data<BFloat16>()[i]);
+            },
+            [](Tensor &t, int64_t i, float v) {
+              t.data<BFloat16>()[i] = BFloat16::fromFloat(v);
+            });
+        break;
+      case DType::F16:
+        reduce(
+            0.0f,
+            [](const Tensor &t, int64_t i) {
+              return static_cast<float>(t.data<Half>()[i]);
+            },
+            [](Tensor &t, int64_t i, float v) {
+              t.data<Half>()[i] = Half::fromFloat(v);
+            });
+        break;
+      default:
+        return eval::unsupportedType(op, reduced.dtype());
       }
-    };
-    switch (reduced.dtype()) {
-    case DType::F32:
-      reduce(
-          0.0f, [](const Tensor &t, int64_t i) { return t.data<float>()[i]; },
-          [](Tensor &t, int64_t i, float v) { t.data<float>()[i] = v; });
-      break;
-    case DType::F64:
-      reduce(
-          0.0, [](const Tensor &t, int64_t i) { return t.data<double>()[i]; },
-          [](Tensor &t, int64_t i, double v) { t.data<double>()[i] = v; });
-      break;
-    case DType::BF16:
-      reduce(
-          0.0f,
-          [](const Tensor &t, int64_t i) {
-            return static_cast<float>(t.data<BFloat16>()[i]);
-          },
-          [](Tensor &t, int64_t i, float v) {
-            t.data<BFloat16>()[i] = BFloat16::fromFloat(v);
-          });
-      break;
-    case DType::F16:
-      reduce(
-          0.0f,
-          [](const Tensor &t, int64_t i) {
-            return static_cast<float>(t.data<Half>()[i]);
-          },
-          [](Tensor &t, int64_t i, float v) {
-            t.data<Half>()[i] = Half::fromFloat(v);
-          });
-      break;
-    default:
-      return eval::unsupportedType(op, reduced.dtype());
+      for (int64_t r : group)
+        results[r].push_back(reduced);
     }
-    for (size_t r = 0; r < ranks; ++r)
-      results[r].push_back(reduced);
-  }
   return success();
 }
 
 /// dlc.reduce_scatter, dlc.all_gather and dlc.rank_shard, which each need
-/// every rank's operands or its rank number: `operands[r]` are rank r's.
+/// every rank's operands or its rank number within its data-parallel group
+/// (`groups`): `operands[r]` are rank r's.
 LogicalResult shardOverRanks(Operation *op,
+                             ArrayRef<SmallVector<int64_t>> groups,
                              MutableArrayRef<SmallVector<Tensor>> operands,
                              MutableArrayRef<SmallVector<Tensor>> results) {
-  const int64_t ranks = static_cast<int64_t>(operands.size());
+  const int64_t ranks = static_cast<int64_t>(groups.front().size());
   auto expectRanks = [&](int64_t attr) -> LogicalResult {
     if (attr == ranks)
       return success();
-    return op->emitOpError() << "shards over " << attr
-                             << " ranks, but the module runs on " << ranks;
+    return op->emitOpError()
+           << "shards over " << attr << " ranks, but the module runs on "
+           << ranks << " data-parallel ranks";
   };
   if (auto shard = dyn_cast<RankShardOp>(op)) {
     if (failed(expectRanks(shard.getRanks())))
       return failure();
-    for (int64_t r = 0; r < ranks; ++r)
-      results[r].push_back(shardOf(operands[r][0], r, ranks));
+    for (ArrayRef<int64_t> group : groups)
+      for (auto [index, r] : llvm::enumerate(group))
+        results[r].push_back(
+            shardOf(operands[r][0], static_cast<int64_t>(index), ranks));
     return success();
   }
   if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
     if (failed(expectRanks(scatter.getRanks())))
       return failure();
-    SmallVector<SmallVector<Tensor>> reduced(ranks);
-    if (failed(reduceOverRanks(op, scatter.getReduction(), operands, reduced)))
+    SmallVector<SmallVector<Tensor>> reduced(operands.size());
+    if (failed(reduceOverRanks(op, scatter.getReduction(), groups, operands,
+                               reduced)))
       return failure();
-    for (int64_t r = 0; r < ranks; ++r)
-      for (const Tensor &whole : reduced[r])
-        results[r].push_back(shardOf(whole, r, ranks));
+    for (ArrayRef<int64_t> group : groups)
+      for (auto [index, r] : llvm::enumerate(group))
+        for (const Tensor &whole : reduced[r])
+          results[r].push_back(
+              shardOf(whole, static_cast<int64_t>(index), ranks));
     return success();
   }
   auto gather = cast<AllGatherOp>(op);
   if (failed(expectRanks(gather.getRanks())))
     return failure();
-  for (auto [i, type] : llvm::enumerate(gather.getResultTypes())) {
-    auto ranked = cast<RankedTensorType>(type);
-    SmallVector<Tensor> shards;
-    for (int64_t r = 0; r < ranks; ++r)
-      shards.push_back(std::move(operands[r][i]));
-    Tensor whole =
-        gatherShards(shards, shards.front().dtype(), ranked.getShape());
-    for (int64_t r = 0; r < ranks; ++r)
-      results[r].push_back(whole);
-  }
+  for (ArrayRef<int64_t> group : groups)
+    for (auto [i, type] : llvm::enumerate(gather.getResultTypes())) {
+      auto ranked = cast<RankedTensorType>(type);
+      SmallVector<Tensor> shards;
+      for (int64_t r : group)
+        shards.push_back(std::move(operands[r][i]));
+      Tensor whole =
+          gatherShards(shards, shards.front().dtype(), ranked.getShape());
+      for (int64_t r : group)
+        results[r].push_back(whole);
+    }
   return success();
 }
 
-/// Runs a block on every rank in lockstep: rank r's argument values are
-/// `inputs[r]` (types already checked) and its globals `globals[r]` (null
-/// where the block touches none). Each op runs on each rank in turn, but a
-/// dlc.all_reduce (or dlc.plan.all_reduce), which needs every rank's operands,
-/// runs once for all, in a function's body (`functionBody`), and so do
-/// ZeRO's dlc.reduce_scatter, dlc.all_gather and dlc.rank_shard; a nested
-/// body's is an error. Returns each rank's values of the return-like
-/// terminator's operands.
+/// Runs a block on every rank of `grid` in lockstep: rank r's argument
+/// values are `inputs[r]` (types already checked) and its globals
+/// `globals[r]` (null where the block touches none). Each op runs on each
+/// rank in turn, but a collective (dlc.all_reduce, dlc.plan.all_reduce,
+/// dlc.tp_reduce), which needs every rank of its group's operands, runs
+/// once for all, in a function's body (`functionBody`), and so do ZeRO's
+/// dlc.reduce_scatter, dlc.all_gather and dlc.rank_shard; a nested body's
+/// is an error. Returns each rank's values of the return-like terminator's
+/// operands.
 FailureOr<SmallVector<SmallVector<Tensor>>>
-evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
+evaluateBlockOnRanks(Block &block, const RankGrid &grid,
+                     ArrayRef<ArrayRef<Tensor>> inputs,
                      ArrayRef<GlobalValues *> globals, bool functionBody) {
   const size_t ranks = inputs.size();
   // Each value is dropped after its last use; an operand whose last use is
@@ -259,6 +271,8 @@ evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
     for (auto [i, argument] : llvm::enumerate(block.getArguments()))
       if (lastUser.count(argument))
         values[r][argument] = inputs[r][i];
+  const SmallVector<SmallVector<int64_t>> dataGroups = grid.dataGroups();
+  const SmallVector<SmallVector<int64_t>> tensorGroups = grid.tensorGroups();
 
   for (Operation &op : block) {
     SmallVector<SmallVector<Tensor>> operands(ranks);
@@ -288,11 +302,16 @@ evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
     if (auto reduce = dyn_cast<PlanAllReduceOp>(op))
       reduction = reduce.getReduction();
     if (reduction && functionBody) {
-      if (failed(reduceOverRanks(&op, *reduction, operands, results)))
+      if (failed(
+              reduceOverRanks(&op, *reduction, dataGroups, operands, results)))
+        return failure();
+    } else if (isa<TpReduceOp>(op) && functionBody) {
+      if (failed(reduceOverRanks(&op, RankReduction::sum, tensorGroups,
+                                 operands, results)))
         return failure();
     } else if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op) &&
                functionBody) {
-      if (failed(shardOverRanks(&op, operands, results)))
+      if (failed(shardOverRanks(&op, dataGroups, operands, results)))
         return failure();
     } else {
       for (size_t r = 0; r < ranks; ++r)
@@ -312,7 +331,8 @@ evaluateBlockOnRanks(Block &block, ArrayRef<ArrayRef<Tensor>> inputs,
 FailureOr<SmallVector<Tensor>>
 evaluateBlock(Block &block, ArrayRef<Tensor> inputs, GlobalValues *globals) {
   FailureOr<SmallVector<SmallVector<Tensor>>> results =
-      evaluateBlockOnRanks(block, {inputs}, {globals}, /*functionBody=*/false);
+      evaluateBlockOnRanks(block, RankGrid(), {inputs}, {globals},
+                           /*functionBody=*/false);
   if (failed(results))
     return failure();
   return std::move(results->front());
@@ -437,7 +457,7 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           })
           .Case<PlanMatmulOp>(
               [&](auto m) { return evalPlanMatmul(m, operands, results); })
-          .Case<PlanCopyOp>([&](auto) {
+          .Case<PlanCopyOp, TpCopyOp>([&](auto) {
             results.push_back(operands[0]);
             return success();
           })
@@ -468,7 +488,7 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
             return evalCrossEntropyGrad(c, operands, results);
           })
           .Case<AllReduceOp, PlanAllReduceOp, ReduceScatterOp, AllGatherOp,
-                RankShardOp>([&](auto) {
+                RankShardOp, TpReduceOp>([&](auto) {
             return op->emitOpError()
                    << "combines every rank's values or depends on the rank: "
                       "the evaluator runs it in a function's body, on all "
@@ -518,22 +538,96 @@ Tensor mlir::dlc::gatherShards(ArrayRef<Tensor> shards, DType dtype,
   return whole;
 }
 
+Tensor mlir::dlc::sliceOf(const Tensor &whole, int64_t dim, int64_t part,
+                          int64_t parts) {
+  std::vector<int64_t> shape = whole.shape();
+  shape[dim] /= parts;
+  Tensor slice(whole.dtype(), shape);
+  // Rows of the dimensions up to `dim`, each a run of `run` bytes per part.
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  const size_t run = slice.byteSize() / std::max<int64_t>(outer, 1);
+  for (int64_t row = 0; row < outer; ++row)
+    std::memcpy(slice.bytes() + row * run,
+                whole.bytes() + (row * parts + part) * run, run);
+  return slice;
+}
+
+Tensor mlir::dlc::joinSlices(ArrayRef<Tensor> slices, int64_t dim) {
+  const int64_t parts = static_cast<int64_t>(slices.size());
+  std::vector<int64_t> shape = slices.front().shape();
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  shape[dim] *= parts;
+  Tensor whole(slices.front().dtype(), shape);
+  const size_t run = slices.front().byteSize() / std::max<int64_t>(outer, 1);
+  for (int64_t row = 0; row < outer; ++row)
+    for (int64_t part = 0; part < parts; ++part)
+      std::memcpy(whole.bytes() + (row * parts + part) * run,
+                  slices[part].bytes() + row * run, run);
+  return whole;
+}
+
+FailureOr<RankGrid> RankGrid::of(ModuleOp module, int64_t mostRanks) {
+  RankGrid grid;
+  for (auto [name, count] :
+       {std::pair(roles::kDataParallelAttr, &grid.dataParallel),
+        std::pair(roles::kTensorParallelAttr, &grid.tensorParallel)}) {
+    Attribute attr = module->getAttr(name);
+    if (!attr)
+      continue;
+    auto value = dyn_cast<IntegerAttr>(attr);
+    if (!value || !value.getType().isSignlessInteger(64) ||
+        value.getInt() < 1 || value.getInt() > mostRanks)
+      return module.emitError()
+             << name << " must be an i64 number of ranks from 1 to "
+             << mostRanks << ", got " << attr;
+    *count = value.getInt();
+  }
+  if (grid.ranks() > mostRanks)
+    return module.emitError() << "the module runs on " << grid.describe()
+                              << ", more than " << mostRanks;
+  return grid;
+}
+
+std::string RankGrid::describe() const {
+  if (ranks() == 1)
+    return "1 rank";
+  std::string text;
+  if (dataParallel > 1)
+    text = std::to_string(dataParallel) + " data-parallel";
+  if (tensorParallel > 1)
+    text += (text.empty() ? "" : " x ") + std::to_string(tensorParallel) +
+            " tensor-parallel";
+  return text + " ranks";
+}
+
+SmallVector<SmallVector<int64_t>> RankGrid::dataGroups() const {
+  SmallVector<SmallVector<int64_t>> groups(tensorParallel);
+  for (int64_t r = 0; r < ranks(); ++r)
+    groups[tensorRank(r)].push_back(r);
+  return groups;
+}
+
+SmallVector<SmallVector<int64_t>> RankGrid::tensorGroups() const {
+  SmallVector<SmallVector<int64_t>> groups(dataParallel);
+  for (int64_t r = 0; r < ranks(); ++r)
+    groups[dataRank(r)].push_back(r);
+  return groups;
+}
+
 FailureOr<Evaluator> Evaluator::create(ModuleOp module) {
   Evaluator evaluator(module);
-  int64_t ranks = 1;
-  if (Attribute attr = module->getAttr(roles::kDataParallelAttr)) {
-    // Each simulated rank holds a copy of every global.
-    constexpr int64_t kMostRanks = 1024;
-    auto count = dyn_cast<IntegerAttr>(attr);
-    if (!count || !count.getType().isSignlessInteger(64) ||
-        count.getInt() < 1 || count.getInt() > kMostRanks)
-      return module.emitError()
-             << roles::kDataParallelAttr << " must be an i64 number of ranks "
-             << "from 1 to " << kMostRanks << " (the most the evaluator "
-             << "simulates), got " << attr;
-    ranks = count.getInt();
-  }
-  GlobalValues initial;
+  // Each simulated rank holds a copy of every global: the most the
+  // evaluator simulates.
+  constexpr int64_t kMostRanks = 1024;
+  FailureOr<RankGrid> grid = RankGrid::of(module, kMostRanks);
+  if (failed(grid))
+    return failure();
+  evaluator.grid_ = *grid;
+  evaluator.globals_.resize(grid->ranks());
   for (GlobalOp global : module.getOps<GlobalOp>()) {
     StringRef name = global.getSymName();
     std::optional<ElementsAttr> init = global.getInitialValue();
@@ -545,9 +639,16 @@ FailureOr<Evaluator> Evaluator::create(ModuleOp module) {
              << "@" << name
              << " has an initial value the evaluator cannot read (a "
                 "dense_resource blob without data?)";
-    initial[name] = std::move(*value);
+    // The verifier checked that a split global's initial value is the
+    // whole of its slices.
+    std::optional<int64_t> split =
+        roles::tpSplitOf(global->getAttrDictionary());
+    for (int64_t r = 0; r < grid->ranks(); ++r)
+      evaluator.globals_[r][name] =
+          split ? sliceOf(*value, *split, grid->tensorRank(r),
+                          grid->tensorParallel)
+                : *value;
   }
-  evaluator.globals_.assign(ranks, initial);
   return evaluator;
 }
 
@@ -555,8 +656,8 @@ FailureOr<SmallVector<Tensor>> Evaluator::run(func::FuncOp func,
                                               ArrayRef<Tensor> inputs) {
   if (ranks() != 1)
     return func.emitOpError()
-           << "belongs to a module partitioned for " << ranks()
-           << " data-parallel ranks: run every rank's inputs together "
+           << "belongs to a module partitioned for " << grid_.describe()
+           << ": run every rank's inputs together "
               "(dlc-run simulates the ranks)";
   FailureOr<SmallVector<SmallVector<Tensor>>> results =
       runRanks(func, {inputs});
@@ -592,5 +693,6 @@ Evaluator::runRanks(func::FuncOp func, ArrayRef<ArrayRef<Tensor>> inputs) {
   SmallVector<GlobalValues *> globals;
   for (GlobalValues &g : globals_)
     globals.push_back(&g);
-  return evaluateBlockOnRanks(block, inputs, globals, /*functionBody=*/true);
+  return evaluateBlockOnRanks(block, grid_, inputs, globals,
+                              /*functionBody=*/true);
 }

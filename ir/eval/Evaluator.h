@@ -20,6 +20,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <string>
+
 namespace mlir::dlc {
 
 /// Current values of the module's dlc.global symbols, by symbol name.
@@ -51,18 +53,50 @@ Tensor shardOf(const Tensor &whole, int64_t rank, int64_t ranks);
 Tensor gatherShards(ArrayRef<Tensor> shards, DType dtype,
                     ArrayRef<int64_t> shape);
 
+/// Slice `part` of `parts` equal ones of `whole` along `dim` (a
+/// tensor-parallel rank's slice, roles::kTpSplitAttr).
+Tensor sliceOf(const Tensor &whole, int64_t dim, int64_t part, int64_t parts);
+/// The whole whose slices along `dim` are `slices`, in order.
+Tensor joinSlices(ArrayRef<Tensor> slices, int64_t dim);
+
+/// The ranks a partitioned module runs on (ir/Roles.h): rank r is tensor
+/// rank r % tensorParallel of data-parallel replica r / tensorParallel.
+struct RankGrid {
+  int64_t dataParallel = 1;
+  int64_t tensorParallel = 1;
+
+  /// The module's dlc.data_parallel and dlc.tensor_parallel, each 1 when
+  /// absent; fails (with a diagnostic) on a bad value or more than
+  /// `mostRanks` ranks in all.
+  static FailureOr<RankGrid> of(ModuleOp module, int64_t mostRanks);
+
+  int64_t ranks() const { return dataParallel * tensorParallel; }
+  /// "4 data-parallel ranks", "2 data-parallel x 2 tensor-parallel ranks",
+  /// "1 rank".
+  std::string describe() const;
+  int64_t dataRank(int64_t rank) const { return rank / tensorParallel; }
+  int64_t tensorRank(int64_t rank) const { return rank % tensorParallel; }
+  /// Every group of ranks a data-parallel collective (the ranks with one
+  /// tensor rank) or a tensor-parallel one (one replica's ranks) runs
+  /// among, each in rank order.
+  SmallVector<SmallVector<int64_t>> dataGroups() const;
+  SmallVector<SmallVector<int64_t>> tensorGroups() const;
+};
+
 /// Runs functions of a module. Globals start at their initial values.
-/// A module partitioned for N data-parallel ranks (`dlc.data_parallel`) is
-/// run as N ranks in lockstep, each with its own globals, their
-/// dlc.all_reduce ops combining the ranks' values.
+/// A module partitioned for data or tensor parallelism (RankGrid) is run as
+/// its ranks in lockstep, each with its own globals (a tensor-parallel
+/// global's slice of the initial value); the collectives (dlc.all_reduce,
+/// dlc.tp_reduce...) combine the values of the ranks of each group.
 class Evaluator {
 public:
   /// Fails (with a diagnostic) if a global has no initial value.
   static FailureOr<Evaluator> create(ModuleOp module);
 
-  /// The number of ranks a function runs on: the module's data-parallel
-  /// ranks, or 1.
-  int64_t ranks() const { return static_cast<int64_t>(globals_.size()); }
+  /// The number of ranks a function runs on, 1 unless the module is
+  /// partitioned.
+  int64_t ranks() const { return grid_.ranks(); }
+  const RankGrid &grid() const { return grid_; }
 
   /// Runs `func` on `inputs` (one per argument, types checked) and returns one
   /// tensor per result. For a module of one rank.
@@ -81,6 +115,7 @@ private:
   explicit Evaluator(ModuleOp module) : module_(module) {}
 
   ModuleOp module_;
+  RankGrid grid_;
   /// Each rank's.
   SmallVector<GlobalValues, 1> globals_;
 };

@@ -148,3 +148,21 @@ LogicalResult AllReduceOp::buildGradient(OpBuilder &b,
     operandGrads[i] = result;
   return success();
 }
+
+// Megatron-LM's conjugate pair. y = x on every rank of a tensor group, and
+// each rank's part of the loss depends on its own y: dL/dx is the sum over
+// the group of every rank's g.
+LogicalResult TpCopyOp::buildGradient(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                      MutableArrayRef<Value> operandGrads) {
+  operandGrads[0] = TpReduceOp::create(b, getLoc(), resultGrads[0]);
+  return success();
+}
+
+// y = the group's sum of its ranks' x: each x adds to y with weight one, and
+// g (like y) is the same on every rank of the group.
+LogicalResult TpReduceOp::buildGradient(OpBuilder &b,
+                                        ArrayRef<Value> resultGrads,
+                                        MutableArrayRef<Value> operandGrads) {
+  operandGrads[0] = TpCopyOp::create(b, getLoc(), resultGrads[0]);
+  return success();
+}

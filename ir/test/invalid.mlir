@@ -795,6 +795,34 @@ func.func @all_reduce_integers(%n: tensor<2xi64>) -> tensor<2xi64> {
 
 // -----
 
+func.func @tp_reduce_integers(%n: tensor<2xi64>) -> tensor<2xi64> {
+  // expected-error@+1 {{'dlc.tp_reduce' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = dlc.tp_reduce %n : tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+// A tensor-parallel slice's initial value is the whole of the slices.
+module attributes {dlc.tensor_parallel = 2 : i64} {
+  // expected-error@+1 {{'dlc.global' op initial value type 'tensor<2x3xf32>' does not match the global's whole type 'tensor<4x3xf32>'}}
+  dlc.global @w : tensor<2x3xf32> = dense<1.0> : tensor<2x3xf32> {dlc.tp_split = 0 : i64}
+}
+
+// -----
+
+module attributes {dlc.tensor_parallel = 2 : i64} {
+  // expected-error@+1 {{'dlc.global' op dlc.tp_split = 2 : i64 must be a dimension of the global's type 'tensor<2x3xf32>'}}
+  dlc.global @w : tensor<2x3xf32> = dense<1.0> : tensor<2x3xf32> {dlc.tp_split = 2 : i64}
+}
+
+// -----
+
+// expected-error@+1 {{'dlc.global' op is split (dlc.tp_split) in a module without dlc.tensor_parallel}}
+dlc.global @w : tensor<2x3xf32> = dense<1.0> : tensor<4x3xf32> {dlc.tp_split = 0 : i64}
+
+// -----
+
 func.func @reduce_scatter_nothing() {
   // expected-error@+1 {{'dlc.reduce_scatter' op moves no values}}
   "dlc.reduce_scatter"() <{bucket = 0 : i64, ranks = 2 : i64, reduction = 1 : i32}> : () -> ()

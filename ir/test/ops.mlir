@@ -180,6 +180,23 @@ func.func @zero_collectives(%w: tensor<3x5xf32>, %b: tensor<3xf32>) -> (tensor<3
   return %g#0, %g#1, %r : tensor<3x5xf32>, tensor<3xf32>, tensor<4xf32>
 }
 
+// Megatron-LM's conjugate pair of tensor-parallel collectives.
+// CHECK-LABEL: func.func @tensor_parallel
+// CHECK: %[[C:.*]] = dlc.tp_copy %arg0 : tensor<4x8xbf16>
+// CHECK: dlc.tp_reduce %[[C]] : tensor<4x8xbf16>
+func.func @tensor_parallel(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %0 = dlc.tp_copy %x : tensor<4x8xbf16>
+  %1 = dlc.tp_reduce %0 : tensor<4x8xbf16>
+  return %1 : tensor<4x8xbf16>
+}
+
+// A tensor-parallel rank's slice of a global keeps the whole initial value.
+// CHECK: module attributes {dlc.tensor_parallel = 2 : i64}
+// CHECK: dlc.global @slice : tensor<3x2xf32> = dense<1.000000e+00> : tensor<3x4xf32> {dlc.tp_split = 1 : i64}
+module attributes {dlc.tensor_parallel = 2 : i64} {
+  dlc.global @slice : tensor<3x2xf32> = dense<1.0> : tensor<3x4xf32> {dlc.tp_split = 1 : i64}
+}
+
 // A bucket of gradients averaged over the data-parallel ranks.
 // CHECK-LABEL: func.func @all_reduce
 // CHECK: %{{.*}}:2 = dlc.all_reduce mean bucket 3 %arg0, %arg1 : tensor<4x8xf32>, tensor<8xbf16>

@@ -70,3 +70,26 @@ func.func @loss(%w: tensor<2xf64> {dlc.name = "fc.w", dlc.role = "param"}, %v: t
 
 // FREEZE-LABEL: func.func @loss_grad
 // FREEZE-SAME: -> (tensor<f64> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "v", dlc.role = "gradient"})
+
+// -----
+
+// The tensor-parallel pair are each other's gradient, and a slice's
+// gradient is marked as the slice is.
+// FREEZE-LABEL: func.func @loss_grad
+// FREEZE-SAME: -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2x1xf32> {dlc.name = "w", dlc.role = "gradient", dlc.tp_split = 0 : i64})
+func.func @loss(%s: tensor<2xf32> {dlc.name = "fc.s", dlc.role = "param"}, %w: tensor<2x1xf32> {dlc.name = "w", dlc.role = "param", dlc.tp_split = 0 : i64}, %x: tensor<3x2xf32> {dlc.name = "x", dlc.role = "input"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}) {
+  %0 = dlc.mul %x, %s : tensor<3x2xf32>, tensor<2xf32> -> tensor<3x2xf32>
+  %1 = dlc.tp_copy %0 : tensor<3x2xf32>
+  %2 = dlc.matmul %1, %w : tensor<3x2xf32>, tensor<2x1xf32> -> tensor<3x1xf32>
+  %3 = dlc.tp_reduce %2 : tensor<3x1xf32>
+  %4 = dlc.reduce_sum %3 axes [0, 1] : tensor<3x1xf32> -> tensor<f32>
+  return %4 : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @loss_grad
+// CHECK-SAME: -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "fc.s", dlc.role = "gradient"}, tensor<2x1xf32> {dlc.name = "w", dlc.role = "gradient", dlc.tp_split = 0 : i64})
+// CHECK: %[[G:[a-z0-9_]+]] = dlc.broadcast_to %{{.*}} : tensor<1x1xf32> to tensor<3x1xf32>
+// CHECK: %[[GP:[a-z0-9_]+]] = dlc.tp_copy %[[G]] : tensor<3x1xf32>
+// CHECK: %[[GX:[a-z0-9_]+]] = dlc.matmul %[[GP]], %{{.*}} : tensor<3x1xf32>, tensor<1x2xf32> -> tensor<3x2xf32>
+// CHECK: %[[GC:[a-z0-9_]+]] = dlc.tp_reduce %[[GX]] : tensor<3x2xf32>
+// CHECK: dlc.mul %[[GC]], %{{.*}}

@@ -350,9 +350,13 @@ LogicalResult AutodiffPass::buildLossGradient(func::FuncOp func) {
     if (!g)
       continue; // the loss does not depend on this parameter
     results.push_back(g);
-    resultAttrs.push_back(roles::attrs(builder.getContext(),
-                                       roles::nameOf(func.getArgAttrDict(i)),
-                                       roles::kGradient));
+    NamedAttrList attrs(roles::attrs(builder.getContext(),
+                                     roles::nameOf(func.getArgAttrDict(i)),
+                                     roles::kGradient));
+    // A tensor-parallel slice's gradient is the same slice of the whole's.
+    if (Attribute split = func.getArgAttr(i, roles::kTpSplitAttr))
+      attrs.set(roles::kTpSplitAttr, split);
+    resultAttrs.push_back(attrs.getDictionary(builder.getContext()));
     ++trainable;
   }
   if (trainable == 0) {

@@ -56,11 +56,18 @@ LogicalResult functionalize(func::FuncOp func,
   // One leading argument per global; loads read the latest stored value.
   llvm::DenseMap<StringAttr, Value> current;
   unsigned index = 0;
+  auto module = func->getParentOfType<ModuleOp>();
   for (auto [name, type] : used) {
     StringRef role = written.contains(name) ? roles::kState : roles::kParam;
-    if (failed(func.insertArgument(
-            index, type, roles::attrs(func.getContext(), name.getValue(), role),
-            func.getLoc())))
+    NamedAttrList attrs(roles::attrs(func.getContext(), name.getValue(), role));
+    // A tensor-parallel rank's slice says so wherever it goes.
+    auto global = module ? module.lookupSymbol<GlobalOp>(name) : GlobalOp();
+    if (Attribute split =
+            global ? global->getAttr(roles::kTpSplitAttr) : Attribute())
+      attrs.set(roles::kTpSplitAttr, split);
+    if (failed(func.insertArgument(index, type,
+                                   attrs.getDictionary(func.getContext()),
+                                   func.getLoc())))
       return func.emitError() << "dlc-functionalize: cannot add an argument "
                                  "to @"
                               << func.getSymName();

@@ -101,19 +101,23 @@ public:
   /// argument reading it. (b_ has no insertion point: ops it creates are
   /// detached until inserted.)
   /// With `shardOf`, the global holds this rank's ZeRO shard of a value of
-  /// that type (kShardedAttr), its value its own.
+  /// that type (kShardedAttr), its value its own. With `split`, it holds a
+  /// tensor-parallel rank's slice along that dimension (kTpSplitAttr).
   BlockArgument addStateArgument(StringRef name, StringRef role,
                                  RankedTensorType type, double value,
-                                 Location loc, RankedTensorType shardOf = {}) {
-    GlobalOp global = addGlobal(name, type, value, loc);
+                                 Location loc, RankedTensorType shardOf = {},
+                                 IntegerAttr split = {}) {
+    GlobalOp global = addGlobal(name, type, value, loc, split);
     DictionaryAttr attrs = roles::attrs(module_.getContext(), name, role);
+    NamedAttrList list(attrs);
     if (shardOf) {
       auto whole = TypeAttr::get(shardOf);
       global->setAttr(roles::kShardedAttr, whole);
-      NamedAttrList list(attrs);
       list.set(roles::kShardedAttr, whole);
-      attrs = list.getDictionary(module_.getContext());
     }
+    if (split)
+      list.set(roles::kTpSplitAttr, split);
+    attrs = list.getDictionary(module_.getContext());
     // Adding an argument to a func.func with a body cannot fail.
     (void)func_.insertArgument(func_.getNumArguments(), type, attrs, loc);
     return func_.getArguments().back();
@@ -146,18 +150,24 @@ public:
 
   /// A new argument reading the 16-bit copy `name` of parameter `source`:
   /// a global of `type` with kCopyOfAttr naming the source, initially
-  /// `initial` (none when the source has none).
+  /// `initial` (none when the source has none), split as the source is
+  /// (`split`, its kTpSplitAttr, or null).
   BlockArgument addCopyArgument(StringRef name, StringRef source,
                                 RankedTensorType type, Attribute initial,
-                                Location loc) {
+                                IntegerAttr split, Location loc) {
     auto global = GlobalOp::create(b_, loc, name, type,
                                    cast_if_present<ElementsAttr>(initial));
     global->setAttr(roles::kCopyOfAttr,
                     FlatSymbolRefAttr::get(module_.getContext(), source));
+    NamedAttrList attrs(
+        roles::attrs(module_.getContext(), name, roles::kWeightCopy));
+    if (split) {
+      global->setAttr(roles::kTpSplitAttr, split);
+      attrs.set(roles::kTpSplitAttr, split);
+    }
     SymbolTable(module_).insert(global, Block::iterator(func_));
-    (void)func_.insertArgument(
-        func_.getNumArguments(), type,
-        roles::attrs(module_.getContext(), name, roles::kWeightCopy), loc);
+    (void)func_.insertArgument(func_.getNumArguments(), type,
+                               attrs.getDictionary(module_.getContext()), loc);
     return func_.getArguments().back();
   }
   Value skipStep;
@@ -180,15 +190,27 @@ public:
   }
 
 private:
+  /// A global of `type`, every element `value`; with `split`, a
+  /// tensor-parallel rank's slice of a whole of such elements.
   GlobalOp addGlobal(StringRef name, RankedTensorType type, double value,
-                     Location loc) {
+                     Location loc, IntegerAttr split = {}) {
     Attribute element =
         isa<FloatType>(type.getElementType())
             ? Attribute(b_.getFloatAttr(type.getElementType(), value))
             : Attribute(b_.getIntegerAttr(type.getElementType(),
                                           static_cast<int64_t>(value)));
-    auto global = GlobalOp::create(b_, loc, name, type,
-                                   DenseElementsAttr::get(type, element));
+    RankedTensorType initialType = type;
+    if (split) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[split.getInt()] *=
+          module_->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr)
+              .getInt();
+      initialType = type.clone(shape);
+    }
+    auto global = GlobalOp::create(
+        b_, loc, name, type, DenseElementsAttr::get(initialType, element));
+    if (split)
+      global->setAttr(roles::kTpSplitAttr, split);
     SymbolTable(module_).insert(global, Block::iterator(func_));
     return global;
   }
@@ -216,6 +238,12 @@ struct OptimizerPass : public impl::DLCOptimizerBase<OptimizerPass> {
   /// its shards (a norm's sum of squares, GradScaler's inf probe), as the
   /// next collective after those in the block `b` builds in.
   Value sumOverRanks(OpBuilder &b, Location loc, Value value);
+  /// The sum of `terms`, scalars each computed from one parameter's
+  /// gradient (a norm's sum of squares, GradScaler's inf probe): over the
+  /// tensor group for the tensor-parallel slices', so that every rank sums
+  /// the whole model's.
+  Value sumOverParameters(OpBuilder &b, Location loc,
+                          ArrayRef<std::pair<BlockArgument, Value>> terms);
   InFlightDiagnostic emitError() {
     return getOperation().emitError() << "dlc-optimizer: ";
   }
@@ -270,6 +298,27 @@ Value OptimizerPass::sumOverRanks(OpBuilder &b, Location loc, Value value) {
   return AllReduceOp::create(b, loc, ValueRange{value}, RankReduction::sum,
                              nextBucket(b))
       .getResult(0);
+}
+
+/// A parameter argument's kTpSplitAttr, or null.
+static IntegerAttr tpSplitOf(BlockArgument param) {
+  auto func = cast<func::FuncOp>(param.getOwner()->getParentOp());
+  return func.getArgAttrOfType<IntegerAttr>(param.getArgNumber(),
+                                            roles::kTpSplitAttr);
+}
+
+Value OptimizerPass::sumOverParameters(
+    OpBuilder &b, Location loc,
+    ArrayRef<std::pair<BlockArgument, Value>> terms) {
+  Value replicated, sliced;
+  for (auto [param, term] : terms) {
+    Value &sum = tpSplitOf(param) ? sliced : replicated;
+    sum = sum ? add(b, loc, sum, term) : term;
+  }
+  if (!sliced)
+    return replicated;
+  sliced = TpReduceOp::create(b, loc, sliced);
+  return replicated ? add(b, loc, replicated, sliced) : sliced;
 }
 
 FailureOr<Settings> OptimizerPass::checkOptions() {
@@ -514,12 +563,12 @@ Value OptimizerPass::scheduleFactor(OpBuilder &b, Location loc, Value step) {
 Value OptimizerPass::clipGradients(
     OpBuilder &b, Location loc, Type real,
     SmallVectorImpl<std::pair<BlockArgument, Value>> &grads) {
-  Value sumSquares;
+  SmallVector<std::pair<BlockArgument, Value>> squares;
   for (auto &[param, g] : grads) {
     Value gReal = castTo(b, loc, g, real);
-    Value sq = sumAll(b, loc, mul(b, loc, gReal, gReal));
-    sumSquares = sumSquares ? add(b, loc, sumSquares, sq) : sq;
+    squares.push_back({param, sumAll(b, loc, mul(b, loc, gReal, gReal))});
   }
+  Value sumSquares = sumOverParameters(b, loc, squares);
   // Shards' squares add up to the whole gradients' over the ranks (their
   // padding is 0).
   if (shardRanks_)
@@ -555,15 +604,17 @@ LossScaling OptimizerPass::unscaleGradients(
                          div(b, loc, scalar(b, loc, b.getF64Type(), 1.0),
                              castTo(b, loc, scale, b.getF64Type())),
                          b.getF32Type());
-  Value nonFinite;
+  SmallVector<std::pair<BlockArgument, Value>> probes;
   for (auto &[param, g] : grads) {
     Type element = typeOf(g).getElementType();
-    Value probe = castTo(
-        b, loc, sumAll(b, loc, mul(b, loc, g, scalar(b, loc, element, 0.0))),
-        real);
-    nonFinite = nonFinite ? add(b, loc, nonFinite, probe) : probe;
+    probes.push_back(
+        {param,
+         castTo(b, loc,
+                sumAll(b, loc, mul(b, loc, g, scalar(b, loc, element, 0.0))),
+                real)});
     g = mul(b, loc, g, castTo(b, loc, inverse, element));
   }
+  Value nonFinite = sumOverParameters(b, loc, probes);
   // Every rank skips the step when any rank's shard holds an inf or NaN.
   if (shardRanks_)
     nonFinite = sumOverRanks(b, loc, nonFinite);
@@ -629,15 +680,26 @@ LogicalResult OptimizerPass::addLowPrecisionCopies(
       auto nextCopy = CastOp::create(b, loc, type, next);
       Attribute initial;
       if (global && global.getInitialValue()) {
-        FailureOr<Tensor> value = tensorFromAttr(*global.getInitialValue());
-        SmallVector<Tensor> cast;
-        if (failed(value) || failed(evaluateOp(nextCopy, {*value}, cast)))
+        // The cast of the initial value (a tensor-parallel slice's whole),
+        // by the evaluator, on ops that are never inserted.
+        ElementsAttr source = *global.getInitialValue();
+        auto castType = cast<RankedTensorType>(source.getType()).clone(element);
+        OpBuilder detached(module.getContext());
+        auto constant = ConstantOp::create(detached, loc, source);
+        auto initialCast = CastOp::create(detached, loc, castType, constant);
+        FailureOr<Tensor> value = tensorFromAttr(source);
+        SmallVector<Tensor> casted;
+        bool evaluated = succeeded(value) &&
+                         succeeded(evaluateOp(initialCast, {*value}, casted));
+        initialCast.erase();
+        constant.erase();
+        if (!evaluated)
           return emitError()
                  << "cannot read the initial value of @\"" << name << "\"";
-        initial = attrFromTensor(cast.front(), type);
+        initial = attrFromTensor(casted.front(), castType);
       }
-      BlockArgument copy = step.addCopyArgument(copyName(name, element), name,
-                                                type, initial, loc);
+      BlockArgument copy = step.addCopyArgument(
+          copyName(name, element), name, type, initial, tpSplitOf(param), loc);
       for (Operation *user : llvm::make_early_inc_range(param.getUsers()))
         if (isa<CastOp>(user) && user->getResult(0).getType() == type) {
           user->getResult(0).replaceAllUsesWith(copy);
@@ -770,7 +832,7 @@ LogicalResult OptimizerPass::run() {
     auto addState = [&](StringRef stateName) {
       return step.addStateArgument(
           stateName, roles::kOptimizerState, type, 0, loc,
-          sharded ? typeOf(param) : RankedTensorType());
+          sharded ? typeOf(param) : RankedTensorType(), tpSplitOf(param));
     };
     // The parameter's next value, or its shard's, gathered below.
     auto updateParam = [&](Value next) {

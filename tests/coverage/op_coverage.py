@@ -429,6 +429,14 @@ MULTI_RANK["rank_shard"] = (
     "(mpirun -np 2 and 4) and on the evaluator's simulated ranks by passes/"
     "test/zero-numerics.test and data-parallel-numerics.test" +
     CUDA_COLLECTIVES)
+# Megatron-LM's pair (dlc-tensor-parallel): not compiled yet.
+for _op in ("tp_copy", "tp_reduce"):
+    MULTI_RANK[_op] = (
+        False, False,
+        "tensor parallelism (dlc-tensor-parallel): checked against one "
+        "device on the evaluator's simulated ranks by passes/test/"
+        "tensor-parallel-numerics.test and tools/dlc-run/test/"
+        "simulated-grid.test; no compiled path yet")
 
 # ---------------------------------------------------------------------------
 

@@ -5,8 +5,6 @@
 #include "ir/Roles.h"
 #include "ir/eval/Evaluator.h"
 
-#include <cstring>
-
 namespace mlir::dlc::tools {
 
 namespace {
@@ -34,21 +32,30 @@ void store(Tensor &t, int64_t e, double value) {
 
 } // namespace
 
-LogicalResult checkShards(func::FuncOp func, int64_t ranks) {
+LogicalResult checkShards(func::FuncOp func, const RankGrid &grid) {
+  const int64_t ranks = grid.dataParallel;
   auto check = [&](DictionaryAttr attrs, Type type, StringRef what,
                    unsigned i) -> LogicalResult {
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (std::optional<int64_t> dim = roles::tpSplitOf(attrs);
+        dim && (grid.tensorParallel < 2 || !ranked || *dim < 0 ||
+                *dim >= ranked.getRank()))
+      return func.emitOpError()
+             << what << " #" << i << " of " << type << " is marked "
+             << roles::kTpSplitAttr << " = " << *dim
+             << ", which is not a dimension of it split over the module's "
+             << grid.tensorParallel << " tensor-parallel rank(s)";
     if (!attrs || !attrs.get(roles::kShardedAttr))
       return success();
     RankedTensorType whole = roles::shardedTypeOf(attrs);
-    auto shard = dyn_cast<RankedTensorType>(type);
-    if (ranks > 1 && whole && whole.hasStaticShape() && shard &&
-        shardTypeOf(whole, ranks) == shard)
+    if (ranks > 1 && whole && whole.hasStaticShape() && ranked &&
+        shardTypeOf(whole, ranks) == ranked)
       return success();
     return func.emitOpError()
            << what << " #" << i << " of " << type << " is marked "
            << roles::kShardedAttr << " = " << attrs.get(roles::kShardedAttr)
            << ", but is not its shard over the module's " << ranks
-           << " rank(s)";
+           << " data-parallel rank(s)";
   };
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (failed(check(func.getArgAttrDict(i), func.getArgumentTypes()[i],
@@ -62,81 +69,83 @@ LogicalResult checkShards(func::FuncOp func, int64_t ranks) {
 }
 
 SmallVector<RankedTensorType> globalArgumentTypes(func::FuncOp func,
-                                                  int64_t ranks) {
+                                                  const RankGrid &grid) {
   SmallVector<RankedTensorType> types;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    DictionaryAttr attrs = func.getArgAttrDict(i);
     auto ranked = cast<RankedTensorType>(type);
     // A ZeRO shard's global value is the whole.
-    if (RankedTensorType whole = roles::shardedTypeOf(func.getArgAttrDict(i))) {
+    if (RankedTensorType whole = roles::shardedTypeOf(attrs)) {
       types.push_back(whole);
       continue;
     }
-    if (isPerSample(roles::roleOf(func.getArgAttrDict(i))) &&
-        ranked.getRank() > 0) {
-      SmallVector<int64_t> shape(ranked.getShape());
-      shape[0] *= ranks;
-      ranked = ranked.clone(shape);
-    }
-    types.push_back(ranked);
+    SmallVector<int64_t> shape(ranked.getShape());
+    if (std::optional<int64_t> dim = roles::tpSplitOf(attrs))
+      shape[*dim] *= grid.tensorParallel;
+    else if (isPerSample(roles::roleOf(attrs)) && ranked.getRank() > 0)
+      shape[0] *= grid.dataParallel;
+    types.push_back(ranked.clone(shape));
   }
   return types;
 }
 
 SmallVector<SmallVector<Tensor>>
-splitInputs(func::FuncOp func, ArrayRef<Tensor> global, int64_t ranks) {
-  SmallVector<SmallVector<Tensor>> inputs(ranks);
+splitInputs(func::FuncOp func, ArrayRef<Tensor> global, const RankGrid &grid) {
+  SmallVector<SmallVector<Tensor>> inputs(grid.ranks());
   for (auto [i, tensor] : llvm::enumerate(global)) {
-    bool split = isPerSample(roles::roleOf(func.getArgAttrDict(i))) &&
-                 !tensor.shape().empty();
-    bool sharded = bool(roles::shardedTypeOf(func.getArgAttrDict(i)));
-    for (int64_t r = 0; r < ranks; ++r) {
-      if (sharded) {
-        inputs[r].push_back(shardOf(tensor, r, ranks));
-        continue;
-      }
-      if (!split) {
+    DictionaryAttr attrs = func.getArgAttrDict(i);
+    bool perSample =
+        isPerSample(roles::roleOf(attrs)) && !tensor.shape().empty();
+    bool sharded = bool(roles::shardedTypeOf(attrs));
+    std::optional<int64_t> split = roles::tpSplitOf(attrs);
+    for (int64_t r = 0; r < grid.ranks(); ++r) {
+      const int64_t replica = grid.dataRank(r);
+      if (sharded)
+        inputs[r].push_back(shardOf(tensor, replica, grid.dataParallel));
+      else if (split)
+        inputs[r].push_back(
+            sliceOf(tensor, *split, grid.tensorRank(r), grid.tensorParallel));
+      else if (perSample)
+        inputs[r].push_back(sliceOf(tensor, 0, replica, grid.dataParallel));
+      else
         inputs[r].push_back(tensor);
-        continue;
-      }
-      std::vector<int64_t> shape = tensor.shape();
-      shape[0] /= ranks;
-      Tensor share(tensor.dtype(), shape);
-      std::memcpy(share.bytes(), tensor.bytes() + r * share.byteSize(),
-                  share.byteSize());
-      inputs[r].push_back(std::move(share));
     }
   }
   return inputs;
 }
 
 SmallVector<Tensor> combineResults(func::FuncOp func,
-                                   ArrayRef<SmallVector<Tensor>> ranks) {
+                                   ArrayRef<SmallVector<Tensor>> ranks,
+                                   const RankGrid &grid) {
+  // The ranks of tensor rank 0, one per replica, and replica 0's.
+  SmallVector<int64_t> replicas = grid.dataGroups().front();
+  SmallVector<int64_t> tensorRanks = grid.tensorGroups().front();
+  auto gather = [&](ArrayRef<int64_t> group, unsigned i) {
+    SmallVector<Tensor> values;
+    for (int64_t r : group)
+      values.push_back(ranks[r][i]);
+    return values;
+  };
   SmallVector<Tensor> combined;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    StringRef role = roles::roleOf(func.getResultAttrDict(i));
+    DictionaryAttr attrs = func.getResultAttrDict(i);
+    StringRef role = roles::roleOf(attrs);
     const Tensor &first = ranks.front()[i];
-    if (RankedTensorType whole =
-            roles::shardedTypeOf(func.getResultAttrDict(i))) {
-      SmallVector<Tensor> shards;
-      for (const SmallVector<Tensor> &results : ranks)
-        shards.push_back(results[i]);
-      combined.push_back(gatherShards(shards, first.dtype(), whole.getShape()));
+    if (RankedTensorType whole = roles::shardedTypeOf(attrs)) {
+      combined.push_back(
+          gatherShards(gather(replicas, i), first.dtype(), whole.getShape()));
+    } else if (std::optional<int64_t> dim = roles::tpSplitOf(attrs)) {
+      combined.push_back(joinSlices(gather(tensorRanks, i), *dim));
     } else if (role == roles::kOutput && !first.shape().empty()) {
-      std::vector<int64_t> shape = first.shape();
-      shape[0] *= static_cast<int64_t>(ranks.size());
-      Tensor all(first.dtype(), shape);
-      for (auto [r, results] : llvm::enumerate(ranks))
-        std::memcpy(all.bytes() + r * first.byteSize(), results[i].bytes(),
-                    first.byteSize());
-      combined.push_back(std::move(all));
+      combined.push_back(joinSlices(gather(replicas, i), 0));
     } else if ((role == roles::kLoss || role == roles::kMetric) &&
                ::dlc::isFloat(first.dtype())) {
       Tensor mean = first;
       for (int64_t e = 0; e < first.numElements(); ++e) {
         double sum = 0;
-        for (const SmallVector<Tensor> &results : ranks)
-          sum += results[i].getDouble(e);
-        store(mean, e, sum / static_cast<double>(ranks.size()));
+        for (int64_t r : replicas)
+          sum += ranks[r][i].getDouble(e);
+        store(mean, e, sum / static_cast<double>(replicas.size()));
       }
       combined.push_back(std::move(mean));
     } else {
@@ -144,6 +153,31 @@ SmallVector<Tensor> combineResults(func::FuncOp func,
     }
   }
   return combined;
+}
+
+GlobalValues wholeGlobals(ModuleOp module, Evaluator &evaluator) {
+  const RankGrid &grid = evaluator.grid();
+  GlobalValues wholes;
+  for (GlobalOp global : module.getOps<GlobalOp>()) {
+    StringRef name = global.getSymName();
+    DictionaryAttr attrs = global->getAttrDictionary();
+    auto gather = [&](ArrayRef<int64_t> group) {
+      SmallVector<Tensor> values;
+      for (int64_t r : group)
+        values.push_back(evaluator.globals(r)[name]);
+      return values;
+    };
+    if (RankedTensorType whole = roles::shardedTypeOf(attrs)) {
+      SmallVector<Tensor> shards = gather(grid.dataGroups().front());
+      wholes[name] =
+          gatherShards(shards, shards.front().dtype(), whole.getShape());
+    } else if (std::optional<int64_t> dim = roles::tpSplitOf(attrs)) {
+      wholes[name] = joinSlices(gather(grid.tensorGroups().front()), *dim);
+    } else {
+      wholes[name] = evaluator.globals()[name];
+    }
+  }
+  return wholes;
 }
 
 } // namespace mlir::dlc::tools

@@ -475,12 +475,13 @@ int main(int argc, char **argv) {
       mlir::dlc::Evaluator::create(**module);
   if (failed(evaluator))
     return 1;
-  // A module partitioned for data-parallel ranks takes the global batch's
-  // inputs, runs every rank on its share and gives the global results.
+  // A partitioned module takes the global batch's inputs and whole
+  // parameters, runs every rank on its share and gives the global results.
   const int64_t ranks = evaluator->ranks();
-  if (failed(tools::checkShards(func, ranks)))
+  const mlir::dlc::RankGrid &grid = evaluator->grid();
+  if (failed(tools::checkShards(func, grid)))
     return 1;
-  SmallVector<RankedTensorType> types = tools::globalArgumentTypes(func, ranks);
+  SmallVector<RankedTensorType> types = tools::globalArgumentTypes(func, grid);
   SmallVector<Tensor> inputs;
   if (randomInputs.getNumOccurrences()) {
     inputs = makeRandomInputs(types, randomInputs);
@@ -488,9 +489,8 @@ int main(int argc, char **argv) {
     FailureOr<SmallVector<Tensor>> read = readInputs(
         func, types,
         ranks == 1 ? std::string("inputs")
-                   : "inputs at the global batch of " + std::to_string(ranks) +
-                         " data-parallel ranks",
-        evaluator->globals());
+                   : "inputs at the global batch of " + grid.describe(),
+        tools::wholeGlobals(**module, *evaluator));
     if (failed(read))
       return 1;
     inputs = std::move(*read);
@@ -500,7 +500,7 @@ int main(int argc, char **argv) {
     if (ranks > 1)
       return fail("--gradcheck checks one rank's function; this module is "
                   "partitioned for " +
-                  std::to_string(ranks) + " data-parallel ranks");
+                  grid.describe());
     FailureOr<SmallVector<Tensor>> cotangents = readCotangents(func);
     if (failed(cotangents))
       return 1;
@@ -519,12 +519,12 @@ int main(int argc, char **argv) {
     results = std::move(*run);
   } else {
     SmallVector<SmallVector<Tensor>> shares =
-        tools::splitInputs(func, inputs, ranks);
+        tools::splitInputs(func, inputs, grid);
     FailureOr<SmallVector<SmallVector<Tensor>>> run = evaluator->runRanks(
         func, SmallVector<ArrayRef<Tensor>>(shares.begin(), shares.end()));
     if (failed(run))
       return 1;
-    results = tools::combineResults(func, *run);
+    results = tools::combineResults(func, *run, grid);
   }
 
   NamedTensors outputs;

@@ -43,6 +43,55 @@ TEST_F(EvaluatorTest, GlobalsStartAtTheirInitialValues) {
   expectValues((*r)[0], {9, 18});
 }
 
+TEST_F(EvaluatorTest, SlicesAlongAnInnerDimensionJoinBack) {
+  // [2, 4, 1] along dimension 1 in 2 parts: rows 0-1 and 2-3 of each batch.
+  Tensor whole = f32({2, 4, 1}, {0, 1, 2, 3, 4, 5, 6, 7});
+  Tensor first = sliceOf(whole, 1, 0, 2), second = sliceOf(whole, 1, 1, 2);
+  EXPECT_EQ(first.shape(), (std::vector<int64_t>{2, 2, 1}));
+  expectValues(first, {0, 1, 4, 5});
+  expectValues(second, {2, 3, 6, 7});
+  expectValues(joinSlices({first, second}, 1), {0, 1, 2, 3, 4, 5, 6, 7});
+}
+
+TEST_F(EvaluatorTest, RankGridGroupsTensorRanksInnermost) {
+  RankGrid grid{/*dataParallel=*/3, /*tensorParallel=*/2};
+  EXPECT_EQ(grid.ranks(), 6);
+  EXPECT_EQ(grid.tensorGroups(),
+            (SmallVector<SmallVector<int64_t>>{{0, 1}, {2, 3}, {4, 5}}));
+  EXPECT_EQ(grid.dataGroups(),
+            (SmallVector<SmallVector<int64_t>>{{0, 2, 4}, {1, 3, 5}}));
+  EXPECT_EQ(grid.describe(), "3 data-parallel x 2 tensor-parallel ranks");
+  EXPECT_EQ(RankGrid{}.describe(), "1 rank");
+  EXPECT_EQ((RankGrid{1, 4}).describe(), "4 tensor-parallel ranks");
+}
+
+TEST_F(EvaluatorTest, SplitGlobalsStartAsEachTensorRanksSlice) {
+  ModuleOp m = parse(R"mlir(
+    module attributes {dlc.tensor_parallel = 2 : i64, dlc.data_parallel = 2 : i64} {
+      dlc.global @w : tensor<1x2xf32> = dense<[[1.0, 2.0, 3.0, 4.0]]> : tensor<1x4xf32> {dlc.tp_split = 1 : i64}
+    })mlir");
+  ASSERT_TRUE(m) << errors;
+  FailureOr<Evaluator> evaluator = Evaluator::create(m);
+  ASSERT_TRUE(succeeded(evaluator)) << errors;
+  ASSERT_EQ(evaluator->ranks(), 4);
+  for (int64_t rank : {0, 2})
+    expectValues(evaluator->globals(rank)["w"], {1, 2});
+  for (int64_t rank : {1, 3})
+    expectValues(evaluator->globals(rank)["w"], {3, 4});
+}
+
+TEST_F(EvaluatorTest, TooManyRanksAreRefused) {
+  ModuleOp m = parse(R"mlir(
+    module attributes {dlc.tensor_parallel = 64 : i64, dlc.data_parallel = 32 : i64} {
+    })mlir");
+  ASSERT_TRUE(m) << errors;
+  EXPECT_TRUE(failed(Evaluator::create(m)));
+  EXPECT_NE(errors.find("the module runs on 32 data-parallel x 64 "
+                        "tensor-parallel ranks, more than 1024"),
+            std::string::npos)
+      << errors;
+}
+
 TEST_F(EvaluatorTest, GlobalWithoutInitialValueIsNamed) {
   ModuleOp m = parse(R"mlir(
     dlc.global @state : tensor<2xf32>

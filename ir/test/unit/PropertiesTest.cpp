@@ -67,6 +67,8 @@ TEST(OpProperties, EachOpHasAtMostOneKind) {
                                          "dlc.rank_shard",
                                          "dlc.reduce_scatter",
                                          "dlc.reshape",
+                                         "dlc.tp_copy",
+                                         "dlc.tp_reduce",
                                          "dlc.yield"};
   std::sort(none.begin(), none.end());
   EXPECT_EQ(none, structural);
