@@ -85,7 +85,11 @@ fb::ConvEngine convEngineOf(ConvEngine engine) {
 class Writer {
 public:
   Writer(ModuleOp module, const ModuleWriterOptions &options)
-      : module(module), options(options) {}
+      : module(module), options(options) {
+    if (auto attr =
+            module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr))
+      tensorRanks = attr.getInt();
+  }
 
   FailureOr<std::string> run();
   /// Plans the functions and returns the kernel source only.
@@ -126,6 +130,8 @@ private:
 
   ModuleOp module;
   const ModuleWriterOptions &options;
+  /// The module's tensor-parallel ranks (dlc-tensor-parallel), or 1.
+  int64_t tensorRanks = 1;
   flatbuffers::FlatBufferBuilder fbb{1 << 20};
   std::vector<flatbuffers::Offset<fb::Global>> globals;
   llvm::StringMap<int> globalIndex;
@@ -181,6 +187,15 @@ LogicalResult Writer::addGlobals() {
       if (failed(value))
         return global.emitOpError()
                << "@" << name << " has an initial value that cannot be read";
+      // A tensor-parallel global's value is the whole: the ranks' slices,
+      // one after another, so that a rank copies its own.
+      if (std::optional<int64_t> dim =
+              roles::tpSplitOf(global->getAttrDictionary())) {
+        SmallVector<Tensor> slices;
+        for (int64_t t = 0; t < tensorRanks; ++t)
+          slices.push_back(sliceOf(*value, *dim, t, tensorRanks));
+        *value = joinSlices(slices, 0);
+      }
       fbb.ForceVectorAlignment(value->byteSize(), 1, kBufferAlignment);
       initial = fbb.CreateVector(
           reinterpret_cast<const uint8_t *>(value->bytes()), value->byteSize());
@@ -201,7 +216,8 @@ LogicalResult Writer::addGlobals() {
     globalIndex[name] = static_cast<int>(globals.size());
     globals.push_back(fb::CreateGlobal(
         fbb, fbb.CreateString(name.str()), fbb.CreateString(role), tensorType,
-        initial, copyOf, global->hasAttr(roles::kShardedAttr), wholeShape));
+        initial, copyOf, global->hasAttr(roles::kShardedAttr), wholeShape,
+        roles::tpSplitOf(global->getAttrDictionary()).value_or(-1)));
   }
   return success();
 }
@@ -418,7 +434,7 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
         reduce.getReduction() == RankReduction::mean ? fb::RankReduction::Mean
                                                      : fb::RankReduction::Sum,
         *element, static_cast<uint32_t>(reduce.getBucket()), &buffers.refs,
-        &elements, waitStep);
+        &elements, waitStep, reduce.getTensor());
     return fb::CreateStep(fbb, fb::StepKind::AllReduceStep, step.Union(),
                           fbb.CreateString(location));
   }
@@ -666,7 +682,7 @@ FailureOr<std::string> Writer::run() {
       onnx.empty() ? nullptr : &onnx, options.embedParameters,
       options.target == Target::Cuda && options.cudaAllowTf32,
       options.target == Target::Cuda && options.cudaAllowNondeterministic,
-      ranks);
+      ranks, static_cast<uint32_t>(tensorRanks));
   fb::FinishModuleBuffer(fbb, root);
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                      fbb.GetSize());

@@ -166,20 +166,24 @@ def DLC_PlanAllReduceOp : DLC_PlanOp<"all_reduce",
     the session's communicator (MPI on CPU ranks) and unpacks the reduced
     values into the results' buffers. The operands share one element type,
     which the collective reduces. `bucket` numbers the buckets in the order
-    the ranks issue them.
+    the ranks issue them. With `tensor`, the ranks are those of this
+    rank's tensor-parallel group instead (a dlc.tp_reduce's partial sums).
 
     Example:
     ```mlir
     %gw, %gb = dlc.plan.all_reduce mean bucket 0 %dw, %db
         : tensor<16x8xf32>, tensor<16xf32>
+    %y = dlc.plan.all_reduce sum tensor bucket 1 %partial : tensor<8x16xf32>
     ```
   }];
   let arguments = (ins Variadic<DLC_FloatTensor>:$inputs,
                        DLC_RankReduction:$reduction,
+                       UnitAttr:$tensor,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$bucket);
   let results = (outs Variadic<DLC_FloatTensor>:$results);
   let assemblyFormat = [{
-    $reduction `bucket` $bucket $inputs attr-dict `:` type($inputs)
+    $reduction (`tensor` $tensor^)? `bucket` $bucket $inputs attr-dict `:`
+    type($inputs)
   }];
   let hasVerifier = 1;
 }

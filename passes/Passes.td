@@ -206,7 +206,8 @@ def DLCDecompose : Pass<"dlc-decompose", "ModuleOp"> {
   let description = [{
     Rewrites dlc.attention and dlc.cross_entropy, and their gradient ops,
     into matmuls, reductions and elementwise ops, for backends without a
-    fused kernel for them. Runs after autodiff: the gradients recompute
+    fused kernel for them, and removes dlc.tp_copy (the identity, which
+    only autodiff reads). Runs after autodiff: the gradients recompute
     what they need from the forward's log-sum-exp (the probabilities of an
     attention, the softmax of a loss) instead of keeping it.
   }];

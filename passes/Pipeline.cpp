@@ -41,7 +41,9 @@ llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::all() const {
           &self->dp,
           &self->dpBucketMb,
           &self->syncBatchnorm,
-          &self->zero};
+          &self->zero,
+          &self->tp,
+          &self->reportPartition};
 }
 
 llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::given() const {
@@ -127,6 +129,13 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
   if (dp == 1 &&
       !(name = firstGiven({&dpBucketMb, &syncBatchnorm, &zero})).empty())
     return name + " applies to --dp N with N > 1";
+  if (tp < 1)
+    return "--tp must be a number of ranks >= 1, not " + std::to_string(tp);
+  if (tp == 1 && reportPartition)
+    return std::string("--report-partition applies to --tp N with N > 1");
+  if (tp > 1 && zero == 1)
+    return std::string("--zero 1 does not yet shard the optimizer state of "
+                       "a module with --tp");
   return std::nullopt;
 }
 
@@ -140,6 +149,14 @@ void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
   }
   // Attention becomes one op, whose gradient rule recomputes what it needs.
   pm.addPass(createDLCFuseAttention());
+  // MLP blocks split over the tensor ranks, on the forward functions: the
+  // backward's collectives come from autodiff.
+  if (options.tp > 1) {
+    DLCTensorParallelOptions tensorParallel;
+    tensorParallel.ranks = options.tp;
+    tensorParallel.report = options.reportPartition;
+    pm.addPass(createDLCTensorParallel(tensorParallel));
+  }
   // Parameters and state become arguments and results.
   pm.addPass(createDLCFunctionalize());
   // @forward_train -> @loss.

@@ -140,6 +140,18 @@ struct TrainingPipelineOptions
                      "updates its shard, the parameters all-gathered; "
                      "default 0)"),
       llvm::cl::init(0)};
+  Option<int64_t> tp{
+      *this, "tp",
+      llvm::cl::desc("Tensor-parallel ranks: each holds a slice of the "
+                     "weights of the MLP blocks and computes its part of "
+                     "them (dlc-tensor-parallel, Megatron-LM's split; "
+                     "mpirun -np is --dp times --tp; default 1)"),
+      llvm::cl::init(1)};
+  Option<bool> reportPartition{
+      *this, "report-partition",
+      llvm::cl::desc("--tp: print each matmul's split, and why a replicated "
+                     "one is, to standard error"),
+      llvm::cl::init(false)};
 
   /// The first error in the options (what the passes cannot tell from
   /// their own options, and options the chosen loss, optimizer or schedule

@@ -143,6 +143,14 @@ LogicalResult lowerConv(Operation *op, Target target, ConvEngine engine) {
   return success();
 }
 
+/// Replaces `op` with the plan step `step`, on the same buffers.
+void replaceWithStep(Operation *op, Operation *step) {
+  if (Attribute offsets = op->getAttr(kArenaOffsetsAttr))
+    step->setAttr(kArenaOffsetsAttr, offsets);
+  op->replaceAllUsesWith(step->getResults());
+  op->erase();
+}
+
 /// A bucket's all-reduce becomes its plan step, on the same buffers.
 LogicalResult lowerAllReduce(AllReduceOp op) {
   Type element =
@@ -154,11 +162,40 @@ LogicalResult lowerAllReduce(AllReduceOp op) {
                 "starts a bucket where the type changes";
   OpBuilder builder(op);
   auto step = PlanAllReduceOp::create(builder, op.getLoc(), op.getInputs(),
-                                      op.getReduction(), op.getBucket());
-  if (Attribute offsets = op->getAttr(kArenaOffsetsAttr))
-    step->setAttr(kArenaOffsetsAttr, offsets);
-  op.replaceAllUsesWith(step.getResults());
-  op.erase();
+                                      op.getReduction(), /*tensor=*/false,
+                                      op.getBucket());
+  replaceWithStep(op, step);
+  return success();
+}
+
+/// The bucket number after every collective's in `op`'s block.
+int64_t nextBucket(Operation *op) {
+  int64_t next = 0;
+  for (Operation &other : *op->getBlock())
+    if (auto bucket = other.getAttrOfType<IntegerAttr>("bucket");
+        bucket &&
+        isa<AllReduceOp, PlanAllReduceOp, ReduceScatterOp, AllGatherOp>(other))
+      next = std::max(next, bucket.getInt() + 1);
+  return next;
+}
+
+/// Megatron-LM's pair on one rank: dlc.tp_reduce is an all-reduce step
+/// among the rank's tensor group, dlc.tp_copy (the identity, which marked
+/// where the backward all-reduce goes) a copy into its planned buffer.
+LogicalResult lowerTensorParallel(Operation *op, Target target) {
+  if (target == Target::Cuda)
+    return op->emitOpError() << "has no CUDA path yet: tensor-parallel "
+                                "modules run on CPU ranks (--target cpu)";
+  OpBuilder builder(op);
+  Operation *step;
+  if (auto reduce = dyn_cast<TpReduceOp>(op))
+    step = PlanAllReduceOp::create(
+        builder, op->getLoc(), ValueRange{reduce.getInput()},
+        RankReduction::sum, /*tensor=*/true, nextBucket(op));
+  else
+    step = PlanCopyOp::create(builder, op->getLoc(), op->getResultTypes(),
+                              op->getOperands());
+  replaceWithStep(op, step);
   return success();
 }
 
@@ -190,6 +227,8 @@ LogicalResult lowerOp(Operation &op, Target target, ConvEngine convEngine) {
     return lowerConv(&op, target, convEngine);
   if (auto reduce = dyn_cast<AllReduceOp>(op))
     return lowerAllReduce(reduce);
+  if (isa<TpCopyOp, TpReduceOp>(op))
+    return lowerTensorParallel(&op, target);
   // ZeRO-1's steps (and the rank's block of random draws' offsets,
   // dlc.rank_shard) are these ops themselves, on the same buffers.
   if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op))

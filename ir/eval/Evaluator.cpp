@@ -297,16 +297,20 @@ evaluateBlockOnRanks(Block &block, const RankGrid &grid,
 
     SmallVector<SmallVector<Tensor>> results(ranks);
     std::optional<RankReduction> reduction;
+    bool amongTensorRanks = false;
     if (auto reduce = dyn_cast<AllReduceOp>(op))
       reduction = reduce.getReduction();
-    if (auto reduce = dyn_cast<PlanAllReduceOp>(op))
+    if (auto reduce = dyn_cast<PlanAllReduceOp>(op)) {
       reduction = reduce.getReduction();
+      amongTensorRanks = reduce.getTensor();
+    }
+    if (isa<TpReduceOp>(op)) {
+      reduction = RankReduction::sum;
+      amongTensorRanks = true;
+    }
     if (reduction && functionBody) {
-      if (failed(
-              reduceOverRanks(&op, *reduction, dataGroups, operands, results)))
-        return failure();
-    } else if (isa<TpReduceOp>(op) && functionBody) {
-      if (failed(reduceOverRanks(&op, RankReduction::sum, tensorGroups,
+      if (failed(reduceOverRanks(&op, *reduction,
+                                 amongTensorRanks ? tensorGroups : dataGroups,
                                  operands, results)))
         return failure();
     } else if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op) &&

@@ -222,6 +222,18 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
   }
 };
 
+/// dlc.tp_copy marks, for autodiff, where the backward all-reduce of a
+/// tensor-parallel pair goes; after it, it is the identity, which a plan
+/// need not copy.
+struct RemoveTpCopy : OpRewritePattern<TpCopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TpCopyOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
 struct DLCDecomposePass : impl::DLCDecomposeBase<DLCDecomposePass> {
   using DLCDecomposeBase::DLCDecomposeBase;
 
@@ -255,7 +267,8 @@ void populateDecomposePatterns(RewritePatternSet &patterns,
                                bool keepAttention) {
   patterns.add<LowerAttention, LowerAttentionGrad>(patterns.getContext(),
                                                    keepAttention);
-  patterns.add<LowerCrossEntropy, LowerCrossEntropyGrad>(patterns.getContext());
+  patterns.add<LowerCrossEntropy, LowerCrossEntropyGrad, RemoveTpCopy>(
+      patterns.getContext());
 }
 
 } // namespace mlir::dlc

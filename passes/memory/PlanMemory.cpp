@@ -71,7 +71,7 @@ void planFunction(func::FuncOp func, bool keepEpilogueOperands) {
   const int64_t end = static_cast<int64_t>(block.getOperations().size());
   llvm::MapVector<Value, Interval> intervals;
   for (Operation &op : block) {
-    bool async = isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op);
+    bool async = isa<AllReduceOp, ReduceScatterOp, AllGatherOp, TpReduceOp>(op);
     for (Value result : op.getResults())
       if (placement.of(result).kind == Placement::Kind::Arena)
         intervals[result] = {

@@ -96,3 +96,16 @@ func.func @cross_entropy(%x: tensor<3x5xf32>, %l: tensor<3xi64>, %g: tensor<3xf3
   %d = dlc.cross_entropy_grad %x, %l, %lse, %g ignore_index -100 label_smoothing 0.1 : tensor<3x5xf32>, tensor<3xi64>, tensor<3xf32>, tensor<3xf32> -> tensor<3x5xf32>
   return %loss, %d : tensor<3xf32>, tensor<3x5xf32>
 }
+
+// -----
+
+// dlc.tp_copy is the identity once autodiff has read it; dlc.tp_reduce
+// stays, a collective.
+// CHECK-LABEL: func.func @tensor_parallel
+// CHECK-NEXT: %[[R:.*]] = dlc.tp_reduce %arg0 : tensor<2x4xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @tensor_parallel(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %c = dlc.tp_copy %x : tensor<2x4xf32>
+  %r = dlc.tp_reduce %c : tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}

@@ -112,6 +112,10 @@ int32_t dlc_module_data_parallel_ranks(const dlc_module_t *module) {
   return module ? static_cast<int32_t>(module->file->dataParallelRanks()) : 0;
 }
 
+int32_t dlc_module_tensor_parallel_ranks(const dlc_module_t *module) {
+  return module ? static_cast<int32_t>(module->file->tensorParallelRanks()) : 0;
+}
+
 int32_t dlc_module_sharded_globals(const dlc_module_t *module) {
   if (!module)
     return 0;
@@ -166,6 +170,12 @@ dlc_status_t dlc_module_global_whole_shape(const dlc_module_t *module,
   *rank = static_cast<int32_t>(g.wholeShape->size());
   *shape = g.wholeShape->data();
   return nullptr;
+}
+
+int32_t dlc_module_global_tp_split(const dlc_module_t *module, size_t index) {
+  if (!module || index >= module->file->globals().size())
+    return -1;
+  return module->file->globals()[index].tpSplit;
 }
 
 size_t dlc_module_function_count(const dlc_module_t *module) {

@@ -183,17 +183,58 @@ int Session::freeSlot(size_t function) const {
 }
 
 dlc_status_t Session::setCommunicator(Communicator *comm) {
-  uint32_t ranks = module_->dataParallelRanks();
+  const uint32_t ranks = module_->ranks();
+  const uint32_t tensorRanks = module_->tensorParallelRanks();
   if (comm && static_cast<uint32_t>(comm->size()) != ranks)
-    return makeStatus(DLC_INVALID_ARGUMENT,
-                      module_->name() + ": compiled for " +
-                          std::to_string(ranks) +
-                          " data-parallel rank(s), but the communicator has " +
-                          std::to_string(comm->size()) +
-                          " (dlc-compile --dp N must equal mpirun -np N)");
+    return makeStatus(
+        DLC_INVALID_ARGUMENT,
+        module_->name() + ": compiled for " +
+            std::to_string(module_->dataParallelRanks()) +
+            " data-parallel rank(s)" +
+            (tensorRanks > 1 ? " of " + std::to_string(tensorRanks) +
+                                   " tensor-parallel ranks each"
+                             : std::string()) +
+            ", but the communicator has " + std::to_string(comm->size()) +
+            (tensorRanks > 1 ? " (mpirun -np must be dlc-compile's --dp N "
+                               "times its --tp N)"
+                             : " (dlc-compile --dp N must equal mpirun -np "
+                               "N)"));
   communicator_ = nullptr;
+  tensorCommunicator_ = nullptr;
+  if (comm && tensorRanks > 1) {
+    // Rank r is tensor rank r % T of replica r / T (DESIGN.md decision 9):
+    // its replicas are the ranks of its tensor rank, its tensor group its
+    // replica's ranks.
+    const int t = static_cast<int>(tensorRanks), rank = comm->rank();
+    std::unique_ptr<Communicator> replicas, tensorGroup;
+    DLC_RETURN_IF_ERROR(comm->split(rank % t, rank, replicas));
+    DLC_RETURN_IF_ERROR(comm->split(rank / t, rank, tensorGroup));
+    DLC_RETURN_IF_ERROR(takeTensorSlices(rank % t));
+    DLC_RETURN_IF_ERROR(attachCommunicator(replicas.get()));
+    ownedComms_[0] = std::move(replicas);
+    ownedComms_[1] = std::move(tensorGroup);
+    communicator_ = ownedComms_[0].get();
+    tensorCommunicator_ = ownedComms_[1].get();
+    return nullptr;
+  }
   DLC_RETURN_IF_ERROR(attachCommunicator(comm));
   communicator_ = comm;
+  ownedComms_[0].reset();
+  ownedComms_[1].reset();
+  return nullptr;
+}
+
+dlc_status_t Session::takeTensorSlices(int tensorRank) {
+  const auto *globals = module_->root().globals();
+  for (size_t i = 0; i < module_->globals().size(); ++i) {
+    const ValueInfo &g = module_->globals()[i];
+    const auto *init = globals->Get(i)->initial_value();
+    // Copies follow their sources; zeros are every slice's.
+    if (g.tpSplit < 0 || !init || g.copyOf >= 0)
+      continue;
+    DLC_RETURN_IF_ERROR(
+        setGlobal(i, init->data() + tensorRank * g.type.byteSize));
+  }
   return nullptr;
 }
 
@@ -222,14 +263,17 @@ dlc_status_t Session::call(const std::string &function,
                           " outputs, got " + std::to_string(numInputs) +
                           " and " + std::to_string(numOutputs));
   if (!communicator_ && hasCollectives(f)) {
-    uint32_t ranks = module_->dataParallelRanks();
+    uint32_t ranks = module_->ranks();
+    std::string compiled =
+        "--dp " + std::to_string(module_->dataParallelRanks());
+    if (module_->tensorParallelRanks() > 1)
+      compiled += " --tp " + std::to_string(module_->tensorParallelRanks());
     return makeStatus(
         DLC_FAILED_PRECONDITION,
         module_->name() + ": " + f.name + ": runs as one of the " +
             std::to_string(ranks) +
-            " data-parallel ranks the module was compiled for (dlc-compile "
-            "--dp " +
-            std::to_string(ranks) +
+            (module_->tensorParallelRanks() > 1 ? " " : " data-parallel ") +
+            "ranks the module was compiled for (dlc-compile " + compiled +
             "); the session has no communicator: run one process per rank "
             "(mpirun -np " +
             std::to_string(ranks) + ") and hand it one (dlc_session_set_comm)");

@@ -74,14 +74,20 @@ public:
   void setProfiling(bool on) { profiling_ = on; }
   dlc_status_t writeProfile(const std::string &path) const;
 
-  /// dlc_session_set_comm: the communicator the module's all-reduce steps
-  /// use, borrowed (null detaches it). Its size must be the module's
-  /// data-parallel ranks; a function with collectives refuses to run
-  /// without one.
+  /// dlc_session_set_comm: the communicator of the job's ranks, borrowed
+  /// (null detaches it). Its size must be the module's data-parallel times
+  /// tensor-parallel ranks; a function with collectives refuses to run
+  /// without one. A tensor-parallel module's session splits it into the
+  /// rank's replicas and its tensor group (a collective of all the ranks),
+  /// and sets each split global to the rank's slice of its initial value.
   dlc_status_t setCommunicator(Communicator *comm);
-  /// The communicator set, or null (a sharded module's checkpoints are
-  /// saved and restored by all ranks through it).
+  /// The data-parallel replicas' communicator (the one set, without tensor
+  /// parallelism), or null: a sharded module's checkpoints are saved and
+  /// restored by all ranks through it.
   Communicator *communicator() const { return communicator_; }
+  /// The rank's tensor group's communicator, or null without tensor
+  /// parallelism.
+  Communicator *tensorCommunicator() const { return tensorCommunicator_; }
 
 protected:
   explicit Session(std::shared_ptr<const ModuleFile> module);
@@ -137,6 +143,9 @@ private:
   dlc_status_t findFunction(const std::string &function, size_t &index) const;
   /// Whether `f`'s plan has an all-reduce step.
   static bool hasCollectives(const FunctionInfo &f);
+  /// Sets each tensor-parallel global to slice `tensorRank` of its initial
+  /// value.
+  dlc_status_t takeTensorSlices(int tensorRank);
   /// A staging slot of `function` that holds no pending inputs, or -1.
   int freeSlot(size_t function) const;
   dlc_status_t checkTensor(const FunctionInfo &f, const ValueInfo &value,
@@ -150,6 +159,9 @@ private:
   int64_t callCount_ = 0;
   bool profiling_ = false;
   Communicator *communicator_ = nullptr;
+  Communicator *tensorCommunicator_ = nullptr;
+  /// The replicas' and the tensor group's, split from the one set.
+  std::unique_ptr<Communicator> ownedComms_[2];
 };
 
 } // namespace dlc

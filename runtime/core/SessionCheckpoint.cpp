@@ -64,6 +64,20 @@ Communicator *shardingComm(const Session &s, const std::string &directory,
   return comm;
 }
 
+/// A tensor-parallel module's ranks each hold slices of the split globals,
+/// which `what` would take for the whole values: refused until checkpoints
+/// gather them.
+dlc_status_t refuseTensorSlices(const Session &s, const std::string &what) {
+  if (s.module().tensorParallelRanks() < 2)
+    return nullptr;
+  return makeStatus(
+      DLC_UNAVAILABLE,
+      what + ": module " + s.module().name() + " splits parameters over " +
+          std::to_string(s.module().tensorParallelRanks()) +
+          " tensor-parallel ranks (dlc-compile --tp), whose slices "
+          "checkpoints and ONNX exports do not gather yet");
+}
+
 /// Every rank's outcome of a step all take: null when all succeeded, else
 /// this rank's own failure or one naming the ranks that failed.
 dlc_status_t agree(Communicator &comm, dlc_status_t own,
@@ -221,6 +235,7 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
                             std::to_string(keep) +
                             " checkpoints (expected 0 for all, or more)");
     const Session &s = *session->session;
+    DLC_RETURN_IF_ERROR(refuseTensorSlices(s, directory));
     if (hasShardedGlobals(s)) {
       dlc_status_t status = nullptr;
       Communicator *comm = shardingComm(s, directory, status);
@@ -251,6 +266,7 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
     if (metadata)
       *metadata = nullptr;
     Session &s = *session->session;
+    DLC_RETURN_IF_ERROR(refuseTensorSlices(s, directory));
     // A sharded module restores the set's head and its own rank's shards.
     int rank = -1;
     if (hasShardedGlobals(s)) {
@@ -310,6 +326,7 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
       return makeStatus(DLC_INVALID_ARGUMENT,
                         "dlc_session_export_onnx: no session or path");
     const Session &s = *session->session;
+    DLC_RETURN_IF_ERROR(refuseTensorSlices(s, path));
     const auto *model = s.module().root().onnx_model();
     if (!model || !model->size())
       return makeStatus(DLC_FAILED_PRECONDITION,

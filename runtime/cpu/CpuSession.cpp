@@ -131,7 +131,7 @@ dlc_status_t CpuSession::execute(size_t index, const dlc_tensor_t *inputs,
   LibraryThreads threads(device_->numThreads());
   return executors_[index]->run(argumentBases_.data(), resultBases_.data(),
                                 scratch_.data(), stream_, profiling(),
-                                communicator());
+                                communicator(), tensorCommunicator());
 }
 
 std::vector<Session::ProfileLine> CpuSession::profile() const {

@@ -74,6 +74,7 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
           step.reduction = r.reduction() == fb::RankReduction::Mean
                                ? DLC_REDUCE_MEAN
                                : DLC_REDUCE_SUM;
+          step.amongTensorRanks = r.tensor_parallel();
           uint64_t total = 0;
           for (uint64_t elements : *r.elements()) {
             step.valueBytes.push_back(elements * dlc_dtype_size(step.dtype));
@@ -277,7 +278,8 @@ dlc_status_t FunctionExecutor::waitAllReduce(size_t s, bool profiling) {
 dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
                                    std::byte *const *results,
                                    std::byte *scratch, dnnl::stream &stream,
-                                   bool profiling, Communicator *comm) {
+                                   bool profiling, Communicator *comm,
+                                   Communicator *tensorComm) {
   if (profiling && profileCalls_.size() != steps_.size()) {
     profileCalls_.assign(steps_.size(), 0);
     profileSeconds_.assign(steps_.size(), 0.0);
@@ -285,7 +287,8 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
     profileExposedSeconds_.assign(steps_.size(), 0.0);
   }
   dlc_status_t status = guardStatus(functionName_.c_str(), [&] {
-    return runSteps(arguments, results, scratch, stream, profiling, comm);
+    return runSteps(arguments, results, scratch, stream, profiling, comm,
+                    tensorComm);
   });
   // Nothing may still write into this call's buffers when it returns, even
   // after a failure: the collectives in flight complete (or time out).
@@ -304,7 +307,8 @@ dlc_status_t FunctionExecutor::runSteps(std::byte *const *arguments,
                                         std::byte *const *results,
                                         std::byte *scratch,
                                         dnnl::stream &stream, bool profiling,
-                                        Communicator *comm) {
+                                        Communicator *comm,
+                                        Communicator *tensorComm) {
   ThreadPool &pool = device_->pool();
   for (size_t s = 0; s < steps_.size(); ++s) {
     // The collectives whose outputs this step reads first, and those issued
@@ -346,8 +350,8 @@ dlc_status_t FunctionExecutor::runSteps(std::byte *const *arguments,
         break;
       case fb::StepKind::AllReduceStep:
         // Session::call refuses a function with collectives without a
-        // communicator.
-        issueAllReduce(s, *comm);
+        // communicator; a tensor-parallel module's session has both.
+        issueAllReduce(s, step.amongTensorRanks ? *tensorComm : *comm);
         break;
       case fb::StepKind::ShardStep:
         if (step.shardKind == fb::ShardKind::RankShard)

@@ -40,10 +40,13 @@ public:
 
   /// Runs the plan: arguments[i] / results[i] are the base addresses of
   /// argument / result i (the caller's tensors or globals' buffers). With
-  /// `profiling`, times each step (two clock reads per step).
+  /// `profiling`, times each step (two clock reads per step). Collectives
+  /// run among the rank's data-parallel replicas (`comm`) or its tensor
+  /// group (`tensorComm`), one at a time in the plan's order, which every
+  /// rank shares.
   dlc_status_t run(std::byte *const *arguments, std::byte *const *results,
                    std::byte *scratch, dnnl::stream &stream, bool profiling,
-                   Communicator *comm);
+                   Communicator *comm, Communicator *tensorComm);
 
   /// Per-step wall time, accumulated over the run() calls that profiled.
   /// An all-reduce step's `seconds` is its issue (packing the bucket); the
@@ -78,6 +81,8 @@ private:
     std::vector<uint64_t> valueBytes;
     dlc_dtype_t dtype = DLC_F32;
     dlc_reduce_op_t reduction = DLC_REDUCE_MEAN;
+    /// Among the rank's tensor group instead of its replicas.
+    bool amongTensorRanks = false;
     AlignedBuffer bucket;
     uint32_t waitStep = 0;
     uint64_t ticket = 0;
@@ -98,7 +103,8 @@ private:
   /// flight.
   dlc_status_t runSteps(std::byte *const *arguments, std::byte *const *results,
                         std::byte *scratch, dnnl::stream &stream,
-                        bool profiling, Communicator *comm);
+                        bool profiling, Communicator *comm,
+                        Communicator *tensorComm);
   /// Packs all-reduce step `s`'s inputs and queues the collective that
   /// reduces them over the ranks of `comm` and unpacks the result into its
   /// outputs.

@@ -102,6 +102,19 @@ public:
                   std::to_string(root.data_parallel_ranks()) +
                   " data-parallel ranks (expected 1 to " +
                   std::to_string(kMaxDataParallelRanks) + ")");
+    uint64_t all = 0;
+    if (root.tensor_parallel_ranks() == 0 ||
+        !mulChecked(root.data_parallel_ranks(), root.tensor_parallel_ranks(),
+                    all) ||
+        all > kMaxDataParallelRanks)
+      return fail("is partitioned for " +
+                  std::to_string(root.tensor_parallel_ranks()) +
+                  " tensor-parallel ranks (expected 1 to " +
+                  std::to_string(kMaxDataParallelRanks) + " ranks in all)");
+    if (root.tensor_parallel_ranks() > 1 && m_.target_ != "cpu")
+      return fail("is partitioned for tensor parallelism, which runs on "
+                  "CPU ranks only so far, but targets '" +
+                  m_.target_ + "'");
     return checkGlobals() && checkConstants() && checkKernels() &&
            checkFunctions();
   }
@@ -167,11 +180,26 @@ private:
         return false;
       if (!checkType(g->type(), info.type))
         return false;
+      info.tpSplit = g->tp_split();
+      uint32_t slices = 1;
+      if (info.tpSplit != -1) {
+        slices = m_.root_->tensor_parallel_ranks();
+        if (slices < 2 || info.tpSplit < 0 ||
+            info.tpSplit >= static_cast<int32_t>(info.type.shape.size()))
+          return fail("is split along dimension " +
+                      std::to_string(info.tpSplit) + " of " +
+                      info.type.describe() + " in a module of " +
+                      std::to_string(slices) + " tensor-parallel rank(s)");
+      }
       if (const auto *init = g->initial_value()) {
-        if (init->size() != info.type.byteSize)
+        // A split global's is every tensor rank's slice.
+        if (init->size() != info.type.byteSize * slices)
           return fail("initial value has " + std::to_string(init->size()) +
-                      " bytes, its type " + info.type.describe() + " needs " +
-                      std::to_string(info.type.byteSize));
+                      " bytes, its type " + info.type.describe() +
+                      (slices > 1 ? " times " + std::to_string(slices) +
+                                        " tensor-parallel slices"
+                                  : std::string()) +
+                      " needs " + std::to_string(info.type.byteSize * slices));
         if (!aligned(init->data()))
           return fail("initial value is not 64-byte aligned");
       }
@@ -207,6 +235,9 @@ private:
       if (globals->Get(copy.global)->initial_value())
         return fail("is a copy of '" + source.name +
                     "' but has an initial value of its own");
+      if (copy.tpSplit != source.tpSplit)
+        return fail("is a copy of '" + source.name +
+                    "' but not split among the tensor-parallel ranks as it is");
     }
     context_.clear();
     return true;
@@ -750,6 +781,9 @@ private:
     if (!checkCollective(f, index, "all-reduce", true, r.wait_step(),
                          r.reduction(), r.dtype()))
       return false;
+    if (r.tensor_parallel() && m_.root_->tensor_parallel_ranks() < 2)
+      return fail("all-reduce among the tensor-parallel ranks of a module "
+                  "of one tensor rank");
     const auto *buffers = r.buffers();
     const auto *elements = r.elements();
     uint32_t n = elements ? elements->size() : 0;

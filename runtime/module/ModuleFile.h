@@ -65,6 +65,9 @@ struct ValueInfo {
   /// module records it (fb::Global's whole_shape).
   bool sharded = false;
   std::optional<std::vector<int64_t>> wholeShape;
+  /// The dimension a global is split along among the tensor-parallel ranks
+  /// (fb::Global's tp_split), or -1.
+  int32_t tpSplit = -1;
 };
 
 /// A function's signature and plan.
@@ -103,6 +106,12 @@ public:
   const std::string &fingerprint() const { return fingerprint_; }
   /// The data-parallel ranks the module was partitioned for (1: none).
   uint32_t dataParallelRanks() const { return root_->data_parallel_ranks(); }
+  /// The ranks of each tensor-parallel group (1: none).
+  uint32_t tensorParallelRanks() const {
+    return root_->tensor_parallel_ranks();
+  }
+  /// Every rank of a job: the data-parallel times the tensor-parallel ranks.
+  uint32_t ranks() const { return dataParallelRanks() * tensorParallelRanks(); }
 
   const std::vector<ValueInfo> &globals() const { return globals_; }
   const std::vector<FunctionInfo> &functions() const { return functions_; }

@@ -87,7 +87,7 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
     body =
         s.kind == fb::StepKind::AllReduceStep
             ? fb::CreateAllReduceStep(b, s.reduction, dtype, s.bucket, buffers,
-                                      elements, s.waitStep)
+                                      elements, s.waitStep, s.amongTensorRanks)
                   .Union()
             : fb::CreateShardStep(b, s.shardKind, s.reduction, dtype, s.bucket,
                                   s.ranks, buffers, elements, s.waitStep)
@@ -243,7 +243,7 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
     auto init = g.initial.empty() ? 0 : alignedBytes(b, g.initial);
     auto whole = g.wholeShape ? b.CreateVector(*g.wholeShape) : 0;
     globals.push_back(fb::CreateGlobal(b, name, role, type, init, g.copyOf,
-                                       g.sharded, whole));
+                                       g.sharded, whole, g.tpSplit));
   }
   std::vector<Offset<fb::Constant>> constants;
   for (const ConstantSpec &c : constants_) {
@@ -282,7 +282,8 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
       b.CreateVector(kernels), b.CreateString("test kernels"), so,
       /*cuda_binaries=*/0, ptx_.empty() ? 0 : b.CreateString(ptx_),
       b.CreateString(""), onnx, /*parameters_embedded=*/true,
-      /*cuda_allow_tf32=*/false, /*cuda_allow_nondeterministic=*/false, ranks_);
+      /*cuda_allow_tf32=*/false, /*cuda_allow_nondeterministic=*/false, ranks_,
+      tensorRanks_);
   fb::FinishModuleBuffer(b, module);
   return std::vector<uint8_t>(b.GetBufferPointer(),
                               b.GetBufferPointer() + b.GetSize());

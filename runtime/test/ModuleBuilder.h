@@ -94,6 +94,8 @@ struct StepSpec {
   DType dtype = DType::F32;
   uint32_t bucket = 0, ranks = 0, waitStep = 0;
   std::vector<uint64_t> elements;
+  /// AllReduceStep: among the tensor group.
+  bool amongTensorRanks = false;
 };
 
 class FunctionBuilder {
@@ -160,11 +162,15 @@ public:
     globals_[index].wholeShape = std::move(wholeShape);
   }
 
+  /// Splits global `index` along `dim` among the tensor-parallel ranks.
+  void tpSplit(uint32_t index, int32_t dim) { globals_[index].tpSplit = dim; }
+
   void sharedObject(std::vector<uint8_t> bytes) { so_ = std::move(bytes); }
   /// CUDA kernels as PTX (the driver compiles it for any GPU).
   void cudaPtx(std::string ptx) { ptx_ = std::move(ptx); }
   void target(std::string t) { target_ = std::move(t); }
   void dataParallelRanks(uint32_t ranks) { ranks_ = ranks; }
+  void tensorParallelRanks(uint32_t ranks) { tensorRanks_ = ranks; }
   void fingerprint(std::string f) { fingerprint_ = std::move(f); }
   void formatVersion(uint32_t v) { version_ = v; }
   void onnxModel(std::vector<uint8_t> bytes) { onnx_ = std::move(bytes); }
@@ -180,6 +186,7 @@ private:
     int32_t copyOf = -1;
     bool sharded = false;
     std::optional<std::vector<int64_t>> wholeShape;
+    int32_t tpSplit = -1;
   };
   struct ConstantSpec {
     DType dtype;
@@ -192,7 +199,7 @@ private:
   std::vector<FunctionBuilder> functions_;
   std::vector<uint8_t> so_, onnx_;
   std::string ptx_;
-  uint32_t ranks_ = 1;
+  uint32_t ranks_ = 1, tensorRanks_ = 1;
   std::string target_ = "cpu", fingerprint_ = "test-fingerprint",
               modelName_ = "test.onnx";
   uint32_t version_ = kModuleFormatVersion;

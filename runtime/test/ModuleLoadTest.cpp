@@ -537,6 +537,74 @@ TEST(ModuleLoad, CollectiveStepsAreChecked) {
   }
 }
 
+TEST(ModuleLoad, TensorParallelSlicesAreChecked) {
+  // "w" [2, 2] is tensor rank t's slice along dimension 1 of a [2, 4] whole:
+  // the initial value holds both ranks' slices, one after the other.
+  auto split = [](uint32_t tensorRanks, int32_t dim, size_t values) {
+    ModuleBuilder m = smallModule();
+    m.tensorParallelRanks(tensorRanks);
+    uint32_t g = m.global("v", "param", DType::F32, {2, 2},
+                          bytesOf(std::vector<float>(values, 1.0f)));
+    m.tpSplit(g, dim);
+    return m;
+  };
+  ModulePtr module(nullptr, &dlc_module_release);
+  ASSERT_TRUE(loadModule(split(2, 1, 8).finish(), module).ok());
+  EXPECT_EQ(dlc_module_tensor_parallel_ranks(module.get()), 2);
+  EXPECT_EQ(dlc_module_global_tp_split(module.get(), 1), 1);
+  EXPECT_EQ(dlc_module_global_tp_split(module.get(), 0), -1);
+  EXPECT_EQ(dlc_module_global_tp_split(module.get(), 2), -1);
+  EXPECT_EQ(dlc_module_global_tp_split(nullptr, 0), -1);
+  EXPECT_EQ(dlc_module_tensor_parallel_ranks(nullptr), 0);
+  expectInvalid(split(2, 1, 4),
+                "global 1 ('v'): initial value has 16 bytes, its type "
+                "float32[2,2] times 2 tensor-parallel slices needs 32");
+  expectInvalid(split(2, 2, 8), "global 1 ('v'): is split along dimension 2 "
+                                "of float32[2,2] in a module of 2 "
+                                "tensor-parallel rank(s)");
+  expectInvalid(split(1, 0, 4), "global 1 ('v'): is split along dimension 0 "
+                                "of float32[2,2] in a module of 1 "
+                                "tensor-parallel rank(s)");
+  {
+    ModuleBuilder m = split(2, 1, 8);
+    m.global("v@fp16", "weight_copy", DType::F16, {2, 2}, {}, 1);
+    expectInvalid(m, "global 2 ('v@fp16'): is a copy of 'v' but not split "
+                     "among the tensor-parallel ranks as it is");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.tensorParallelRanks(0);
+    expectInvalid(m, "is partitioned for 0 tensor-parallel ranks (expected 1 "
+                     "to 1048576 ranks in all)");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.dataParallelRanks(1u << 10);
+    m.tensorParallelRanks(1u << 11);
+    expectInvalid(m, "is partitioned for 2048 tensor-parallel ranks (expected "
+                     "1 to 1048576 ranks in all)");
+  }
+  {
+    ModuleBuilder m = smallModule();
+    m.tensorParallelRanks(2);
+    m.target("cuda");
+    expectInvalid(m, "is partitioned for tensor parallelism, which runs on "
+                     "CPU ranks only so far, but targets 'cuda'");
+  }
+  {
+    ModuleBuilder m;
+    FunctionBuilder &f = m.function("step");
+    uint32_t g = f.argument("g", "input", DType::F32, {4});
+    uint32_t r = f.result("r", "output", DType::F32, {4});
+    f.allReduce({argument(g)}, {result(r)}, {4}, fb::RankReduction::Sum, 1);
+    f.steps().back().amongTensorRanks = true;
+    expectInvalid(m, "all-reduce among the tensor-parallel ranks of a module "
+                     "of one tensor rank");
+    m.tensorParallelRanks(2);
+    EXPECT_TRUE(load(m).ok());
+  }
+}
+
 TEST(ModuleLoad, KernelReferencesAreChecked) {
   ModuleBuilder m;
   uint32_t k = m.kernel("test_add_f32");

@@ -429,14 +429,19 @@ MULTI_RANK["rank_shard"] = (
     "(mpirun -np 2 and 4) and on the evaluator's simulated ranks by passes/"
     "test/zero-numerics.test and data-parallel-numerics.test" +
     CUDA_COLLECTIVES)
-# Megatron-LM's pair (dlc-tensor-parallel): not compiled yet.
-for _op in ("tp_copy", "tp_reduce"):
-    MULTI_RANK[_op] = (
-        False, False,
-        "tensor parallelism (dlc-tensor-parallel): checked against one "
-        "device on the evaluator's simulated ranks by passes/test/"
-        "tensor-parallel-numerics.test and tools/dlc-run/test/"
-        "simulated-grid.test; no compiled path yet")
+# Megatron-LM's pair (dlc-compile --tp N): CPU ranks only so far.
+TENSOR_PARALLEL = ("checked against one device by tools/runner/test/"
+                   "tensor-parallel.test (mpirun -np 2 and 4) and on the "
+                   "evaluator's simulated ranks by passes/test/"
+                   "tensor-parallel-numerics.test; no CUDA path yet")
+MULTI_RANK["tp_copy"] = (
+    True, False,
+    "tensor parallelism (--tp): the identity, which dlc-decompose removes "
+    "once autodiff has read it; " + TENSOR_PARALLEL)
+MULTI_RANK["tp_reduce"] = (
+    True, False,
+    "tensor parallelism (--tp): dlc.plan.all_reduce steps among each "
+    "tensor group over MPI ranks; " + TENSOR_PARALLEL)
 
 # ---------------------------------------------------------------------------
 

@@ -44,6 +44,11 @@ public:
   virtual std::optional<std::vector<int64_t>> wholeShape(size_t) const {
     return std::nullopt;
   }
+  /// The ranks of each tensor-parallel group (dlc-compile --tp), and the
+  /// dimension along which each of them holds a slice of global `index`
+  /// (-1: whole).
+  virtual int32_t tensorParallelRanks() const { return 1; }
+  virtual int32_t tpSplit(size_t) const { return -1; }
   virtual void getGlobal(const std::string &name, void *data, size_t bytes) = 0;
   virtual void setGlobal(const std::string &name, const void *data,
                          size_t bytes) = 0;

@@ -14,6 +14,10 @@ std::string describeModule(const LoadedModule &loaded) {
   if (int32_t ranks = module.dataParallelRanks(); ranks > 1)
     text += "data parallel: " + std::to_string(ranks) + " ranks (mpirun -np " +
             std::to_string(ranks) + "), each taking its share of every batch\n";
+  if (int32_t ranks = module.tensorParallelRanks(); ranks > 1)
+    text += "tensor parallel: " + std::to_string(ranks) +
+            " ranks per replica (mpirun -np " + std::to_string(module.ranks()) +
+            " in all), each holding a slice of the split layers\n";
   if (!loaded.trainingOptions.empty())
     text += "training options: " + loaded.trainingOptions + "\n";
   for (size_t f = 0; f < module.functionCount(); ++f) {

@@ -134,19 +134,24 @@ void printFailure(const std::string &tool, const std::string &message) {
 /// same files.
 void openJobComm(const LoadedModule &loaded, const Options &options,
                  std::optional<rt::Comm> &comm) {
-  int32_t ranks = loaded.module.dataParallelRanks();
+  const int32_t ranks = loaded.module.ranks();
+  const int32_t tensorRanks = loaded.module.tensorParallelRanks();
   if (ranks <= 1 && options.commTimeout)
-    throw Error("--comm-timeout applies to a module compiled with --dp N; " +
+    throw Error("--comm-timeout applies to a module compiled with --dp N or "
+                "--tp N; " +
                 loaded.name + " runs on one rank");
   comm.emplace("auto", options.commTimeout.value_or(kDefaultCommTimeout));
-  if (comm->size() != ranks)
-    throw Error(
-        loaded.name + ": compiled for " + std::to_string(ranks) +
-        " data-parallel rank" + (ranks == 1 ? "" : "s") +
-        (ranks > 1 ? " (dlc-compile --dp " + std::to_string(ranks) + ")"
-                   : std::string()) +
-        ", but this job has " + std::to_string(comm->size()) +
-        (ranks > 1 ? ": run it with mpirun -np " + std::to_string(ranks)
+  if (comm->size() == ranks)
+    return;
+  std::string compiled = "--dp " + std::to_string(ranks / tensorRanks);
+  if (tensorRanks > 1)
+    compiled += " --tp " + std::to_string(tensorRanks);
+  throw Error(loaded.name + ": compiled for " + std::to_string(ranks) +
+              " rank" + (ranks == 1 ? "" : "s") +
+              (ranks > 1 ? " (dlc-compile " + compiled + ")" : std::string()) +
+              ", but this job has " + std::to_string(comm->size()) +
+              (ranks > 1
+                   ? ": run it with mpirun -np " + std::to_string(ranks)
                    : ": compile it with --dp " + std::to_string(comm->size())));
 }
 
@@ -154,8 +159,7 @@ void openJobComm(const LoadedModule &loaded, const Options &options,
 void runTrainingRanks(SessionEngine &engine, const LoadedModule &loaded,
                       const Options &options, const std::string &tool,
                       rt::Comm &comm) {
-  int32_t ranks = loaded.module.dataParallelRanks();
-  if (ranks == 1) {
+  if (loaded.module.ranks() == 1) {
     runTraining(engine, options, nullptr);
     return;
   }

@@ -45,6 +45,12 @@ public:
   Metadata loadCheckpoint(const std::string &path) override {
     return session_.loadCheckpoint(path).entries();
   }
+  int32_t tensorParallelRanks() const override {
+    return module_.module.tensorParallelRanks();
+  }
+  int32_t tpSplit(size_t index) const override {
+    return module_.module.globalTpSplit(index);
+  }
   bool checkpointsSharded() const override {
     return module_.module.shardedGlobals() > 0;
   }

@@ -99,7 +99,16 @@ class Trainer {
 public:
   Trainer(Engine &engine, const Options &options, rt::Comm *comm)
       : engine_(engine), options_(options), comm_(comm),
-        rank_(comm ? comm->rank() : 0), ranks_(comm ? comm->size() : 1) {}
+        rank_(comm ? comm->rank() : 0), ranks_(comm ? comm->size() : 1),
+        tensorRanks_(engine.tensorParallelRanks()),
+        replica_(rank_ / tensorRanks_), replicas_(ranks_ / tensorRanks_) {
+    // Rank r is tensor rank r % T of replica r / T, as the session lays
+    // them out.
+    if (comm && tensorRanks_ > 1) {
+      replicasComm_.emplace(comm->split(rank_ % tensorRanks_, rank_));
+      tensorComm_.emplace(comm->split(replica_, rank_));
+    }
+  }
 
   void run();
 
@@ -118,8 +127,13 @@ private:
   /// --save-state: every global, by name, in one .npz written by rank 0,
   /// sharded ones gathered whole from every rank.
   void saveState();
-  /// The whole value of shape `shape` of which every rank holds `shard`.
+  /// The whole value of shape `shape` of which every replica holds `shard`.
   Tensor gatherWhole(const Tensor &shard, const std::vector<int64_t> &shape);
+  /// The whole value of which every rank of the tensor group holds `slice`
+  /// along dimension `dim`.
+  Tensor joinTensorSlices(const Tensor &slice, int32_t dim);
+  /// The replicas' communicator: the job's without tensor parallelism.
+  rt::Comm *replicasComm() { return replicasComm_ ? &*replicasComm_ : comm_; }
   /// Prints `line` to `out`, after ending a live progress line (rank 0
   /// alone speaks for a data-parallel job).
   void say(const std::string &line, std::FILE *out);
@@ -135,6 +149,13 @@ private:
   rt::Comm *comm_;
   int rank_;
   int ranks_;
+  /// A tensor-parallel module's: the ranks of a replica train on the same
+  /// rows, so the batch is shared out among the replicas.
+  int tensorRanks_;
+  int replica_;
+  int replicas_;
+  std::optional<rt::Comm> replicasComm_;
+  std::optional<rt::Comm> tensorComm_;
   rt::Signature signature_;
 
   /// The train_step inputs fed from the data file: all of them.
@@ -173,6 +194,18 @@ void Trainer::run() {
     throw Error(engine_.name() + ": has no train_step function (compile the "
                                  "model with dlc-compile --train)");
   signature_ = engine_.signature("train_step");
+  if (tensorRanks_ > 1)
+    for (const auto &[given, option] :
+         {std::pair(!options_.checkpointDir.empty(), "--checkpoint-dir"),
+          std::pair(!options_.resume.empty(), "--resume"),
+          std::pair(!options_.exportPath.empty(), "--export"),
+          std::pair(options_.initSeed.has_value(), "--init-seed")})
+      if (given)
+        throw Error(std::string(option) + ": " + engine_.name() +
+                    " splits parameters over " + std::to_string(tensorRanks_) +
+                    " tensor-parallel ranks (dlc-compile --tp), whose slices "
+                    "it cannot gather or seed yet (--save-state gathers "
+                    "them)");
   bindArguments();
   // Sharded state is saved whole: its shape must be known before a
   // checkpoint is read or a step runs.
@@ -290,7 +323,7 @@ void Trainer::bindArguments() {
   }
   if (data_.empty())
     throw Error("train_step takes no data");
-  batchSize_ = rankBatch_ * ranks_;
+  batchSize_ = rankBatch_ * replicas_;
   for (size_t i = 0; i < signature_.outputs.size(); ++i) {
     const dlc_value_info_t &out = signature_.outputs[i];
     outputs_.push_back(makeTensor(out));
@@ -484,11 +517,12 @@ void Trainer::stage(const Batch &batch, int64_t step) {
   checkLabels(batch, step);
   std::vector<dlc_tensor_t> inputs;
   for (size_t a = 0; a < batch.arrays.size(); ++a) {
-    // This rank's rows: [rank * b, (rank + 1) * b) of the global batch.
+    // This replica's rows: [replica * b, (replica + 1) * b) of the global
+    // batch.
     dlc_tensor_t rows = view(batch.arrays[a]);
     rows.shape = rankShapes_[a].data();
     rows.data = static_cast<std::byte *>(rows.data) +
-                batch.arrays[a].bytes / ranks_ * rank_;
+                batch.arrays[a].bytes / replicas_ * replica_;
     inputs.push_back(rows);
   }
   try {
@@ -574,13 +608,14 @@ void Trainer::saveCheckpoint() {
 void Trainer::evaluate() {
   if (!evaluation_)
     return;
-  // The ranks share the batches out and sum their counts (float64: exact).
-  EvaluationResult result = evaluation_->run(engine_, rank_, ranks_);
+  // The replicas share the batches out and sum their counts (float64:
+  // exact).
+  EvaluationResult result = evaluation_->run(engine_, replica_, replicas_);
   if (comm_) {
     double counts[2] = {static_cast<double>(result.samples),
                         static_cast<double>(result.correct)};
     try {
-      comm_->allReduce(counts, 2, DLC_F64, DLC_REDUCE_SUM);
+      replicasComm()->allReduce(counts, 2, DLC_F64, DLC_REDUCE_SUM);
     } catch (const std::runtime_error &e) {
       throw Error("eval " + evaluation_->path() + " at step " +
                   std::to_string(state_.stepsDone) +
@@ -612,13 +647,16 @@ void Trainer::saveState() {
   for (size_t i = 0; i < globals.size(); ++i) {
     const dlc_value_info_t &info = globals[i];
     std::optional<std::vector<int64_t>> whole = engine_.wholeShape(i);
-    // The other ranks only lend rank 0 their shards.
-    if (rank_ != 0 && !whole)
+    const int32_t split = engine_.tpSplit(i);
+    // The other ranks only lend rank 0 their shards and slices.
+    if (rank_ != 0 && !whole && split < 0)
       continue;
     Tensor t = makeTensor(info);
     engine_.getGlobal(info.name, t.bytes(), t.byteSize());
     if (whole)
       t = gatherWhole(t, *whole);
+    if (split >= 0)
+      t = joinTensorSlices(t, split);
     if (rank_ != 0)
       continue;
     // NumPy has no bfloat16: its bits, as uint16, under the same name.
@@ -636,12 +674,33 @@ Tensor Trainer::gatherWhole(const Tensor &shard,
                             const std::vector<int64_t> &shape) {
   // Every rank's shard in rank order is the whole value, flattened and
   // padded with zeros to ranks x shard elements.
-  std::vector<size_t> counts(ranks_, shard.numElements());
-  Tensor all(shard.dtype(), {ranks_ * shard.numElements()});
-  comm_->allGather(shard.bytes(), all.bytes(), counts.data(),
-                   static_cast<dlc_dtype_t>(shard.dtype()));
+  std::vector<size_t> counts(replicas_, shard.numElements());
+  Tensor all(shard.dtype(), {replicas_ * shard.numElements()});
+  replicasComm()->allGather(shard.bytes(), all.bytes(), counts.data(),
+                            static_cast<dlc_dtype_t>(shard.dtype()));
   Tensor whole(shard.dtype(), shape);
   std::memcpy(whole.bytes(), all.bytes(), whole.byteSize());
+  return whole;
+}
+
+Tensor Trainer::joinTensorSlices(const Tensor &slice, int32_t dim) {
+  std::vector<size_t> counts(tensorRanks_, slice.numElements());
+  Tensor all(slice.dtype(), {tensorRanks_ * slice.numElements()});
+  tensorComm_->allGather(slice.bytes(), all.bytes(), counts.data(),
+                         static_cast<dlc_dtype_t>(slice.dtype()));
+  // Each row of the dimensions before `dim` holds every rank's run of it
+  // in rank order.
+  std::vector<int64_t> shape = slice.shape();
+  int64_t rows = 1;
+  for (int32_t d = 0; d < dim; ++d)
+    rows *= shape[d];
+  shape[dim] *= tensorRanks_;
+  Tensor whole(slice.dtype(), shape);
+  const size_t run = rows ? slice.byteSize() / rows : 0;
+  for (int64_t row = 0; row < rows; ++row)
+    for (int t = 0; t < tensorRanks_; ++t)
+      std::memcpy(whole.bytes() + (row * tensorRanks_ + t) * run,
+                  all.bytes() + t * slice.byteSize() + row * run, run);
   return whole;
 }
 

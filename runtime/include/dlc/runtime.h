@@ -109,6 +109,11 @@ const char *dlc_module_model_name(const dlc_module_t *module);
  * communicator of N ranks (dlc_session_set_comm). 1 when not partitioned
  * (0 for NULL). */
 int32_t dlc_module_data_parallel_ranks(const dlc_module_t *module);
+/** The ranks of each tensor-parallel group the module was compiled for
+ * (dlc-compile --tp T): a job runs it on its data-parallel ranks times T
+ * processes, rank r being tensor rank r % T of data-parallel replica r / T.
+ * 1 when not partitioned (0 for NULL). */
+int32_t dlc_module_tensor_parallel_ranks(const dlc_module_t *module);
 /** The globals whose value each rank holds its own shard of (dlc-compile
  * --zero 1: the optimizer state), 0 when none (or for NULL). Each rank's
  * dlc_session_get_global of one reads its own shard. */
@@ -125,6 +130,12 @@ dlc_status_t dlc_module_global_info(const dlc_module_t *module, size_t index,
 dlc_status_t dlc_module_global_whole_shape(const dlc_module_t *module,
                                            size_t index, int32_t *rank,
                                            const int64_t **shape);
+
+/** The dimension along which each tensor-parallel rank holds its own
+ * slice of global `index` (tensor rank t of T holds slice t of T equal ones;
+ * dlc_session_get_global reads the rank's), or -1 when every rank holds it
+ * whole (or for NULL or an index out of range). */
+int32_t dlc_module_global_tp_split(const dlc_module_t *module, size_t index);
 
 size_t dlc_module_function_count(const dlc_module_t *module);
 /** Function `index`'s name ("forward", "train_step"). */

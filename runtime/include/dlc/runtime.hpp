@@ -71,6 +71,11 @@ public:
   int32_t dataParallelRanks() const {
     return dlc_module_data_parallel_ranks(get());
   }
+  int32_t tensorParallelRanks() const {
+    return dlc_module_tensor_parallel_ranks(get());
+  }
+  /// Every rank of a job: the data-parallel times the tensor-parallel ranks.
+  int32_t ranks() const { return dataParallelRanks() * tensorParallelRanks(); }
   int32_t shardedGlobals() const { return dlc_module_sharded_globals(get()); }
 
   size_t globalCount() const { return dlc_module_global_count(get()); }
@@ -78,6 +83,10 @@ public:
     dlc_value_info_t info;
     check(dlc_module_global_info(get(), index, &info));
     return info;
+  }
+
+  int32_t globalTpSplit(size_t index) const {
+    return dlc_module_global_tp_split(get(), index);
   }
 
   size_t functionCount() const { return dlc_module_function_count(get()); }

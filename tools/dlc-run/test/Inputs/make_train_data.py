@@ -12,6 +12,9 @@ sees the same file.
                 and batchnorm.onnxtxt with cross_entropy)
     targets     x float32[N, 3], labels float32[N, 2]: a linear function of
                 x plus noise (for mse)
+    sequences   x float32[N, 3, 4], labels float32[N, 3, 2]: a linear
+                function of each position's features plus noise (for
+                residual_mlp.onnxtxt with mse)
     index       x float32[N, 3] whose row i is (i, 0, 0): with sum.onnxtxt of
                 train-order.test, the loss of a batch is the sum of its
                 sample indices
@@ -37,6 +40,14 @@ def targets(n, seed):
     w = np.array([[0.5, -1.0, 0.25], [1.0, 0.5, -0.5]], np.float32)
     noise = 0.01 * rng.normal(size=(n, 2))
     return {"x": x, "labels": (x @ w.T + noise).astype(np.float32)}
+
+
+def sequences(n, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3, 4)).astype(np.float32)
+    w = rng.normal(size=(4, 2)).astype(np.float32)
+    noise = 0.01 * rng.normal(size=(n, 3, 2))
+    return {"x": x, "labels": (x @ w + noise).astype(np.float32)}
 
 
 def index(n, seed):
@@ -72,7 +83,8 @@ def main(argv):
     case, out = argv[0], argv[1]
     n = int(argv[2]) if len(argv) > 2 else 16
     seed = int(argv[3]) if len(argv) > 3 else 0
-    makers = {"classes": classes, "targets": targets, "index": index}
+    makers = {"classes": classes, "targets": targets, "sequences": sequences,
+              "index": index}
     arrays = makers[case](n, seed) if case in makers else error_case(case)
     if arrays is None:
         sys.stderr.write("make_train_data.py: unknown case %r\n" % case)
