@@ -1,6 +1,7 @@
-"""Data parallelism on CPU ranks against one process (issue 15): the exported
-models without BatchNorm (tests/models/models.py) compiled with
-`dlc-compile --train --dp N` and trained by `mpirun -np N dlc-run` for 10
+"""Data and tensor parallelism on CPU ranks against one process (issues 15
+and 16): the exported models without BatchNorm (tests/models/models.py)
+compiled with `dlc-compile --train --dp N` and trained by `mpirun -np N
+dlc-run` for 10
 steps, against the same model compiled without --dp and trained by one
 process, at the same global batch, data, seed (shuffled) and options:
 
@@ -15,6 +16,11 @@ ranks, and rank 0 holds its own shards alone, so --save-state is refused;
 the check compares the losses and the trained parameters rank 0 exports
 (--export, replicated on every rank after the all-gather) with the
 one-process run's, within the same RTOL: sharding moves no arithmetic.
+
+Tensor parallelism (`--tp 2` on 2 ranks, `--dp 2 --tp 2` on 4; issue 16):
+the split matmul pairs' outputs are the sums of 2 partial sums instead of
+one sum, the same kind of float32 summation-order difference, under the
+same RTOL; --save-state gathers the split globals' slices.
 
 N is 2 and 4, with SGD (lr 0.1) and AdamW (lr 1e-3, weight decay 0.01),
 in one bucket (the default 25 MiB holds every gradient of these models);
@@ -87,6 +93,11 @@ RTOL = 1e-4
 MODELS = ["mlp", "deconv", "gpt", "encoder", "cnn_bn"]
 # Models with BatchNorm: their N ranks synchronize the statistics.
 BATCHNORM = {"cnn_bn"}
+# Models also trained with tensor parallelism (--tp 2, and --dp 2 --tp 2):
+# gpt's MLP blocks and mlp's first two layers are split pairs; encoder
+# (attention alone) and cnn_bn (convolutions, one linear head) stay
+# replicated on both tensor ranks, which must still be one process.
+TENSOR_PARALLEL = {"mlp", "gpt", "encoder", "cnn_bn"}
 # Per-rank statistics change the losses by at least this (relative).
 PER_RANK_DIFFERENCE = 1e-3
 RANKS = [2, 4]
@@ -114,15 +125,13 @@ def exported_parameters(path):
 
 
 def train(args, base, optimizer, ranks, tag, flags=()):
-    """Compiles `base`.onnx for `ranks` data-parallel ranks (1: none) with
-    more dlc-compile `flags`, trains it for STEPS steps and returns
-    (losses, state, seconds): every global, or under --zero 1 the
+    """Compiles `base`.onnx with the dlc-compile `flags` that partition it
+    for `ranks` processes (none: one), trains it for STEPS steps and
+    returns (losses, state, seconds): every global, or under --zero 1 the
     exported parameters."""
     options = ["--loss", "cross_entropy", *train_check.OPTIMIZERS[optimizer][0],
                "--batch-size", str(train_check.BATCH[os.path.basename(
-                   base).rsplit("_", 1)[0]])]
-    if ranks > 1:
-        options += ["--dp", str(ranks), *flags]
+                   base).rsplit("_", 1)[0]]), *flags]
     module = f"{base}.{optimizer}.{tag}.dlcm"
     log = f"{base}.{optimizer}.{tag}.jsonl"
     state = f"{base}.{optimizer}.{tag}.state.npz"
@@ -243,11 +252,17 @@ def main(argv=None):
                 failed += 1
                 continue
             sync = ["--sync-batchnorm"] if name in BATCHNORM else []
-            variants = [(ranks, f"dp{ranks}", sync) for ranks in RANKS]
+            variants = [(ranks, f"dp{ranks}", ["--dp", str(ranks), *sync])
+                        for ranks in RANKS]
             variants.append((2, "dp2.small-buckets",
-                             sync + ["--dp-bucket-mb", SMALL_BUCKET_MB]))
-            variants += [(ranks, f"dp{ranks}.zero1", sync + ["--zero", "1"])
+                             ["--dp", "2", *sync, "--dp-bucket-mb",
+                              SMALL_BUCKET_MB]))
+            variants += [(ranks, f"dp{ranks}.zero1",
+                          ["--dp", str(ranks), *sync, "--zero", "1"])
                          for ranks in RANKS]
+            if name in TENSOR_PARALLEL:
+                variants += [(2, "tp2", ["--tp", "2"]),
+                             (4, "dp2.tp2", ["--dp", "2", *sync, "--tp", "2"])]
             for ranks, tag, flags in variants:
                 label = f"{name}/{optimizer}/{tag}"
                 if train_check.BATCH[name] % ranks:
@@ -268,12 +283,12 @@ def main(argv=None):
                 except (CheckError, subprocess.TimeoutExpired, OSError) as e:
                     print(f"FAIL {label}: {e}", flush=True)
                     failed += 1
-                if name not in BATCHNORM or flags != sync:
+                if name not in BATCHNORM or tag != f"dp{ranks}":
                     continue
                 label += "/per-rank statistics"
                 try:
                     alone = train(args, base, optimizer, ranks,
-                                  f"dp{ranks}.alone")
+                                  f"dp{ranks}.alone", ["--dp", str(ranks)])
                     gap = max(abs(g - w) / abs(w)
                               for g, w in zip(alone[0], one[0]))
                     if not gap > PER_RANK_DIFFERENCE:
