@@ -224,6 +224,13 @@ dlc_status_t Session::setCommunicator(Communicator *comm) {
   return nullptr;
 }
 
+dlc_status_t Session::lastCollectiveWait(double &) const {
+  return makeStatus(DLC_UNAVAILABLE,
+                    module_->name() + ": a " + module_->target() +
+                        " session does not measure its calls' waits for "
+                        "collectives");
+}
+
 dlc_status_t Session::takeTensorSlices(int tensorRank) {
   const auto *globals = module_->root().globals();
   for (size_t i = 0; i < module_->globals().size(); ++i) {
@@ -401,6 +408,16 @@ dlc_status_t dlc_session_set_profiling(dlc_session_t *session,
                         "dlc_session_set_profiling: no session");
     session->session->setProfiling(enabled != 0);
     return nullptr;
+  });
+}
+
+dlc_status_t dlc_session_collective_wait(const dlc_session_t *session,
+                                         double *seconds) {
+  return guardStatus("dlc_session_collective_wait", [&]() -> dlc_status_t {
+    if (!session || !seconds)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_session_collective_wait: no session or output");
+    return session->session->lastCollectiveWait(*seconds);
   });
 }
 

@@ -72,6 +72,9 @@ public:
   /// dlc_session_set_profiling and dlc_session_write_profile: while
   /// profiling is on, the device times each step it runs.
   void setProfiling(bool on) { profiling_ = on; }
+  /// dlc_session_collective_wait: the seconds the last call waited for its
+  /// collectives, where the device measures it.
+  virtual dlc_status_t lastCollectiveWait(double &seconds) const;
   dlc_status_t writeProfile(const std::string &path) const;
 
   /// dlc_session_set_comm: the communicator of the job's ranks, borrowed

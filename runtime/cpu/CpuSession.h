@@ -25,6 +25,10 @@ class CpuSession final : public Session {
 public:
   dlc_status_t readGlobal(size_t index, void *data) const override;
   dlc_status_t writeGlobal(size_t index, const void *data) override;
+  dlc_status_t lastCollectiveWait(double &seconds) const override {
+    seconds = lastWaitSeconds_;
+    return nullptr;
+  }
 
 private:
   /// CpuDevice::createSession opens sessions (CpuSession.cpp): allocates
@@ -49,6 +53,8 @@ private:
   std::vector<std::array<std::vector<AlignedBuffer>, kStagingSlots>> staged_;
   AlignedBuffer scratch_;
   dnnl::stream stream_;
+  /// What the last call's executor waited for its collectives.
+  double lastWaitSeconds_ = 0;
   /// Per-call base addresses, kept to avoid allocating on each call.
   std::vector<std::byte *> argumentBases_, resultBases_;
 };

@@ -264,9 +264,10 @@ void FunctionExecutor::copyRankShards(size_t s, int rank) {
 dlc_status_t FunctionExecutor::waitAllReduce(size_t s, bool profiling) {
   auto start = std::chrono::steady_clock::now();
   CommThread::Done done = commThread_->wait(steps_[s].ticket);
+  std::chrono::duration<double> blocked =
+      std::chrono::steady_clock::now() - start;
+  lastWaitSeconds_ += blocked.count();
   if (profiling) {
-    std::chrono::duration<double> blocked =
-        std::chrono::steady_clock::now() - start;
     profileExposedSeconds_[s] += blocked.count();
     profileCollectiveSeconds_[s] += done.seconds;
   }
@@ -280,6 +281,7 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
                                    std::byte *scratch, dnnl::stream &stream,
                                    bool profiling, Communicator *comm,
                                    Communicator *tensorComm) {
+  lastWaitSeconds_ = 0;
   if (profiling && profileCalls_.size() != steps_.size()) {
     profileCalls_.assign(steps_.size(), 0);
     profileSeconds_.assign(steps_.size(), 0.0);

@@ -61,6 +61,9 @@ public:
     double exposedSeconds = 0;
   };
   std::vector<StepProfile> profile() const;
+  /// Seconds the last run() waited for its collectives to finish (its
+  /// steps idle for communication), measured on every run.
+  double lastWaitSeconds() const { return lastWaitSeconds_; }
 
 private:
   struct Step : PlanStep {
@@ -122,6 +125,7 @@ private:
   std::vector<double> profileSeconds_;
   std::vector<double> profileCollectiveSeconds_;
   std::vector<double> profileExposedSeconds_;
+  double lastWaitSeconds_ = 0;
   /// All-reduce steps: their communication thread, and those in flight,
   /// oldest first.
   std::unique_ptr<CommThread> commThread_;

@@ -89,6 +89,25 @@ TEST(Session, GlobalsPingPongAcrossCalls) {
   EXPECT_EQ(value.data, std::vector<float>(4, 6.0f));
 }
 
+TEST(Session, CallsReportTheirWaitForCollectives) {
+  Opened s = open(accumulator());
+  double seconds = -1;
+  // Before any call, and after one without collectives: no wait.
+  ASSERT_TRUE(
+      outcome(dlc_session_collective_wait(s.session.get(), &seconds)).ok());
+  EXPECT_EQ(seconds, 0.0);
+  HostTensor<float> one(DLC_F32, {4}, 1.0f), old(DLC_F32, {4});
+  ASSERT_TRUE(accumulate(s.session.get(), one, old).ok());
+  ASSERT_TRUE(
+      outcome(dlc_session_collective_wait(s.session.get(), &seconds)).ok());
+  EXPECT_EQ(seconds, 0.0);
+  Outcome o = outcome(dlc_session_collective_wait(nullptr, &seconds));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(o.message, "dlc_session_collective_wait: no session or output");
+  o = outcome(dlc_session_collective_wait(s.session.get(), nullptr));
+  EXPECT_EQ(o.code, DLC_INVALID_ARGUMENT);
+}
+
 TEST(Session, FailedCallsLeaveStateUnchanged) {
   Opened s = open(accumulator());
   HostTensor<float> one(DLC_F32, {4}, 1.0f), old(DLC_F32, {4});

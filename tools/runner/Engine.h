@@ -83,6 +83,9 @@ public:
   /// Per-step timings of the compiled plan (--profile).
   virtual void setProfiling(bool enabled) = 0;
   virtual void writeProfile(const std::string &path) = 0;
+  /// The seconds the last call waited for its collectives, or nullopt
+  /// where the program does not measure it.
+  virtual std::optional<double> collectiveWait() const { return std::nullopt; }
 };
 
 } // namespace dlc::runner

@@ -164,6 +164,10 @@ const std::vector<OptionSpec> &optionSpecs() {
        "time every step of the plan; write one line per\nstep (kernel, "
        "matmul, conv), slowest first",
        stringOption(&Options::profile)},
+      {"rank-times", nullptr, S::Training,
+       "log each rank's busy and idle (waiting for\ncollectives) "
+       "milliseconds of every step",
+       flag(&Options::rankTimes)},
       {"comm-timeout", "SECONDS", S::Training,
        "a module compiled with --dp N, run by mpirun -np N:\nhow long a "
        "rank waits in a collective for the\nothers before it fails, naming "

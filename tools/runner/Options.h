@@ -54,6 +54,7 @@ struct Options {
   std::string exportPath;
   /// Per-step timings of the training steps, written at the end.
   std::string profile;
+  bool rankTimes = false;
   /// Every global at the end, in one .npz.
   std::string saveState;
   /// Data-parallel modules: seconds a collective may wait for the other

@@ -65,6 +65,16 @@ public:
   void writeProfile(const std::string &path) override {
     session_.writeProfile(path);
   }
+  std::optional<double> collectiveWait() const override {
+    double seconds = 0;
+    dlc_status_t status = dlc_session_collective_wait(session_.get(), &seconds);
+    if (dlc_status_code(status) == DLC_UNAVAILABLE) {
+      dlc_status_free(status);
+      return std::nullopt;
+    }
+    rt::check(status);
+    return seconds;
+  }
   /// The communicator of a data-parallel module's all-reduces.
   void setComm(rt::Comm &comm) { session_.setComm(comm.get()); }
 

@@ -122,6 +122,9 @@ private:
   void stage(const Batch &batch, int64_t step);
   /// Runs train_step on the oldest staged batch and logs it.
   void step();
+  /// --rank-times: every rank's busy and idle milliseconds of a step that
+  /// took `seconds` here, [busy, idle] per rank in rank order.
+  std::vector<double> rankTimes(double seconds);
   void saveCheckpoint();
   void evaluate();
   /// --save-state: every global, by name, in one .npz written by rank 0,
@@ -536,11 +539,18 @@ void Trainer::step() {
   std::vector<dlc_tensor_t> outputs;
   for (Tensor &t : outputs_)
     outputs.push_back(view(t));
+  Progress::Clock::time_point started = Progress::Clock::now();
   try {
     engine_.callStaged("train_step", outputs);
   } catch (const std::runtime_error &e) {
     throw Error("step " + std::to_string(state_.stepsDone) + ": " + e.what());
   }
+  // --rank-times: each rank's busy and idle milliseconds, in rank order.
+  std::vector<double> times;
+  if (options_.rankTimes)
+    times = rankTimes(
+        std::chrono::duration<double>(Progress::Clock::now() - started)
+            .count());
   // The logged loss and metrics: each rank's, averaged over the ranks (as
   // their mean over the global batch, for the means over equal shares
   // that losses are).
@@ -562,6 +572,14 @@ void Trainer::step() {
   for (size_t k = 0; k < logged_.size(); ++k)
     line += ", " + jsonString(signature_.outputs[logged_[k]].name) + ": " +
             jsonNumber(values[k], outputs_[logged_[k]].dtype() == DType::F64);
+  if (!times.empty())
+    for (auto [key, first] :
+         {std::pair("busy_ms", 0), std::pair("idle_ms", 1)}) {
+      line += std::string(", \"") + key + "\": [";
+      for (size_t r = first; r < times.size(); r += 2)
+        line += (r > 1 ? ", " : "") + jsonNumber(times[r], false);
+      line += "]";
+    }
   if (log_)
     log_->append(line + "}");
   if (tensorboard_) {
@@ -582,6 +600,23 @@ void Trainer::step() {
     if (static_cast<int64_t>(logged_[k]) == lossIndex_)
       loss = values[k];
   progress_->update(state_.stepsDone, loss);
+}
+
+std::vector<double> Trainer::rankTimes(double seconds) {
+  std::optional<double> wait = engine_.collectiveWait();
+  if (!wait)
+    throw Error("--rank-times: " + engine_.name() +
+                " does not measure its calls' waits for collectives (a "
+                "CUDA module's run on a stream of their own)");
+  double own[2] = {1e3 * (seconds - *wait), 1e3 * *wait};
+  std::vector<double> all(2 * static_cast<size_t>(ranks_));
+  if (!comm_) {
+    std::copy(own, own + 2, all.begin());
+    return all;
+  }
+  std::vector<size_t> counts(ranks_, 2);
+  comm_->allGather(own, all.data(), counts.data(), DLC_F64);
+  return all;
 }
 
 void Trainer::saveCheckpoint() {

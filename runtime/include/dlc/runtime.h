@@ -223,6 +223,12 @@ dlc_status_t dlc_session_set_global(dlc_session_t *session, const char *name,
  * on costs two clock reads per step of a plan). */
 dlc_status_t dlc_session_set_profiling(dlc_session_t *session,
                                        int32_t enabled);
+/** The seconds the last call waited, idle, for its collectives to finish
+ * (a partitioned module's all-reduces; 0 without them); the rest of the
+ * call was busy. DLC_UNAVAILABLE where the device does not measure it
+ * (CUDA, whose collectives run on a stream of their own). */
+dlc_status_t dlc_session_collective_wait(const dlc_session_t *session,
+                                         double *seconds);
 /** Writes what profiling has measured so far to `path`: one JSON object a
  * line per step of each function that ran ("function", "kind", "step" (its
  * number and ONNX node), "calls", "ms", "ms_per_call"), slowest first. */

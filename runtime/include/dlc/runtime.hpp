@@ -228,6 +228,11 @@ public:
   void writeProfile(const std::string &path) {
     check(dlc_session_write_profile(get(), path.c_str()));
   }
+  double collectiveWait() const {
+    double seconds = 0;
+    check(dlc_session_collective_wait(get(), &seconds));
+    return seconds;
+  }
   void exportOnnx(const std::string &path) {
     check(dlc_session_export_onnx(get(), path.c_str()));
   }
