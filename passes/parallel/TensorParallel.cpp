@@ -175,8 +175,16 @@ private:
   findPairs(func::FuncOp func,
             llvm::DenseMap<Operation *, std::string> &replicated) {
     SmallVector<Pair> pairs;
+    // The hidden layer is followed through the body's ops in order (region
+    // ops, fusions, are isolated from above and come later).
+    if (!func.getBody().hasOneBlock()) {
+      func.walk([&](MatmulOp matmul) {
+        replicated[matmul] = "its function has more than one block";
+      });
+      return pairs;
+    }
     llvm::DenseSet<Operation *> claimed;
-    for (Operation &op : func.getBody().getOps()) {
+    for (Operation &op : func.getBody().front()) {
       auto column = dyn_cast<MatmulOp>(op);
       if (!column || claimed.contains(column))
         continue;

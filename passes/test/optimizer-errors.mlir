@@ -235,3 +235,14 @@ module attributes {dlc.data_parallel = 0 : i64, dlc.zero = 1 : i64} {
     return %l, %g : tensor<f32>, tensor<1xf32>
   }
 }
+
+// -----
+
+// A tensor-parallel slice needs the module's tensor ranks.
+// expected-error@+1 {{dlc-optimizer: argument 0 of @loss_grad ('w') is a tensor-parallel slice (dlc.tp_split) in a module without dlc.tensor_parallel}}
+module {
+  func.func @loss_grad(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param", dlc.tp_split = 0 : i64}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}, tensor<2xf32> {dlc.name = "w", dlc.role = "gradient", dlc.tp_split = 0 : i64}) {
+    %0 = dlc.reduce_sum %w axes [0] : tensor<2xf32> -> tensor<f32>
+    return %0, %w : tensor<f32>, tensor<2xf32>
+  }
+}

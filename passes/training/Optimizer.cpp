@@ -723,6 +723,16 @@ LogicalResult OptimizerPass::run() {
   if (failed(checkZero()) || failed(checkSource(source)) ||
       failed(checkNewNames(source)))
     return failure();
+  // A slice's optimizer state starts as a whole of the module's tensor
+  // ranks' slices.
+  for (unsigned i = 0; i < source.getNumArguments(); ++i)
+    if (source.getArgAttr(i, roles::kTpSplitAttr) &&
+        !module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr))
+      return emitError() << "argument " << i << " of @" << functionName << " ('"
+                         << roles::nameOf(source.getArgAttrDict(i))
+                         << "') is a tensor-parallel slice ("
+                         << roles::kTpSplitAttr << ") in a module without "
+                         << roles::kTensorParallelAttr;
   Location loc = source.getLoc();
 
   // train_step starts as a copy of the gradient function.

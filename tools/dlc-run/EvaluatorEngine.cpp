@@ -452,6 +452,14 @@ int trainOnEvaluator(ModuleOp module, const std::string &name,
                           "trains one process: compile it (dlc-compile --dp "
                           "N) and run it with mpirun -np N, or simulate the "
                           "ranks of one call with --function");
+    if (auto ranks =
+            module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr))
+      throw runner::Error(name + ": partitioned for " +
+                          std::to_string(ranks.getInt()) +
+                          " tensor-parallel ranks, and --interpret --train "
+                          "trains one process: compile it (dlc-compile --tp "
+                          "N) and run it with mpirun -np N, or simulate the "
+                          "ranks of one call with --function");
     EvaluatorEngine engine(module, name, onnxModel);
     runner::runTraining(engine, options, /*comm=*/nullptr);
   });
