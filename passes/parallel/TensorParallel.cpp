@@ -11,7 +11,8 @@
 // (on the input's gradient) with no pass of its own.
 //
 // Everything outside the pairs is replicated: every rank computes it on the
-// same values, so its gradients agree on every rank without a collective.
+// same values. A replicated value read inside a hidden layer enters it
+// through dlc.tp_copy too, so that its gradient sums every rank's columns.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Dialect.h"
@@ -200,7 +201,6 @@ private:
       }
       claimed.insert(column);
       claimed.insert(pair->row);
-      replicated.erase(pair->row);
       pairs.push_back(std::move(*pair));
     }
     return pairs;
@@ -215,6 +215,10 @@ private:
       return failure();
     pair.columnWeight = *weight;
     auto resultType = cast<RankedTensorType>(column.getType());
+    if (!isa<FloatType>(resultType.getElementType())) {
+      why = "it multiplies integers, which the collectives do not sum";
+      return failure();
+    }
     const int64_t width = resultType.getShape().back();
     if (ShapedType::isDynamic(width) || width % ranks != 0) {
       why = "its " + std::to_string(width) +
@@ -243,7 +247,7 @@ private:
         why = "the function returns its hidden layer";
         return failure();
       }
-      if (isa<DropoutOp, RandomUniformOp>(op)) {
+      if (isa<DropoutOp>(op)) {
         why = "a random draw (" + describe(op) +
               ") reads its hidden layer, whose slices would need each "
               "rank's own counters";
@@ -265,8 +269,7 @@ private:
                 "read once into its hidden layer";
           return failure();
         }
-        if (!llvm::is_contained(pair.biases, bias))
-          pair.biases.push_back(bias);
+        pair.biases.push_back(bias);
       }
       for (Value result : op->getResults()) {
         auto type = dyn_cast<RankedTensorType>(result.getType());
@@ -339,6 +342,24 @@ private:
   /// Rewrites a pair: the input through dlc.tp_copy, the hidden layer
   /// narrowed to the rank's columns, the output through dlc.tp_reduce.
   void split(Pair &pair) {
+    // A replicated value that enters the hidden layer (a learnable scale, a
+    // gate) gets from each rank the gradient of its columns alone: through
+    // dlc.tp_copy, whose gradient sums them over the group. Constants and
+    // the split biases need none; non-float values have no gradient.
+    llvm::DenseSet<Value> hidden = {pair.column.getResult()};
+    for (Operation *op : pair.hidden)
+      hidden.insert(op->result_begin(), op->result_end());
+    for (Operation *op : pair.hidden)
+      for (OpOperand &operand : op->getOpOperands()) {
+        Value value = operand.get();
+        auto load = value.getDefiningOp<GlobalLoadOp>();
+        if (hidden.contains(value) || value.getDefiningOp<ConstantOp>() ||
+            (load && llvm::is_contained(pair.biases, load)) ||
+            !isa<FloatType>(getElementTypeOrSelf(value.getType())))
+          continue;
+        OpBuilder before(op);
+        operand.set(TpCopyOp::create(before, op->getLoc(), value));
+      }
     OpBuilder b(pair.column);
     Value input = pair.column.getLhs();
     pair.column.getLhsMutable().assign(
@@ -416,8 +437,7 @@ private:
            << weight.globalDim(isColumn ? 1 : 0);
         if (isColumn)
           for (GlobalLoadOp bias : pair.biases)
-            os << ", @" << GlobalLoadOp(bias).getGlobal()
-               << " along dimension 0";
+            os << ", @" << bias.getGlobal() << " along dimension 0";
         os << "\n";
       });
     }

@@ -22,7 +22,10 @@
 // CHECK: %[[HB:.*]] = dlc.add %[[H]], %[[B1]] : tensor<5x4xf32>, tensor<4xf32> -> tensor<5x4xf32>
 // CHECK: %[[M:.*]] = dlc.compare le, %[[HB]], %{{.*}} : tensor<5x4xf32>, tensor<f32> -> tensor<5x4xi1>
 // CHECK: %[[R:.*]] = dlc.select %[[M]], %{{.*}}, %[[HB]] : tensor<5x4xi1>, tensor<f32>, tensor<5x4xf32> -> tensor<5x4xf32>
-// CHECK: %[[S:.*]] = dlc.mul %[[R]], %{{.*}} : tensor<5x4xf32>, tensor<5x1xf32> -> tensor<5x4xf32>
+// The gate enters through dlc.tp_copy, so that its gradient sums every
+// rank's columns.
+// CHECK: %[[G:.*]] = dlc.tp_copy %arg1 : tensor<5x1xf32>
+// CHECK: %[[S:.*]] = dlc.mul %[[R]], %[[G]] : tensor<5x4xf32>, tensor<5x1xf32> -> tensor<5x4xf32>
 // CHECK: %[[W2T:.*]] = dlc.transpose %[[W2]] [1, 0] : tensor<2x4xf32> -> tensor<4x2xf32>
 // CHECK: %[[P:.*]] = dlc.matmul %[[S]], %[[W2T]] : tensor<5x4xf32>, tensor<4x2xf32> -> tensor<5x2xf32>
 // CHECK: %[[Y:.*]] = dlc.tp_reduce %[[P]] : tensor<5x2xf32>

@@ -1,4 +1,4 @@
-//===- SimulatedRanks.cpp - A data-parallel module's ranks in one process -===//
+//===- SimulatedRanks.cpp - A partitioned module's ranks in one process --===//
 #include "tools/dlc-run/SimulatedRanks.h"
 
 #include "ir/Dialect.h"
