@@ -396,6 +396,39 @@ TEST(Session, RankStepsNeedTheJobsCommunicator) {
   dlc_comm_release(one);
 }
 
+TEST(Session, TensorRanksNeedTheJobsCommunicator) {
+  // forward(g) -> g summed over a tensor group of 2 (dlc.tp_reduce's step),
+  // in a module of 2 data-parallel x 2 tensor-parallel ranks.
+  ModuleBuilder m;
+  m.dataParallelRanks(2);
+  m.tensorParallelRanks(2);
+  FunctionBuilder &f = m.function("forward");
+  uint32_t g = f.argument("g", "input", DType::F32, {4});
+  uint32_t r = f.result("r", "output", DType::F32, {4});
+  f.allReduce({argument(g)}, {result(r)}, {4}, fb::RankReduction::Sum, 1);
+  f.steps().back().amongTensorRanks = true;
+  Opened o = open(m);
+  HostTensor<float> in(DLC_F32, {4}), out(DLC_F32, {4});
+  dlc_tensor_t x = in.view(), y = out.view();
+  Outcome outcomeOf =
+      outcome(dlc_session_call(o.session.get(), "forward", &x, 1, &y, 1));
+  EXPECT_EQ(outcomeOf.code, DLC_FAILED_PRECONDITION);
+  EXPECT_EQ(outcomeOf.message,
+            "test.dlcm: forward: runs as one of the 4 ranks the module was "
+            "compiled for (dlc-compile --dp 2 --tp 2); the session has no "
+            "communicator: run one process per rank (mpirun -np 4) and hand "
+            "it one (dlc_session_set_comm)");
+  dlc_comm_t *one = nullptr;
+  ASSERT_TRUE(outcome(dlc_comm_open("local", 10, &one)).ok());
+  outcomeOf = outcome(dlc_session_set_comm(o.session.get(), one));
+  EXPECT_EQ(outcomeOf.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(outcomeOf.message,
+            "test.dlcm: compiled for 2 data-parallel rank(s) of 2 "
+            "tensor-parallel ranks each, but the communicator has 1 (mpirun "
+            "-np must be dlc-compile's --dp N times its --tp N)");
+  dlc_comm_release(one);
+}
+
 std::string tempDir(const std::string &name) {
   std::string dir = ::testing::TempDir() + "dlc_session_" + name + "_" +
                     std::to_string(::getpid());

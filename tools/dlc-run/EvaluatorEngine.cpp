@@ -19,6 +19,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <tuple>
 
 using namespace mlir;
 namespace roles = mlir::dlc::roles;
@@ -444,22 +445,17 @@ int trainOnEvaluator(ModuleOp module, const std::string &name,
     if (options.commTimeout)
       throw runner::Error("--comm-timeout applies to a compiled module run "
                           "by mpirun; --interpret trains one process");
-    if (auto ranks =
-            module->getAttrOfType<IntegerAttr>(roles::kDataParallelAttr))
-      throw runner::Error(name + ": partitioned for " +
-                          std::to_string(ranks.getInt()) +
-                          " data-parallel ranks, and --interpret --train "
-                          "trains one process: compile it (dlc-compile --dp "
-                          "N) and run it with mpirun -np N, or simulate the "
-                          "ranks of one call with --function");
-    if (auto ranks =
-            module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr))
-      throw runner::Error(name + ": partitioned for " +
-                          std::to_string(ranks.getInt()) +
-                          " tensor-parallel ranks, and --interpret --train "
-                          "trains one process: compile it (dlc-compile --tp "
-                          "N) and run it with mpirun -np N, or simulate the "
-                          "ranks of one call with --function");
+    for (auto [attr, kind, option] :
+         {std::tuple(roles::kDataParallelAttr, "data", "--dp"),
+          std::tuple(roles::kTensorParallelAttr, "tensor", "--tp")})
+      if (auto ranks = module->getAttrOfType<IntegerAttr>(attr))
+        throw runner::Error(name + ": partitioned for " +
+                            std::to_string(ranks.getInt()) + " " + kind +
+                            "-parallel ranks, and --interpret --train "
+                            "trains one process: compile it (dlc-compile " +
+                            option +
+                            " N) and run it with mpirun -np N, or simulate "
+                            "the ranks of one call with --function");
     EvaluatorEngine engine(module, name, onnxModel);
     runner::runTraining(engine, options, /*comm=*/nullptr);
   });
