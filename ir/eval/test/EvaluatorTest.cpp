@@ -80,6 +80,18 @@ TEST_F(EvaluatorTest, SplitGlobalsStartAsEachTensorRanksSlice) {
     expectValues(evaluator->globals(rank)["w"], {3, 4});
 }
 
+TEST_F(EvaluatorTest, BadRankCountsAreRefused) {
+  ModuleOp m = parse(R"mlir(
+    module attributes {dlc.tensor_parallel = 0 : i64} {
+    })mlir");
+  ASSERT_TRUE(m) << errors;
+  EXPECT_TRUE(failed(Evaluator::create(m)));
+  EXPECT_NE(errors.find("dlc.tensor_parallel must be an i64 number of ranks "
+                        "from 1 to 1024, got 0 : i64"),
+            std::string::npos)
+      << errors;
+}
+
 TEST_F(EvaluatorTest, TooManyRanksAreRefused) {
   ModuleOp m = parse(R"mlir(
     module attributes {dlc.tensor_parallel = 64 : i64, dlc.data_parallel = 32 : i64} {
