@@ -104,6 +104,18 @@ inline std::optional<int64_t> tpSplitOf(DictionaryAttr attrs) {
   return dim.getInt();
 }
 
+/// On a module partitioned into pipeline stages (dlc-pipeline-partition):
+/// the number of stages, and the micro-batches each step's batch is cut
+/// into (1F1B: every stage takes one micro-batch forward and one backward
+/// in turn).
+inline constexpr StringLiteral kPipelineStagesAttr = "dlc.pipeline_stages";
+inline constexpr StringLiteral kMicrobatchesAttr = "dlc.microbatches";
+/// On an op of a pipelined loss function that reads the batch: the stage
+/// (an i64, 0 first) that computes it. Ops that do not read the batch (a
+/// weight's transpose or cast) have none: each stage that reads one
+/// computes it.
+inline constexpr StringLiteral kPipelineStageAttr = "dlc.pp_stage";
+
 /// Whether values of `role` live in a dlc.global between calls.
 inline bool isGlobalRole(StringRef role) {
   return role == kParam || role == kState || role == kOptimizerState ||

@@ -151,6 +151,48 @@ def DLCTensorParallel : Pass<"dlc-tensor-parallel", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCPipelinePartition : Pass<"dlc-pipeline-partition", "ModuleOp"> {
+  let summary = "cuts the loss function into balanced pipeline stages by a cost model";
+  let description = [{
+    Partitions each function that returns a loss (dlc-add-loss's @loss) into
+    `stages` consecutive pipeline stages, for a step whose batch is cut into
+    `microbatches` micro-batches (the 1F1B schedule of PipeDream-Flush and
+    Megatron-LM). Runs after dlc-add-loss (and dlc-mixed-precision) and
+    before dlc-autodiff: a stage's backward is the gradient of its forward,
+    so it stays on the stage.
+
+    The ops that read the batch (an input or a label, directly or not) are
+    taken in block order, and each costs its roofline (CostModel.h): its
+    FLOPs, or its bytes moved times `flops-per-byte` when the memory bound is
+    the higher. An op that does not read the batch (a weight's transpose or
+    cast) costs where its first batch-reading reader is, and gets no stage:
+    each stage that reads it will compute it. A backward costs about twice
+    its forward for every op, so balancing forward costs balances the step.
+    The cut is the one whose costliest stage is the cheapest (exact, by
+    dynamic programming over the cut points); among the cuts within 2% of
+    it, the one whose stages send the fewest bytes of activations.
+
+    Each op that reads the batch gets `dlc.pp_stage` (0 first); the module
+    gets `dlc.pipeline_stages` and `dlc.microbatches`. With `report`, each
+    stage's ops, FLOPs, share of the cost, parameters, activation memory
+    per micro-batch and in flight, and bytes sent are printed to standard
+    error, with the same figures for one device.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "1", "the number of pipeline stages">,
+    Option<"microbatches", "microbatches", "int64_t", "1",
+           "the micro-batches each step's batch is cut into; they must "
+           "divide it">,
+    Option<"flopsPerByte", "flops-per-byte", "double", "100",
+           "the machine's matrix FLOP rate over its memory bandwidth, at "
+           "which an op's bytes cost as much as its FLOPs">,
+    Option<"report", "report", "bool", "false",
+           "print the stages and what each costs and holds to standard "
+           "error">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 def DLCDataParallel : Pass<"dlc-data-parallel", "ModuleOp"> {
   let summary = "partitions training over data-parallel ranks: gradient all-reduce in buckets";
   let description = [{

@@ -43,6 +43,8 @@ llvm::SmallVector<llvm::cl::Option *> TrainingPipelineOptions::all() const {
           &self->syncBatchnorm,
           &self->zero,
           &self->tp,
+          &self->pp,
+          &self->microbatches,
           &self->reportPartition};
 }
 
@@ -131,8 +133,17 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
     return name + " applies to --dp N with N > 1";
   if (tp < 1)
     return "--tp must be a number of ranks >= 1, not " + std::to_string(tp);
-  if (tp == 1 && reportPartition)
-    return std::string("--report-partition applies to --tp N with N > 1");
+  if (pp < 1)
+    return "--pp must be a number of stages >= 1, not " + std::to_string(pp);
+  if (microbatches < 1)
+    return "--microbatches must be >= 1, not " + std::to_string(microbatches);
+  if (pp == 1 && given(microbatches))
+    return std::string("--microbatches applies to --pp N with N > 1");
+  if (tp == 1 && pp == 1 && reportPartition)
+    return std::string(
+        "--report-partition applies to --tp N or --pp N with N > 1");
+  if (tp > 1 && pp > 1)
+    return std::string("--pp with --tp is not built yet");
   if (tp > 1 && zero == 1)
     return std::string("--zero 1 does not yet shard the optimizer state of "
                        "a module with --tp");
@@ -172,6 +183,17 @@ void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
   if (std::optional<DLCMixedPrecisionOptions> precision =
           options.mixedPrecision())
     pm.addPass(createDLCMixedPrecision(*precision));
+  // Consecutive stages of balanced cost. What comes after (each stage's
+  // backward, the 1F1B schedule with its sends and receives) is not built
+  // yet: the pipeline ends here, with @loss's ops marked by stage.
+  if (options.pp > 1) {
+    DLCPipelinePartitionOptions pipeline;
+    pipeline.stages = options.pp;
+    pipeline.microbatches = options.microbatches;
+    pipeline.report = options.reportPartition;
+    pm.addPass(createDLCPipelinePartition(pipeline));
+    return;
+  }
   // @loss -> @loss_grad.
   DLCAutodiffOptions autodiff;
   autodiff.freeze = options.freeze;

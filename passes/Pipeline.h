@@ -147,10 +147,23 @@ struct TrainingPipelineOptions
                      "them (dlc-tensor-parallel, Megatron-LM's split; "
                      "mpirun -np is --dp times --tp; default 1)"),
       llvm::cl::init(1)};
+  Option<int64_t> pp{
+      *this, "pp",
+      llvm::cl::desc("Pipeline stages: the loss function cut into this many "
+                     "consecutive stages of balanced cost "
+                     "(dlc-pipeline-partition; for now --emit=mlir only, "
+                     "which stops before autodiff; default 1)"),
+      llvm::cl::init(1)};
+  Option<int64_t> microbatches{
+      *this, "microbatches",
+      llvm::cl::desc("--pp: micro-batches each step's batch is cut into, "
+                     "which must divide it (default 1)"),
+      llvm::cl::init(1)};
   Option<bool> reportPartition{
       *this, "report-partition",
-      llvm::cl::desc("--tp: print each matmul's split, and why a replicated "
-                     "one is, to standard error"),
+      llvm::cl::desc("--tp, --pp: print each matmul's split and why a "
+                     "replicated one is, or each pipeline stage's cost and "
+                     "memory, to standard error"),
       llvm::cl::init(false)};
 
   /// The first error in the options (what the passes cannot tell from

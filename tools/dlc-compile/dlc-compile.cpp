@@ -313,6 +313,16 @@ int main(int argc, char **argv) {
     llvm::errs() << kTool << ": error: --emit=exe needs -o NAME\n";
     return 1;
   }
+  // The stage split and the 1F1B schedule are not built: a pipelined
+  // program stops at its partitioned loss function, which only the IR shows.
+  if (train && tools::trainingPipelineOptions().pp > 1 && what != Emit::Mlir) {
+    llvm::errs() << kTool
+                 << ": error: --pp builds no training program yet (the "
+                    "stages' backward passes and the 1F1B schedule are not "
+                    "built); --emit=mlir writes @loss with each op's stage "
+                    "(dlc.pp_stage), --report-partition prints the stages\n";
+    return 1;
+  }
   mlir::dlc::ImportOptions options;
   if (!tools::applyShapeOptions(kTool, options))
     return 1;

@@ -456,6 +456,14 @@ int trainOnEvaluator(ModuleOp module, const std::string &name,
                             option +
                             " N) and run it with mpirun -np N, or simulate "
                             "the ranks of one call with --function");
+    if (auto stages =
+            module->getAttrOfType<IntegerAttr>(roles::kPipelineStagesAttr))
+      throw runner::Error(name + ": partitioned into " +
+                          std::to_string(stages.getInt()) +
+                          " pipeline stages, whose training step (each "
+                          "stage's backward pass and the 1F1B schedule) is "
+                          "not built yet; dlc-compile --pp N --emit=mlir "
+                          "shows the partition");
     EvaluatorEngine engine(module, name, onnxModel);
     runner::runTraining(engine, options, /*comm=*/nullptr);
   });

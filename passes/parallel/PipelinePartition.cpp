@@ -1,0 +1,415 @@
+//===- PipelinePartition.cpp - Balanced pipeline stages -------------------===//
+//
+// Pipeline parallelism as the compiler sees it (DESIGN.md decision 9): the
+// loss function's ops are cut into consecutive stages, each on its own
+// rank, which pass activations forward and their gradients back for each
+// micro-batch of the step. A step takes as long as its slowest stage takes
+// for all micro-batches plus the fill and drain of the pipeline, so the cut
+// minimizes the costliest stage (GPipe's and PipeDream's balancing); among
+// near-equal cuts, the one that sends the fewest bytes, which in a
+// transformer is the residual stream between two blocks.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Dialect.h"
+#include "ir/Roles.h"
+#include "passes/Passes.h"
+#include "passes/parallel/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <limits>
+
+namespace mlir::dlc {
+#define GEN_PASS_DEF_DLCPIPELINEPARTITION
+#include "passes/Passes.h.inc"
+
+namespace {
+
+/// A stage may cost this much more than the best balance when that cut
+/// sends fewer bytes: a cut through a transformer block instead of between
+/// two sends several activations instead of one, which costs more than 2%
+/// of a stage's time on any link slower than its memory.
+constexpr double kBalanceSlack = 0.02;
+
+/// Where each op that reads the batch goes: its index in the sequence the
+/// partitioner cuts, and what it costs.
+struct Sequence {
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, int64_t> index;
+  /// Roofline cost of each op, with the ops it alone needs folded in.
+  SmallVector<double> cost;
+  SmallVector<double> flops;
+  /// Bytes of each op's results (activations, at the whole batch).
+  SmallVector<double> resultBytes;
+  /// cutBytes[j]: the bytes of the results of ops before j that ops from j
+  /// on (or the function's results) read: what a cut before op j sends.
+  SmallVector<double> cutBytes;
+};
+
+/// `value` in the largest of `units` (each `base` times the one before)
+/// that keeps it at least 1: "1.5 KiB", "3.7 MFLOP".
+std::string formatScaled(double value, double base,
+                         ArrayRef<const char *> units, const char *format) {
+  size_t unit = 0;
+  while (value >= base && unit + 1 < units.size()) {
+    value /= base;
+    ++unit;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format(format, value) << units[unit];
+  return text;
+}
+
+std::string formatBytes(double bytes) {
+  // Bytes below 1 KiB are whole.
+  return formatScaled(bytes, 1024, {" B", " KiB", " MiB", " GiB", " TiB"},
+                      bytes < 1024 ? "%.0f" : "%.1f");
+}
+
+std::string formatFlops(double flops) {
+  return formatScaled(
+      flops, 1000, {" FLOP", " KFLOP", " MFLOP", " GFLOP", " TFLOP", " PFLOP"},
+      "%.3g");
+}
+
+/// The first `count` stages' ends: stage k covers ops [ends[k-1], ends[k]).
+/// Minimizes the costliest stage over every cut into `count` non-empty
+/// stages, then, among cuts within kBalanceSlack of that, the bytes sent.
+SmallVector<int64_t> balancedCut(const Sequence &seq, int64_t count) {
+  const int64_t n = static_cast<int64_t>(seq.ops.size());
+  SmallVector<double> prefix(n + 1, 0);
+  for (int64_t i = 0; i < n; ++i)
+    prefix[i + 1] = prefix[i] + seq.cost[i];
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[k][j]: the costliest stage of the best cut of ops [0, j) into k+1
+  // stages.
+  std::vector<std::vector<double>> best(count, std::vector<double>(n + 1, inf));
+  for (int64_t j = 1; j <= n; ++j)
+    best[0][j] = prefix[j];
+  for (int64_t k = 1; k < count; ++k)
+    for (int64_t j = k + 1; j <= n; ++j)
+      for (int64_t i = j - 1; i >= k; --i) {
+        double last = prefix[j] - prefix[i];
+        // Earlier cuts only make the last stage costlier.
+        if (last >= best[k][j])
+          break;
+        best[k][j] = std::min(best[k][j], std::max(best[k - 1][i], last));
+      }
+  // Rounding in the prefix sums must not exclude the best cut itself.
+  const double limit =
+      best[count - 1][n] * (1 + kBalanceSlack) + prefix[n] * 1e-12;
+  // sent[k][j]: the fewest bytes that a cut of ops [0, j) into k+1 stages
+  // of at most `limit` each sends; from[k][j]: where its last stage starts.
+  std::vector<std::vector<double>> sent(count, std::vector<double>(n + 1, inf));
+  std::vector<std::vector<int64_t>> from(count,
+                                         std::vector<int64_t>(n + 1, -1));
+  for (int64_t j = 1; j <= n && prefix[j] <= limit; ++j)
+    sent[0][j] = 0;
+  for (int64_t k = 1; k < count; ++k)
+    for (int64_t j = k + 1; j <= n; ++j)
+      for (int64_t i = j - 1; i >= k && prefix[j] - prefix[i] <= limit; --i) {
+        double bytes = sent[k - 1][i] + seq.cutBytes[i];
+        if (bytes < sent[k][j]) {
+          sent[k][j] = bytes;
+          from[k][j] = i;
+        }
+      }
+  SmallVector<int64_t> ends(count);
+  for (int64_t k = count - 1, j = n; k >= 0; --k) {
+    ends[k] = j;
+    j = k > 0 ? from[k][j] : 0;
+  }
+  return ends;
+}
+
+class PipelinePartitionPass
+    : public impl::DLCPipelinePartitionBase<PipelinePartitionPass> {
+public:
+  using DLCPipelinePartitionBase::DLCPipelinePartitionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (stages < 1 || microbatches < 1) {
+      module.emitError() << "dlc-pipeline-partition: "
+                         << (stages < 1 ? "stages" : "microbatches")
+                         << " must be at least 1, got "
+                         << static_cast<int64_t>(stages < 1 ? stages
+                                                            : microbatches);
+      return signalPassFailure();
+    }
+    if (stages == 1 && microbatches > 1) {
+      module.emitError()
+          << "dlc-pipeline-partition: microbatches apply to a pipeline of "
+             "more than one stage (stages=1 takes the batch whole)";
+      return signalPassFailure();
+    }
+    if (!(flopsPerByte >= 0) || !std::isfinite(flopsPerByte)) {
+      module.emitError() << "dlc-pipeline-partition: flops-per-byte must be "
+                            "a finite number >= 0, got "
+                         << static_cast<double>(flopsPerByte);
+      return signalPassFailure();
+    }
+    if (auto done =
+            module->getAttrOfType<IntegerAttr>(roles::kPipelineStagesAttr)) {
+      module.emitError() << "dlc-pipeline-partition: the module is already "
+                            "partitioned into "
+                         << done.getInt() << " pipeline stages";
+      return signalPassFailure();
+    }
+    if (module->hasAttr(roles::kTensorParallelAttr)) {
+      module.emitError() << "dlc-pipeline-partition: pipeline stages of a "
+                            "tensor-parallel module are not built yet";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> losses;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      bool loss = false, gradient = false;
+      for (unsigned i = 0; i < func.getNumResults(); ++i) {
+        StringRef role = roles::roleOf(func.getResultAttrDict(i));
+        loss |= role == roles::kLoss;
+        gradient |= role == roles::kGradient;
+      }
+      if (gradient) {
+        func.emitOpError() << "already has a backward pass (it returns "
+                              "gradients): dlc-pipeline-partition runs "
+                              "before dlc-autodiff, which keeps each stage's "
+                              "backward on its stage";
+        return signalPassFailure();
+      }
+      if (loss)
+        losses.push_back(func);
+    }
+    if (losses.empty()) {
+      module.emitError() << "dlc-pipeline-partition: no function returns a "
+                            "loss (dlc.role = \"loss\"); run dlc-add-loss "
+                            "first";
+      return signalPassFailure();
+    }
+    if (stages == 1)
+      return;
+    for (func::FuncOp func : losses)
+      if (failed(partition(func)))
+        return signalPassFailure();
+    Builder builder(module.getContext());
+    module->setAttr(roles::kPipelineStagesAttr,
+                    builder.getI64IntegerAttr(stages));
+    module->setAttr(roles::kMicrobatchesAttr,
+                    builder.getI64IntegerAttr(microbatches));
+  }
+
+private:
+  LogicalResult partition(func::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return func.emitOpError() << "has more than one block; "
+                                   "dlc-pipeline-partition cuts single-block "
+                                   "functions";
+    Block &body = func.getBody().front();
+    // The batch: every input and label, whose leading dimension the
+    // micro-batches divide.
+    llvm::DenseSet<Value> batch;
+    int64_t samples = -1;
+    for (BlockArgument arg : body.getArguments()) {
+      DictionaryAttr attrs = func.getArgAttrDict(arg.getArgNumber());
+      StringRef role = roles::roleOf(attrs);
+      if (role != roles::kInput && role != roles::kLabel)
+        continue;
+      batch.insert(arg);
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || type.getRank() == 0 || type.isDynamicDim(0))
+        return func.emitOpError()
+               << "has " << role << " '" << roles::nameOf(attrs) << "' of "
+               << arg.getType()
+               << ", with no static leading (batch) dimension to cut into "
+                  "micro-batches";
+      if (type.getDimSize(0) % microbatches != 0)
+        return func.emitOpError()
+               << "has " << role << " '" << roles::nameOf(attrs)
+               << "' of batch " << type.getDimSize(0) << ", which "
+               << static_cast<int64_t>(microbatches)
+               << " micro-batches do not divide";
+      samples = type.getDimSize(0);
+    }
+    if (batch.empty())
+      return func.emitOpError() << "reads no input or label: there is no "
+                                   "batch to pipeline";
+
+    Sequence seq;
+    Operation *terminator = body.getTerminator();
+    for (Operation &op : body.without_terminator()) {
+      if (llvm::none_of(op.getOperands(),
+                        [&](Value v) { return batch.contains(v); }))
+        continue;
+      seq.index[&op] = static_cast<int64_t>(seq.ops.size());
+      seq.ops.push_back(&op);
+      for (Value result : op.getResults())
+        batch.insert(result);
+    }
+    const int64_t n = static_cast<int64_t>(seq.ops.size());
+    if (n < stages)
+      return func.emitOpError()
+             << "has " << n << " ops that read the batch, fewer than the "
+             << static_cast<int64_t>(stages) << " pipeline stages";
+
+    seq.cost.assign(n, 0);
+    seq.flops.assign(n, 0);
+    seq.resultBytes.assign(n, 0);
+    // Ops that do not read the batch cost where their first batch-reading
+    // reader is (walking backwards, each one's readers are placed first).
+    llvm::DenseMap<Operation *, int64_t> firstReader;
+    for (Operation &op : llvm::reverse(body.without_terminator())) {
+      OpCost cost = costOf(&op);
+      auto it = seq.index.find(&op);
+      int64_t at = it != seq.index.end() ? it->second : n;
+      if (it == seq.index.end()) {
+        for (Operation *user : op.getUsers()) {
+          if (user == terminator)
+            at = std::min(at, n - 1);
+          else if (auto u = seq.index.find(user); u != seq.index.end())
+            at = std::min(at, u->second);
+          else if (auto f = firstReader.find(user); f != firstReader.end())
+            at = std::min(at, f->second);
+        }
+        if (at == n)
+          continue;
+        firstReader[&op] = at;
+      } else if (!isa<ReshapeOp>(op)) {
+        for (Value result : op.getResults())
+          seq.resultBytes[at] += bytesOf(result.getType());
+      }
+      seq.cost[at] += cost.roofline(flopsPerByte);
+      seq.flops[at] += cost.flops;
+    }
+    // A value is sent across every cut between its op and its last reader.
+    SmallVector<double> change(n + 1, 0);
+    for (auto [i, op] : llvm::enumerate(seq.ops))
+      for (Value result : op->getResults()) {
+        int64_t last = static_cast<int64_t>(i);
+        for (Operation *user : result.getUsers())
+          last = std::max(last, user == terminator ? n : seq.index.lookup(user));
+        if (last == static_cast<int64_t>(i))
+          continue;
+        double bytes = bytesOf(result.getType());
+        change[i + 1] += bytes;
+        change[std::min(last, n - 1) + 1] -= bytes;
+      }
+    seq.cutBytes.assign(n, 0);
+    for (int64_t j = 1; j < n; ++j)
+      seq.cutBytes[j] = seq.cutBytes[j - 1] + change[j];
+
+    SmallVector<int64_t> ends = balancedCut(seq, stages);
+    Builder builder(func.getContext());
+    for (int64_t k = 0, i = 0; k < stages; ++k)
+      for (; i < ends[k]; ++i)
+        seq.ops[i]->setAttr(roles::kPipelineStageAttr,
+                            builder.getI64IntegerAttr(k));
+    if (report)
+      printReport(func, seq, ends, samples);
+    return success();
+  }
+
+  void printReport(func::FuncOp func, const Sequence &seq,
+                   ArrayRef<int64_t> ends, int64_t samples) {
+    const int64_t count = stages, m = microbatches;
+    // Each parameter's bytes count on every stage that reads it.
+    SmallVector<double> parameters(count, 0);
+    SmallVector<SmallVector<std::string>> names(count);
+    SmallVector<std::string> shared;
+    auto stageOf = [&](Operation *op) -> std::optional<int64_t> {
+      if (auto stage = op->getAttrOfType<IntegerAttr>(
+              roles::kPipelineStageAttr))
+        return stage.getInt();
+      return std::nullopt;
+    };
+    double allParameters = 0;
+    for (BlockArgument arg : func.getArguments()) {
+      DictionaryAttr attrs = func.getArgAttrDict(arg.getArgNumber());
+      if (roles::roleOf(attrs) != roles::kParam)
+        continue;
+      // The stages of the batch-reading ops it reaches.
+      llvm::SmallSetVector<int64_t, 4> readers;
+      SmallVector<Operation *> work(arg.getUsers().begin(),
+                                    arg.getUsers().end());
+      llvm::DenseSet<Operation *> seen;
+      while (!work.empty()) {
+        Operation *op = work.pop_back_val();
+        if (!seen.insert(op).second)
+          continue;
+        if (std::optional<int64_t> stage = stageOf(op))
+          readers.insert(*stage);
+        else if (op == func.getBody().front().getTerminator())
+          readers.insert(count - 1);
+        else
+          work.append(op->getUsers().begin(), op->getUsers().end());
+      }
+      double bytes = bytesOf(arg.getType());
+      allParameters += bytes;
+      for (int64_t stage : readers) {
+        parameters[stage] += bytes;
+        names[stage].push_back(roles::nameOf(attrs).str());
+      }
+      if (readers.size() > 1)
+        shared.push_back(roles::nameOf(attrs).str());
+    }
+    double total = 0, allActivations = 0, allFlops = 0;
+    for (int64_t i = 0; i < static_cast<int64_t>(seq.ops.size()); ++i) {
+      total += seq.cost[i];
+      allActivations += seq.resultBytes[i];
+      allFlops += seq.flops[i];
+    }
+    llvm::raw_ostream &os = llvm::errs();
+    os << "pipeline parallelism: @" << func.getSymName() << " in " << count
+       << " stages, " << m << " micro-batches of " << samples / m
+       << " samples, costed at "
+       << llvm::format("%g", static_cast<double>(flopsPerByte))
+       << " FLOPs per byte\n";
+    double costliest = 0;
+    for (int64_t k = 0, begin = 0; k < count; begin = ends[k], ++k) {
+      double cost = 0, flops = 0, activations = 0;
+      for (int64_t i = begin; i < ends[k]; ++i) {
+        cost += seq.cost[i];
+        flops += seq.flops[i];
+        activations += seq.resultBytes[i];
+      }
+      costliest = std::max(costliest, cost);
+      int64_t inFlight = std::min<int64_t>(count - k, m);
+      os << "  stage " << k << ": " << ends[k] - begin << " ops from "
+         << seq.ops[begin]->getName() << " at " << seq.ops[begin]->getLoc()
+         << "\n    " << formatFlops(flops) << ", "
+         << llvm::format("%.1f", total > 0 ? 100 * cost / total : 0)
+         << "% of the cost; parameters " << formatBytes(parameters[k]) << " ("
+         << names[k].size() << "); activations "
+         << formatBytes(activations / m) << " per micro-batch, " << inFlight
+         << " in flight (" << formatBytes(activations / m * inFlight)
+         << ")";
+      if (k + 1 < count)
+        os << "; sends " << formatBytes(seq.cutBytes[ends[k]] / m)
+           << " per micro-batch";
+      os << "\n";
+    }
+    os << "  balance: the costliest stage is "
+       << llvm::format("%.3f", total > 0 ? costliest * count / total : 1)
+       << "x the mean\n";
+    if (!shared.empty()) {
+      os << "  parameters read by more than one stage:";
+      for (const std::string &name : shared)
+        os << " " << name;
+      os << "\n";
+    }
+    os << "  one device: " << formatFlops(allFlops) << "; parameters "
+       << formatBytes(allParameters) << "; activations "
+       << formatBytes(allActivations) << " for the batch\n";
+  }
+};
+
+} // namespace
+} // namespace mlir::dlc
