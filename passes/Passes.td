@@ -164,7 +164,8 @@ def DLCPipelinePartition : Pass<"dlc-pipeline-partition", "ModuleOp"> {
     The ops that read the batch (an input or a label, directly or not) are
     taken in block order, and each costs its roofline (CostModel.h): its
     FLOPs, or its bytes moved times `flops-per-byte` when the memory bound is
-    the higher. An op that does not read the batch (a weight's transpose or
+    the higher. A stage costs its ops and the activations it receives and
+    sends, each byte at `link-flops-per-byte`. An op that does not read the batch (a weight's transpose or
     cast) costs where its first batch-reading reader is, and gets no stage:
     each stage that reads it will compute it. A backward costs about twice
     its forward for every op, so balancing forward costs balances the step.
@@ -186,6 +187,10 @@ def DLCPipelinePartition : Pass<"dlc-pipeline-partition", "ModuleOp"> {
     Option<"flopsPerByte", "flops-per-byte", "double", "100",
            "the machine's matrix FLOP rate over its memory bandwidth, at "
            "which an op's bytes cost as much as its FLOPs">,
+    Option<"linkFlopsPerByte", "link-flops-per-byte", "double", "1000",
+           "the machine's matrix FLOP rate over the bandwidth between two "
+           "stages' devices, at which a byte sent or received costs as "
+           "much as that many FLOPs">,
     Option<"report", "report", "bool", "false",
            "print the stages and what each costs and holds to standard "
            "error">,

@@ -57,6 +57,12 @@ OpCost costOf(Operation *op) {
     return cost;
   double largest = 0;
   for (Value operand : op->getOperands()) {
+    // A gather or slice reads the rows it takes, not the whole table: as
+    // many bytes as it writes.
+    if (isa<GatherOp, SliceOp>(op) && operand == op->getOperand(0)) {
+      cost.bytes += bytesOf(op->getResult(0).getType());
+      continue;
+    }
     cost.bytes += bytesOf(operand.getType());
     largest = std::max(largest, elementsOf(operand.getType()));
   }

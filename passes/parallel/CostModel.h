@@ -17,7 +17,8 @@ namespace mlir::dlc {
 struct OpCost {
   /// Floating-point operations, a multiply-add counting two.
   double flops = 0;
-  /// Bytes of the operands read and the results written.
+  /// Bytes of the operands read (of a gather's or slice's table, the part
+  /// it takes) and the results written.
   double bytes = 0;
 
   /// The roofline in FLOP units: flops, or the bytes at `flopsPerByte`

@@ -33,9 +33,8 @@ namespace mlir::dlc {
 namespace {
 
 /// A stage may cost this much more than the best balance when that cut
-/// sends fewer bytes: a cut through a transformer block instead of between
-/// two sends several activations instead of one, which costs more than 2%
-/// of a stage's time on any link slower than its memory.
+/// sends fewer bytes than the link costs count: transfers overlap compute
+/// only in part, and every byte sent is also memory that both stages hold.
 constexpr double kBalanceSlack = 0.02;
 
 /// Where each op that reads the batch goes: its index in the sequence the
@@ -49,8 +48,22 @@ struct Sequence {
   /// Bytes of each op's results (activations, at the whole batch).
   SmallVector<double> resultBytes;
   /// cutBytes[j]: the bytes of the results of ops before j that ops from j
-  /// on (or the function's results) read: what a cut before op j sends.
+  /// on (or the function's results) read: what a cut before op j sends (0
+  /// before the first op and after the last).
   SmallVector<double> cutBytes;
+  /// prefix[j]: the cost of ops [0, j).
+  SmallVector<double> prefix;
+  /// What a byte sent or received costs, in the units of `cost`.
+  double linkCost = 0;
+
+  int64_t size() const { return static_cast<int64_t>(ops.size()); }
+
+  /// The cost of a stage of ops [begin, end): its ops, and receiving its
+  /// inputs and sending its outputs.
+  double stageCost(int64_t begin, int64_t end) const {
+    return prefix[end] - prefix[begin] +
+           linkCost * (cutBytes[begin] + cutBytes[end]);
+  }
 };
 
 /// `value` in the largest of `units` (each `base` times the one before)
@@ -76,48 +89,47 @@ std::string formatBytes(double bytes) {
 
 std::string formatFlops(double flops) {
   return formatScaled(
-      flops, 1000, {" FLOP", " KFLOP", " MFLOP", " GFLOP", " TFLOP", " PFLOP"},
-      "%.3g");
+      flops, 1000,
+      {" FLOP", " KFLOP", " MFLOP", " GFLOP", " TFLOP", " PFLOP"}, "%.3g");
 }
 
 /// The first `count` stages' ends: stage k covers ops [ends[k-1], ends[k]).
-/// Minimizes the costliest stage over every cut into `count` non-empty
-/// stages, then, among cuts within kBalanceSlack of that, the bytes sent.
+/// Minimizes the costliest stage (Sequence::stageCost) over every cut into
+/// `count` non-empty stages, then, among cuts within kBalanceSlack of that,
+/// the bytes sent.
 SmallVector<int64_t> balancedCut(const Sequence &seq, int64_t count) {
-  const int64_t n = static_cast<int64_t>(seq.ops.size());
-  SmallVector<double> prefix(n + 1, 0);
-  for (int64_t i = 0; i < n; ++i)
-    prefix[i + 1] = prefix[i] + seq.cost[i];
+  const int64_t n = seq.size();
   const double inf = std::numeric_limits<double>::infinity();
   // best[k][j]: the costliest stage of the best cut of ops [0, j) into k+1
   // stages.
   std::vector<std::vector<double>> best(count, std::vector<double>(n + 1, inf));
   for (int64_t j = 1; j <= n; ++j)
-    best[0][j] = prefix[j];
+    best[0][j] = seq.stageCost(0, j);
   for (int64_t k = 1; k < count; ++k)
     for (int64_t j = k + 1; j <= n; ++j)
-      for (int64_t i = j - 1; i >= k; --i) {
-        double last = prefix[j] - prefix[i];
-        // Earlier cuts only make the last stage costlier.
-        if (last >= best[k][j])
-          break;
-        best[k][j] = std::min(best[k][j], std::max(best[k - 1][i], last));
-      }
-  // Rounding in the prefix sums must not exclude the best cut itself.
+      // Earlier cuts only add ops to the last stage (its transfers aside,
+      // which cost no less than nothing).
+      for (int64_t i = j - 1;
+           i >= k && seq.prefix[j] - seq.prefix[i] < best[k][j]; --i)
+        best[k][j] = std::min(
+            best[k][j], std::max(best[k - 1][i], seq.stageCost(i, j)));
+  // Rounding in the sums must not exclude the best cut itself.
   const double limit =
-      best[count - 1][n] * (1 + kBalanceSlack) + prefix[n] * 1e-12;
+      best[count - 1][n] * (1 + kBalanceSlack) + seq.prefix[n] * 1e-12;
   // sent[k][j]: the fewest bytes that a cut of ops [0, j) into k+1 stages
   // of at most `limit` each sends; from[k][j]: where its last stage starts.
   std::vector<std::vector<double>> sent(count, std::vector<double>(n + 1, inf));
   std::vector<std::vector<int64_t>> from(count,
                                          std::vector<int64_t>(n + 1, -1));
-  for (int64_t j = 1; j <= n && prefix[j] <= limit; ++j)
-    sent[0][j] = 0;
+  for (int64_t j = 1; j <= n; ++j)
+    if (seq.stageCost(0, j) <= limit)
+      sent[0][j] = 0;
   for (int64_t k = 1; k < count; ++k)
     for (int64_t j = k + 1; j <= n; ++j)
-      for (int64_t i = j - 1; i >= k && prefix[j] - prefix[i] <= limit; --i) {
+      for (int64_t i = j - 1;
+           i >= k && seq.prefix[j] - seq.prefix[i] <= limit; --i) {
         double bytes = sent[k - 1][i] + seq.cutBytes[i];
-        if (bytes < sent[k][j]) {
+        if (seq.stageCost(i, j) <= limit && bytes < sent[k][j]) {
           sent[k][j] = bytes;
           from[k][j] = i;
         }
@@ -151,12 +163,15 @@ public:
              "more than one stage (stages=1 takes the batch whole)";
       return signalPassFailure();
     }
-    if (!(flopsPerByte >= 0) || !std::isfinite(flopsPerByte)) {
-      module.emitError() << "dlc-pipeline-partition: flops-per-byte must be "
-                            "a finite number >= 0, got "
-                         << static_cast<double>(flopsPerByte);
-      return signalPassFailure();
-    }
+    for (auto [option, value] :
+         {std::pair("flops-per-byte", static_cast<double>(flopsPerByte)),
+          std::pair("link-flops-per-byte",
+                    static_cast<double>(linkFlopsPerByte))})
+      if (!(value >= 0) || !std::isfinite(value)) {
+        module.emitError() << "dlc-pipeline-partition: " << option
+                           << " must be a finite number >= 0, got " << value;
+        return signalPassFailure();
+      }
     if (auto done =
             module->getAttrOfType<IntegerAttr>(roles::kPipelineStagesAttr)) {
       module.emitError() << "dlc-pipeline-partition: the module is already "
@@ -302,9 +317,13 @@ private:
         change[i + 1] += bytes;
         change[std::min(last, n - 1) + 1] -= bytes;
       }
-    seq.cutBytes.assign(n, 0);
+    seq.cutBytes.assign(n + 1, 0);
     for (int64_t j = 1; j < n; ++j)
       seq.cutBytes[j] = seq.cutBytes[j - 1] + change[j];
+    seq.prefix.assign(n + 1, 0);
+    for (int64_t i = 0; i < n; ++i)
+      seq.prefix[i + 1] = seq.prefix[i] + seq.cost[i];
+    seq.linkCost = linkFlopsPerByte;
 
     SmallVector<int64_t> ends = balancedCut(seq, stages);
     Builder builder(func.getContext());
@@ -322,7 +341,7 @@ private:
     const int64_t count = stages, m = microbatches;
     // Each parameter's bytes count on every stage that reads it.
     SmallVector<double> parameters(count, 0);
-    SmallVector<SmallVector<std::string>> names(count);
+    SmallVector<int64_t> parameterCount(count, 0);
     SmallVector<std::string> shared;
     auto stageOf = [&](Operation *op) -> std::optional<int64_t> {
       if (auto stage = op->getAttrOfType<IntegerAttr>(
@@ -355,28 +374,31 @@ private:
       allParameters += bytes;
       for (int64_t stage : readers) {
         parameters[stage] += bytes;
-        names[stage].push_back(roles::nameOf(attrs).str());
+        ++parameterCount[stage];
       }
       if (readers.size() > 1)
         shared.push_back(roles::nameOf(attrs).str());
     }
+    // Costs with the stages' transfers.
     double total = 0, allActivations = 0, allFlops = 0;
-    for (int64_t i = 0; i < static_cast<int64_t>(seq.ops.size()); ++i) {
-      total += seq.cost[i];
+    for (int64_t k = 0, begin = 0; k < count; begin = ends[k], ++k)
+      total += seq.stageCost(begin, ends[k]);
+    for (int64_t i = 0; i < seq.size(); ++i) {
       allActivations += seq.resultBytes[i];
       allFlops += seq.flops[i];
     }
     llvm::raw_ostream &os = llvm::errs();
     os << "pipeline parallelism: @" << func.getSymName() << " in " << count
        << " stages, " << m << " micro-batches of " << samples / m
-       << " samples, costed at "
+       << (samples / m == 1 ? " sample" : " samples") << ", costed at "
        << llvm::format("%g", static_cast<double>(flopsPerByte))
-       << " FLOPs per byte\n";
+       << " FLOPs per byte of memory, "
+       << llvm::format("%g", static_cast<double>(linkFlopsPerByte))
+       << " per byte sent\n";
     double costliest = 0;
     for (int64_t k = 0, begin = 0; k < count; begin = ends[k], ++k) {
-      double cost = 0, flops = 0, activations = 0;
+      double cost = seq.stageCost(begin, ends[k]), flops = 0, activations = 0;
       for (int64_t i = begin; i < ends[k]; ++i) {
-        cost += seq.cost[i];
         flops += seq.flops[i];
         activations += seq.resultBytes[i];
       }
@@ -387,7 +409,7 @@ private:
          << "\n    " << formatFlops(flops) << ", "
          << llvm::format("%.1f", total > 0 ? 100 * cost / total : 0)
          << "% of the cost; parameters " << formatBytes(parameters[k]) << " ("
-         << names[k].size() << "); activations "
+         << parameterCount[k] << "); activations "
          << formatBytes(activations / m) << " per micro-batch, " << inFlight
          << " in flight (" << formatBytes(activations / m * inFlight)
          << ")";
