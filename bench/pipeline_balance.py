@@ -67,12 +67,16 @@ def export(depth, batch, path):
         torch.onnx.export(model, (tokens,), path, opset_version=17,
                           training=torch.onnx.TrainingMode.TRAINING,
                           do_constant_folding=False, input_names=["idx"],
-                          output_names=["logits"])
+                          output_names=["logits"],
+                          # --batch-size binds it to one micro-batch.
+                          dynamic_axes={"idx": {0: "batch"},
+                                        "logits": {0: "batch"}})
 
 
 STAGE = re.compile(
     r"  stage (\d+): (\d+) ops from (\S+) at loc\(\"([^\"]*)\".*\n"
-    r"    (\S+ \w*FLOP), ([0-9.]+)% of the cost; parameters (\S+ \S+) "
+    r"    (\S+ \w*FLOP) per micro-batch, ([0-9.]+)% of the cost; "
+    r"parameters (\S+ \S+) "
     r"\((\d+)\); activations (\S+ \S+) per micro-batch, (\d+) in flight")
 
 
@@ -96,8 +100,8 @@ def partition(dlc_compile, model, batch, stages, microbatches):
             "in_flight": int(m.group(10))})
     balance = float(re.search(r"costliest stage is ([0-9.]+)x", report)
                     .group(1))
-    one = re.search(r"one device: (\S+ \w*FLOP); parameters (\S+ \S+); "
-                    r"activations (\S+ \S+) for the batch", report)
+    one = re.search(r"one device, the whole batch: (\S+ \w*FLOP); "
+                    r"parameters (\S+ \S+); activations (\S+ \S+)", report)
     return {"stages": parsed, "balance": balance, "report": report,
             "one_device": {"flops": flops(one.group(1)),
                            "parameter_bytes": size(one.group(2)),

@@ -1213,6 +1213,29 @@ def DLC_TpReduceOp : DLC_Op<"tp_reduce",
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def DLC_PpTransferOp : DLC_Op<"pp_transfer",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "a value one pipeline stage computes, for another stage";
+  let description = [{
+    In a module partitioned into pipeline stages (the module's
+    `dlc.pipeline_stages`), `input` is computed by the rank of stage `from`,
+    and the result, the same value, is held by the rank of stage `to`: a
+    send on the one and a receive on the other, at this point of each
+    stage's order (dlc-pipeline-schedule places it after the op computing
+    the value and before every op of `to` reading it). On one device, the
+    identity.
+
+    Example:
+    ```mlir
+    %h1 = dlc.pp_transfer %h from 0 to 1 : tensor<2x16x32xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input, I64Attr:$from, I64Attr:$to);
+  let results = (outs DLC_Tensor:$result);
+  let assemblyFormat = "$input `from` $from `to` $to attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion: groups of ops that codegen turns into one kernel
 //===----------------------------------------------------------------------===//

@@ -1233,6 +1233,24 @@ LogicalResult AllGatherOp::verify() {
   return success();
 }
 
+LogicalResult PpTransferOp::verify() {
+  auto module = (*this)->getParentOfType<ModuleOp>();
+  auto stages =
+      module ? module->getAttrOfType<IntegerAttr>(roles::kPipelineStagesAttr)
+             : IntegerAttr();
+  if (!stages)
+    return emitOpError() << "is outside a module partitioned into pipeline "
+                            "stages (dlc.pipeline_stages)";
+  for (int64_t stage : {getFrom(), getTo()})
+    if (stage < 0 || stage >= stages.getInt())
+      return emitOpError() << "names stage " << stage << " of a module of "
+                           << stages.getInt() << " pipeline stages";
+  if (getFrom() == getTo())
+    return emitOpError() << "sends a value from stage " << getFrom()
+                         << " to itself";
+  return success();
+}
+
 LogicalResult RankShardOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location>,
                                             RankShardOp::Adaptor adaptor,

@@ -154,36 +154,37 @@ def DLCTensorParallel : Pass<"dlc-tensor-parallel", "ModuleOp"> {
 def DLCPipelinePartition : Pass<"dlc-pipeline-partition", "ModuleOp"> {
   let summary = "cuts the loss function into balanced pipeline stages by a cost model";
   let description = [{
-    Partitions each function that returns a loss (dlc-add-loss's @loss) into
-    `stages` consecutive pipeline stages, for a step whose batch is cut into
-    `microbatches` micro-batches (the 1F1B schedule of PipeDream-Flush and
-    Megatron-LM). Runs after dlc-add-loss (and dlc-mixed-precision) and
-    before dlc-autodiff: a stage's backward is the gradient of its forward,
-    so it stays on the stage.
+    Partitions each function that returns a loss (dlc-add-loss's @loss, at
+    the size of one micro-batch) into `stages` consecutive pipeline stages.
+    Runs after dlc-add-loss (and dlc-mixed-precision) and before
+    dlc-autodiff, which gives each backward op its forward op's stage;
+    dlc-pipeline-schedule then runs the micro-batches through the stages.
 
     The ops that read the batch (an input or a label, directly or not) are
     taken in block order, and each costs its roofline (CostModel.h): its
-    FLOPs, or its bytes moved times `flops-per-byte` when the memory bound is
-    the higher. A stage costs its ops and the activations it receives and
-    sends, each byte at `link-flops-per-byte`. An op that does not read the batch (a weight's transpose or
-    cast) costs where its first batch-reading reader is, and gets no stage:
-    each stage that reads it will compute it. A backward costs about twice
-    its forward for every op, so balancing forward costs balances the step.
-    The cut is the one whose costliest stage is the cheapest (exact, by
-    dynamic programming over the cut points); among the cuts within 2% of
-    it, the one whose stages send the fewest bytes of activations.
+    FLOPs, or its bytes moved times `flops-per-byte` when the memory bound
+    is the higher. A stage costs its ops and the activations it receives
+    and sends, each byte at `link-flops-per-byte`. An op that does not read
+    the batch (a weight's transpose or cast) costs where its first
+    batch-reading reader is, and gets no stage: each stage that reads it
+    computes it. A backward costs about twice its forward for every op, so
+    balancing forward costs balances the step. The cut is the one whose
+    costliest stage is the cheapest (exact, by dynamic programming over the
+    cut points); among the cuts within 2% of it, the most even one (the
+    least sum of squared stage costs), which leaves no stage nearly empty
+    when one op (an LM head) bounds the costliest stage.
 
     Each op that reads the batch gets `dlc.pp_stage` (0 first); the module
-    gets `dlc.pipeline_stages` and `dlc.microbatches`. With `report`, each
-    stage's ops, FLOPs, share of the cost, parameters, activation memory
-    per micro-batch and in flight, and bytes sent are printed to standard
-    error, with the same figures for one device.
+    gets `dlc.pipeline_stages`. With `report`, each stage's ops, FLOPs,
+    share of the cost, parameters, activation memory per micro-batch and in
+    flight under 1F1B (stage s holds min(stages - s, microbatches)
+    micro-batches), and bytes sent are printed to standard error, with one
+    device's figures for the whole batch.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "1", "the number of pipeline stages">,
     Option<"microbatches", "microbatches", "int64_t", "1",
-           "the micro-batches each step's batch is cut into; they must "
-           "divide it">,
+           "the micro-batches of a step, for the report's memory in flight">,
     Option<"flopsPerByte", "flops-per-byte", "double", "100",
            "the machine's matrix FLOP rate over its memory bandwidth, at "
            "which an op's bytes cost as much as its FLOPs">,
@@ -194,6 +195,38 @@ def DLCPipelinePartition : Pass<"dlc-pipeline-partition", "ModuleOp"> {
     Option<"report", "report", "bool", "false",
            "print the stages and what each costs and holds to standard "
            "error">,
+  ];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
+def DLCPipelineSchedule : Pass<"dlc-pipeline-schedule", "ModuleOp"> {
+  let summary = "runs micro-batches through the pipeline stages in a static 1F1B order";
+  let description = [{
+    Turns each gradient function whose ops carry `dlc.pp_stage`
+    (dlc-pipeline-partition, then dlc-autodiff) into one training step over
+    `microbatches` micro-batches: its inputs and labels become `microbatches`
+    times as large, each micro-batch's rows a dlc.slice of them, and the
+    body is repeated once per micro-batch. The loss and each gradient are
+    the mean of the micro-batches' (for the mean losses dlc-add-loss forms,
+    over equal micro-batches, the whole batch's). Runs after dlc-autodiff
+    and before dlc-data-parallel and dlc-optimizer.
+
+    Every op that reads a staged value is staged too (a backward op of an
+    op without a stage takes its operand's). Where an op of one stage reads
+    a value of another, a `dlc.pp_transfer` carries it. The ops are ordered
+    by the 1F1B timetable (PipeDream-Flush, Megatron-LM): stage s runs
+    min(stages - s - 1, microbatches) forwards, then one backward and one
+    forward in turn, then the remaining backwards; each stage's ops, taken
+    alone, run in its own 1F1B order, and a transfer comes after the op
+    that computes its value and before every op that reads it. Ops without
+    a stage (constants, a weight's transpose) are run by every stage that
+    reads them, once per step if they read no micro-batch. Each result gets
+    the `dlc.pp_stage` of the op that computes it, and the module
+    `dlc.microbatches`.
+  }];
+  let options = [
+    Option<"microbatches", "microbatches", "int64_t", "1",
+           "the micro-batches of a step">,
   ];
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }

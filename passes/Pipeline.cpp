@@ -142,8 +142,18 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
   if (tp == 1 && pp == 1 && reportPartition)
     return std::string(
         "--report-partition applies to --tp N or --pp N with N > 1");
-  if (tp > 1 && pp > 1)
-    return std::string("--pp with --tp is not built yet");
+  // What combines the stages' values (a sum over the ranks of every stage)
+  // is not built yet.
+  if (pp > 1) {
+    for (auto [option, used] :
+         {std::pair("--tp", tp > 1), std::pair("--dp", dp > 1),
+          std::pair("--clip-grad-norm", given(clipGradNorm)),
+          std::pair("dynamic loss scaling (--precision "
+                    "fp16, --loss-scaling dynamic)",
+                    dynamicLossScaling())})
+      if (used)
+        return "--pp with " + std::string(option) + " is not built yet";
+  }
   if (tp > 1 && zero == 1)
     return std::string("--zero 1 does not yet shard the optimizer state of "
                        "a module with --tp");
@@ -183,22 +193,26 @@ void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
   if (std::optional<DLCMixedPrecisionOptions> precision =
           options.mixedPrecision())
     pm.addPass(createDLCMixedPrecision(*precision));
-  // Consecutive stages of balanced cost. What comes after (each stage's
-  // backward, the 1F1B schedule with its sends and receives) is not built
-  // yet: the pipeline ends here, with @loss's ops marked by stage.
+  // @loss (of one micro-batch) in consecutive stages of balanced cost,
+  // before autodiff, which gives each backward op its forward op's stage.
   if (options.pp > 1) {
     DLCPipelinePartitionOptions pipeline;
     pipeline.stages = options.pp;
     pipeline.microbatches = options.microbatches;
     pipeline.report = options.reportPartition;
     pm.addPass(createDLCPipelinePartition(pipeline));
-    return;
   }
   // @loss -> @loss_grad.
   DLCAutodiffOptions autodiff;
   autodiff.freeze = options.freeze;
   autodiff.lossScale = options.dynamicLossScaling();
   pm.addPass(createDLCAutodiff(autodiff));
+  // The step over the micro-batches, in the stages' 1F1B order.
+  if (options.pp > 1) {
+    DLCPipelineScheduleOptions schedule;
+    schedule.microbatches = options.microbatches;
+    pm.addPass(createDLCPipelineSchedule(schedule));
+  }
   // Each rank's gradients are averaged over the ranks before the optimizer
   // reads them, so N ranks take the step one device takes on the batch.
   if (options.dp > 1) {

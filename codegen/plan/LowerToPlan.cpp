@@ -229,6 +229,9 @@ LogicalResult lowerOp(Operation &op, Target target, ConvEngine convEngine) {
     return lowerAllReduce(reduce);
   if (isa<TpCopyOp, TpReduceOp>(op))
     return lowerTensorParallel(&op, target);
+  if (isa<PpTransferOp>(op))
+    return op.emitOpError() << "has no execution plan yet: pipeline stages "
+                               "run in the evaluator (dlc-run --interpret)";
   // ZeRO-1's steps (and the rank's block of random draws' offsets,
   // dlc.rank_shard) are these ops themselves, on the same buffers.
   if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op))

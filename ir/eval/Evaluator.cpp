@@ -246,6 +246,56 @@ LogicalResult shardOverRanks(Operation *op,
   return success();
 }
 
+/// Whether the rank of pipeline stage `stage` runs `op` of a staged
+/// function: a constant, an op of its stage, or one without a stage whose
+/// operands it holds (a weight's transpose, the rows of a micro-batch).
+bool runsOnRank(Operation &op, int64_t stage,
+                const llvm::DenseMap<Value, Tensor> &held) {
+  if (op.hasTrait<OpTrait::ReturnLike>() ||
+      op.hasTrait<OpTrait::ConstantLike>())
+    return true;
+  if (auto own = op.getAttrOfType<IntegerAttr>(roles::kPipelineStageAttr))
+    return own.getInt() == stage;
+  return llvm::all_of(op.getOperands(),
+                      [&](Value v) { return held.count(v) > 0; });
+}
+
+/// dlc.pp_transfer: the value of the rank of stage `from`, now also the
+/// rank of stage `to`'s.
+LogicalResult
+transferBetweenStages(PpTransferOp op,
+                      const llvm::DenseMap<Value, Operation *> &lastUser,
+                      SmallVectorImpl<llvm::DenseMap<Value, Tensor>> &values) {
+  auto &from = values[op.getFrom()];
+  auto it = from.find(op.getInput());
+  if (it == from.end())
+    return op.emitOpError() << "sends a value the rank of stage "
+                            << op.getFrom() << " does not hold";
+  if (lastUser.count(op.getResult()))
+    values[op.getTo()][op.getResult()] = it->second;
+  return success();
+}
+
+/// A staged function's results: every rank returns each result as the
+/// stage that computes it holds it (the simulation's gather).
+void fillResultsFromStages(
+    Operation &ret, SmallVectorImpl<llvm::DenseMap<Value, Tensor>> &values) {
+  for (Value v : ret.getOperands()) {
+    const Tensor *held = nullptr;
+    for (auto &rank : values)
+      if (auto it = rank.find(v); it != rank.end()) {
+        held = &it->second;
+        break;
+      }
+    if (!held)
+      continue;
+    Tensor copy = *held;
+    for (auto &rank : values)
+      if (!rank.count(v))
+        rank[v] = copy;
+  }
+}
+
 /// Runs a block on every rank of `grid` in lockstep: rank r's argument
 /// values are `inputs[r]` (types already checked) and its globals
 /// `globals[r]` (null where the block touches none). Each op runs on each
@@ -253,8 +303,10 @@ LogicalResult shardOverRanks(Operation *op,
 /// dlc.tp_reduce), which needs every rank of its group's operands, runs
 /// once for all, in a function's body (`functionBody`), and so do ZeRO's
 /// dlc.reduce_scatter, dlc.all_gather and dlc.rank_shard; a nested body's
-/// is an error. Returns each rank's values of the return-like terminator's
-/// operands.
+/// is an error. In a function of pipeline stages (`grid.pipeline` > 1),
+/// each rank runs its stage's ops (runsOnRank), and dlc.pp_transfer gives
+/// the value of one stage's rank to another's. Returns each rank's values of
+/// the return-like terminator's operands.
 FailureOr<SmallVector<SmallVector<Tensor>>>
 evaluateBlockOnRanks(Block &block, const RankGrid &grid,
                      ArrayRef<ArrayRef<Tensor>> inputs,
@@ -274,14 +326,34 @@ evaluateBlockOnRanks(Block &block, const RankGrid &grid,
   const SmallVector<SmallVector<int64_t>> dataGroups = grid.dataGroups();
   const SmallVector<SmallVector<int64_t>> tensorGroups = grid.tensorGroups();
 
+  const bool stages = functionBody && grid.pipeline > 1;
   for (Operation &op : block) {
+    if (auto transfer = dyn_cast<PpTransferOp>(op); transfer && stages) {
+      if (failed(transferBetweenStages(transfer, lastUser, values)))
+        return failure();
+      continue;
+    }
+    // Which ranks run the op: all, or its pipeline stage's. An op without
+    // a stage runs where its operands are; a function's results are read
+    // from the stage that computes each.
+    SmallVector<bool> runs(ranks, true);
+    if (stages)
+      for (size_t r = 0; r < ranks; ++r)
+        runs[r] = runsOnRank(op, grid.pipelineRank(r), values[r]);
+    if (stages && op.hasTrait<OpTrait::ReturnLike>())
+      fillResultsFromStages(op, values);
     SmallVector<SmallVector<Tensor>> operands(ranks);
     for (size_t r = 0; r < ranks; ++r)
       for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
+        if (!runs[r])
+          break;
         auto it = values[r].find(operand);
         if (it == values[r].end())
           return op.emitOpError()
-                 << "uses operand #" << i << ", which has no value";
+                 << "uses operand #" << i << ", which has no value"
+                 << (stages ? " on the rank of stage " +
+                                  std::to_string(grid.pipelineRank(r))
+                            : std::string());
         bool usedAgain =
             lastUser[operand] != &op ||
             llvm::is_contained(op.getOperands().drop_front(i + 1), operand);
@@ -319,7 +391,8 @@ evaluateBlockOnRanks(Block &block, const RankGrid &grid,
         return failure();
     } else {
       for (size_t r = 0; r < ranks; ++r)
-        if (failed(evaluateOp(&op, operands[r], results[r], globals[r])))
+        if (runs[r] &&
+            failed(evaluateOp(&op, operands[r], results[r], globals[r])))
           return failure();
     }
     for (size_t r = 0; r < ranks; ++r)
@@ -461,7 +534,7 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           })
           .Case<PlanMatmulOp>(
               [&](auto m) { return evalPlanMatmul(m, operands, results); })
-          .Case<PlanCopyOp, TpCopyOp>([&](auto) {
+          .Case<PlanCopyOp, TpCopyOp, PpTransferOp>([&](auto) {
             results.push_back(operands[0]);
             return success();
           })
@@ -578,7 +651,8 @@ FailureOr<RankGrid> RankGrid::of(ModuleOp module, int64_t mostRanks) {
   RankGrid grid;
   for (auto [name, count] :
        {std::pair(roles::kDataParallelAttr, &grid.dataParallel),
-        std::pair(roles::kTensorParallelAttr, &grid.tensorParallel)}) {
+        std::pair(roles::kTensorParallelAttr, &grid.tensorParallel),
+        std::pair(roles::kPipelineStagesAttr, &grid.pipeline)}) {
     Attribute attr = module->getAttr(name);
     if (!attr)
       continue;
@@ -593,6 +667,11 @@ FailureOr<RankGrid> RankGrid::of(ModuleOp module, int64_t mostRanks) {
   if (grid.ranks() > mostRanks)
     return module.emitError() << "the module runs on " << grid.describe()
                               << ", more than " << mostRanks;
+  if (grid.pipeline > 1 && grid.ranks() > grid.pipeline)
+    return module.emitError()
+           << "the module runs on " << grid.describe()
+           << ": the evaluator simulates pipeline stages without data or "
+              "tensor parallelism only";
   return grid;
 }
 
@@ -605,20 +684,23 @@ std::string RankGrid::describe() const {
   if (tensorParallel > 1)
     text += (text.empty() ? "" : " x ") + std::to_string(tensorParallel) +
             " tensor-parallel";
+  if (pipeline > 1)
+    text += (text.empty() ? "" : " x ") + std::to_string(pipeline) +
+            " pipeline-stage";
   return text + " ranks";
 }
 
 SmallVector<SmallVector<int64_t>> RankGrid::dataGroups() const {
-  SmallVector<SmallVector<int64_t>> groups(tensorParallel);
+  SmallVector<SmallVector<int64_t>> groups(pipeline * tensorParallel);
   for (int64_t r = 0; r < ranks(); ++r)
-    groups[tensorRank(r)].push_back(r);
+    groups[pipelineRank(r) * tensorParallel + tensorRank(r)].push_back(r);
   return groups;
 }
 
 SmallVector<SmallVector<int64_t>> RankGrid::tensorGroups() const {
-  SmallVector<SmallVector<int64_t>> groups(dataParallel);
+  SmallVector<SmallVector<int64_t>> groups(pipeline * dataParallel);
   for (int64_t r = 0; r < ranks(); ++r)
-    groups[dataRank(r)].push_back(r);
+    groups[pipelineRank(r) * dataParallel + dataRank(r)].push_back(r);
   return groups;
 }
 

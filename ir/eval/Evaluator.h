@@ -64,21 +64,31 @@ Tensor joinSlices(ArrayRef<Tensor> slices, int64_t dim);
 struct RankGrid {
   int64_t dataParallel = 1;
   int64_t tensorParallel = 1;
+  /// Pipeline stages (dlc.pipeline_stages), rank s running stage s; not
+  /// combined with data or tensor parallelism yet.
+  int64_t pipeline = 1;
 
   /// The module's dlc.data_parallel and dlc.tensor_parallel, each 1 when
   /// absent; fails (with a diagnostic) on a bad value or more than
   /// `mostRanks` ranks in all.
   static FailureOr<RankGrid> of(ModuleOp module, int64_t mostRanks);
 
-  int64_t ranks() const { return dataParallel * tensorParallel; }
+  int64_t ranks() const { return dataParallel * tensorParallel * pipeline; }
   /// "4 data-parallel ranks", "2 data-parallel x 2 tensor-parallel ranks",
   /// "1 rank".
   std::string describe() const;
-  int64_t dataRank(int64_t rank) const { return rank / tensorParallel; }
+  /// Rank r is tensor rank r % T of replica (r / T) % D of stage r / (D T):
+  /// the stages outermost, as Megatron-LM lays them out.
+  int64_t dataRank(int64_t rank) const {
+    return rank / tensorParallel % dataParallel;
+  }
   int64_t tensorRank(int64_t rank) const { return rank % tensorParallel; }
-  /// Every group of ranks a data-parallel collective (the ranks with one
-  /// tensor rank) or a tensor-parallel one (one replica's ranks) runs
-  /// among, each in rank order.
+  int64_t pipelineRank(int64_t rank) const {
+    return rank / (dataParallel * tensorParallel);
+  }
+  /// Every group of ranks a data-parallel collective (the ranks of a stage
+  /// with one tensor rank) or a tensor-parallel one (one replica's ranks of
+  /// a stage) runs among, each in rank order.
   SmallVector<SmallVector<int64_t>> dataGroups() const;
   SmallVector<SmallVector<int64_t>> tensorGroups() const;
 };

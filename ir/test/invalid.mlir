@@ -893,3 +893,31 @@ func.func @reduce_scatter_no_ranks(%a: tensor<4xf32>) {
   %0 = dlc.reduce_scatter sum ranks 0 bucket 0 %a : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @pp_transfer_unstaged(%h: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error@+1 {{'dlc.pp_transfer' op is outside a module partitioned into pipeline stages (dlc.pipeline_stages)}}
+  %0 = dlc.pp_transfer %h from 0 to 1 : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+module attributes {dlc.pipeline_stages = 2 : i64} {
+  func.func @pp_transfer_past_the_stages(%h: tensor<2xf32>) -> tensor<2xf32> {
+    // expected-error@+1 {{'dlc.pp_transfer' op names stage 2 of a module of 2 pipeline stages}}
+    %0 = dlc.pp_transfer %h from 0 to 2 : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+
+// -----
+
+module attributes {dlc.pipeline_stages = 2 : i64} {
+  func.func @pp_transfer_to_itself(%h: tensor<2xf32>) -> tensor<2xf32> {
+    // expected-error@+1 {{'dlc.pp_transfer' op sends a value from stage 1 to itself}}
+    %0 = dlc.pp_transfer %h from 1 to 1 : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}

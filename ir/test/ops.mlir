@@ -197,6 +197,16 @@ module attributes {dlc.tensor_parallel = 2 : i64} {
   dlc.global @slice : tensor<3x2xf32> = dense<1.0> : tensor<3x4xf32> {dlc.tp_split = 1 : i64}
 }
 
+// A value of pipeline stage 0 that stage 1 reads.
+// CHECK: module attributes {dlc.pipeline_stages = 2 : i64}
+// CHECK: dlc.pp_transfer %arg0 from 0 to 1 : tensor<2x16xbf16>
+module attributes {dlc.pipeline_stages = 2 : i64} {
+  func.func @pp_transfer(%h: tensor<2x16xbf16>) -> tensor<2x16xbf16> {
+    %0 = dlc.pp_transfer %h from 0 to 1 : tensor<2x16xbf16>
+    return %0 : tensor<2x16xbf16>
+  }
+}
+
 // A bucket of gradients averaged over the data-parallel ranks.
 // CHECK-LABEL: func.func @all_reduce
 // CHECK: %{{.*}}:2 = dlc.all_reduce mean bucket 3 %arg0, %arg1 : tensor<4x8xf32>, tensor<8xbf16>

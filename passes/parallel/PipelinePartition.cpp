@@ -5,9 +5,10 @@
 // rank, which pass activations forward and their gradients back for each
 // micro-batch of the step. A step takes as long as its slowest stage takes
 // for all micro-batches plus the fill and drain of the pipeline, so the cut
-// minimizes the costliest stage (GPipe's and PipeDream's balancing); among
-// near-equal cuts, the one that sends the fewest bytes, which in a
-// transformer is the residual stream between two blocks.
+// minimizes the costliest stage (GPipe's and PipeDream's balancing), each
+// stage paying for the activations it receives and sends, so that in a
+// transformer the cuts fall between blocks, where the residual stream alone
+// crosses; among near-equal cuts, the most even.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Dialect.h"
@@ -32,9 +33,9 @@ namespace mlir::dlc {
 
 namespace {
 
-/// A stage may cost this much more than the best balance when that cut
-/// sends fewer bytes than the link costs count: transfers overlap compute
-/// only in part, and every byte sent is also memory that both stages hold.
+/// A stage may cost this much more than the best balance when that evens
+/// out the others: a pipeline as slow as its costliest stage runs the rest
+/// no slower, and even stages hold even activations.
 constexpr double kBalanceSlack = 0.02;
 
 /// Where each op that reads the batch goes: its index in the sequence the
@@ -95,8 +96,9 @@ std::string formatFlops(double flops) {
 
 /// The first `count` stages' ends: stage k covers ops [ends[k-1], ends[k]).
 /// Minimizes the costliest stage (Sequence::stageCost) over every cut into
-/// `count` non-empty stages, then, among cuts within kBalanceSlack of that,
-/// the bytes sent.
+/// `count` non-empty stages; then, among cuts within kBalanceSlack of that,
+/// the sum of the stages' squared costs, so that a stage the costliest one
+/// does not need is not left nearly empty.
 SmallVector<int64_t> balancedCut(const Sequence &seq, int64_t count) {
   const int64_t n = seq.size();
   const double inf = std::numeric_limits<double>::infinity();
@@ -116,21 +118,24 @@ SmallVector<int64_t> balancedCut(const Sequence &seq, int64_t count) {
   // Rounding in the sums must not exclude the best cut itself.
   const double limit =
       best[count - 1][n] * (1 + kBalanceSlack) + seq.prefix[n] * 1e-12;
-  // sent[k][j]: the fewest bytes that a cut of ops [0, j) into k+1 stages
-  // of at most `limit` each sends; from[k][j]: where its last stage starts.
-  std::vector<std::vector<double>> sent(count, std::vector<double>(n + 1, inf));
+  // squares[k][j]: the least sum of squared costs of a cut of ops [0, j)
+  // into k+1 stages of at most `limit` each; from[k][j]: where its last
+  // stage starts.
+  std::vector<std::vector<double>> squares(count,
+                                           std::vector<double>(n + 1, inf));
   std::vector<std::vector<int64_t>> from(count,
                                          std::vector<int64_t>(n + 1, -1));
   for (int64_t j = 1; j <= n; ++j)
-    if (seq.stageCost(0, j) <= limit)
-      sent[0][j] = 0;
+    if (double cost = seq.stageCost(0, j); cost <= limit)
+      squares[0][j] = cost * cost;
   for (int64_t k = 1; k < count; ++k)
     for (int64_t j = k + 1; j <= n; ++j)
       for (int64_t i = j - 1;
            i >= k && seq.prefix[j] - seq.prefix[i] <= limit; --i) {
-        double bytes = sent[k - 1][i] + seq.cutBytes[i];
-        if (seq.stageCost(i, j) <= limit && bytes < sent[k][j]) {
-          sent[k][j] = bytes;
+        double cost = seq.stageCost(i, j);
+        double total = squares[k - 1][i] + cost * cost;
+        if (cost <= limit && total < squares[k][j]) {
+          squares[k][j] = total;
           from[k][j] = i;
         }
       }
@@ -215,11 +220,8 @@ public:
     for (func::FuncOp func : losses)
       if (failed(partition(func)))
         return signalPassFailure();
-    Builder builder(module.getContext());
     module->setAttr(roles::kPipelineStagesAttr,
-                    builder.getI64IntegerAttr(stages));
-    module->setAttr(roles::kMicrobatchesAttr,
-                    builder.getI64IntegerAttr(microbatches));
+                    Builder(module.getContext()).getI64IntegerAttr(stages));
   }
 
 private:
@@ -229,30 +231,12 @@ private:
                                    "dlc-pipeline-partition cuts single-block "
                                    "functions";
     Block &body = func.getBody().front();
-    // The batch: every input and label, whose leading dimension the
-    // micro-batches divide.
+    // The batch: every input and label.
     llvm::DenseSet<Value> batch;
-    int64_t samples = -1;
     for (BlockArgument arg : body.getArguments()) {
-      DictionaryAttr attrs = func.getArgAttrDict(arg.getArgNumber());
-      StringRef role = roles::roleOf(attrs);
-      if (role != roles::kInput && role != roles::kLabel)
-        continue;
-      batch.insert(arg);
-      auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!type || type.getRank() == 0 || type.isDynamicDim(0))
-        return func.emitOpError()
-               << "has " << role << " '" << roles::nameOf(attrs) << "' of "
-               << arg.getType()
-               << ", with no static leading (batch) dimension to cut into "
-                  "micro-batches";
-      if (type.getDimSize(0) % microbatches != 0)
-        return func.emitOpError()
-               << "has " << role << " '" << roles::nameOf(attrs)
-               << "' of batch " << type.getDimSize(0) << ", which "
-               << static_cast<int64_t>(microbatches)
-               << " micro-batches do not divide";
-      samples = type.getDimSize(0);
+      StringRef role = roles::roleOf(func.getArgAttrDict(arg.getArgNumber()));
+      if (role == roles::kInput || role == roles::kLabel)
+        batch.insert(arg);
     }
     if (batch.empty())
       return func.emitOpError() << "reads no input or label: there is no "
@@ -332,12 +316,12 @@ private:
         seq.ops[i]->setAttr(roles::kPipelineStageAttr,
                             builder.getI64IntegerAttr(k));
     if (report)
-      printReport(func, seq, ends, samples);
+      printReport(func, seq, ends);
     return success();
   }
 
   void printReport(func::FuncOp func, const Sequence &seq,
-                   ArrayRef<int64_t> ends, int64_t samples) {
+                   ArrayRef<int64_t> ends) {
     const int64_t count = stages, m = microbatches;
     // Each parameter's bytes count on every stage that reads it.
     SmallVector<double> parameters(count, 0);
@@ -389,8 +373,7 @@ private:
     }
     llvm::raw_ostream &os = llvm::errs();
     os << "pipeline parallelism: @" << func.getSymName() << " in " << count
-       << " stages, " << m << " micro-batches of " << samples / m
-       << (samples / m == 1 ? " sample" : " samples") << ", costed at "
+       << " stages, " << m << " micro-batches, costed at "
        << llvm::format("%g", static_cast<double>(flopsPerByte))
        << " FLOPs per byte of memory, "
        << llvm::format("%g", static_cast<double>(linkFlopsPerByte))
@@ -406,15 +389,14 @@ private:
       int64_t inFlight = std::min<int64_t>(count - k, m);
       os << "  stage " << k << ": " << ends[k] - begin << " ops from "
          << seq.ops[begin]->getName() << " at " << seq.ops[begin]->getLoc()
-         << "\n    " << formatFlops(flops) << ", "
+         << "\n    " << formatFlops(flops) << " per micro-batch, "
          << llvm::format("%.1f", total > 0 ? 100 * cost / total : 0)
          << "% of the cost; parameters " << formatBytes(parameters[k]) << " ("
-         << parameterCount[k] << "); activations "
-         << formatBytes(activations / m) << " per micro-batch, " << inFlight
-         << " in flight (" << formatBytes(activations / m * inFlight)
-         << ")";
+         << parameterCount[k] << "); activations " << formatBytes(activations)
+         << " per micro-batch, " << inFlight << " in flight ("
+         << formatBytes(activations * inFlight) << ")";
       if (k + 1 < count)
-        os << "; sends " << formatBytes(seq.cutBytes[ends[k]] / m)
+        os << "; sends " << formatBytes(seq.cutBytes[ends[k]])
            << " per micro-batch";
       os << "\n";
     }
@@ -427,9 +409,10 @@ private:
         os << " " << name;
       os << "\n";
     }
-    os << "  one device: " << formatFlops(allFlops) << "; parameters "
-       << formatBytes(allParameters) << "; activations "
-       << formatBytes(allActivations) << " for the batch\n";
+    // One device takes the m micro-batches' samples as one batch.
+    os << "  one device, the whole batch: " << formatFlops(allFlops * m)
+       << "; parameters " << formatBytes(allParameters) << "; activations "
+       << formatBytes(allActivations * m) << "\n";
   }
 };
 

@@ -47,25 +47,6 @@ func.func @loss(%w: tensor<8xf32> {dlc.name = "w", dlc.role = "param"}) -> (tens
 
 // -----
 
-// expected-error@below {{'func.func' op has input 'x' of 'tensor<f32>', with no static leading (batch) dimension to cut into micro-batches}}
-func.func @loss(%x: tensor<f32> {dlc.name = "x", dlc.role = "input"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}) {
-  %0 = dlc.neg %x : tensor<f32>
-  %1 = dlc.neg %0 : tensor<f32>
-  return %1 : tensor<f32>
-}
-
-// -----
-
-// expected-error@below {{'func.func' op has label 'y' of batch 6, which 4 micro-batches do not divide}}
-func.func @loss(%x: tensor<8xf32> {dlc.name = "x", dlc.role = "input"}, %y: tensor<6xf32> {dlc.name = "y", dlc.role = "label"}) -> (tensor<f32> {dlc.name = "loss", dlc.role = "loss"}) {
-  %0 = dlc.reduce_sum %x axes [0] : tensor<8xf32> -> tensor<f32>
-  %1 = dlc.reduce_sum %y axes [0] : tensor<6xf32> -> tensor<f32>
-  %2 = dlc.add %0, %1 : tensor<f32>, tensor<f32> -> tensor<f32>
-  return %2 : tensor<f32>
-}
-
-// -----
-
 // The weight's negation reads no batch: one op is left for two stages.
 // expected-error@below {{'func.func' op has 1 ops that read the batch, fewer than the 2 pipeline stages}}
 func.func @loss(%x: tensor<8xf32> {dlc.name = "x", dlc.role = "input"}, %w: tensor<8xf32> {dlc.name = "w", dlc.role = "param"}) -> (tensor<8xf32> {dlc.name = "loss", dlc.role = "loss"}) {

@@ -112,6 +112,7 @@ FailureOr<SmallVector<Value>> buildGradients(OpBuilder &builder, Block &block,
       resultGrads.push_back(isActive(result) ? grads.lookup(result) : Value());
     if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
       continue;
+    Operation *before = block.empty() ? nullptr : &block.back();
     SmallVector<Value> operandGrads(op->getNumOperands());
     if (failed(cast<GradientOpInterface>(op).buildGradient(builder, resultGrads,
                                                            operandGrads)))
@@ -125,6 +126,14 @@ FailureOr<SmallVector<Value>> buildGradients(OpBuilder &builder, Block &block,
                << " for an operand of type " << operand.getType();
       accumulate(operand, grad);
     }
+    // An op's backward runs on its pipeline stage (dlc-pipeline-partition),
+    // with the activations it keeps. Constants have no stage: every stage
+    // has its own (and canonicalization merges them across stages).
+    if (Attribute stage = op->getAttr(roles::kPipelineStageAttr))
+      for (Operation *added = before ? before->getNextNode() : &block.front();
+           added; added = added->getNextNode())
+        if (!added->hasTrait<OpTrait::ConstantLike>())
+          added->setAttr(roles::kPipelineStageAttr, stage);
   }
 
   SmallVector<Value> result;

@@ -442,6 +442,13 @@ MULTI_RANK["tp_reduce"] = (
     True, False,
     "tensor parallelism (--tp): dlc.plan.all_reduce steps among each "
     "tensor group over MPI ranks; " + TENSOR_PARALLEL)
+# Pipeline parallelism (dlc-compile --pp N): the evaluator's stages only.
+MULTI_RANK["pp_transfer"] = (
+    False, False,
+    "pipeline parallelism (--pp): a value one stage sends another; run by "
+    "the evaluator's simulated stages, checked against one device by passes/"
+    "test/pipeline-numerics.test and tools/dlc-compile/test/"
+    "pipeline-parallel.test; the runtime's sends and receives are not built")
 
 # ---------------------------------------------------------------------------
 

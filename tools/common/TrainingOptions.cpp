@@ -129,6 +129,21 @@ compileForTraining(MLIRContext *context, llvm::StringRef path,
   // --batch-size is the global batch; with --dp N every rank's program
   // takes its B / N samples.
   mlir::dlc::ImportOptions rankOptions = options;
+  // With --pp, the program computes one micro-batch of them, which the
+  // step repeats.
+  if (int64_t stages = trainingPipelineOptions().pp; stages > 1) {
+    int64_t micro = trainingPipelineOptions().microbatches;
+    if (!options.batchSize)
+      return emitError(UnknownLoc::get(context))
+             << "--pp " << stages
+             << " needs --batch-size, the batch its micro-batches share";
+    if (*options.batchSize % micro)
+      return emitError(UnknownLoc::get(context))
+             << "--batch-size " << *options.batchSize
+             << " is not divisible by --microbatches " << micro
+             << ": every micro-batch takes the same share of the batch";
+    rankOptions.batchSize = *options.batchSize / micro;
+  }
   if (int64_t ranks = trainingPipelineOptions().dp; ranks > 1) {
     if (!options.batchSize)
       return emitError(UnknownLoc::get(context))
@@ -148,21 +163,27 @@ compileForTraining(MLIRContext *context, llvm::StringRef path,
   if (failed(module))
     return failure();
   // --batch-size binds symbolic leading dimensions only: a model whose
-  // batch is fixed would have each rank take the whole of it.
-  if (int64_t ranks = trainingPipelineOptions().dp; ranks > 1)
+  // batch is fixed would have each rank (or micro-batch) take the whole of
+  // it.
+  const bool pipelined = trainingPipelineOptions().pp > 1;
+  if (rankOptions.batchSize != options.batchSize)
     if (auto train = (*module)->lookupSymbol<func::FuncOp>("forward_train"))
       for (BlockArgument argument : train.getArguments()) {
         auto type = dyn_cast<RankedTensorType>(argument.getType());
         if (type && type.getRank() > 0 &&
             type.getDimSize(0) != *rankOptions.batchSize)
           return emitError(UnknownLoc::get(context))
-                 << "--dp " << ranks << ": input '"
+                 << (pipelined ? "--pp " : "--dp ")
+                 << static_cast<int64_t>(pipelined
+                                             ? trainingPipelineOptions().pp
+                                             : trainingPipelineOptions().dp)
+                 << ": input '"
                  << mlir::dlc::roles::nameOf(
                         train.getArgAttrDict(argument.getArgNumber()))
                  << "' has the fixed leading dimension " << type.getDimSize(0)
                  << ", not a batch --batch-size " << *options.batchSize
-                 << " binds (every rank takes " << *rankOptions.batchSize
-                 << " samples)";
+                 << " binds (every " << (pipelined ? "micro-batch" : "rank")
+                 << " takes " << *rankOptions.batchSize << " samples)";
       }
   auto pm = PassManager::on<ModuleOp>(context);
   mlir::dlc::buildTrainingPipeline(pm, trainingPipelineOptions());

@@ -313,14 +313,14 @@ int main(int argc, char **argv) {
     llvm::errs() << kTool << ": error: --emit=exe needs -o NAME\n";
     return 1;
   }
-  // The stage split and the 1F1B schedule are not built: a pipelined
-  // program stops at its partitioned loss function, which only the IR shows.
+  // The runtime's sends and receives between stages are not built: a
+  // pipelined step is IR, which the evaluator runs.
   if (train && tools::trainingPipelineOptions().pp > 1 && what != Emit::Mlir) {
     llvm::errs() << kTool
-                 << ": error: --pp builds no training program yet (the "
-                    "stages' backward passes and the 1F1B schedule are not "
-                    "built); --emit=mlir writes @loss with each op's stage "
-                    "(dlc.pp_stage), --report-partition prints the stages\n";
+                 << ": error: --pp builds no compiled module yet (the "
+                    "runtime's transfers between stages are not built); "
+                    "--emit=mlir writes the pipelined training step, which "
+                    "dlc-run --interpret simulates on one process\n";
     return 1;
   }
   mlir::dlc::ImportOptions options;

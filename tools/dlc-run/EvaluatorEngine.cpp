@@ -460,10 +460,9 @@ int trainOnEvaluator(ModuleOp module, const std::string &name,
             module->getAttrOfType<IntegerAttr>(roles::kPipelineStagesAttr))
       throw runner::Error(name + ": partitioned into " +
                           std::to_string(stages.getInt()) +
-                          " pipeline stages, whose training step (each "
-                          "stage's backward pass and the 1F1B schedule) is "
-                          "not built yet; dlc-compile --pp N --emit=mlir "
-                          "shows the partition");
+                          " pipeline stages, and --interpret --train trains "
+                          "one process: simulate the stages of one call "
+                          "with --function");
     EvaluatorEngine engine(module, name, onnxModel);
     runner::runTraining(engine, options, /*comm=*/nullptr);
   });

@@ -65,6 +65,61 @@ TEST_F(EvaluatorTest, RankGridGroupsTensorRanksInnermost) {
   EXPECT_EQ((RankGrid{1, 4}).describe(), "4 tensor-parallel ranks");
 }
 
+TEST_F(EvaluatorTest, RankGridPutsStagesOutermost) {
+  RankGrid grid{/*dataParallel=*/2, /*tensorParallel=*/2, /*pipeline=*/3};
+  EXPECT_EQ(grid.ranks(), 12);
+  EXPECT_EQ(grid.pipelineRank(5), 1);
+  EXPECT_EQ(grid.dataRank(5), 0);
+  EXPECT_EQ(grid.tensorRank(5), 1);
+  EXPECT_EQ(grid.dataGroups().size(), 6u);
+  EXPECT_EQ(grid.dataGroups()[3], (SmallVector<int64_t>{5, 7}));
+  EXPECT_EQ(grid.tensorGroups()[3], (SmallVector<int64_t>{6, 7}));
+  EXPECT_EQ(grid.describe(),
+            "2 data-parallel x 2 tensor-parallel x 3 pipeline-stage ranks");
+}
+
+// A staged function: rank s runs stage s's ops, an op without a stage runs
+// where its operands are, dlc.pp_transfer hands a value over, and every
+// rank returns the results as their stages hold them.
+TEST_F(EvaluatorTest, PipelineStagesRunTheirOwnOps) {
+  ModuleOp m = parse(R"mlir(
+    module attributes {dlc.pipeline_stages = 2 : i64} {
+      func.func @step(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+        %c = dlc.constant dense<[1.0, 2.0]> : tensor<2xf32>
+        %a = dlc.add %x, %c {dlc.pp_stage = 0 : i64} : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+        %t = dlc.pp_transfer %a from 0 to 1 : tensor<2xf32>
+        %b = dlc.mul %t, %t {dlc.pp_stage = 1 : i64} : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+        %n = dlc.neg %t : tensor<2xf32>
+        return %a, %n : tensor<2xf32>, tensor<2xf32>
+      }
+    })mlir");
+  ASSERT_TRUE(m) << errors;
+  FailureOr<Evaluator> evaluator = Evaluator::create(m);
+  ASSERT_TRUE(succeeded(evaluator)) << errors;
+  ASSERT_EQ(evaluator->ranks(), 2);
+  Tensor x = f32({2}, {3, 4});
+  auto results =
+      evaluator->runRanks(m.lookupSymbol<func::FuncOp>("step"),
+                          {ArrayRef<Tensor>(x), ArrayRef<Tensor>(x)});
+  ASSERT_TRUE(succeeded(results)) << errors;
+  for (int64_t rank : {0, 1}) {
+    expectValues((*results)[rank][0], {4, 6});
+    expectValues((*results)[rank][1], {-4, -6});
+  }
+}
+
+TEST_F(EvaluatorTest, PipelineStagesWithDataParallelismAreRefused) {
+  ModuleOp m = parse(R"mlir(
+    module attributes {dlc.pipeline_stages = 2 : i64, dlc.data_parallel = 2 : i64} {
+    })mlir");
+  ASSERT_TRUE(m) << errors;
+  EXPECT_TRUE(failed(Evaluator::create(m)));
+  EXPECT_NE(errors.find("the evaluator simulates pipeline stages without "
+                        "data or tensor parallelism only"),
+            std::string::npos)
+      << errors;
+}
+
 TEST_F(EvaluatorTest, SplitGlobalsStartAsEachTensorRanksSlice) {
   ModuleOp m = parse(R"mlir(
     module attributes {dlc.tensor_parallel = 2 : i64, dlc.data_parallel = 2 : i64} {
