@@ -64,6 +64,7 @@ TEST(OpProperties, EachOpHasAtMostOneKind) {
                                          "dlc.plan.launch",
                                          "dlc.plan.matmul",
                                          "dlc.plan.yield",
+                                         "dlc.pp_transfer",
                                          "dlc.rank_shard",
                                          "dlc.reduce_scatter",
                                          "dlc.reshape",
