@@ -142,11 +142,11 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
   if (tp == 1 && pp == 1 && reportPartition)
     return std::string(
         "--report-partition applies to --tp N or --pp N with N > 1");
-  // What combines the stages' values (a sum over the ranks of every stage)
-  // is not built yet.
+  // What combines the stages' values (a sum over the ranks of every stage,
+  // ZeRO's flat shards of their state) is not built yet.
   if (pp > 1) {
     for (auto [option, used] :
-         {std::pair("--tp", tp > 1), std::pair("--dp", dp > 1),
+         {std::pair("--tp", tp > 1), std::pair("--zero 1", zero == 1),
           std::pair("--clip-grad-norm", given(clipGradNorm)),
           std::pair("dynamic loss scaling (--precision "
                     "fp16, --loss-scaling dynamic)",

@@ -260,40 +260,47 @@ bool runsOnRank(Operation &op, int64_t stage,
                       [&](Value v) { return held.count(v) > 0; });
 }
 
-/// dlc.pp_transfer: the value of the rank of stage `from`, now also the
-/// rank of stage `to`'s.
+/// dlc.pp_transfer: each rank of stage `to` receives the value of the rank
+/// of stage `from` with its replica and tensor rank.
 LogicalResult
-transferBetweenStages(PpTransferOp op,
+transferBetweenStages(PpTransferOp op, const RankGrid &grid,
                       const llvm::DenseMap<Value, Operation *> &lastUser,
                       SmallVectorImpl<llvm::DenseMap<Value, Tensor>> &values) {
-  auto &from = values[op.getFrom()];
-  auto it = from.find(op.getInput());
-  if (it == from.end())
-    return op.emitOpError() << "sends a value the rank of stage "
-                            << op.getFrom() << " does not hold";
-  if (lastUser.count(op.getResult()))
-    values[op.getTo()][op.getResult()] = it->second;
+  const int64_t perStage = grid.dataParallel * grid.tensorParallel;
+  for (int64_t r = 0; r < grid.ranks(); ++r) {
+    if (grid.pipelineRank(r) != op.getTo())
+      continue;
+    const int64_t sender = op.getFrom() * perStage + r % perStage;
+    auto it = values[sender].find(op.getInput());
+    if (it == values[sender].end())
+      return op.emitOpError() << "sends a value the rank of stage "
+                              << op.getFrom() << " does not hold";
+    if (lastUser.count(op.getResult()))
+      values[r][op.getResult()] = it->second;
+  }
   return success();
 }
 
 /// A staged function's results: every rank returns each result as the
-/// stage that computes it holds it (the simulation's gather).
+/// stage of its replica and tensor rank that computes it holds it (the
+/// simulation's gather).
 void fillResultsFromStages(
-    Operation &ret, SmallVectorImpl<llvm::DenseMap<Value, Tensor>> &values) {
-  for (Value v : ret.getOperands()) {
-    const Tensor *held = nullptr;
-    for (auto &rank : values)
-      if (auto it = rank.find(v); it != rank.end()) {
-        held = &it->second;
-        break;
+    Operation &ret, const RankGrid &grid,
+    SmallVectorImpl<llvm::DenseMap<Value, Tensor>> &values) {
+  const int64_t perStage = grid.dataParallel * grid.tensorParallel;
+  for (Value v : ret.getOperands())
+    for (int64_t r = 0; r < grid.ranks(); ++r) {
+      if (values[r].count(v))
+        continue;
+      for (int64_t stage = 0; stage < grid.pipeline; ++stage) {
+        auto &peer = values[stage * perStage + r % perStage];
+        if (auto it = peer.find(v); it != peer.end()) {
+          Tensor copy = it->second;
+          values[r][v] = std::move(copy);
+          break;
+        }
       }
-    if (!held)
-      continue;
-    Tensor copy = *held;
-    for (auto &rank : values)
-      if (!rank.count(v))
-        rank[v] = copy;
-  }
+    }
 }
 
 /// Runs a block on every rank of `grid` in lockstep: rank r's argument
@@ -329,7 +336,7 @@ evaluateBlockOnRanks(Block &block, const RankGrid &grid,
   const bool stages = functionBody && grid.pipeline > 1;
   for (Operation &op : block) {
     if (auto transfer = dyn_cast<PpTransferOp>(op); transfer && stages) {
-      if (failed(transferBetweenStages(transfer, lastUser, values)))
+      if (failed(transferBetweenStages(transfer, grid, lastUser, values)))
         return failure();
       continue;
     }
@@ -341,7 +348,7 @@ evaluateBlockOnRanks(Block &block, const RankGrid &grid,
       for (size_t r = 0; r < ranks; ++r)
         runs[r] = runsOnRank(op, grid.pipelineRank(r), values[r]);
     if (stages && op.hasTrait<OpTrait::ReturnLike>())
-      fillResultsFromStages(op, values);
+      fillResultsFromStages(op, grid, values);
     SmallVector<SmallVector<Tensor>> operands(ranks);
     for (size_t r = 0; r < ranks; ++r)
       for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
@@ -380,14 +387,23 @@ evaluateBlockOnRanks(Block &block, const RankGrid &grid,
       reduction = RankReduction::sum;
       amongTensorRanks = true;
     }
+    // A collective of a pipeline stage runs among that stage's ranks.
+    auto running = [&](ArrayRef<SmallVector<int64_t>> groups) {
+      SmallVector<SmallVector<int64_t>> kept;
+      for (const SmallVector<int64_t> &group : groups)
+        if (runs[group.front()])
+          kept.push_back(group);
+      return kept;
+    };
     if (reduction && functionBody) {
-      if (failed(reduceOverRanks(&op, *reduction,
-                                 amongTensorRanks ? tensorGroups : dataGroups,
-                                 operands, results)))
+      if (failed(reduceOverRanks(
+              &op, *reduction,
+              running(amongTensorRanks ? tensorGroups : dataGroups), operands,
+              results)))
         return failure();
     } else if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op) &&
                functionBody) {
-      if (failed(shardOverRanks(&op, dataGroups, operands, results)))
+      if (failed(shardOverRanks(&op, running(dataGroups), operands, results)))
         return failure();
     } else {
       for (size_t r = 0; r < ranks; ++r)
@@ -667,11 +683,11 @@ FailureOr<RankGrid> RankGrid::of(ModuleOp module, int64_t mostRanks) {
   if (grid.ranks() > mostRanks)
     return module.emitError() << "the module runs on " << grid.describe()
                               << ", more than " << mostRanks;
-  if (grid.pipeline > 1 && grid.ranks() > grid.pipeline)
+  if (grid.pipeline > 1 && grid.tensorParallel > 1)
     return module.emitError()
            << "the module runs on " << grid.describe()
-           << ": the evaluator simulates pipeline stages without data or "
-              "tensor parallelism only";
+           << ": the evaluator simulates pipeline stages without tensor "
+              "parallelism only";
   return grid;
 }
 

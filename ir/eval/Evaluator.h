@@ -64,8 +64,8 @@ Tensor joinSlices(ArrayRef<Tensor> slices, int64_t dim);
 struct RankGrid {
   int64_t dataParallel = 1;
   int64_t tensorParallel = 1;
-  /// Pipeline stages (dlc.pipeline_stages), rank s running stage s; not
-  /// combined with data or tensor parallelism yet.
+  /// Pipeline stages (dlc.pipeline_stages); not combined with tensor
+  /// parallelism yet.
   int64_t pipeline = 1;
 
   /// The module's dlc.data_parallel and dlc.tensor_parallel, each 1 when

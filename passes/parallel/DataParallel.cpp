@@ -35,6 +35,8 @@ struct Gradient {
   /// a block argument.
   int64_t position;
   int64_t bytes;
+  /// The pipeline stage that computes it (dlc.pp_stage), -1 for none.
+  int64_t stage;
 };
 
 int64_t bytesOf(Value v) {
@@ -70,6 +72,11 @@ public:
       module.emitError() << "dlc-data-parallel: the module is already "
                             "partitioned for "
                          << done.getInt() << " data-parallel ranks";
+      return signalPassFailure();
+    }
+    if (zero == 1 && module->hasAttr(roles::kPipelineStagesAttr)) {
+      module.emitError() << "dlc-data-parallel: zero=1 does not yet shard "
+                            "the optimizer state of a pipelined module";
       return signalPassFailure();
     }
     if (zero == 1 && module->hasAttr(roles::kTensorParallelAttr)) {
@@ -155,13 +162,18 @@ private:
       SmallVector<unsigned> &results = resultsOf[value];
       if (results.empty()) {
         Operation *producer = value.getDefiningOp();
+        auto stage = producer ? producer->getAttrOfType<IntegerAttr>(
+                                    roles::kPipelineStageAttr)
+                              : IntegerAttr();
         gradients.push_back({value, producer ? positions.lookup(producer) : -1,
-                             bytesOf(value)});
+                             bytesOf(value), stage ? stage.getInt() : -1});
       }
       results.push_back(i);
     }
+    // A pipeline stage's gradients are reduced among its own replicas, in
+    // buckets of their own.
     llvm::stable_sort(gradients, [](const Gradient &a, const Gradient &b) {
-      return a.position < b.position;
+      return std::pair(a.stage, a.position) < std::pair(b.stage, b.position);
     });
 
     const double cap = bucketMb * 1024 * 1024;
@@ -175,7 +187,8 @@ private:
     };
     for (const Gradient &g : gradients) {
       if (buckets.empty() || filled + g.bytes > cap ||
-          elementType(buckets.back().back().value) != elementType(g.value)) {
+          elementType(buckets.back().back().value) != elementType(g.value) ||
+          buckets.back().back().stage != g.stage) {
         buckets.emplace_back();
         filled = 0;
       }
@@ -185,11 +198,12 @@ private:
 
     OpBuilder builder(func.getContext());
     // Each bucket goes after its last gradient's producer and after the
-    // bucket before it (buckets of arguments, or of one op's results, share
-    // a producer), so the body issues them in bucket order.
-    Operation *previous = nullptr;
+    // bucket of its stage before it (buckets of arguments, or of one op's
+    // results, share a producer), so each stage issues them in bucket order.
+    llvm::DenseMap<int64_t, Operation *> previousOfStage;
     for (auto [index, bucket] : llvm::enumerate(buckets)) {
       Value last = bucket.back().value;
+      Operation *&previous = previousOfStage[bucket.back().stage];
       Operation *after = last.getDefiningOp();
       if (previous && (!after || after->isBeforeInBlock(previous)))
         after = previous;
@@ -210,6 +224,9 @@ private:
                                           static_cast<int64_t>(index))
                           .getOperation();
       previous = reduce;
+      if (int64_t stage = bucket.back().stage; stage >= 0)
+        reduce->setAttr(roles::kPipelineStageAttr,
+                        builder.getI64IntegerAttr(stage));
       for (auto [g, reduced] : llvm::zip(bucket, reduce->getResults()))
         for (unsigned result : resultsOf[g.value]) {
           ret->setOperand(result, reduced);

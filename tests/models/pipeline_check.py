@@ -2,8 +2,8 @@
 """Pipeline parallelism on the evaluator's simulated stages against one
 device (issue 16): the exported models without BatchNorm or dropout
 (tests/models/models.py: an MLP, a convolutional network, GPT- and
-ViT-style attention models) compiled with `dlc-compile --train --pp P
---microbatches M --emit=mlir` and without, and one training step of each
+ViT-style attention models) compiled with `dlc-compile --train [--dp D]
+--pp P --microbatches M --emit=mlir` and without, and one training step of each
 run by `dlc-run --interpret --function train_step` on the same seeded
 random arguments (parameters, optimizer state and the batch; integers in
 [0, 4), valid token ids and classes for every model here). The pipelined
@@ -18,8 +18,9 @@ AdamW's square root of a random second moment would be NaN.
 Tolerance. The loss and each gradient are the mean of M micro-batch means
 instead of one mean over the batch: the same sums grouped M + 1 ways
 instead of one, which differ by at most 2(n - 1)u sum|t| (u = 2^-24), about
-1e-6 of sum|t| for the n <= 16 rows here, and SGD's step moves a parameter
-by lr times that. RTOL is 1e-5; the worst margin is printed per case. A
+1e-6 of sum|t| for the n <= 16 rows here (the replicas' mean of each
+stage's gradients is one more such grouping), and SGD's step moves a
+parameter by lr times that. RTOL is 1e-5; the worst margin is printed per case. A
 micro-batch's gradient summed instead of averaged is off by a factor of M.
 
 Usage: /usr/bin/python3 tests/models/pipeline_check.py --dlc-compile BIN
@@ -40,10 +41,11 @@ import train_check  # noqa: E402  (prepare, BATCH, OPTIMIZERS)
 from compiled_check import CheckError, run  # noqa: E402
 
 MODELS = ["mlp", "deconv", "gpt", "encoder"]
-# (stages, micro-batches): two stages over four micro-batches, the issue's
-# configuration, and three stages over two (fewer micro-batches than
-# stages: all forwards, then all backwards).
-PIPELINES = [(2, 4), (3, 2)]
+# (data-parallel replicas, stages, micro-batches): two stages over four
+# micro-batches, the issue's configuration; three stages over two (fewer
+# micro-batches than stages: all forwards, then all backwards); two
+# replicas of two stages over two micro-batches (four simulated ranks).
+PIPELINES = [(1, 2, 4), (1, 3, 2), (2, 2, 2)]
 RTOL = 1e-5
 SEED = "7"
 
@@ -109,16 +111,19 @@ def main(argv=None):
             print(f"FAIL {name}/one device: {e}", flush=True)
             failed += 1
             continue
-        for stages, micro in PIPELINES:
-            label = f"{name}/pp{stages}.mb{micro}"
+        for replicas, stages, micro in PIPELINES:
+            tag = (f"dp{replicas}." if replicas > 1 else "") + \
+                f"pp{stages}.mb{micro}"
+            label = f"{name}/{tag}"
             try:
                 many, seconds = step(
-                    args, base, f"pp{stages}.mb{micro}",
-                    ["--pp", str(stages), "--microbatches", str(micro)])
+                    args, base, tag,
+                    ["--dp", str(replicas), "--pp", str(stages),
+                     "--microbatches", str(micro)])
                 worst = compare(one, many)
                 print(f"PASS {label} ({worst:.1e} of the largest magnitude; "
-                      f"one device {one_seconds:.2f} s, {stages} simulated "
-                      f"stages {seconds:.2f} s)", flush=True)
+                      f"one device {one_seconds:.2f} s, {replicas * stages} "
+                      f"simulated ranks {seconds:.2f} s)", flush=True)
                 passed += 1
             except (CheckError, subprocess.TimeoutExpired, OSError) as e:
                 print(f"FAIL {label}: {e}", flush=True)

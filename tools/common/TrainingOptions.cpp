@@ -129,21 +129,6 @@ compileForTraining(MLIRContext *context, llvm::StringRef path,
   // --batch-size is the global batch; with --dp N every rank's program
   // takes its B / N samples.
   mlir::dlc::ImportOptions rankOptions = options;
-  // With --pp, the program computes one micro-batch of them, which the
-  // step repeats.
-  if (int64_t stages = trainingPipelineOptions().pp; stages > 1) {
-    int64_t micro = trainingPipelineOptions().microbatches;
-    if (!options.batchSize)
-      return emitError(UnknownLoc::get(context))
-             << "--pp " << stages
-             << " needs --batch-size, the batch its micro-batches share";
-    if (*options.batchSize % micro)
-      return emitError(UnknownLoc::get(context))
-             << "--batch-size " << *options.batchSize
-             << " is not divisible by --microbatches " << micro
-             << ": every micro-batch takes the same share of the batch";
-    rankOptions.batchSize = *options.batchSize / micro;
-  }
   if (int64_t ranks = trainingPipelineOptions().dp; ranks > 1) {
     if (!options.batchSize)
       return emitError(UnknownLoc::get(context))
@@ -157,6 +142,25 @@ compileForTraining(MLIRContext *context, llvm::StringRef path,
     rankOptions.batchSize = *options.batchSize / ranks;
     if (trainingPipelineOptions().syncBatchnorm)
       rankOptions.syncBatchNormRanks = ranks;
+  }
+  // With --pp, the program computes one micro-batch of the rank's share,
+  // which the step repeats.
+  if (int64_t stages = trainingPipelineOptions().pp; stages > 1) {
+    int64_t micro = trainingPipelineOptions().microbatches;
+    if (!options.batchSize)
+      return emitError(UnknownLoc::get(context))
+             << "--pp " << stages
+             << " needs --batch-size, the batch its micro-batches share";
+    if (*rankOptions.batchSize % micro)
+      return emitError(UnknownLoc::get(context))
+             << "--batch-size " << *options.batchSize
+             << (rankOptions.batchSize != options.batchSize
+                     ? " (" + std::to_string(*rankOptions.batchSize) +
+                           " a rank)"
+                     : std::string())
+             << " is not divisible by --microbatches " << micro
+             << ": every micro-batch takes the same share of the batch";
+    rankOptions.batchSize = *rankOptions.batchSize / micro;
   }
   FailureOr<OwningOpRef<ModuleOp>> module =
       importForTraining(context, path, rankOptions);

@@ -108,16 +108,49 @@ TEST_F(EvaluatorTest, PipelineStagesRunTheirOwnOps) {
   }
 }
 
-TEST_F(EvaluatorTest, PipelineStagesWithDataParallelismAreRefused) {
+TEST_F(EvaluatorTest, PipelineStagesWithTensorParallelismAreRefused) {
   ModuleOp m = parse(R"mlir(
-    module attributes {dlc.pipeline_stages = 2 : i64, dlc.data_parallel = 2 : i64} {
+    module attributes {dlc.pipeline_stages = 2 : i64, dlc.tensor_parallel = 2 : i64} {
     })mlir");
   ASSERT_TRUE(m) << errors;
   EXPECT_TRUE(failed(Evaluator::create(m)));
   EXPECT_NE(errors.find("the evaluator simulates pipeline stages without "
-                        "data or tensor parallelism only"),
+                        "tensor parallelism only"),
             std::string::npos)
       << errors;
+}
+
+// Two replicas of two stages: each stage's all-reduce runs among its own
+// replicas, and each replica's transfer goes to its own next stage.
+TEST_F(EvaluatorTest, PipelineStagesOfReplicasReduceAmongTheirStage) {
+  ModuleOp m = parse(R"mlir(
+    module attributes {dlc.pipeline_stages = 2 : i64, dlc.data_parallel = 2 : i64} {
+      func.func @step(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+        %a = dlc.neg %x {dlc.pp_stage = 0 : i64} : tensor<2xf32>
+        %t = dlc.pp_transfer %a from 0 to 1 : tensor<2xf32>
+        %r = dlc.all_reduce mean bucket 0 %t {dlc.pp_stage = 1 : i64} : tensor<2xf32>
+        return %t, %r : tensor<2xf32>, tensor<2xf32>
+      }
+    })mlir");
+  ASSERT_TRUE(m) << errors;
+  FailureOr<Evaluator> evaluator = Evaluator::create(m);
+  ASSERT_TRUE(succeeded(evaluator)) << errors;
+  ASSERT_EQ(evaluator->ranks(), 4);
+  // Ranks 0 and 1: stage 0 of replicas 0 and 1; ranks 2 and 3: stage 1.
+  Tensor first = f32({2}, {1, 2}), second = f32({2}, {3, 4});
+  auto results =
+      evaluator->runRanks(m.lookupSymbol<func::FuncOp>("step"),
+                          {ArrayRef<Tensor>(first), ArrayRef<Tensor>(second),
+                           ArrayRef<Tensor>(first), ArrayRef<Tensor>(second)});
+  ASSERT_TRUE(succeeded(results)) << errors;
+  for (int64_t rank : {0, 2}) {
+    expectValues((*results)[rank][0], {-1, -2});
+    expectValues((*results)[rank][1], {-2, -3});
+  }
+  for (int64_t rank : {1, 3}) {
+    expectValues((*results)[rank][0], {-3, -4});
+    expectValues((*results)[rank][1], {-2, -3});
+  }
 }
 
 TEST_F(EvaluatorTest, SplitGlobalsStartAsEachTensorRanksSlice) {
