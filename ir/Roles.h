@@ -116,6 +116,12 @@ inline constexpr StringLiteral kMicrobatchesAttr = "dlc.microbatches";
 /// computes it.
 inline constexpr StringLiteral kPipelineStageAttr = "dlc.pp_stage";
 
+/// On the op computing a mean loss's denominator from the labels alone
+/// (cross-entropy's count of labels not ignored): dlc-pipeline-schedule
+/// divides every micro-batch's sum by the whole batch's count, so that the
+/// micro-batches' losses add up to one device's.
+inline constexpr StringLiteral kLossCountAttr = "dlc.loss_count";
+
 /// Whether values of `role` live in a dlc.global between calls.
 inline bool isGlobalRole(StringRef role) {
   return role == kParam || role == kState || role == kOptimizerState ||

@@ -208,8 +208,13 @@ def DLCPipelineSchedule : Pass<"dlc-pipeline-schedule", "ModuleOp"> {
     times as large, each micro-batch's rows a dlc.slice of them, and the
     body is repeated once per micro-batch. The loss and each gradient are
     the mean of the micro-batches' (for the mean losses dlc-add-loss forms,
-    over equal micro-batches, the whole batch's). Runs after dlc-autodiff
-    and before dlc-data-parallel and dlc-optimizer.
+    over equal micro-batches, the whole batch's); a loss divided by a count
+    of its labels (cross-entropy's labels not ignored, marked
+    `dlc.loss_count`) instead divides each micro-batch's sum by the whole
+    batch's count, computed by every stage from the labels first, and the
+    micro-batches' losses and gradients are added: one device's, however
+    many labels each micro-batch ignores. Runs after dlc-autodiff and
+    before dlc-data-parallel and dlc-optimizer.
 
     Every op that reads a staged value is staged too (a backward op of an
     op without a stage takes its operand's). Where an op of one stage reads

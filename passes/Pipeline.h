@@ -149,10 +149,12 @@ struct TrainingPipelineOptions
       llvm::cl::init(1)};
   Option<int64_t> pp{
       *this, "pp",
-      llvm::cl::desc("Pipeline stages: the loss function cut into this many "
-                     "consecutive stages of balanced cost "
-                     "(dlc-pipeline-partition; for now --emit=mlir only, "
-                     "which stops before autodiff; default 1)"),
+      llvm::cl::desc("Pipeline stages: the model cut into this many "
+                     "consecutive stages of balanced cost, each step running "
+                     "--microbatches through them in the 1F1B order "
+                     "(dlc-pipeline-partition, dlc-pipeline-schedule; for "
+                     "now --emit=mlir only, which dlc-run --interpret "
+                     "simulates; default 1)"),
       llvm::cl::init(1)};
   Option<int64_t> microbatches{
       *this, "microbatches",

@@ -22,6 +22,8 @@ double elementsOf(Type type) {
 /// `outputs` are the convolution's output (or its gradient).
 double convolutionFlops(Value outputs, Value filter) {
   auto type = cast<RankedTensorType>(filter.getType());
+  if (type.getDimSize(0) <= 0)
+    return 0;
   double perChannel = elementsOf(type) / static_cast<double>(type.getDimSize(0));
   return 2 * elementsOf(outputs.getType()) * perChannel;
 }
@@ -31,6 +33,8 @@ double convolutionFlops(Value outputs, Value filter) {
 double attentionFlops(Value q, Value k, double width) {
   auto queries = cast<RankedTensorType>(q.getType());
   auto keys = cast<RankedTensorType>(k.getType());
+  if (queries.getShape().back() <= 0)
+    return 0;
   double rows = elementsOf(queries) / static_cast<double>(queries.getShape().back());
   return 2 * rows * static_cast<double>(keys.getDimSize(keys.getRank() - 2)) *
          width;

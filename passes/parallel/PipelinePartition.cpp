@@ -25,6 +25,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
 #include <limits>
 
 namespace mlir::dlc {
@@ -109,10 +110,13 @@ SmallVector<int64_t> balancedCut(const Sequence &seq, int64_t count) {
     best[0][j] = seq.stageCost(0, j);
   for (int64_t k = 1; k < count; ++k)
     for (int64_t j = k + 1; j <= n; ++j)
-      // Earlier cuts only add ops to the last stage (its transfers aside,
-      // which cost no less than nothing).
-      for (int64_t i = j - 1;
-           i >= k && seq.prefix[j] - seq.prefix[i] < best[k][j]; --i)
+      // Earlier cuts only add ops to the last stage, which also sends what
+      // crosses its end (and receives what crosses its start, at least
+      // nothing): a lower bound that only grows.
+      for (int64_t i = j - 1; i >= k && seq.prefix[j] - seq.prefix[i] +
+                                                seq.linkCost * seq.cutBytes[j] <
+                                            best[k][j];
+           --i)
         best[k][j] = std::min(
             best[k][j], std::max(best[k - 1][i], seq.stageCost(i, j)));
   // Rounding in the sums must not exclude the best cut itself.
@@ -131,7 +135,10 @@ SmallVector<int64_t> balancedCut(const Sequence &seq, int64_t count) {
   for (int64_t k = 1; k < count; ++k)
     for (int64_t j = k + 1; j <= n; ++j)
       for (int64_t i = j - 1;
-           i >= k && seq.prefix[j] - seq.prefix[i] <= limit; --i) {
+           i >= k &&
+           seq.prefix[j] - seq.prefix[i] + seq.linkCost * seq.cutBytes[j] <=
+               limit;
+           --i) {
         double cost = seq.stageCost(i, j);
         double total = squares[k - 1][i] + cost * cost;
         if (cost <= limit && total < squares[k][j]) {
@@ -143,6 +150,7 @@ SmallVector<int64_t> balancedCut(const Sequence &seq, int64_t count) {
   for (int64_t k = count - 1, j = n; k >= 0; --k) {
     ends[k] = j;
     j = k > 0 ? from[k][j] : 0;
+    assert(j >= 0 && "the best cut is within its own limit");
   }
   return ends;
 }

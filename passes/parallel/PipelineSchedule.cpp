@@ -85,8 +85,15 @@ public:
       for (unsigned i = 0; i < func.getNumResults(); ++i)
         gradients |=
             roles::roleOf(func.getResultAttrDict(i)) == roles::kGradient;
-      if (!staged || !gradients)
+      if (!staged)
         continue;
+      // A function the schedule leaves (@loss) runs on one device: its
+      // stages would have no transfers between them.
+      if (!gradients) {
+        func.walk(
+            [](Operation *op) { op->removeAttr(roles::kPipelineStageAttr); });
+        continue;
+      }
       any = true;
       if (failed(schedule(func, stages.getInt())))
         return signalPassFailure();
@@ -146,8 +153,19 @@ private:
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
-    // A backward op of an op without a stage (a weight's transpose) runs
-    // where its staged operand is, the latest stage of several.
+    // The forward ops: those the loss reads.
+    llvm::DenseSet<Operation *> forward;
+    SmallVector<Value> work = {ret->getOperand(lossResult)};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val().getDefiningOp();
+      if (op && forward.insert(op).second)
+        work.append(op->operand_begin(), op->operand_end());
+    }
+    // An op without a stage that reads staged values (the backward of a
+    // weight's transpose, the sum of a tied weight's gradients) runs on one
+    // of their stages: in the backward, where they all exist, the earliest
+    // (backwards run from the last stage to the first, and it receives the
+    // others'); in the forward, the latest.
     Builder attrs(func.getContext());
     for (Operation *op : ops) {
       if (op->hasAttr(roles::kPipelineStageAttr))
@@ -155,12 +173,13 @@ private:
       std::optional<int64_t> stage;
       for (Value operand : op->getOperands())
         if (std::optional<int64_t> s = stageOf(operand))
-          stage = std::max(stage.value_or(0), *s);
+          stage = !stage                 ? *s
+                  : forward.contains(op) ? std::max(*stage, *s)
+                                         : std::min(*stage, *s);
       if (stage)
         op->setAttr(roles::kPipelineStageAttr, attrs.getI64IntegerAttr(*stage));
     }
-    // Ops that read a micro-batch, and the forward ones: those the loss
-    // reads.
+    // Ops that read a micro-batch.
     llvm::DenseSet<Value> perMicro(data.begin(), data.end());
     llvm::DenseSet<Operation *> perMicroOps;
     for (Operation *op : ops)
@@ -169,18 +188,48 @@ private:
         perMicroOps.insert(op);
         perMicro.insert(op->result_begin(), op->result_end());
       }
-    llvm::DenseSet<Operation *> forward;
-    SmallVector<Value> work = {ret->getOperand(lossResult)};
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val().getDefiningOp();
-      if (op && forward.insert(op).second)
-        work.append(op->operand_begin(), op->operand_end());
+    // A loss divided by a count of its labels (cross-entropy's labels not
+    // ignored, dlc.loss_count) divides each micro-batch's sum by the whole
+    // batch's count, which every stage computes from the labels ahead of
+    // the micro-batches: the micro-batches' losses and gradients then add
+    // up to one device's, however many labels each ignores.
+    SmallVector<Value> counts;
+    llvm::DenseSet<Operation *> countOps;
+    for (Operation *op : ops) {
+      if (!op->hasAttr(roles::kLossCountAttr) || op->getNumResults() != 1 ||
+          !perMicroOps.contains(op))
+        continue;
+      // The ops it reads that read a micro-batch, which must read nothing
+      // but the labels and constants.
+      llvm::DenseSet<Operation *> chain;
+      SmallVector<Operation *> pending = {op};
+      bool labelsAlone = true;
+      while (!pending.empty() && labelsAlone) {
+        Operation *next = pending.pop_back_val();
+        if (!chain.insert(next).second)
+          continue;
+        for (Value operand : next->getOperands()) {
+          Operation *producer = operand.getDefiningOp();
+          if (producer && perMicroOps.contains(producer))
+            pending.push_back(producer);
+          else if (!producer && perMicro.contains(operand))
+            labelsAlone &= roles::roleOf(func.getArgAttrDict(
+                               cast<BlockArgument>(operand).getArgNumber())) ==
+                           roles::kLabel;
+        }
+      }
+      if (!labelsAlone)
+        continue;
+      counts.push_back(op->getResult(0));
+      countOps.insert(chain.begin(), chain.end());
     }
     // Each task's ops, in their order.
     std::map<std::tuple<int64_t, bool>, SmallVector<Operation *>> taskOps;
     SmallVector<Operation *> once;
     for (Operation *op : ops) {
       std::optional<int64_t> stage = stageOf(op);
+      if (countOps.contains(op))
+        continue;
       if (!perMicroOps.contains(op))
         once.push_back(op);
       else if (!stage)
@@ -224,32 +273,43 @@ private:
     IRMapping shared;
     for (Operation *op : once)
       cloneOp(op, shared);
+    // Each micro-batch's rows of the inputs and labels, which every stage
+    // that reads them slices itself.
     SmallVector<IRMapping> perMicroMapping(micro, shared);
-    SmallVector<bool> sliced(micro, false);
+    for (auto [m, mapping] : llvm::enumerate(perMicroMapping))
+      for (BlockArgument arg : data) {
+        auto type = cast<RankedTensorType>(arg.getType());
+        SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
+            strides(type.getRank(), 1);
+        sizes[0] /= micro;
+        offsets[0] = static_cast<int64_t>(m) * sizes[0];
+        mapping.map(arg, SliceOp::create(b, arg.getLoc(), arg, offsets, sizes,
+                                         strides));
+      }
+    // The whole batch's counts: each micro-batch's, summed, on every stage.
+    for (Value count : counts) {
+      Value total;
+      for (IRMapping &mapping : perMicroMapping) {
+        for (Operation *op : ops)
+          if (countOps.contains(op) && !mapping.contains(op->getResult(0)))
+            b.clone(*op, mapping)->removeAttr(roles::kPipelineStageAttr);
+        Value own = mapping.lookup(count);
+        total = total ? AddOp::create(b, count.getLoc(), total, own) : own;
+      }
+      for (IRMapping &mapping : perMicroMapping)
+        mapping.map(count, total);
+    }
     // The order of a timetable of equal stages, a backward costing two
     // forwards (two matmuls for each of the forward's).
     SmallVector<double> forwardCost(stages, 1), backwardCost(stages, 2);
     for (const PipelineTask &task :
-         oneForwardOneBackward(stages, micro, forwardCost, backwardCost)) {
-      IRMapping &mapping = perMicroMapping[task.micro];
-      if (!sliced[task.micro]) {
-        sliced[task.micro] = true;
-        for (BlockArgument arg : data) {
-          auto type = cast<RankedTensorType>(arg.getType());
-          SmallVector<int64_t> offsets(type.getRank(), 0),
-              sizes(type.getShape()), strides(type.getRank(), 1);
-          sizes[0] /= micro;
-          offsets[0] = task.micro * sizes[0];
-          mapping.map(arg, SliceOp::create(b, arg.getLoc(), arg, offsets, sizes,
-                                           strides));
-        }
-      }
+         oneForwardOneBackward(stages, micro, forwardCost, backwardCost))
       for (Operation *op : taskOps[{task.stage, task.backward}])
-        cloneOp(op, mapping);
-    }
+        cloneOp(op, perMicroMapping[task.micro]);
 
-    // The loss and each gradient: the micro-batches' mean, summed as each
-    // micro-batch's is computed.
+    // The loss and each gradient: the micro-batches' sum (of losses over
+    // the whole batch's count) or mean (of means over equal micro-batches),
+    // summed as each micro-batch's is computed.
     SmallVector<Value> results;
     for (auto [i, old] : llvm::enumerate(ret->getOperands())) {
       Value sum = perMicroMapping[0].lookupOrDefault(old);
@@ -270,7 +330,7 @@ private:
                        attrs.getI64IntegerAttr(*stage));
         sum = add;
       }
-      if (micro > 1) {
+      if (micro > 1 && counts.empty()) {
         auto type = cast<RankedTensorType>(sum.getType());
         Value scale = ConstantOp::create(
             b, old.getLoc(),

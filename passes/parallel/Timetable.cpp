@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <vector>
 
 namespace mlir::dlc {
@@ -34,6 +35,11 @@ oneForwardOneBackward(int64_t stages, int64_t micro,
     for (int64_t m = micro - warmup; m < micro; ++m)
       add(m, true);
   }
+  // Ties in the start times below order tasks by stage; with costs above
+  // 0 no task starts when one it waits for does.
+  assert(llvm::all_of(forward, [](double c) { return c > 0; }) &&
+         llvm::all_of(backward, [](double c) { return c > 0; }) &&
+         "every task must take some time");
   // finish[s][m][backward], -1 until it has run.
   std::vector<std::vector<std::array<double, 2>>> finish(
       stages, std::vector<std::array<double, 2>>(micro, {-1, -1}));

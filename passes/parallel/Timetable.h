@@ -27,7 +27,7 @@ struct PipelineTask {
 };
 
 /// Every task of `stages` stages over `micro` micro-batches, forwards
-/// costing `forward[s]` and backwards `backward[s]` on stage s, each task
+/// costing `forward[s]` and backwards `backward[s]` (> 0) on stage s, each task
 /// starting as soon as its stage and its input are free; ordered by start
 /// time, ties by stage. The order is a valid sequential order of all the
 /// work (a task comes after the ones it waits for), and each stage's tasks

@@ -19,12 +19,13 @@
 // input gradient of the second matmul is the same for both, sent once.
 // CHECK: %[[DA:.*]] = dlc.matmul {{.*}} {dlc.pp_stage = 1 : i64}
 // CHECK-NEXT: %[[DA0:.*]] = dlc.pp_transfer %[[DA]] from 1 to 0
-// F0 on stage 0, sent:
+// Each micro-batch's rows, which every stage reading them slices:
 // CHECK-NEXT: %[[X0:.*]] = dlc.slice %arg2 offsets [0, 0] sizes [2, 4] strides [1, 1] : tensor<4x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT: %[[X1:.*]] = dlc.slice %arg2 offsets [2, 0] sizes [2, 4]
+// F0 on stage 0, sent:
 // CHECK-NEXT: %[[A0:.*]] = dlc.matmul %[[X0]], %arg0 {dlc.pp_stage = 0 : i64}
 // CHECK-NEXT: %[[A0S:.*]] = dlc.pp_transfer %[[A0]] from 0 to 1
 // F1 on stage 0:
-// CHECK-NEXT: %[[X1:.*]] = dlc.slice %arg2 offsets [2, 0] sizes [2, 4]
 // CHECK-NEXT: %[[A1:.*]] = dlc.matmul %[[X1]], %arg0 {dlc.pp_stage = 0 : i64}
 // CHECK-NEXT: %[[A1S:.*]] = dlc.pp_transfer %[[A1]] from 0 to 1
 // F0 on stage 1, then B0 on stage 1 (w2's gradient of micro-batch 0):

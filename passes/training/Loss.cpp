@@ -53,6 +53,7 @@ Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
       b.getF64FloatAttr(smoothing));
   Value valid = differsFrom(b, loc, labels, static_cast<double>(ignoreIndex));
   Value count = sumAll(b, loc, castTo(b, loc, valid, element));
+  count.getDefiningOp()->setAttr(roles::kLossCountAttr, b.getUnitAttr());
   return meanOver(b, loc, perPosition.getLoss(), count);
 }
 

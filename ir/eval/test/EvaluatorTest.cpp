@@ -108,6 +108,28 @@ TEST_F(EvaluatorTest, PipelineStagesRunTheirOwnOps) {
   }
 }
 
+TEST_F(EvaluatorTest, TransferOfAValueTheSenderDoesNotHoldIsAnError) {
+  ModuleOp m = parse(R"mlir(
+    module attributes {dlc.pipeline_stages = 2 : i64} {
+      func.func @step(%x: tensor<2xf32>) -> tensor<2xf32> {
+        %a = dlc.neg %x {dlc.pp_stage = 1 : i64} : tensor<2xf32>
+        %t = dlc.pp_transfer %a from 0 to 1 : tensor<2xf32>
+        return %t : tensor<2xf32>
+      }
+    })mlir");
+  ASSERT_TRUE(m) << errors;
+  FailureOr<Evaluator> evaluator = Evaluator::create(m);
+  ASSERT_TRUE(succeeded(evaluator)) << errors;
+  Tensor x = f32({2}, {3, 4});
+  EXPECT_TRUE(
+      failed(evaluator->runRanks(m.lookupSymbol<func::FuncOp>("step"),
+                                 {ArrayRef<Tensor>(x), ArrayRef<Tensor>(x)})));
+  EXPECT_NE(errors.find("'dlc.pp_transfer' op sends a value the rank of "
+                        "stage 0 does not hold"),
+            std::string::npos)
+      << errors;
+}
+
 TEST_F(EvaluatorTest, PipelineStagesWithTensorParallelismAreRefused) {
   ModuleOp m = parse(R"mlir(
     module attributes {dlc.pipeline_stages = 2 : i64, dlc.tensor_parallel = 2 : i64} {
