@@ -13,6 +13,7 @@
 #include "ir/Dialect.h"
 #include "ir/Roles.h"
 #include "passes/Passes.h"
+#include "passes/parallel/CostModel.h"
 #include "passes/parallel/RankDraws.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,15 +35,10 @@ struct Gradient {
   /// Where backward produces it: its defining op's place in the body, -1 for
   /// a block argument.
   int64_t position;
-  int64_t bytes;
+  double bytes;
   /// The pipeline stage that computes it (dlc.pp_stage), -1 for none.
   int64_t stage;
 };
-
-int64_t bytesOf(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-}
 
 class DataParallelPass : public impl::DLCDataParallelBase<DataParallelPass> {
 public:
@@ -166,7 +162,8 @@ private:
                                     roles::kPipelineStageAttr)
                               : IntegerAttr();
         gradients.push_back({value, producer ? positions.lookup(producer) : -1,
-                             bytesOf(value), stage ? stage.getInt() : -1});
+                             bytesOf(value.getType()),
+                             stage ? stage.getInt() : -1});
       }
       results.push_back(i);
     }
