@@ -10,9 +10,13 @@
 //   dlc.plan.all_reduce   -> an AllReduceStep over the bucket's buffers
 //   dlc.reduce_scatter, dlc.all_gather, dlc.rank_shard
 //                         -> a ShardStep over the bucket's buffers (ZeRO-1)
+//   dlc.pp_transfer       -> a TransferStep between two pipeline stages
 //   dlc.reshape           -> nothing (a view, BufferPlacement)
 //   dlc.constant          -> a module constant, once read by a step
 // Library calls with an empty result compute nothing and are left out.
+// In a module of pipeline stages, each step names the stage that runs it
+// and each result the stage that holds it (passes/parallel/
+// StagePlacement.h).
 // Every decision (which kernels share a launch, which epilogues a library
 // applies, which kernels are one) was taken by a pass on the plan; this
 // file takes none.
@@ -29,6 +33,7 @@
 #include "ir/Roles.h"
 #include "ir/ShapeUtils.h"
 #include "ir/eval/Evaluator.h"
+#include "passes/parallel/StagePlacement.h"
 #include "runtime/module/Format.h"
 #include "runtime/module/dlcm_generated.h"
 
@@ -89,6 +94,7 @@ public:
     if (auto attr =
             module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr))
       tensorRanks = attr.getInt();
+    pipelineStages = StagePlacement::stagesOf(module);
   }
 
   FailureOr<std::string> run();
@@ -115,6 +121,14 @@ private:
                                                 PlanBuffers &plan,
                                                 const StepBuffers &buffers,
                                                 uint32_t waitStep);
+  /// A step of `kind` on `body` at `location`, run by the ranks of stage
+  /// `stepStage` (-1: every rank).
+  flatbuffers::Offset<fb::Step> makeStep(fb::StepKind kind,
+                                         flatbuffers::Offset<void> body,
+                                         flatbuffers::Offset<flatbuffers::String>
+                                             location) {
+    return fb::CreateStep(fbb, kind, body, location, stepStage);
+  }
   /// A ZeRO-1 op's ShardStep.
   FailureOr<flatbuffers::Offset<fb::Step>>
   shardStep(Operation *op, const StepBuffers &buffers, uint32_t waitStep);
@@ -132,6 +146,10 @@ private:
   const ModuleWriterOptions &options;
   /// The module's tensor-parallel ranks (dlc-tensor-parallel), or 1.
   int64_t tensorRanks = 1;
+  /// The module's pipeline stages (dlc-pipeline-partition), or 1, and the
+  /// stage of the step being written.
+  int64_t pipelineStages = 1;
+  int32_t stepStage = -1;
   flatbuffers::FlatBufferBuilder fbb{1 << 20};
   std::vector<flatbuffers::Offset<fb::Global>> globals;
   llvm::StringMap<int> globalIndex;
@@ -333,7 +351,7 @@ FailureOr<flatbuffers::Offset<fb::Step>> Writer::matmulStep(PlanMatmulOp op,
       batchStride(lhsType, m * k), batchStride(rhsType, k * n),
       op.getLhsTransposed(), op.getRhsTransposed(), epilogue,
       biasRef ? &*biasRef : nullptr);
-  return fb::CreateStep(fbb, fb::StepKind::MatmulStep, step.Union(),
+  return makeStep(fb::StepKind::MatmulStep, step.Union(),
                         fbb.CreateString(describeLocation(op.getLoc())));
 }
 
@@ -365,7 +383,7 @@ FailureOr<flatbuffers::Offset<fb::Step>> Writer::convStep(PlanConvOp op,
       &wShape, &yShape, &stride, &padLow, &padHigh, &dilation,
       static_cast<int64_t>(op.getGroups()), channelsLast,
       convEngineOf(op.getEngine()));
-  return fb::CreateStep(fbb, fb::StepKind::ConvStep, step.Union(),
+  return makeStep(fb::StepKind::ConvStep, step.Union(),
                         fbb.CreateString(describeLocation(op.getLoc())));
 }
 
@@ -402,7 +420,7 @@ Writer::shardStep(Operation *op, const StepBuffers &buffers,
   auto step = fb::CreateShardStepDirect(
       fbb, kind, reduction, *element, static_cast<uint32_t>(bucket),
       static_cast<uint32_t>(ranks), &buffers.refs, &elements, waitStep);
-  return fb::CreateStep(fbb, fb::StepKind::ShardStep, step.Union(),
+  return makeStep(fb::StepKind::ShardStep, step.Union(),
                         fbb.CreateString(describeLocation(op->getLoc())));
 }
 
@@ -417,7 +435,7 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
   if (auto copy = dyn_cast<PlanCopyOp>(op)) {
     auto step = fb::CreateCopyStep(fbb, &buffers.refs[0], &buffers.refs[1],
                                    buffers.bytes[0]);
-    return fb::CreateStep(fbb, fb::StepKind::CopyStep, step.Union(),
+    return makeStep(fb::StepKind::CopyStep, step.Union(),
                           fbb.CreateString(location));
   }
   if (auto reduce = dyn_cast<PlanAllReduceOp>(op)) {
@@ -435,11 +453,19 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
                                                      : fb::RankReduction::Sum,
         *element, static_cast<uint32_t>(reduce.getBucket()), &buffers.refs,
         &elements, waitStep, reduce.getTensor());
-    return fb::CreateStep(fbb, fb::StepKind::AllReduceStep, step.Union(),
+    return makeStep(fb::StepKind::AllReduceStep, step.Union(),
                           fbb.CreateString(location));
   }
   if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op))
     return shardStep(op, buffers, waitStep);
+  if (auto transfer = dyn_cast<PpTransferOp>(op)) {
+    auto step = fb::CreateTransferStep(
+        fbb, static_cast<uint32_t>(transfer.getFrom()),
+        static_cast<uint32_t>(transfer.getTo()), &buffers.refs[0],
+        &buffers.refs[1], buffers.bytes[0]);
+    return makeStep(fb::StepKind::TransferStep, step.Union(),
+                    fbb.CreateString(location));
+  }
   auto launch = cast<LaunchOp>(op);
   FailureOr<uint32_t> kernel = kernelIndex(launch);
   if (failed(kernel))
@@ -448,7 +474,7 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
       fbb, *kernel, &buffers.refs, launch.getIterations(), launch.getGrain(),
       &buffers.bytes, buffers.outputs,
       static_cast<uint32_t>(launch.getThreads()));
-  return fb::CreateStep(fbb, fb::StepKind::KernelStep, step.Union(),
+  return makeStep(fb::StepKind::KernelStep, step.Union(),
                         fbb.CreateString(launchLocation(launch)));
 }
 
@@ -458,6 +484,24 @@ Writer::addFunction(func::FuncOp func) {
   Block &block = func.getBody().front();
   PlanBuffers plan(
       func, [&](ConstantOp constant) { return constantNumber(constant); });
+
+  // In a module of pipeline stages, which stages run each step and hold
+  // each result.
+  std::optional<StagePlacement> placement;
+  if (pipelineStages > 1) {
+    FailureOr<StagePlacement> placed =
+        StagePlacement::compute(func, pipelineStages);
+    if (failed(placed))
+      return failure();
+    placement = std::move(*placed);
+  }
+  // The stage of a step run by `stages`, or of a result they hold: -1 for
+  // every stage (and a transfer's two), else the first.
+  auto stageOf = [&](StagePlacement::Stages stages) -> int32_t {
+    if (!placement || stages == placement->all())
+      return -1;
+    return static_cast<int32_t>(StagePlacement::first(stages));
+  };
 
   // A value's role (its default when unattributed) and the global it
   // reads or updates.
@@ -510,8 +554,9 @@ Writer::addFunction(func::FuncOp func) {
     std::string name = roles::nameOf(attrs).str();
     if (name.empty())
       name = "output" + std::to_string(index);
-    results.push_back(
-        fb::CreateResultDirect(fbb, name.c_str(), role.c_str(), *type, global));
+    results.push_back(fb::CreateResultDirect(
+        fbb, name.c_str(), role.c_str(), *type, global,
+        placement ? stageOf(placement->holds(value)) : -1));
   }
 
   // The steps with their buffers first, then each all-reduce's wait (the
@@ -562,6 +607,9 @@ Writer::addFunction(func::FuncOp func) {
   }
   std::vector<flatbuffers::Offset<fb::Step>> steps;
   for (auto &[op, buffers] : planned) {
+    stepStage = placement && !isa<PpTransferOp>(op)
+                    ? stageOf(placement->runs(op))
+                    : -1;
     auto wait = waits.find(op);
     FailureOr<flatbuffers::Offset<fb::Step>> written =
         step(op, plan, buffers,
@@ -682,7 +730,8 @@ FailureOr<std::string> Writer::run() {
       onnx.empty() ? nullptr : &onnx, options.embedParameters,
       options.target == Target::Cuda && options.cudaAllowTf32,
       options.target == Target::Cuda && options.cudaAllowNondeterministic,
-      ranks, static_cast<uint32_t>(tensorRanks));
+      ranks, static_cast<uint32_t>(tensorRanks),
+      static_cast<uint32_t>(pipelineStages));
   fb::FinishModuleBuffer(fbb, root);
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                      fbb.GetSize());

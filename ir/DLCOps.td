@@ -1219,9 +1219,9 @@ def DLC_PpTransferOp : DLC_Op<"pp_transfer",
   let description = [{
     In a module partitioned into pipeline stages (the module's
     `dlc.pipeline_stages`), `input` is computed by the rank of stage `from`,
-    and the result, the same value, is held by the rank of stage `to`: a
-    send on the one and a receive on the other, at this point of each
-    stage's order (dlc-pipeline-schedule places it after the op computing
+    and the result, the same value, is held by the rank of stage `to` and
+    every rank that holds `input`: a send on the one and a receive on the
+    other, at this point of each stage's order (dlc-pipeline-schedule places it after the op computing
     the value and before every op of `to` reading it). On one device, the
     identity.
 

@@ -236,6 +236,27 @@ def DLCPipelineSchedule : Pass<"dlc-pipeline-schedule", "ModuleOp"> {
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
 
+def DLCPipelinePlace : Pass<"dlc-pipeline-place", "ModuleOp"> {
+  let summary = "gives every op of a pipelined function the stage that runs it";
+  let description = [{
+    In a module cut into pipeline stages (`dlc.pipeline_stages`), the
+    passes after dlc-pipeline-schedule make and rewrite ops without a
+    `dlc.pp_stage` (canonicalization, decomposition, the optimizer's
+    update). This pass places every op of each function's body
+    (passes/parallel/StagePlacement.h): an op that one stage runs gets that
+    stage, an op that every stage runs (a constant, the step counter, the
+    count of a batch's labels) none; a value used on a stage that does not
+    hold it is an error. dlc-fuse then groups only ops of one stage.
+
+    A global that one stage updates and others read (an embedding tied to
+    the LM head) is sent, once updated, to each other stage that reads it
+    (`dlc.pp_transfer`), so that every stage starts the next step from the
+    same value. Each result held by one stage gets its `dlc.pp_stage`.
+    Modules without stages are left alone.
+  }];
+  let dependentDialects = ["::mlir::dlc::DLCDialect"];
+}
+
 def DLCDataParallel : Pass<"dlc-data-parallel", "ModuleOp"> {
   let summary = "partitions training over data-parallel ranks: gradient all-reduce in buckets";
   let description = [{

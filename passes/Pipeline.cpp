@@ -279,6 +279,9 @@ void mlir::dlc::buildExecutionPipeline(
   // Few long rows reduce in two kernels, so that they fill the GPU.
   if (options.splitReductions)
     pm.addPass(createDLCSplitReductions());
+  // A pipelined module's ops on the stages that run them, so that each
+  // kernel is one stage's (nothing to do without stages).
+  pm.addPass(createDLCPipelinePlace());
   // Group ops into kernels (passes/fusion), then place every value
   // (passes/memory); codegen/plan lowers the result to the execution
   // plan.

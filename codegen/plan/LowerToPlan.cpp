@@ -5,6 +5,7 @@
 #include "codegen/plan/PlanBuffers.h"
 #include "codegen/plan/PlanKernels.h"
 #include "ir/Locations.h"
+#include "ir/Roles.h"
 #include "passes/fusion/Fusion.h"
 #include "passes/memory/BufferPlacement.h"
 
@@ -229,9 +230,13 @@ LogicalResult lowerOp(Operation &op, Target target, ConvEngine convEngine) {
     return lowerAllReduce(reduce);
   if (isa<TpCopyOp, TpReduceOp>(op))
     return lowerTensorParallel(&op, target);
-  if (isa<PpTransferOp>(op))
-    return op.emitOpError() << "has no execution plan yet: pipeline stages "
-                               "run in the evaluator (dlc-run --interpret)";
+  // A transfer between pipeline stages is its own step.
+  if (isa<PpTransferOp>(op)) {
+    if (target == Target::Cuda)
+      return op.emitOpError() << "has no CUDA path yet: pipelined modules "
+                                 "run on CPU ranks (--target cpu)";
+    return success();
+  }
   // ZeRO-1's steps (and the rank's block of random draws' offsets,
   // dlc.rank_shard) are these ops themselves, on the same buffers.
   if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op))
@@ -272,9 +277,18 @@ LogicalResult lowerFunction(func::FuncOp func, Target target,
       refused.push_back(describeLocation(d.getLocation()) + ": " + d.str());
       return success();
     });
-    for (Operation &op : llvm::make_early_inc_range(block))
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      // The ops that replace `op` run on its pipeline stage.
+      Attribute stage = op.getAttr(roles::kPipelineStageAttr);
+      Operation *before = op.getPrevNode(), *after = op.getNextNode();
       if (failed(lowerOp(op, target, convEngine)) && refused.empty())
         refused.push_back(describeLocation(op.getLoc()) + ": failed");
+      if (!stage)
+        continue;
+      for (Operation *made = before ? before->getNextNode() : &block.front();
+           made != after; made = made->getNextNode())
+        made->setAttr(roles::kPipelineStageAttr, stage);
+    }
   }
   if (!refused.empty()) {
     InFlightDiagnostic diag = func.emitOpError()

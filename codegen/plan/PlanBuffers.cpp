@@ -67,8 +67,8 @@ FailureOr<std::optional<StepBuffers>> PlanBuffers::stepBuffers(Operation *op) {
   } else if (auto copy = dyn_cast<PlanCopyOp>(op)) {
     reads = {copy.getInput()};
     writes = {copy.getResult()};
-  } else if (isa<PlanAllReduceOp, ReduceScatterOp, AllGatherOp, RankShardOp>(
-                 op)) {
+  } else if (isa<PlanAllReduceOp, ReduceScatterOp, AllGatherOp, RankShardOp,
+                 PpTransferOp>(op)) {
     llvm::append_range(reads, op->getOperands());
     llvm::append_range(writes, op->getResults());
   } else {

@@ -261,15 +261,20 @@ bool runsOnRank(Operation &op, int64_t stage,
 }
 
 /// dlc.pp_transfer: each rank of stage `to` receives the value of the rank
-/// of stage `from` with its replica and tensor rank.
+/// of stage `from` with its replica and tensor rank; every other rank that
+/// holds the value keeps it.
 LogicalResult
 transferBetweenStages(PpTransferOp op, const RankGrid &grid,
                       const llvm::DenseMap<Value, Operation *> &lastUser,
                       SmallVectorImpl<llvm::DenseMap<Value, Tensor>> &values) {
   const int64_t perStage = grid.dataParallel * grid.tensorParallel;
   for (int64_t r = 0; r < grid.ranks(); ++r) {
-    if (grid.pipelineRank(r) != op.getTo())
+    if (grid.pipelineRank(r) != op.getTo()) {
+      if (auto it = values[r].find(op.getInput());
+          it != values[r].end() && lastUser.count(op.getResult()))
+        values[r][op.getResult()] = it->second;
       continue;
+    }
     const int64_t sender = op.getFrom() * perStage + r % perStage;
     auto it = values[sender].find(op.getInput());
     if (it == values[sender].end())

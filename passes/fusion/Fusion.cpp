@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/fusion/Fusion.h"
+#include "ir/Roles.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -151,6 +152,10 @@ private:
     if (role != KernelRole::Elementwise && role != KernelRole::Movement &&
         role != KernelRole::Reducing && role != KernelRole::View)
       return false;
+    // A kernel runs on one pipeline stage's ranks (dlc-pipeline-place).
+    if (producer->getAttr(roles::kPipelineStageAttr) !=
+        group.root->getAttr(roles::kPipelineStageAttr))
+      return false;
     double volume = 0;
     bool atRoot = true, extraResult = false;
     Operation *consumer = nullptr;
@@ -216,6 +221,8 @@ private:
     auto fusion = FusionOp::create(builder, group.root->getLoc(),
                                            ValueRange(outputs).getTypes(),
                                            inputs.getArrayRef());
+    if (Attribute stage = group.root->getAttr(roles::kPipelineStageAttr))
+      fusion->setAttr(roles::kPipelineStageAttr, stage);
     Block &body = fusion.getBody().front();
     IRMapping mapping;
     mapping.map(inputs.getArrayRef(), body.getArguments());

@@ -63,6 +63,11 @@ BufferPlacement::BufferPlacement(func::FuncOp func) {
       } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
         placements[result] = {Placement::Kind::View, 0,
                               base(reshape.getInput())};
+      } else if (auto transfer = dyn_cast<PpTransferOp>(op);
+                 transfer && placements.at(base(transfer.getInput())).kind ==
+                                 Placement::Kind::Arena) {
+        placements[result] = {Placement::Kind::View, 0,
+                              base(transfer.getInput())};
       } else if (Value source = isa<FusionOp>(op) ? transposedMatmulOperand(
                                                         cast<FusionOp>(op))
                                                   : Value()) {

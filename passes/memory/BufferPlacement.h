@@ -8,6 +8,11 @@
 //  - reshapes are views of their operand, and so is a fusion that only
 //    swaps the last two dimensions for matmuls (BLAS reads either layout,
 //    so dlc-fold-transposes turns it into the matmul's transposed flag);
+//  - a dlc.pp_transfer of a computed value is a view of it: the sending
+//    stage's rank sends from the buffer the receiving stage's rank receives
+//    into, which the memory plan keeps free on every rank from the value's
+//    computation to its last use (a transfer of an argument or a constant
+//    gets a buffer of its own);
 //  - a returned value is written straight into its result's buffer (the
 //    first time it is returned; a second return, or returning an argument
 //    or a constant, is a copy);

@@ -90,6 +90,24 @@ dlc_status_t dlc_comm_broadcast(dlc_comm_t *comm, void *data, size_t count,
   });
 }
 
+dlc_status_t dlc_comm_send(dlc_comm_t *comm, const void *data, size_t count,
+                           dlc_dtype_t dtype, int32_t peer) {
+  return guardStatus("dlc_comm_send", [&]() -> dlc_status_t {
+    if (!comm)
+      return makeStatus(DLC_INVALID_ARGUMENT, "dlc_comm_send: no communicator");
+    return comm->comm->send(data, count, dtype, peer);
+  });
+}
+
+dlc_status_t dlc_comm_recv(dlc_comm_t *comm, void *data, size_t count,
+                           dlc_dtype_t dtype, int32_t peer) {
+  return guardStatus("dlc_comm_recv", [&]() -> dlc_status_t {
+    if (!comm)
+      return makeStatus(DLC_INVALID_ARGUMENT, "dlc_comm_recv: no communicator");
+    return comm->comm->recv(data, count, dtype, peer);
+  });
+}
+
 dlc_status_t dlc_comm_barrier(dlc_comm_t *comm) {
   return guardStatus("dlc_comm_barrier", [&]() -> dlc_status_t {
     if (!comm)

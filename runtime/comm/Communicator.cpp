@@ -264,6 +264,56 @@ dlc_status_t Communicator::broadcast(void *data, size_t count,
              [&] { return doBroadcast(data, count, dtype, root); });
 }
 
+/// The checks send() and recv() share: a known dtype, a count within
+/// `maxCount`, another rank as `peer`, a buffer.
+static dlc_status_t checkTransfer(const char *transfer, const void *data,
+                                  size_t count, dlc_dtype_t dtype, int peer,
+                                  int rank, int size, size_t maxCount) {
+  if (dlc_dtype_size(dtype) == 0)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      std::string(transfer) + ": " + dtypeName(dtype));
+  DLC_RETURN_IF_ERROR(checkCount(transfer, count, maxCount));
+  if (peer < 0 || peer >= size || peer == rank)
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      std::string(transfer) + ": peer " +
+                          std::to_string(peer) + " is not another of the " +
+                          std::to_string(size) + " ranks (this is rank " +
+                          std::to_string(rank) + ")");
+  return checkPointer(transfer, "data", data, count);
+}
+
+dlc_status_t Communicator::send(const void *data, size_t count,
+                                dlc_dtype_t dtype, int peer) {
+  DLC_RETURN_IF_ERROR(checkUsable("send"));
+  DLC_RETURN_IF_ERROR(fail(checkTransfer("send", data, count, dtype, peer,
+                                         rank_, size_, maxCount())));
+  if (count == 0)
+    return nullptr;
+  return run("send", [&] { return doSend(data, count, dtype, peer); });
+}
+
+dlc_status_t Communicator::recv(void *data, size_t count, dlc_dtype_t dtype,
+                                int peer) {
+  DLC_RETURN_IF_ERROR(checkUsable("recv"));
+  DLC_RETURN_IF_ERROR(fail(checkTransfer("recv", data, count, dtype, peer,
+                                         rank_, size_, maxCount())));
+  if (count == 0)
+    return nullptr;
+  return run("recv", [&] { return doRecv(data, count, dtype, peer); });
+}
+
+dlc_status_t Communicator::doSend(const void *, size_t, dlc_dtype_t, int) {
+  return makeStatus(DLC_UNIMPLEMENTED,
+                    std::string("send: a ") + kind() +
+                        " communicator has no point-to-point transfers");
+}
+
+dlc_status_t Communicator::doRecv(void *, size_t, dlc_dtype_t, int) {
+  return makeStatus(DLC_UNIMPLEMENTED,
+                    std::string("recv: a ") + kind() +
+                        " communicator has no point-to-point transfers");
+}
+
 dlc_status_t Communicator::barrier() {
   DLC_RETURN_IF_ERROR(checkUsable("barrier"));
   return run("barrier", [&] { return doBarrier(); });

@@ -106,6 +106,17 @@ public:
   dlc_status_t broadcast(void *data, size_t count, dlc_dtype_t dtype, int root);
   /// Returns once every rank has entered it.
   dlc_status_t barrier();
+  /// Sends `count` elements of `data` to rank `peer`, whose matching recv()
+  /// takes them, and returns once `data` may be reused; recv() receives
+  /// `count` elements from `peer`'s matching send() into `data`. Pipeline
+  /// stages hand each other activations and gradients this way. Messages
+  /// between two ranks arrive in the order they were sent; as collectives,
+  /// a transfer not done within timeout() fails the communicator. `peer`
+  /// must be another rank (a rank-local check: a bad one fails the
+  /// communicator).
+  dlc_status_t send(const void *data, size_t count, dlc_dtype_t dtype,
+                    int peer);
+  dlc_status_t recv(void *data, size_t count, dlc_dtype_t dtype, int peer);
   /// Splits the ranks into groups, as MPI_Comm_split: every rank calls it,
   /// and the ranks passing one `color` (0 or more) form the communicator
   /// `out`, ranked by `key`, ties by rank(). `out` has this communicator's
@@ -138,6 +149,12 @@ protected:
   virtual dlc_status_t doBroadcast(void *data, size_t count, dlc_dtype_t dtype,
                                    int root) = 0;
   virtual dlc_status_t doBarrier() = 0;
+  /// The transfers on checked arguments; a communicator without them (one
+  /// of a single rank never gets this far) is DLC_UNIMPLEMENTED.
+  virtual dlc_status_t doSend(const void *data, size_t count,
+                              dlc_dtype_t dtype, int peer);
+  virtual dlc_status_t doRecv(void *data, size_t count, dlc_dtype_t dtype,
+                              int peer);
   /// The split of every rank into groups, once split() found that this
   /// rank's group (of `color`, ordered by `key`) has `size` ranks and
   /// ranks it `rank`.

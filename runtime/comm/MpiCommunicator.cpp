@@ -354,6 +354,10 @@ protected:
   dlc_status_t doBroadcast(void *data, size_t count, dlc_dtype_t dtype,
                            int root) override;
   dlc_status_t doBarrier() override;
+  dlc_status_t doSend(const void *data, size_t count, dlc_dtype_t dtype,
+                      int peer) override;
+  dlc_status_t doRecv(void *data, size_t count, dlc_dtype_t dtype,
+                      int peer) override;
   dlc_status_t doSplit(int color, int key, int rank, int size,
                        std::unique_ptr<Communicator> &out) override;
   [[noreturn]] void abort(int code) override {
@@ -660,6 +664,34 @@ dlc_status_t MpiCommunicator::doBroadcast(void *data, size_t count,
       mpiStatus(MPI_Ibcast(data, static_cast<int>(count), bitsType(dtype), root,
                            comm_, &request),
                 what));
+  return wait(&request, 1, what);
+}
+
+/// The tag of send() and recv() on the collectives' communicator (whose
+/// collectives use none).
+constexpr int kTransferTag = 3;
+
+dlc_status_t MpiCommunicator::doSend(const void *data, size_t count,
+                                     dlc_dtype_t dtype, int peer) {
+  std::string what =
+      describe("send", count, dtype) + " to rank " + std::to_string(peer);
+  MPI_Request request;
+  DLC_RETURN_IF_ERROR(mpiStatus(MPI_Isend(data, static_cast<int>(count),
+                                          bitsType(dtype), peer, kTransferTag,
+                                          comm_, &request),
+                                what));
+  return wait(&request, 1, what);
+}
+
+dlc_status_t MpiCommunicator::doRecv(void *data, size_t count,
+                                     dlc_dtype_t dtype, int peer) {
+  std::string what =
+      describe("recv", count, dtype) + " from rank " + std::to_string(peer);
+  MPI_Request request;
+  DLC_RETURN_IF_ERROR(mpiStatus(MPI_Irecv(data, static_cast<int>(count),
+                                          bitsType(dtype), peer, kTransferTag,
+                                          comm_, &request),
+                                what));
   return wait(&request, 1, what);
 }
 

@@ -116,6 +116,10 @@ int32_t dlc_module_tensor_parallel_ranks(const dlc_module_t *module) {
   return module ? static_cast<int32_t>(module->file->tensorParallelRanks()) : 0;
 }
 
+int32_t dlc_module_pipeline_stages(const dlc_module_t *module) {
+  return module ? static_cast<int32_t>(module->file->pipelineStages()) : 0;
+}
+
 int32_t dlc_module_sharded_globals(const dlc_module_t *module) {
   if (!module)
     return 0;

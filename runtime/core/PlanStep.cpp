@@ -43,6 +43,11 @@ std::vector<StepRef> stepRefs(const fb::Step &step) {
     for (const fb::BufferRef *r : *step.step_as_ShardStep()->buffers())
       refs.push_back(refOf(r));
     break;
+  case fb::StepKind::TransferStep: {
+    const fb::TransferStep &t = *step.step_as_TransferStep();
+    refs = {refOf(t.source()), refOf(t.destination())};
+    break;
+  }
   default:
     break;
   }

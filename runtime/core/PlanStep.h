@@ -29,8 +29,8 @@ struct StepRef {
 
 /// The buffers `step` uses: a kernel's in its parameter order; a matmul's
 /// lhs, rhs, result, then its bias when it has an epilogue; a
-/// convolution's x, w, y; a copy's source and destination; an
-/// all-reduce's inputs, then its outputs.
+/// convolution's x, w, y; a copy's or a transfer's source and destination;
+/// an all-reduce's inputs, then its outputs.
 std::vector<StepRef> stepRefs(const fb::Step &step);
 
 /// "step 3 (node 'conv1' (Conv))", and for a kernel step its kernel's name
@@ -55,6 +55,8 @@ inline size_t convOutputRef(fb::ConvKind kind) {
 /// What every device keeps of a step, beside what it prepares for it.
 struct PlanStep {
   fb::StepKind kind = fb::StepKind::NONE;
+  /// The pipeline stage whose ranks run it, or -1 for every rank.
+  int32_t stage = -1;
   /// stepLabel's, for messages and profiles.
   std::string label;
   std::vector<StepRef> refs;
@@ -74,6 +76,7 @@ dlc_status_t prepareSteps(const ModuleFile &module,
     const fb::Step &fbStep = *steps->Get(i);
     Step step;
     step.kind = fbStep.step_type();
+    step.stage = fbStep.stage();
     step.label = stepLabel(module, fbStep, i);
     step.refs = stepRefs(fbStep);
     if (dlc_status_t status = prepare(fbStep, step))

@@ -185,6 +185,7 @@ int Session::freeSlot(size_t function) const {
 dlc_status_t Session::setCommunicator(Communicator *comm) {
   const uint32_t ranks = module_->ranks();
   const uint32_t tensorRanks = module_->tensorParallelRanks();
+  const uint32_t stages = module_->pipelineStages();
   if (comm && static_cast<uint32_t>(comm->size()) != ranks)
     return makeStatus(
         DLC_INVALID_ARGUMENT,
@@ -194,13 +195,38 @@ dlc_status_t Session::setCommunicator(Communicator *comm) {
             (tensorRanks > 1 ? " of " + std::to_string(tensorRanks) +
                                    " tensor-parallel ranks each"
                              : std::string()) +
+            (stages > 1 ? " in each of " + std::to_string(stages) +
+                              " pipeline stages"
+                        : std::string()) +
             ", but the communicator has " + std::to_string(comm->size()) +
             (tensorRanks > 1 ? " (mpirun -np must be dlc-compile's --dp N "
                                "times its --tp N)"
+             : stages > 1    ? " (mpirun -np must be dlc-compile's --dp N "
+                               "times its --pp N)"
                              : " (dlc-compile --dp N must equal mpirun -np "
                                "N)"));
   communicator_ = nullptr;
   tensorCommunicator_ = nullptr;
+  stageCommunicator_ = nullptr;
+  stage_ = -1;
+  if (comm && stages > 1) {
+    // Rank r runs stage r / D for data-parallel rank r % D (DESIGN.md
+    // decision 9): its replicas are its stage's ranks, its stage group the
+    // ranks of its data-parallel rank.
+    const int d = static_cast<int>(module_->dataParallelRanks());
+    const int rank = comm->rank();
+    std::unique_ptr<Communicator> replicas, stageGroup;
+    DLC_RETURN_IF_ERROR(comm->split(rank / d, rank, replicas));
+    DLC_RETURN_IF_ERROR(comm->split(rank % d, rank, stageGroup));
+    DLC_RETURN_IF_ERROR(attachCommunicator(replicas.get()));
+    ownedComms_[0] = std::move(replicas);
+    ownedComms_[1].reset();
+    ownedComms_[2] = std::move(stageGroup);
+    communicator_ = ownedComms_[0].get();
+    stageCommunicator_ = ownedComms_[2].get();
+    stage_ = rank / d;
+    return nullptr;
+  }
   if (comm && tensorRanks > 1) {
     // Rank r is tensor rank r % T of replica r / T (DESIGN.md decision 9):
     // its replicas are the ranks of its tensor rank, its tensor group its
@@ -213,14 +239,59 @@ dlc_status_t Session::setCommunicator(Communicator *comm) {
     DLC_RETURN_IF_ERROR(attachCommunicator(replicas.get()));
     ownedComms_[0] = std::move(replicas);
     ownedComms_[1] = std::move(tensorGroup);
+    ownedComms_[2].reset();
     communicator_ = ownedComms_[0].get();
     tensorCommunicator_ = ownedComms_[1].get();
     return nullptr;
   }
   DLC_RETURN_IF_ERROR(attachCommunicator(comm));
   communicator_ = comm;
-  ownedComms_[0].reset();
-  ownedComms_[1].reset();
+  for (std::unique_ptr<Communicator> &owned : ownedComms_)
+    owned.reset();
+  return nullptr;
+}
+
+dlc_status_t Session::gatherStages() {
+  if (!stageCommunicator_ || !stagesDiverged_)
+    return nullptr;
+  // Each global's stage: the first that holds it after a call updating it.
+  std::vector<int32_t> owner(module_->globals().size(), -1);
+  for (const FunctionInfo &f : module_->functions())
+    for (const ValueInfo &r : f.results)
+      if (r.global >= 0 && r.stage >= 0 && owner[r.global] < 0)
+        owner[r.global] = r.stage;
+  std::vector<std::byte> value;
+  for (size_t g = 0; g < owner.size(); ++g) {
+    if (owner[g] < 0)
+      continue;
+    const size_t bytes = module_->globals()[g].type.byteSize;
+    value.resize(bytes);
+    if (stage_ == owner[g])
+      DLC_RETURN_IF_ERROR(readGlobal(g, value.data()));
+    DLC_RETURN_IF_ERROR(prefixStatus(
+        stageCommunicator_->broadcast(value.data(), bytes, DLC_U8, owner[g]),
+        module_->name() + ": gathering global '" +
+            module_->globals()[g].name + "' from pipeline stage " +
+            std::to_string(owner[g])));
+    if (stage_ != owner[g])
+      DLC_RETURN_IF_ERROR(writeGlobal(g, value.data()));
+  }
+  stagesDiverged_ = false;
+  return nullptr;
+}
+
+dlc_status_t Session::shareStageOutputs(const FunctionInfo &f,
+                                        const dlc_tensor_t *outputs) {
+  for (size_t o = 0; o < f.outputs.size(); ++o) {
+    const ValueInfo &r = f.results[f.outputs[o]];
+    if (r.stage < 0)
+      continue;
+    DLC_RETURN_IF_ERROR(prefixStatus(
+        stageCommunicator_->broadcast(outputs[o].data, r.type.byteSize, DLC_U8,
+                                      r.stage),
+        f.name + ": output '" + r.name + "' from pipeline stage " +
+            std::to_string(r.stage)));
+  }
   return nullptr;
 }
 
@@ -249,7 +320,16 @@ bool Session::hasCollectives(const FunctionInfo &f) {
   if (const auto *steps = f.plan->steps())
     for (const fb::Step *step : *steps)
       if (step->step_type() == fb::StepKind::AllReduceStep ||
-          step->step_type() == fb::StepKind::ShardStep)
+          step->step_type() == fb::StepKind::ShardStep ||
+          step->step_type() == fb::StepKind::TransferStep)
+        return true;
+  return false;
+}
+
+bool Session::runsInStages(const FunctionInfo &f) {
+  if (const auto *steps = f.plan->steps())
+    for (const fb::Step *step : *steps)
+      if (step->stage() >= 0)
         return true;
   return false;
 }
@@ -275,11 +355,15 @@ dlc_status_t Session::call(const std::string &function,
         "--dp " + std::to_string(module_->dataParallelRanks());
     if (module_->tensorParallelRanks() > 1)
       compiled += " --tp " + std::to_string(module_->tensorParallelRanks());
+    if (module_->pipelineStages() > 1)
+      compiled += " --pp " + std::to_string(module_->pipelineStages());
     return makeStatus(
         DLC_FAILED_PRECONDITION,
         module_->name() + ": " + f.name + ": runs as one of the " +
             std::to_string(ranks) +
-            (module_->tensorParallelRanks() > 1 ? " " : " data-parallel ") +
+            (module_->ranks() > module_->dataParallelRanks()
+                 ? " "
+                 : " data-parallel ") +
             "ranks the module was compiled for (dlc-compile " + compiled +
             "); the session has no communicator: run one process per rank "
             "(mpirun -np " +
@@ -330,7 +414,14 @@ dlc_status_t Session::call(const std::string &function,
   // checks, whether or not it then succeeds.
   if (fromStaged)
     staged_[fi].pop_front();
+  // A function that every stage runs whole reads every global: each must
+  // be the one its stage updated.
+  const bool inStages = stageCommunicator_ && runsInStages(f);
+  if (stageCommunicator_ && !inStages)
+    DLC_RETURN_IF_ERROR(gatherStages());
   DLC_RETURN_IF_ERROR(execute(fi, inputs, slot, outputs));
+  if (inStages)
+    DLC_RETURN_IF_ERROR(shareStageOutputs(f, outputs));
 
   bool updates = false;
   for (const ValueInfo &r : f.results)
@@ -340,6 +431,7 @@ dlc_status_t Session::call(const std::string &function,
     }
   if (updates)
     ++callCount_;
+  stagesDiverged_ |= inStages && updates;
   return nullptr;
 }
 
@@ -418,6 +510,15 @@ dlc_status_t dlc_session_collective_wait(const dlc_session_t *session,
       return makeStatus(DLC_INVALID_ARGUMENT,
                         "dlc_session_collective_wait: no session or output");
     return session->session->lastCollectiveWait(*seconds);
+  });
+}
+
+dlc_status_t dlc_session_gather_stages(dlc_session_t *session) {
+  return guardStatus("dlc_session_gather_stages", [&]() -> dlc_status_t {
+    if (!session)
+      return makeStatus(DLC_INVALID_ARGUMENT,
+                        "dlc_session_gather_stages: no session");
+    return session->session->gatherStages();
   });
 }
 

@@ -79,10 +79,12 @@ public:
 
   /// dlc_session_set_comm: the communicator of the job's ranks, borrowed
   /// (null detaches it). Its size must be the module's data-parallel times
-  /// tensor-parallel ranks; a function with collectives refuses to run
-  /// without one. A tensor-parallel module's session splits it into the
-  /// rank's replicas and its tensor group (a collective of all the ranks),
-  /// and sets each split global to the rank's slice of its initial value.
+  /// tensor-parallel ranks times pipeline stages; a function with
+  /// collectives refuses to run without one. A tensor-parallel module's
+  /// session splits it into the rank's replicas and its tensor group (a
+  /// collective of all the ranks), and sets each split global to the rank's
+  /// slice of its initial value; a pipelined module's into the rank's
+  /// stage's replicas and its stage group.
   dlc_status_t setCommunicator(Communicator *comm);
   /// The data-parallel replicas' communicator (the one set, without tensor
   /// parallelism), or null: a sharded module's checkpoints are saved and
@@ -91,6 +93,19 @@ public:
   /// The rank's tensor group's communicator, or null without tensor
   /// parallelism.
   Communicator *tensorCommunicator() const { return tensorCommunicator_; }
+  /// In a module of pipeline stages: the communicator of the ranks that
+  /// share this rank's data-parallel (and tensor) rank, one per stage,
+  /// ranked by stage, and this rank's stage; null and -1 otherwise.
+  Communicator *stageCommunicator() const { return stageCommunicator_; }
+  int pipelineStage() const { return stage_; }
+
+  /// dlc_session_gather_stages: in a module of pipeline stages, the ranks
+  /// of each stage update only the globals of their stage. This collective
+  /// of every rank copies each such global from the first stage holding it
+  /// to every other rank, so that each holds the whole model (for a
+  /// checkpoint, an export, a function without stages). Nothing to do
+  /// without stages or when no call has updated a global since the last.
+  dlc_status_t gatherStages();
 
 protected:
   explicit Session(std::shared_ptr<const ModuleFile> module);
@@ -144,8 +159,14 @@ private:
   dlc_status_t writeCopy(const ValueInfo &copy, const float *value);
 
   dlc_status_t findFunction(const std::string &function, size_t &index) const;
-  /// Whether `f`'s plan has an all-reduce step.
+  /// Whether `f`'s plan has a collective or a transfer.
   static bool hasCollectives(const FunctionInfo &f);
+  /// Whether some step of `f`'s plan runs on one pipeline stage only.
+  static bool runsInStages(const FunctionInfo &f);
+  /// Copies each of `f`'s `outputs` a pipeline stage computed (the loss)
+  /// from that stage's rank to the others of this rank's stage group.
+  dlc_status_t shareStageOutputs(const FunctionInfo &f,
+                                 const dlc_tensor_t *outputs);
   /// Sets each tensor-parallel global to slice `tensorRank` of its initial
   /// value.
   dlc_status_t takeTensorSlices(int tensorRank);
@@ -163,8 +184,14 @@ private:
   bool profiling_ = false;
   Communicator *communicator_ = nullptr;
   Communicator *tensorCommunicator_ = nullptr;
-  /// The replicas' and the tensor group's, split from the one set.
-  std::unique_ptr<Communicator> ownedComms_[2];
+  Communicator *stageCommunicator_ = nullptr;
+  int stage_ = -1;
+  /// Whether a call ran in stages and updated globals after the last
+  /// gatherStages().
+  bool stagesDiverged_ = false;
+  /// The replicas', the tensor group's and the stage group's, split from
+  /// the one set.
+  std::unique_ptr<Communicator> ownedComms_[3];
 };
 
 } // namespace dlc

@@ -131,7 +131,9 @@ dlc_status_t CpuSession::execute(size_t index, const dlc_tensor_t *inputs,
   LibraryThreads threads(device_->numThreads());
   dlc_status_t status = executors_[index]->run(
       argumentBases_.data(), resultBases_.data(), scratch_.data(), stream_,
-      profiling(), communicator(), tensorCommunicator());
+      profiling(),
+      {communicator(), tensorCommunicator(), stageCommunicator(),
+       pipelineStage()});
   lastWaitSeconds_ = executors_[index]->lastWaitSeconds();
   return status;
 }
@@ -143,7 +145,8 @@ std::vector<Session::ProfileLine> CpuSession::profile() const {
       lines.push_back({module_->functions()[f].name, step.kind, step.label,
                        step.calls, step.seconds});
       if (step.kind == std::string("AllReduceStep") ||
-          step.kind == std::string("ShardStep")) {
+          step.kind == std::string("ShardStep") ||
+          step.kind == std::string("TransferStep")) {
         char detail[128];
         std::snprintf(detail, sizeof(detail),
                       "\"collective_ms\": %.4f, \"exposed_ms\": %.4f",

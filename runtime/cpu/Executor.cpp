@@ -65,6 +65,15 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
         case fb::StepKind::CopyStep:
           step.bytes = fbStep.step_as_CopyStep()->bytes();
           return nullptr;
+        case fb::StepKind::TransferStep: {
+          const fb::TransferStep &t = *fbStep.step_as_TransferStep();
+          step.bytes = t.bytes();
+          step.from = static_cast<int>(t.from());
+          step.to = static_cast<int>(t.to());
+          if (!e->commThread_)
+            e->commThread_ = std::make_unique<CommThread>();
+          return nullptr;
+        }
         case fb::StepKind::AllReduceStep: {
           const fb::AllReduceStep &r = *fbStep.step_as_AllReduceStep();
           if (!e->commThread_)
@@ -276,11 +285,45 @@ dlc_status_t FunctionExecutor::waitAllReduce(size_t s, bool profiling) {
   return nullptr;
 }
 
+dlc_status_t FunctionExecutor::transfer(size_t s, const Comms &comms,
+                                        bool profiling) {
+  Step &step = steps_[s];
+  void *source = step.pointers[0], *destination = step.pointers[1];
+  // Every other rank holds the value already, in the same buffer unless it
+  // is an argument or a constant.
+  if (comms.stage != step.to && source != destination)
+    std::memmove(destination, source, step.bytes);
+  if (comms.stage != step.from && comms.stage != step.to)
+    return nullptr;
+  // On the communication thread, behind the collectives issued before it
+  // (MPI_THREAD_SERIALIZED: one thread calls MPI at a time).
+  Communicator &stages = *comms.stages;
+  uint64_t ticket =
+      comms.stage == step.to
+          ? commThread_->enqueue([&stages, &step, destination] {
+              return stages.recv(destination, step.bytes, DLC_U8, step.from);
+            })
+          : commThread_->enqueue([&stages, &step, source] {
+              return stages.send(source, step.bytes, DLC_U8, step.to);
+            });
+  auto start = std::chrono::steady_clock::now();
+  CommThread::Done done = commThread_->wait(ticket);
+  std::chrono::duration<double> blocked =
+      std::chrono::steady_clock::now() - start;
+  lastWaitSeconds_ += blocked.count();
+  if (profiling) {
+    profileExposedSeconds_[s] += blocked.count();
+    profileCollectiveSeconds_[s] += done.seconds;
+  }
+  if (done.status)
+    return prefixStatus(done.status, functionName_ + ": " + step.label);
+  return nullptr;
+}
+
 dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
                                    std::byte *const *results,
                                    std::byte *scratch, dnnl::stream &stream,
-                                   bool profiling, Communicator *comm,
-                                   Communicator *tensorComm) {
+                                   bool profiling, const Comms &comms) {
   lastWaitSeconds_ = 0;
   if (profiling && profileCalls_.size() != steps_.size()) {
     profileCalls_.assign(steps_.size(), 0);
@@ -289,8 +332,7 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
     profileExposedSeconds_.assign(steps_.size(), 0.0);
   }
   dlc_status_t status = guardStatus(functionName_.c_str(), [&] {
-    return runSteps(arguments, results, scratch, stream, profiling, comm,
-                    tensorComm);
+    return runSteps(arguments, results, scratch, stream, profiling, comms);
   });
   // Nothing may still write into this call's buffers when it returns, even
   // after a failure: the collectives in flight complete (or time out).
@@ -309,8 +351,7 @@ dlc_status_t FunctionExecutor::runSteps(std::byte *const *arguments,
                                         std::byte *const *results,
                                         std::byte *scratch,
                                         dnnl::stream &stream, bool profiling,
-                                        Communicator *comm,
-                                        Communicator *tensorComm) {
+                                        const Comms &comms) {
   ThreadPool &pool = device_->pool();
   for (size_t s = 0; s < steps_.size(); ++s) {
     // The collectives whose outputs this step reads first, and those issued
@@ -327,6 +368,9 @@ dlc_status_t FunctionExecutor::runSteps(std::byte *const *arguments,
       DLC_RETURN_IF_ERROR(waitAllReduce(reduce, profiling));
     }
     Step &step = steps_[s];
+    // Another pipeline stage's step.
+    if (step.stage >= 0 && step.stage != comms.stage)
+      continue;
     auto start = profiling ? std::chrono::steady_clock::now()
                            : std::chrono::steady_clock::time_point();
     for (size_t i = 0; i < step.refs.size(); ++i)
@@ -353,13 +397,17 @@ dlc_status_t FunctionExecutor::runSteps(std::byte *const *arguments,
       case fb::StepKind::AllReduceStep:
         // Session::call refuses a function with collectives without a
         // communicator; a tensor-parallel module's session has both.
-        issueAllReduce(s, step.amongTensorRanks ? *tensorComm : *comm);
+        issueAllReduce(s, step.amongTensorRanks ? *comms.tensor
+                                                : *comms.replicas);
         break;
       case fb::StepKind::ShardStep:
         if (step.shardKind == fb::ShardKind::RankShard)
-          copyRankShards(s, comm->rank());
+          copyRankShards(s, comms.replicas->rank());
         else
-          issueShardCollective(s, *comm);
+          issueShardCollective(s, *comms.replicas);
+        break;
+      case fb::StepKind::TransferStep:
+        DLC_RETURN_IF_ERROR(transfer(s, comms, profiling));
         break;
       default:
         break;

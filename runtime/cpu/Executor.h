@@ -38,15 +38,26 @@ public:
   /// which never run at the same time).
   size_t scratchBytes() const { return scratchBytes_; }
 
+  /// The communicators a rank's steps use: collectives run among its
+  /// data-parallel replicas (`replicas`) or its tensor group (`tensor`); in
+  /// a module of pipeline stages the rank runs the steps of stage `stage`
+  /// and those of every stage, and transfers go between the ranks of
+  /// `stages`, one per stage in stage order.
+  struct Comms {
+    Communicator *replicas = nullptr;
+    Communicator *tensor = nullptr;
+    Communicator *stages = nullptr;
+    int stage = -1;
+  };
+
   /// Runs the plan: arguments[i] / results[i] are the base addresses of
   /// argument / result i (the caller's tensors or globals' buffers). With
   /// `profiling`, times each step (two clock reads per step). Collectives
-  /// run among the rank's data-parallel replicas (`comm`) or its tensor
-  /// group (`tensorComm`), one at a time in the plan's order, which every
-  /// rank shares.
+  /// and transfers run one at a time in the plan's order, which every rank
+  /// shares.
   dlc_status_t run(std::byte *const *arguments, std::byte *const *results,
                    std::byte *scratch, dnnl::stream &stream, bool profiling,
-                   Communicator *comm, Communicator *tensorComm);
+                   const Comms &comms);
 
   /// Per-step wall time, accumulated over the run() calls that profiled.
   /// An all-reduce step's `seconds` is its issue (packing the bucket); the
@@ -61,8 +72,9 @@ public:
     double exposedSeconds = 0;
   };
   std::vector<StepProfile> profile() const;
-  /// Seconds the last run() waited for its collectives to finish (its
-  /// steps idle for communication), measured on every run.
+  /// Seconds the last run() waited for its collectives and transfers to
+  /// finish (its steps idle for communication, a pipeline stage's for
+  /// another's values too), measured on every run.
   double lastWaitSeconds() const { return lastWaitSeconds_; }
 
 private:
@@ -75,8 +87,12 @@ private:
     int64_t grain = 0;
     /// MatmulStep, ConvStep: the prepared library call (run on `pointers`).
     std::unique_ptr<LibraryKernel> library;
-    /// CopyStep: bytes copied from refs[0] to refs[1].
+    /// CopyStep: bytes copied from refs[0] to refs[1]. TransferStep: the
+    /// bytes sent from refs[0] by stage `from`'s rank and received into
+    /// refs[1] by stage `to`'s.
     uint64_t bytes = 0;
+    int from = 0;
+    int to = 0;
     /// AllReduceStep: each value's bytes (refs holds the n inputs, then
     /// the n outputs), packed into `bucket` for one collective, which is
     /// complete before step `waitStep`; `ticket` is its job on the
@@ -106,8 +122,10 @@ private:
   /// flight.
   dlc_status_t runSteps(std::byte *const *arguments, std::byte *const *results,
                         std::byte *scratch, dnnl::stream &stream,
-                        bool profiling, Communicator *comm,
-                        Communicator *tensorComm);
+                        bool profiling, const Comms &comms);
+  /// Transfer step `s`: this rank receives, sends or keeps its value, and
+  /// waits until it is done.
+  dlc_status_t transfer(size_t s, const Comms &comms, bool profiling);
   /// Packs all-reduce step `s`'s inputs and queues the collective that
   /// reduces them over the ranks of `comm` and unpacks the result into its
   /// outputs.
@@ -126,8 +144,8 @@ private:
   std::vector<double> profileCollectiveSeconds_;
   std::vector<double> profileExposedSeconds_;
   double lastWaitSeconds_ = 0;
-  /// All-reduce steps: their communication thread, and those in flight,
-  /// oldest first.
+  /// Collective and transfer steps: their communication thread, and the
+  /// collectives in flight, oldest first.
   std::unique_ptr<CommThread> commThread_;
   std::vector<size_t> inFlight_;
   CpuDevice *device_ = nullptr;

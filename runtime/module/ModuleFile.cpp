@@ -55,6 +55,9 @@ constexpr uint64_t kMaxValue = std::numeric_limits<int64_t>::max();
 /// Far past any job's ranks, and small enough that a ZeRO bucket's N + 1
 /// shards (runtime/cpu/Executor.cpp) are a checked product.
 constexpr uint32_t kMaxDataParallelRanks = 1u << 20;
+/// As dlc-compile's StagePlacement::kMaxStages (a set of stages is a bit
+/// mask).
+constexpr uint32_t kMaxPipelineStages = 64;
 
 /// a * b, or false when it exceeds kMaxValue (both non-negative).
 bool mulChecked(uint64_t a, uint64_t b, uint64_t &out) {
@@ -115,6 +118,21 @@ public:
       return fail("is partitioned for tensor parallelism, which runs on "
                   "CPU ranks only so far, but targets '" +
                   m_.target_ + "'");
+    if (root.pipeline_stages() == 0 ||
+        root.pipeline_stages() > kMaxPipelineStages ||
+        !mulChecked(all, root.pipeline_stages(), all) ||
+        all > kMaxDataParallelRanks)
+      return fail("is cut into " + std::to_string(root.pipeline_stages()) +
+                  " pipeline stages (expected 1 to " +
+                  std::to_string(kMaxPipelineStages) + ", and at most " +
+                  std::to_string(kMaxDataParallelRanks) + " ranks in all)");
+    if (root.pipeline_stages() > 1 && m_.target_ != "cpu")
+      return fail("is cut into pipeline stages, which run on CPU ranks only "
+                  "so far, but targets '" +
+                  m_.target_ + "'");
+    if (root.pipeline_stages() > 1 && root.tensor_parallel_ranks() > 1)
+      return fail("is cut into pipeline stages and split over tensor ranks, "
+                  "which no runtime runs together yet");
     return checkGlobals() && checkConstants() && checkKernels() &&
            checkFunctions();
   }
@@ -324,6 +342,11 @@ private:
         if (info.numClasses < 0)
           return fail(std::string(what) + " " + std::to_string(i) + " has " +
                       std::to_string(info.numClasses) + " classes");
+      } else {
+        info.stage = v->stage();
+        if (!checkStage(info.stage, std::string(what) + " " +
+                                        std::to_string(i) + " is held by"))
+          return false;
       }
       std::string saved = context_;
       context_ += std::string(": ") + what + " " + std::to_string(i) + " ('" +
@@ -379,11 +402,26 @@ private:
     return true;
   }
 
+  /// Fails unless `stage` is -1 (every rank) or one of the module's
+  /// pipeline stages; `what` starts the message.
+  bool checkStage(int64_t stage, const std::string &what) {
+    if (stage >= -1 &&
+        stage < static_cast<int64_t>(m_.root_->pipeline_stages()) &&
+        (stage == -1 || m_.root_->pipeline_stages() > 1))
+      return true;
+    return fail(what + " stage " + std::to_string(stage) +
+                " of a module of " +
+                std::to_string(m_.root_->pipeline_stages()) +
+                " pipeline stage(s)");
+  }
+
   bool checkStep(const FunctionInfo &f, const fb::Step &step, uint32_t index) {
     // The verifier accepts a union whose type is set and whose table is
     // absent.
     if (step.step_type() != fb::StepKind::NONE && !step.step())
       return fail("has no step body");
+    if (!checkStage(step.stage(), "runs on"))
+      return false;
     switch (step.step_type()) {
     case fb::StepKind::KernelStep:
       return checkKernelStep(f, *step.step_as_KernelStep());
@@ -397,6 +435,9 @@ private:
       return checkAllReduceStep(f, *step.step_as_AllReduceStep(), index);
     case fb::StepKind::ShardStep:
       return checkShardStep(f, *step.step_as_ShardStep(), index);
+    case fb::StepKind::TransferStep:
+      return step.stage() == -1 &&
+             checkTransferStep(f, *step.step_as_TransferStep());
     default:
       return fail("has unknown step kind " +
                   std::to_string(static_cast<int>(step.step_type())));
@@ -747,6 +788,17 @@ private:
     for (size_t i = 0; i < shape.size(); ++i)
       s += (i ? "," : "") + std::to_string(shape[i]);
     return s + "]";
+  }
+
+  bool checkTransferStep(const FunctionInfo &f, const fb::TransferStep &t) {
+    const uint32_t stages = m_.root_->pipeline_stages();
+    if (t.from() >= stages || t.to() >= stages || t.from() == t.to())
+      return fail("transfers from stage " + std::to_string(t.from()) +
+                  " to stage " + std::to_string(t.to()) + " in a module of " +
+                  std::to_string(stages) + " pipeline stage(s)");
+    return checkRef(f, t.source(), t.bytes(), "transfer source", false) &&
+           checkRef(f, t.destination(), t.bytes(), "transfer destination",
+                    true);
   }
 
   bool checkCopyStep(const FunctionInfo &f, const fb::CopyStep &c) {

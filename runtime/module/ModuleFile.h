@@ -68,6 +68,9 @@ struct ValueInfo {
   /// The dimension a global is split along among the tensor-parallel ranks
   /// (fb::Global's tp_split), or -1.
   int32_t tpSplit = -1;
+  /// A result's pipeline stage (fb::Result's stage): the first whose ranks
+  /// compute it, or -1 for every rank.
+  int32_t stage = -1;
 };
 
 /// A function's signature and plan.
@@ -110,8 +113,13 @@ public:
   uint32_t tensorParallelRanks() const {
     return root_->tensor_parallel_ranks();
   }
-  /// Every rank of a job: the data-parallel times the tensor-parallel ranks.
-  uint32_t ranks() const { return dataParallelRanks() * tensorParallelRanks(); }
+  /// The pipeline stages (1: none).
+  uint32_t pipelineStages() const { return root_->pipeline_stages(); }
+  /// Every rank of a job: the data-parallel times the tensor-parallel ranks
+  /// times the pipeline stages.
+  uint32_t ranks() const {
+    return dataParallelRanks() * tensorParallelRanks() * pipelineStages();
+  }
 
   const std::vector<ValueInfo> &globals() const { return globals_; }
   const std::vector<FunctionInfo> &functions() const { return functions_; }

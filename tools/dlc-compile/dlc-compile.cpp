@@ -313,16 +313,6 @@ int main(int argc, char **argv) {
     llvm::errs() << kTool << ": error: --emit=exe needs -o NAME\n";
     return 1;
   }
-  // The runtime's sends and receives between stages are not built: a
-  // pipelined step is IR, which the evaluator runs.
-  if (train && tools::trainingPipelineOptions().pp > 1 && what != Emit::Mlir) {
-    llvm::errs() << kTool
-                 << ": error: --pp builds no compiled module yet (the "
-                    "runtime's transfers between stages are not built); "
-                    "--emit=mlir writes the pipelined training step, which "
-                    "dlc-run --interpret simulates on one process\n";
-    return 1;
-  }
   mlir::dlc::ImportOptions options;
   if (!tools::applyShapeOptions(kTool, options))
     return 1;

@@ -49,6 +49,11 @@ public:
   /// (-1: whole).
   virtual int32_t tensorParallelRanks() const { return 1; }
   virtual int32_t tpSplit(size_t) const { return -1; }
+  /// The pipeline stages (dlc-compile --pp), and the collective of every
+  /// rank after which each holds every global's value, not only its
+  /// stage's (before reading globals for a checkpoint or an export).
+  virtual int32_t pipelineStages() const { return 1; }
+  virtual void gatherStages() {}
   virtual void getGlobal(const std::string &name, void *data, size_t bytes) = 0;
   virtual void setGlobal(const std::string &name, const void *data,
                          size_t bytes) = 0;

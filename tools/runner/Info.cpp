@@ -18,6 +18,11 @@ std::string describeModule(const LoadedModule &loaded) {
     text += "tensor parallel: " + std::to_string(ranks) +
             " ranks per replica (mpirun -np " + std::to_string(module.ranks()) +
             " in all), each holding a slice of the split layers\n";
+  if (int32_t stages = module.pipelineStages(); stages > 1)
+    text += "pipeline parallel: " + std::to_string(stages) +
+            " stages per replica (mpirun -np " + std::to_string(module.ranks()) +
+            " in all), each running its stage's layers on micro-batches in "
+            "1F1B order\n";
   if (!loaded.trainingOptions.empty())
     text += "training options: " + loaded.trainingOptions + "\n";
   for (size_t f = 0; f < module.functionCount(); ++f) {

@@ -137,15 +137,19 @@ void openJobComm(const LoadedModule &loaded, const Options &options,
   const int32_t ranks = loaded.module.ranks();
   const int32_t tensorRanks = loaded.module.tensorParallelRanks();
   if (ranks <= 1 && options.commTimeout)
-    throw Error("--comm-timeout applies to a module compiled with --dp N or "
-                "--tp N; " +
+    throw Error("--comm-timeout applies to a module compiled with --dp N, "
+                "--tp N or --pp N; " +
                 loaded.name + " runs on one rank");
   comm.emplace("auto", options.commTimeout.value_or(kDefaultCommTimeout));
   if (comm->size() == ranks)
     return;
-  std::string compiled = "--dp " + std::to_string(ranks / tensorRanks);
+  const int32_t stages = loaded.module.pipelineStages();
+  std::string compiled =
+      "--dp " + std::to_string(ranks / tensorRanks / stages);
   if (tensorRanks > 1)
     compiled += " --tp " + std::to_string(tensorRanks);
+  if (stages > 1)
+    compiled += " --pp " + std::to_string(stages);
   throw Error(loaded.name + ": compiled for " + std::to_string(ranks) +
               " rank" + (ranks == 1 ? "" : "s") +
               (ranks > 1 ? " (dlc-compile " + compiled + ")" : std::string()) +

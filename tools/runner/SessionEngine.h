@@ -51,6 +51,10 @@ public:
   int32_t tpSplit(size_t index) const override {
     return module_.module.globalTpSplit(index);
   }
+  int32_t pipelineStages() const override {
+    return module_.module.pipelineStages();
+  }
+  void gatherStages() override { session_.gatherStages(); }
   bool checkpointsSharded() const override {
     return module_.module.shardedGlobals() > 0;
   }

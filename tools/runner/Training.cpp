@@ -101,13 +101,18 @@ public:
       : engine_(engine), options_(options), comm_(comm),
         rank_(comm ? comm->rank() : 0), ranks_(comm ? comm->size() : 1),
         tensorRanks_(engine.tensorParallelRanks()),
-        replica_(rank_ / tensorRanks_), replicas_(ranks_ / tensorRanks_) {
+        stages_(engine.pipelineStages()),
+        replica_(rank_ % (ranks_ / stages_) / tensorRanks_),
+        replicas_(ranks_ / stages_ / tensorRanks_) {
     // Rank r is tensor rank r % T of replica r / T, as the session lays
-    // them out.
+    // them out; with pipeline stages, rank r runs stage r / D for replica
+    // r % D.
     if (comm && tensorRanks_ > 1) {
       replicasComm_.emplace(comm->split(rank_ % tensorRanks_, rank_));
       tensorComm_.emplace(comm->split(replica_, rank_));
     }
+    if (comm && stages_ > 1)
+      replicasComm_.emplace(comm->split(rank_ / replicas_, rank_));
   }
 
   void run();
@@ -152,9 +157,11 @@ private:
   rt::Comm *comm_;
   int rank_;
   int ranks_;
-  /// A tensor-parallel module's: the ranks of a replica train on the same
-  /// rows, so the batch is shared out among the replicas.
+  /// A tensor-parallel or pipelined module's: the ranks of a replica (its
+  /// tensor ranks, its stages) train on the same rows, so the batch is
+  /// shared out among the replicas.
   int tensorRanks_;
+  int stages_;
   int replica_;
   int replicas_;
   std::optional<rt::Comm> replicasComm_;
@@ -298,8 +305,10 @@ void Trainer::run() {
     engine_.writeProfile(ranks_ > 1 ? options_.profile + ".rank" +
                                           std::to_string(rank_)
                                     : options_.profile);
-  if (!options_.exportPath.empty())
+  if (!options_.exportPath.empty()) {
+    engine_.gatherStages();
     onRankZero("--export", [&] { engine_.exportOnnx(options_.exportPath); });
+  }
   if (!options_.saveState.empty())
     saveState();
 }
@@ -627,9 +636,11 @@ void Trainer::saveCheckpoint() {
                        {kSeedKey, static_cast<int64_t>(state_.seed)},
                        {kShuffleKey, state_.shuffle ? 1 : 0},
                        {kEveryKey, checkpointEvery_}};
-  // The parameters and optimizer state are the same on every rank: rank 0
-  // writes them once. Sharded optimizer state is written by every rank,
-  // together, and a failure on any rank fails them all.
+  // The parameters and optimizer state are the same on every rank (each
+  // stage's gathered from it first): rank 0 writes them once. Sharded
+  // optimizer state is written by every rank, together, and a failure on
+  // any rank fails them all.
+  engine_.gatherStages();
   if (engine_.checkpointsSharded())
     engine_.saveCheckpoint(checkpointDir_, metadata);
   else
@@ -677,6 +688,7 @@ void Trainer::evaluate() {
 }
 
 void Trainer::saveState() {
+  engine_.gatherStages();
   NamedTensors state;
   const std::vector<dlc_value_info_t> globals = engine_.globals();
   for (size_t i = 0; i < globals.size(); ++i) {

@@ -114,6 +114,10 @@ int32_t dlc_module_data_parallel_ranks(const dlc_module_t *module);
  * processes, rank r being tensor rank r % T of data-parallel replica r / T.
  * 1 when not partitioned (0 for NULL). */
 int32_t dlc_module_tensor_parallel_ranks(const dlc_module_t *module);
+/** The pipeline stages the module was cut into (dlc-compile --pp P): a job
+ * runs it on its data-parallel ranks times P processes, rank r running
+ * stage r / D for data-parallel rank r % D. 1 when not cut (0 for NULL). */
+int32_t dlc_module_pipeline_stages(const dlc_module_t *module);
 /** The globals whose value each rank holds its own shard of (dlc-compile
  * --zero 1: the optimizer state), 0 when none (or for NULL). Each rank's
  * dlc_session_get_global of one reads its own shard. */
@@ -224,11 +228,18 @@ dlc_status_t dlc_session_set_global(dlc_session_t *session, const char *name,
 dlc_status_t dlc_session_set_profiling(dlc_session_t *session,
                                        int32_t enabled);
 /** The seconds the last call waited, idle, for its collectives to finish
- * (a partitioned module's all-reduces; 0 without them); the rest of the
- * call was busy. DLC_UNAVAILABLE where the device does not measure it
+ * (a partitioned module's all-reduces, a pipeline stage's transfers; 0
+ * without them); the rest of the call was busy. DLC_UNAVAILABLE where the device does not measure it
  * (CUDA, whose collectives run on a stream of their own). */
 dlc_status_t dlc_session_collective_wait(const dlc_session_t *session,
                                          double *seconds);
+/** A module cut into pipeline stages: each stage's ranks update only the
+ * globals of their stage. This collective of every rank copies each such
+ * global from its stage to every other rank, so that dlc_session_get_global
+ * reads the whole trained model anywhere (call it before a checkpoint or an
+ * export; a call of a function that runs whole, such as forward, gathers
+ * first by itself). Nothing to do for other modules. */
+dlc_status_t dlc_session_gather_stages(dlc_session_t *session);
 /** Writes what profiling has measured so far to `path`: one JSON object a
  * line per step of each function that ran ("function", "kind", "step" (its
  * number and ONNX node), "calls", "ms", "ms_per_call"), slowest first. */
@@ -385,6 +396,15 @@ dlc_status_t dlc_comm_broadcast(dlc_comm_t *comm, void *data, size_t count,
                                 dlc_dtype_t dtype, int32_t root);
 /** Returns once every rank has entered it. */
 dlc_status_t dlc_comm_barrier(dlc_comm_t *comm);
+/** Sends `count` elements of `data` to rank `peer`, whose matching
+ * dlc_comm_recv takes them; returns once `data` may be reused. Messages
+ * between two ranks arrive in the order they were sent. */
+dlc_status_t dlc_comm_send(dlc_comm_t *comm, const void *data, size_t count,
+                           dlc_dtype_t dtype, int32_t peer);
+/** Receives `count` elements from rank `peer`'s matching dlc_comm_send into
+ * `data`. */
+dlc_status_t dlc_comm_recv(dlc_comm_t *comm, void *data, size_t count,
+                           dlc_dtype_t dtype, int32_t peer);
 /** Splits the ranks into groups, as MPI_Comm_split: every rank calls it,
  * and the ranks passing the same `color` (0 or more) form the new
  * communicator `*out`, ranked by `key`, ties by rank. It keeps `comm`'s

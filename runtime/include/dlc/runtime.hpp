@@ -74,8 +74,12 @@ public:
   int32_t tensorParallelRanks() const {
     return dlc_module_tensor_parallel_ranks(get());
   }
-  /// Every rank of a job: the data-parallel times the tensor-parallel ranks.
-  int32_t ranks() const { return dataParallelRanks() * tensorParallelRanks(); }
+  int32_t pipelineStages() const { return dlc_module_pipeline_stages(get()); }
+  /// Every rank of a job: the data-parallel times the tensor-parallel ranks
+  /// times the pipeline stages.
+  int32_t ranks() const {
+    return dataParallelRanks() * tensorParallelRanks() * pipelineStages();
+  }
   int32_t shardedGlobals() const { return dlc_module_sharded_globals(get()); }
 
   size_t globalCount() const { return dlc_module_global_count(get()); }
@@ -233,6 +237,7 @@ public:
     check(dlc_session_collective_wait(get(), &seconds));
     return seconds;
   }
+  void gatherStages() { check(dlc_session_gather_stages(get())); }
   void exportOnnx(const std::string &path) {
     check(dlc_session_export_onnx(get(), path.c_str()));
   }
@@ -281,6 +286,12 @@ public:
     check(dlc_comm_broadcast(get(), data, count, dtype, root));
   }
   void barrier() { check(dlc_comm_barrier(get())); }
+  void send(const void *data, size_t count, dlc_dtype_t dtype, int32_t peer) {
+    check(dlc_comm_send(get(), data, count, dtype, peer));
+  }
+  void recv(void *data, size_t count, dlc_dtype_t dtype, int32_t peer) {
+    check(dlc_comm_recv(get(), data, count, dtype, peer));
+  }
   /// The ranks of this one passing the same `color`, ranked by `key`.
   Comm split(int32_t color, int32_t key = 0) {
     dlc_comm_t *part = nullptr;
