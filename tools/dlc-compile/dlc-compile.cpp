@@ -313,6 +313,14 @@ int main(int argc, char **argv) {
     llvm::errs() << kTool << ": error: --emit=exe needs -o NAME\n";
     return 1;
   }
+  // Transfers between stages run on CPU ranks only (runtime/cpu/Executor).
+  if (train && tools::trainingPipelineOptions().pp > 1 &&
+      target == TargetKind::Cuda) {
+    llvm::errs() << kTool
+                 << ": error: --pp with --target cuda is not built yet: "
+                    "pipeline stages run on CPU ranks\n";
+    return 1;
+  }
   mlir::dlc::ImportOptions options;
   if (!tools::applyShapeOptions(kTool, options))
     return 1;
