@@ -29,11 +29,15 @@ Evaluation::Evaluation(const Engine &engine, const std::string &path)
     throw Error(what + "accuracy needs a label of class indices, and "
                        "train_step has none (compile with --loss "
                        "cross_entropy)");
+  // A pipelined train_step takes its micro-batches at once: M times
+  // forward's batch.
   if (forward_.outputs.empty() || forward_.outputs[0].rank != 2 ||
-      label->rank != 1 || forward_.outputs[0].shape[0] != label->shape[0])
+      label->rank != 1 || forward_.outputs[0].shape[0] < 1 ||
+      label->shape[0] % forward_.outputs[0].shape[0] != 0)
     throw Error(what +
                 "accuracy needs forward's first output to be [B, C] "
-                "scores for a label [B]; they are " +
+                "scores for a label [B] (or [M B], M micro-batches); they "
+                "are " +
                 (forward_.outputs.empty() ? std::string("(no output)")
                                           : describeType(forward_.outputs[0])) +
                 " and " + describeType(*label));
