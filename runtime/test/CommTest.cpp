@@ -237,6 +237,64 @@ TEST(CommTest, CppWrapper) {
   }
 }
 
+// Pipeline stages hand values down the ranks and back: rank r receives
+// from r - 1, adds its own part and sends on to r + 1, then the same in
+// reverse. Two messages of different sizes keep their order, and a value
+// over MPI's eager limit (a rendezvous) arrives whole.
+TEST(CommTest, SendsDownTheRanksAndBack) {
+  CommHandle c;
+  const int rank = c.rank(), size = c.size();
+  for (size_t count : {size_t(1), size_t(300000)}) {
+    std::vector<float> value(count, 0.0f), tag(2, 0.0f);
+    if (rank > 0) {
+      expectOk(dlc_comm_recv(c.comm, value.data(), count, DLC_F32, rank - 1));
+      expectOk(dlc_comm_recv(c.comm, tag.data(), 2, DLC_F32, rank - 1));
+    }
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(value[i], rank * (rank - 1) / 2.0f + i % 7 * rank)
+          << "element " << i << " of " << count;
+    EXPECT_EQ(tag[0], rank > 0 ? rank - 1 : 0);
+    for (size_t i = 0; i < count; ++i)
+      value[i] += rank + i % 7;
+    tag = {static_cast<float>(rank), 1.0f};
+    if (rank + 1 < size) {
+      expectOk(dlc_comm_send(c.comm, value.data(), count, DLC_F32, rank + 1));
+      expectOk(dlc_comm_send(c.comm, tag.data(), 2, DLC_F32, rank + 1));
+      // And back: the last rank's sum reaches every rank.
+      expectOk(dlc_comm_recv(c.comm, value.data(), count, DLC_F32, rank + 1));
+    }
+    if (rank > 0)
+      expectOk(dlc_comm_send(c.comm, value.data(), count, DLC_F32, rank - 1));
+    const float last = size - 1;
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(value[i], last * (last + 1) / 2 + i % 7 * size)
+          << "element " << i << " of " << count << " on the way back";
+  }
+}
+
+// A peer that is no other rank fails the communicator (rank-local, as a
+// NULL buffer): the matching transfer on the peer would never come.
+TEST(CommTest, TransfersRejectBadPeers) {
+  for (int32_t peer : {-1, 0, 1 << 20}) {
+    CommHandle c;
+    if (peer == 0)
+      peer = c.rank();
+    float x = 0;
+    expectStatus(dlc_comm_send(c.comm, &x, 1, DLC_F32, peer),
+                 DLC_INVALID_ARGUMENT,
+                 "send: peer " + std::to_string(peer) +
+                     " is not another of the " + std::to_string(c.size()) +
+                     " ranks (this is rank " + std::to_string(c.rank()) + ")");
+    expectStatus(dlc_comm_recv(c.comm, &x, 1, DLC_F32, peer),
+                 DLC_FAILED_PRECONDITION, "recv");
+  }
+  CommHandle c;
+  float x = 0;
+  expectStatus(dlc_comm_recv(c.comm, &x, 1, static_cast<dlc_dtype_t>(99),
+                             (c.rank() + 1) % c.size()),
+               DLC_INVALID_ARGUMENT, "recv: unknown dtype 99");
+}
+
 TEST(CommTest, SplitsIntoGroups) {
   CommHandle c;
   // Two groups by parity, each ranked in reverse (by key -rank): rank r of
