@@ -123,10 +123,9 @@ private:
                                                 uint32_t waitStep);
   /// A step of `kind` on `body` at `location`, run by the ranks of stage
   /// `stepStage` (-1: every rank).
-  flatbuffers::Offset<fb::Step> makeStep(fb::StepKind kind,
-                                         flatbuffers::Offset<void> body,
-                                         flatbuffers::Offset<flatbuffers::String>
-                                             location) {
+  flatbuffers::Offset<fb::Step>
+  makeStep(fb::StepKind kind, flatbuffers::Offset<void> body,
+           flatbuffers::Offset<flatbuffers::String> location) {
     return fb::CreateStep(fbb, kind, body, location, stepStage);
   }
   /// A ZeRO-1 op's ShardStep.
@@ -352,7 +351,7 @@ FailureOr<flatbuffers::Offset<fb::Step>> Writer::matmulStep(PlanMatmulOp op,
       op.getLhsTransposed(), op.getRhsTransposed(), epilogue,
       biasRef ? &*biasRef : nullptr);
   return makeStep(fb::StepKind::MatmulStep, step.Union(),
-                        fbb.CreateString(describeLocation(op.getLoc())));
+                  fbb.CreateString(describeLocation(op.getLoc())));
 }
 
 FailureOr<flatbuffers::Offset<fb::Step>> Writer::convStep(PlanConvOp op,
@@ -384,7 +383,7 @@ FailureOr<flatbuffers::Offset<fb::Step>> Writer::convStep(PlanConvOp op,
       static_cast<int64_t>(op.getGroups()), channelsLast,
       convEngineOf(op.getEngine()));
   return makeStep(fb::StepKind::ConvStep, step.Union(),
-                        fbb.CreateString(describeLocation(op.getLoc())));
+                  fbb.CreateString(describeLocation(op.getLoc())));
 }
 
 FailureOr<flatbuffers::Offset<fb::Step>>
@@ -421,7 +420,7 @@ Writer::shardStep(Operation *op, const StepBuffers &buffers,
       fbb, kind, reduction, *element, static_cast<uint32_t>(bucket),
       static_cast<uint32_t>(ranks), &buffers.refs, &elements, waitStep);
   return makeStep(fb::StepKind::ShardStep, step.Union(),
-                        fbb.CreateString(describeLocation(op->getLoc())));
+                  fbb.CreateString(describeLocation(op->getLoc())));
 }
 
 FailureOr<flatbuffers::Offset<fb::Step>>
@@ -436,7 +435,7 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
     auto step = fb::CreateCopyStep(fbb, &buffers.refs[0], &buffers.refs[1],
                                    buffers.bytes[0]);
     return makeStep(fb::StepKind::CopyStep, step.Union(),
-                          fbb.CreateString(location));
+                    fbb.CreateString(location));
   }
   if (auto reduce = dyn_cast<PlanAllReduceOp>(op)) {
     FailureOr<fb::ElementType> element =
@@ -454,7 +453,7 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
         *element, static_cast<uint32_t>(reduce.getBucket()), &buffers.refs,
         &elements, waitStep, reduce.getTensor());
     return makeStep(fb::StepKind::AllReduceStep, step.Union(),
-                          fbb.CreateString(location));
+                    fbb.CreateString(location));
   }
   if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op))
     return shardStep(op, buffers, waitStep);
@@ -475,7 +474,7 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
       &buffers.bytes, buffers.outputs,
       static_cast<uint32_t>(launch.getThreads()));
   return makeStep(fb::StepKind::KernelStep, step.Union(),
-                        fbb.CreateString(launchLocation(launch)));
+                  fbb.CreateString(launchLocation(launch)));
 }
 
 FailureOr<flatbuffers::Offset<fb::Function>>
@@ -607,9 +606,8 @@ Writer::addFunction(func::FuncOp func) {
   }
   std::vector<flatbuffers::Offset<fb::Step>> steps;
   for (auto &[op, buffers] : planned) {
-    stepStage = placement && !isa<PpTransferOp>(op)
-                    ? stageOf(placement->runs(op))
-                    : -1;
+    stepStage =
+        placement && !isa<PpTransferOp>(op) ? stageOf(placement->runs(op)) : -1;
     auto wait = waits.find(op);
     FailureOr<flatbuffers::Offset<fb::Step>> written =
         step(op, plan, buffers,

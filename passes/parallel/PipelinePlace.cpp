@@ -24,12 +24,12 @@ using Stages = StagePlacement::Stages;
 
 /// Whether any op of `func` has a stage or is a transfer.
 bool isStaged(func::FuncOp func) {
-  return func.walk([](Operation *op) {
-               return isa<PpTransferOp>(op) ||
-                              op->hasAttr(roles::kPipelineStageAttr)
-                          ? WalkResult::interrupt()
-                          : WalkResult::advance();
-             })
+  return func
+      .walk([](Operation *op) {
+        return isa<PpTransferOp>(op) || op->hasAttr(roles::kPipelineStageAttr)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
       .wasInterrupted();
 }
 
@@ -68,8 +68,8 @@ bool refreshSharedGlobals(func::FuncOp func, const StagePlacement &placement) {
       const int64_t owner = StagePlacement::first(held);
       for (int64_t stage = 0; stage < StagePlacement::kMaxStages; ++stage)
         if (missing & (Stages(1) << stage))
-          value = PpTransferOp::create(builder, ret->getLoc(), value, owner,
-                                       stage);
+          value =
+              PpTransferOp::create(builder, ret->getLoc(), value, owner, stage);
       ret->setOperand(index, value);
       changed = true;
       break;
@@ -104,8 +104,7 @@ void writeStages(func::FuncOp func, const StagePlacement &placement) {
   }
 }
 
-class PipelinePlacePass
-    : public impl::DLCPipelinePlaceBase<PipelinePlacePass> {
+class PipelinePlacePass : public impl::DLCPipelinePlaceBase<PipelinePlacePass> {
 public:
   void runOnOperation() override {
     ModuleOp module = getOperation();

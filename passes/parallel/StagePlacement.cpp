@@ -35,8 +35,7 @@ std::optional<int64_t> ownStage(Operation *op) {
 } // namespace
 
 int64_t StagePlacement::stagesOf(ModuleOp module) {
-  auto stages =
-      module->getAttrOfType<IntegerAttr>(roles::kPipelineStagesAttr);
+  auto stages = module->getAttrOfType<IntegerAttr>(roles::kPipelineStagesAttr);
   return stages ? stages.getInt() : 1;
 }
 
@@ -56,11 +55,10 @@ StagePlacement::Stages StagePlacement::holds(Value value) const {
 FailureOr<StagePlacement> StagePlacement::compute(func::FuncOp func,
                                                   int64_t stages) {
   if (stages < 2 || stages > kMaxStages)
-    return func.emitOpError() << "is in a module of " << stages
-                              << " pipeline stages; placement takes 2 to "
-                              << kMaxStages;
-  StagePlacement placement(stages == kMaxStages ? ~Stages(0)
-                                                : bit(stages) - 1);
+    return func.emitOpError()
+           << "is in a module of " << stages
+           << " pipeline stages; placement takes 2 to " << kMaxStages;
+  StagePlacement placement(stages == kMaxStages ? ~Stages(0) : bit(stages) - 1);
   Block &body = func.getBody().front();
 
   // Backward: the stages that read each value.

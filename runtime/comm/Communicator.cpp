@@ -275,10 +275,9 @@ static dlc_status_t checkTransfer(const char *transfer, const void *data,
   DLC_RETURN_IF_ERROR(checkCount(transfer, count, maxCount));
   if (peer < 0 || peer >= size || peer == rank)
     return makeStatus(DLC_INVALID_ARGUMENT,
-                      std::string(transfer) + ": peer " +
-                          std::to_string(peer) + " is not another of the " +
-                          std::to_string(size) + " ranks (this is rank " +
-                          std::to_string(rank) + ")");
+                      std::string(transfer) + ": peer " + std::to_string(peer) +
+                          " is not another of the " + std::to_string(size) +
+                          " ranks (this is rank " + std::to_string(rank) + ")");
   return checkPointer(transfer, "data", data, count);
 }
 

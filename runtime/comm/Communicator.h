@@ -151,8 +151,8 @@ protected:
   virtual dlc_status_t doBarrier() = 0;
   /// The transfers on checked arguments; a communicator without them (one
   /// of a single rank never gets this far) is DLC_UNIMPLEMENTED.
-  virtual dlc_status_t doSend(const void *data, size_t count,
-                              dlc_dtype_t dtype, int peer);
+  virtual dlc_status_t doSend(const void *data, size_t count, dlc_dtype_t dtype,
+                              int peer);
   virtual dlc_status_t doRecv(void *data, size_t count, dlc_dtype_t dtype,
                               int peer);
   /// The split of every rank into groups, once split() found that this

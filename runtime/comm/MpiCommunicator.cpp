@@ -676,10 +676,10 @@ dlc_status_t MpiCommunicator::doSend(const void *data, size_t count,
   std::string what =
       describe("send", count, dtype) + " to rank " + std::to_string(peer);
   MPI_Request request;
-  DLC_RETURN_IF_ERROR(mpiStatus(MPI_Isend(data, static_cast<int>(count),
-                                          bitsType(dtype), peer, kTransferTag,
-                                          comm_, &request),
-                                what));
+  DLC_RETURN_IF_ERROR(
+      mpiStatus(MPI_Isend(data, static_cast<int>(count), bitsType(dtype), peer,
+                          kTransferTag, comm_, &request),
+                what));
   return wait(&request, 1, what);
 }
 
@@ -688,10 +688,10 @@ dlc_status_t MpiCommunicator::doRecv(void *data, size_t count,
   std::string what =
       describe("recv", count, dtype) + " from rank " + std::to_string(peer);
   MPI_Request request;
-  DLC_RETURN_IF_ERROR(mpiStatus(MPI_Irecv(data, static_cast<int>(count),
-                                          bitsType(dtype), peer, kTransferTag,
-                                          comm_, &request),
-                                what));
+  DLC_RETURN_IF_ERROR(
+      mpiStatus(MPI_Irecv(data, static_cast<int>(count), bitsType(dtype), peer,
+                          kTransferTag, comm_, &request),
+                what));
   return wait(&request, 1, what);
 }
 

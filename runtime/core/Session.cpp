@@ -195,9 +195,9 @@ dlc_status_t Session::setCommunicator(Communicator *comm) {
             (tensorRanks > 1 ? " of " + std::to_string(tensorRanks) +
                                    " tensor-parallel ranks each"
                              : std::string()) +
-            (stages > 1 ? " in each of " + std::to_string(stages) +
-                              " pipeline stages"
-                        : std::string()) +
+            (stages > 1
+                 ? " in each of " + std::to_string(stages) + " pipeline stages"
+                 : std::string()) +
             ", but the communicator has " + std::to_string(comm->size()) +
             (tensorRanks > 1 ? " (mpirun -np must be dlc-compile's --dp N "
                                "times its --tp N)"
@@ -270,9 +270,8 @@ dlc_status_t Session::gatherStages() {
       DLC_RETURN_IF_ERROR(readGlobal(g, value.data()));
     DLC_RETURN_IF_ERROR(prefixStatus(
         stageCommunicator_->broadcast(value.data(), bytes, DLC_U8, owner[g]),
-        module_->name() + ": gathering global '" +
-            module_->globals()[g].name + "' from pipeline stage " +
-            std::to_string(owner[g])));
+        module_->name() + ": gathering global '" + module_->globals()[g].name +
+            "' from pipeline stage " + std::to_string(owner[g])));
     if (stage_ != owner[g])
       DLC_RETURN_IF_ERROR(writeGlobal(g, value.data()));
   }
@@ -286,11 +285,11 @@ dlc_status_t Session::shareStageOutputs(const FunctionInfo &f,
     const ValueInfo &r = f.results[f.outputs[o]];
     if (r.stage < 0)
       continue;
-    DLC_RETURN_IF_ERROR(prefixStatus(
-        stageCommunicator_->broadcast(outputs[o].data, r.type.byteSize, DLC_U8,
-                                      r.stage),
-        f.name + ": output '" + r.name + "' from pipeline stage " +
-            std::to_string(r.stage)));
+    DLC_RETURN_IF_ERROR(
+        prefixStatus(stageCommunicator_->broadcast(
+                         outputs[o].data, r.type.byteSize, DLC_U8, r.stage),
+                     f.name + ": output '" + r.name + "' from pipeline stage " +
+                         std::to_string(r.stage)));
   }
   return nullptr;
 }

@@ -129,11 +129,11 @@ dlc_status_t CpuSession::execute(size_t index, const dlc_tensor_t *inputs,
       resultBases_[r] = globals_[g][1 - current(g)].data();
 
   LibraryThreads threads(device_->numThreads());
-  dlc_status_t status = executors_[index]->run(
-      argumentBases_.data(), resultBases_.data(), scratch_.data(), stream_,
-      profiling(),
-      {communicator(), tensorCommunicator(), stageCommunicator(),
-       pipelineStage()});
+  dlc_status_t status =
+      executors_[index]->run(argumentBases_.data(), resultBases_.data(),
+                             scratch_.data(), stream_, profiling(),
+                             {communicator(), tensorCommunicator(),
+                              stageCommunicator(), pipelineStage()});
   lastWaitSeconds_ = executors_[index]->lastWaitSeconds();
   return status;
 }

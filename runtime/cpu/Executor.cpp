@@ -397,8 +397,8 @@ dlc_status_t FunctionExecutor::runSteps(std::byte *const *arguments,
       case fb::StepKind::AllReduceStep:
         // Session::call refuses a function with collectives without a
         // communicator; a tensor-parallel module's session has both.
-        issueAllReduce(s, step.amongTensorRanks ? *comms.tensor
-                                                : *comms.replicas);
+        issueAllReduce(s,
+                       step.amongTensorRanks ? *comms.tensor : *comms.replicas);
         break;
       case fb::StepKind::ShardStep:
         if (step.shardKind == fb::ShardKind::RankShard)

@@ -409,8 +409,7 @@ private:
         stage < static_cast<int64_t>(m_.root_->pipeline_stages()) &&
         (stage == -1 || m_.root_->pipeline_stages() > 1))
       return true;
-    return fail(what + " stage " + std::to_string(stage) +
-                " of a module of " +
+    return fail(what + " stage " + std::to_string(stage) + " of a module of " +
                 std::to_string(m_.root_->pipeline_stages()) +
                 " pipeline stage(s)");
   }
@@ -436,8 +435,11 @@ private:
     case fb::StepKind::ShardStep:
       return checkShardStep(f, *step.step_as_ShardStep(), index);
     case fb::StepKind::TransferStep:
-      return step.stage() == -1 &&
-             checkTransferStep(f, *step.step_as_TransferStep());
+      if (step.stage() != -1)
+        return fail("is a transfer, which its two stages run, but names "
+                    "stage " +
+                    std::to_string(step.stage()));
+      return checkTransferStep(f, *step.step_as_TransferStep());
     default:
       return fail("has unknown step kind " +
                   std::to_string(static_cast<int>(step.step_type())));

@@ -76,6 +76,11 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
     body = fb::CreateCopyStep(b, &src, &dst, s.bytes).Union();
     break;
   }
+  case fb::StepKind::TransferStep: {
+    fb::BufferRef src = ref(s.source), dst = ref(s.destination);
+    body = fb::CreateTransferStep(b, s.from, s.to, &src, &dst, s.bytes).Union();
+    break;
+  }
   case fb::StepKind::AllReduceStep:
   case fb::StepKind::ShardStep: {
     std::vector<fb::BufferRef> refs;
@@ -98,7 +103,8 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
     break;
   }
   return fb::CreateStep(b, s.kind, body,
-                        s.location.empty() ? 0 : b.CreateString(s.location));
+                        s.location.empty() ? 0 : b.CreateString(s.location),
+                        s.stage);
 }
 
 } // namespace
@@ -160,6 +166,18 @@ void FunctionBuilder::conv(const ConvSpec &spec, const std::string &location) {
   s.kind = fb::StepKind::ConvStep;
   s.location = location;
   s.conv = spec;
+  steps_.push_back(std::move(s));
+}
+
+void FunctionBuilder::transfer(uint32_t from, uint32_t to, Ref source,
+                               Ref destination, uint64_t bytes) {
+  StepSpec s;
+  s.kind = fb::StepKind::TransferStep;
+  s.from = from;
+  s.to = to;
+  s.source = source;
+  s.destination = destination;
+  s.bytes = bytes;
   steps_.push_back(std::move(s));
 }
 
@@ -264,7 +282,7 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
     for (const Value &v : f.results_)
       results.push_back(
           fb::CreateResult(b, b.CreateString(v.name), b.CreateString(v.role),
-                           tensorType(b, v.dtype, v.shape), v.global));
+                           tensorType(b, v.dtype, v.shape), v.global, v.stage));
     std::vector<Offset<fb::Step>> steps;
     for (const StepSpec &s : f.steps_)
       steps.push_back(step(b, s));
@@ -283,7 +301,7 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
       /*cuda_binaries=*/0, ptx_.empty() ? 0 : b.CreateString(ptx_),
       b.CreateString(""), onnx, /*parameters_embedded=*/true,
       /*cuda_allow_tf32=*/false, /*cuda_allow_nondeterministic=*/false, ranks_,
-      tensorRanks_);
+      tensorRanks_, stages_);
   fb::FinishModuleBuffer(b, module);
   return std::vector<uint8_t>(b.GetBufferPointer(),
                               b.GetBufferPointer() + b.GetSize());

@@ -45,6 +45,8 @@ struct Value {
   int32_t global = -1;
   /// Arguments only: a class-index label's number of classes.
   int64_t numClasses = 0;
+  /// Results only: the pipeline stage holding it, or -1.
+  int32_t stage = -1;
 };
 
 struct MatmulSpec {
@@ -73,6 +75,8 @@ struct ConvSpec {
 struct StepSpec {
   fb::StepKind kind = fb::StepKind::NONE;
   std::string location;
+  /// The pipeline stage that runs it, or -1.
+  int32_t stage = -1;
   // KernelStep: buffer sizes default to the whole argument or result a
   // buffer refers to (4 bytes for the arena); the last `outputs` buffers
   // are written.
@@ -84,9 +88,10 @@ struct StepSpec {
   uint32_t threadsPerIteration = 1;
   MatmulSpec matmul;
   ConvSpec conv;
-  // CopyStep
+  // CopyStep and TransferStep (from stage `from` to stage `to`)
   Ref source, destination;
   uint64_t bytes = 0;
+  uint32_t from = 0, to = 0;
   // AllReduceStep and ShardStep: `buffers` holds the inputs, then the
   // outputs; `elements` each value's whole element count.
   fb::ShardKind shardKind = fb::ShardKind::RankShard;
@@ -116,6 +121,10 @@ public:
   void conv(const ConvSpec &spec, const std::string &location = "");
   void copy(Ref source, Ref destination, uint64_t bytes,
             const std::string &location = "");
+  /// A TransferStep of `bytes` from stage `from`'s `source` to stage `to`'s
+  /// `destination`.
+  void transfer(uint32_t from, uint32_t to, Ref source, Ref destination,
+                uint64_t bytes);
   /// An AllReduceStep of float32 values of `elements` each, from `inputs`
   /// into `outputs`, complete before step `waitStep`.
   void allReduce(std::vector<Ref> inputs, std::vector<Ref> outputs,
@@ -171,6 +180,7 @@ public:
   void target(std::string t) { target_ = std::move(t); }
   void dataParallelRanks(uint32_t ranks) { ranks_ = ranks; }
   void tensorParallelRanks(uint32_t ranks) { tensorRanks_ = ranks; }
+  void pipelineStages(uint32_t stages) { stages_ = stages; }
   void fingerprint(std::string f) { fingerprint_ = std::move(f); }
   void formatVersion(uint32_t v) { version_ = v; }
   void onnxModel(std::vector<uint8_t> bytes) { onnx_ = std::move(bytes); }
@@ -199,7 +209,7 @@ private:
   std::vector<FunctionBuilder> functions_;
   std::vector<uint8_t> so_, onnx_;
   std::string ptx_;
-  uint32_t ranks_ = 1, tensorRanks_ = 1;
+  uint32_t ranks_ = 1, tensorRanks_ = 1, stages_ = 1;
   std::string target_ = "cpu", fingerprint_ = "test-fingerprint",
               modelName_ = "test.onnx";
   uint32_t version_ = kModuleFormatVersion;

@@ -605,6 +605,68 @@ TEST(ModuleLoad, TensorParallelSlicesAreChecked) {
   }
 }
 
+TEST(ModuleLoad, PipelineStagesAreChecked) {
+  // Stage 0 computes r and sends it to stage 1.
+  auto staged = [](uint32_t stages) {
+    ModuleBuilder m;
+    m.pipelineStages(stages);
+    FunctionBuilder &f = m.function("step");
+    uint32_t x = f.argument("x", "input", DType::F32, {4});
+    uint32_t r = f.result("r", "output", DType::F32, {4});
+    f.results()[r].stage = 1;
+    f.arenaSize(16);
+    f.copy(argument(x), arena(0), 16);
+    f.steps().back().stage = 0;
+    f.transfer(0, 1, arena(0), result(r), 16);
+    return m;
+  };
+  ModulePtr module(nullptr, &dlc_module_release);
+  ASSERT_TRUE(loadModule(staged(2).finish(), module).ok());
+  EXPECT_EQ(dlc_module_pipeline_stages(module.get()), 2);
+  EXPECT_EQ(dlc_module_pipeline_stages(nullptr), 0);
+  expectInvalid(staged(1), "function 0 ('step'): result 0 is held by stage 1 "
+                           "of a module of 1 pipeline stage(s)");
+  {
+    ModuleBuilder m = staged(2);
+    m.function("step").steps()[0].stage = 2;
+    expectInvalid(m, "step 0: runs on stage 2 of a module of 2 pipeline "
+                     "stage(s)");
+  }
+  {
+    ModuleBuilder m = staged(2);
+    m.function("step").steps()[1].to = 0;
+    expectInvalid(m, "step 1: transfers from stage 0 to stage 0 in a module "
+                     "of 2 pipeline stage(s)");
+  }
+  {
+    ModuleBuilder m = staged(2);
+    m.function("step").steps()[1].stage = 1;
+    expectInvalid(m, "step 1: is a transfer, which its two stages run, but "
+                     "names stage 1");
+  }
+  {
+    ModuleBuilder m = staged(2);
+    m.function("step").steps()[1].destination = argument(0);
+    expectInvalid(m, "step 1: transfer destination");
+  }
+  {
+    ModuleBuilder m = staged(2);
+    m.target("cuda");
+    expectInvalid(m, "is cut into pipeline stages, which run on CPU ranks "
+                     "only so far, but targets 'cuda'");
+  }
+  {
+    ModuleBuilder m = staged(2);
+    m.tensorParallelRanks(2);
+    expectInvalid(m, "is cut into pipeline stages and split over tensor "
+                     "ranks, which no runtime runs together yet");
+  }
+  {
+    ModuleBuilder m = staged(65);
+    expectInvalid(m, "is cut into 65 pipeline stages (expected 1 to 64");
+  }
+}
+
 TEST(ModuleLoad, KernelReferencesAreChecked) {
   ModuleBuilder m;
   uint32_t k = m.kernel("test_add_f32");

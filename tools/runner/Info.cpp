@@ -20,7 +20,8 @@ std::string describeModule(const LoadedModule &loaded) {
             " in all), each holding a slice of the split layers\n";
   if (int32_t stages = module.pipelineStages(); stages > 1)
     text += "pipeline parallel: " + std::to_string(stages) +
-            " stages per replica (mpirun -np " + std::to_string(module.ranks()) +
+            " stages per replica (mpirun -np " +
+            std::to_string(module.ranks()) +
             " in all), each running its stage's layers on micro-batches in "
             "1F1B order\n";
   if (!loaded.trainingOptions.empty())

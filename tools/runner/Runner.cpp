@@ -144,8 +144,7 @@ void openJobComm(const LoadedModule &loaded, const Options &options,
   if (comm->size() == ranks)
     return;
   const int32_t stages = loaded.module.pipelineStages();
-  std::string compiled =
-      "--dp " + std::to_string(ranks / tensorRanks / stages);
+  std::string compiled = "--dp " + std::to_string(ranks / tensorRanks / stages);
   if (tensorRanks > 1)
     compiled += " --tp " + std::to_string(tensorRanks);
   if (stages > 1)

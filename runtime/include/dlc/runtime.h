@@ -229,8 +229,9 @@ dlc_status_t dlc_session_set_profiling(dlc_session_t *session,
                                        int32_t enabled);
 /** The seconds the last call waited, idle, for its collectives to finish
  * (a partitioned module's all-reduces, a pipeline stage's transfers; 0
- * without them); the rest of the call was busy. DLC_UNAVAILABLE where the device does not measure it
- * (CUDA, whose collectives run on a stream of their own). */
+ * without them); the rest of the call was busy. DLC_UNAVAILABLE where the
+ * device does not measure it (CUDA, whose collectives run on a stream of their
+ * own). */
 dlc_status_t dlc_session_collective_wait(const dlc_session_t *session,
                                          double *seconds);
 /** A module cut into pipeline stages: each stage's ranks update only the
