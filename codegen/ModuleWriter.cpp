@@ -461,7 +461,7 @@ Writer::step(Operation *op, PlanBuffers &plan, const StepBuffers &buffers,
     auto step = fb::CreateTransferStep(
         fbb, static_cast<uint32_t>(transfer.getFrom()),
         static_cast<uint32_t>(transfer.getTo()), &buffers.refs[0],
-        &buffers.refs[1], buffers.bytes[0]);
+        &buffers.refs[1], buffers.bytes[0], waitStep);
     return makeStep(fb::StepKind::TransferStep, step.Union(),
                     fbb.CreateString(location));
   }
@@ -600,7 +600,7 @@ Writer::addFunction(func::FuncOp func) {
     for (Value operand : op->getOperands())
       if (auto it = reducedBy.find(operand); it != reducedBy.end())
         waits.try_emplace(it->second, static_cast<uint32_t>(index));
-    if (isa<PlanAllReduceOp, ReduceScatterOp, AllGatherOp>(op))
+    if (isa<PlanAllReduceOp, ReduceScatterOp, AllGatherOp, PpTransferOp>(op))
       for (Value result : op->getResults())
         markReduced(result, op);
   }

@@ -143,6 +143,34 @@ FailureOr<StagePlacement> StagePlacement::compute(func::FuncOp func,
     for (Value result : op.getResults())
       placement.holds_[result] = runs;
   }
+
+  // An op no stage demanded that every stage could run (it reads arguments
+  // only: a weight decay's product feeding one stage's update) goes where
+  // its users run, last to first, so that chains of them follow their
+  // stage too.
+  for (Operation &op : llvm::reverse(body)) {
+    if (op.hasTrait<OpTrait::ReturnLike>() ||
+        op.hasTrait<OpTrait::ConstantLike>() || isa<PpTransferOp>(op) ||
+        ownStage(&op) || demanded.lookup(&op) ||
+        placement.runs_[&op] != placement.all_)
+      continue;
+    Stages users = 0;
+    bool returned = false;
+    for (Value result : op.getResults())
+      for (Operation *user : result.getUsers()) {
+        if (user->hasTrait<OpTrait::ReturnLike>())
+          returned = true;
+        else if (auto transfer = dyn_cast<PpTransferOp>(user))
+          users |= bit(transfer.getFrom());
+        else
+          users |= placement.runs(user);
+      }
+    if (returned || !llvm::has_single_bit(users))
+      continue;
+    placement.runs_[&op] = users;
+    for (Value result : op.getResults())
+      placement.holds_[result] = users;
+  }
   return placement;
 }
 

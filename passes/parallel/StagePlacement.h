@@ -15,7 +15,8 @@
 // An op without a stage runs on the one stage that reads its results, or
 // on every stage when several do (then every stage must hold its operands),
 // or, when no stage reads them (a result without a stage, such as an
-// updated parameter), where its operands are held. A value used where it
+// updated parameter), where its operands are held, narrowed to the stage
+// of its users when they all run on one. A value used where it
 // is not held (a value crossing stages without a transfer) is an error on
 // the op that uses it. dlc-pipeline-place, dlc-lower-to-plan and the module
 // writer share it, so that the IR's stages and the plan's agree.

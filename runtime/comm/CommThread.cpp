@@ -38,10 +38,31 @@ CommThread::Done CommThread::wait(uint64_t ticket) {
   return done;
 }
 
+void CommThread::setProgress(std::function<bool()> progress) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    progress_ = std::move(progress);
+    progressing_ = true;
+  }
+  queued_.notify_one();
+}
+
 void CommThread::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    queued_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    auto ready = [&] { return stopping_ || !jobs_.empty(); };
+    queued_.wait(lock, [&] { return ready() || progressing_; });
+    if (!ready()) {
+      // Transfers in flight, no job: move them along, then wait a little.
+      std::function<bool()> progress = progress_;
+      lock.unlock();
+      bool more = progress();
+      lock.lock();
+      progressing_ = more;
+      if (progressing_)
+        queued_.wait_for(lock, kProgressInterval, ready);
+      continue;
+    }
     if (jobs_.empty())
       return;
     auto [ticket, job] = std::move(jobs_.front());

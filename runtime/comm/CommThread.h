@@ -49,6 +49,15 @@ public:
   /// Blocks until job `ticket` has run; each ticket is waited for once.
   Done wait(uint64_t ticket);
 
+  /// Between jobs, while `progress` returns true (transfers still in
+  /// flight), the thread calls it every kProgressInterval instead of
+  /// sleeping until the next job: Open MPI moves a started send's data only
+  /// inside MPI calls of the sending rank (it has no progress thread by
+  /// default), so a send left alone while the rank computes would reach its
+  /// receiver only at the rank's next transfer.
+  void setProgress(std::function<bool()> progress);
+  static constexpr std::chrono::microseconds kProgressInterval{50};
+
 private:
   void loop();
 
@@ -59,6 +68,8 @@ private:
   std::map<uint64_t, Done> done_;
   uint64_t next_ = 0;
   bool stopping_ = false;
+  std::function<bool()> progress_;
+  bool progressing_ = false;
   std::thread thread_;
 };
 

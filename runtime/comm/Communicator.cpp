@@ -291,6 +291,36 @@ dlc_status_t Communicator::send(const void *data, size_t count,
   return run("send", [&] { return doSend(data, count, dtype, peer); });
 }
 
+dlc_status_t Communicator::startSend(const void *data, size_t count,
+                                     dlc_dtype_t dtype, int peer) {
+  DLC_RETURN_IF_ERROR(checkUsable("send"));
+  DLC_RETURN_IF_ERROR(fail(checkTransfer("send", data, count, dtype, peer,
+                                         rank_, size_, maxCount())));
+  if (count == 0)
+    return nullptr;
+  return run("send", [&] { return doStartSend(data, count, dtype, peer); });
+}
+
+dlc_status_t Communicator::startRecv(void *data, size_t count,
+                                     dlc_dtype_t dtype, int peer,
+                                     uint64_t &id) {
+  DLC_RETURN_IF_ERROR(checkUsable("recv"));
+  DLC_RETURN_IF_ERROR(fail(checkTransfer("recv", data, count, dtype, peer,
+                                         rank_, size_, maxCount())));
+  return run("recv",
+             [&] { return doStartRecv(data, count, dtype, peer, id); });
+}
+
+dlc_status_t Communicator::waitRecv(uint64_t id) {
+  DLC_RETURN_IF_ERROR(checkUsable("recv"));
+  return run("recv", [&] { return doWaitRecv(id); });
+}
+
+dlc_status_t Communicator::waitSends() {
+  DLC_RETURN_IF_ERROR(checkUsable("send"));
+  return run("send", [&] { return doWaitSends(); });
+}
+
 dlc_status_t Communicator::recv(void *data, size_t count, dlc_dtype_t dtype,
                                 int peer) {
   DLC_RETURN_IF_ERROR(checkUsable("recv"));

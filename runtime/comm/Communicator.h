@@ -117,6 +117,25 @@ public:
   dlc_status_t send(const void *data, size_t count, dlc_dtype_t dtype,
                     int peer);
   dlc_status_t recv(void *data, size_t count, dlc_dtype_t dtype, int peer);
+  /// send() without waiting: `data` must stay as it is until waitSends()
+  /// returns, which waits for every send started since the last. A rank
+  /// that only blocks in recv() and collectives, never in its sends, cannot
+  /// be left waiting for a peer that is itself blocked sending to it (a
+  /// large send completes only once its receive is posted): pipeline
+  /// stages send each other activations and gradients both ways.
+  dlc_status_t startSend(const void *data, size_t count, dlc_dtype_t dtype,
+                         int peer);
+  dlc_status_t waitSends();
+  /// recv() without waiting: `data` is this receive's until waitRecv(`id`)
+  /// returns; `id` names it. Receives are waited for in the order they
+  /// were started.
+  dlc_status_t startRecv(void *data, size_t count, dlc_dtype_t dtype,
+                         int peer, uint64_t &id);
+  dlc_status_t waitRecv(uint64_t id);
+  /// Moves the started sends and receives along without waiting (on the
+  /// thread that calls the communicator); false once none is left in
+  /// flight.
+  virtual bool progressTransfers() { return false; }
   /// Splits the ranks into groups, as MPI_Comm_split: every rank calls it,
   /// and the ranks passing one `color` (0 or more) form the communicator
   /// `out`, ranked by `key`, ties by rank(). `out` has this communicator's
@@ -155,6 +174,18 @@ protected:
                               int peer);
   virtual dlc_status_t doRecv(void *data, size_t count, dlc_dtype_t dtype,
                               int peer);
+  /// By default a started send completes at once (doSend).
+  virtual dlc_status_t doStartSend(const void *data, size_t count,
+                                   dlc_dtype_t dtype, int peer) {
+    return doSend(data, count, dtype, peer);
+  }
+  virtual dlc_status_t doWaitSends() { return nullptr; }
+  /// By default a started receive completes at once (doRecv).
+  virtual dlc_status_t doStartRecv(void *data, size_t count, dlc_dtype_t dtype,
+                                   int peer, uint64_t &) {
+    return doRecv(data, count, dtype, peer);
+  }
+  virtual dlc_status_t doWaitRecv(uint64_t) { return nullptr; }
   /// The split of every rank into groups, once split() found that this
   /// rank's group (of `color`, ordered by `key`) has `size` ranks and
   /// ranks it `rank`.

@@ -54,6 +54,7 @@
 #include <climits>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -358,6 +359,32 @@ protected:
                       int peer) override;
   dlc_status_t doRecv(void *data, size_t count, dlc_dtype_t dtype,
                       int peer) override;
+  dlc_status_t doStartSend(const void *data, size_t count, dlc_dtype_t dtype,
+                           int peer) override;
+  dlc_status_t doWaitSends() override;
+  dlc_status_t doStartRecv(void *data, size_t count, dlc_dtype_t dtype,
+                           int peer, uint64_t &id) override;
+  dlc_status_t doWaitRecv(uint64_t id) override;
+
+public:
+  bool progressTransfers() override {
+    // A failure stays in the requests, for waitSends() and waitRecv() to
+    // report.
+    int done = 0;
+    if (!sends_.empty() &&
+        MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &done,
+                    MPI_STATUSES_IGNORE) == MPI_SUCCESS &&
+        done)
+      sends_.clear();
+    bool pending = !sends_.empty();
+    for (auto &[id, recv] : recvs_)
+      if (recv.first != MPI_REQUEST_NULL &&
+          MPI_Test(&recv.first, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+        pending |= !done;
+    return pending;
+  }
+
+protected:
   dlc_status_t doSplit(int color, int key, int rank, int size,
                        std::unique_ptr<Communicator> &out) override;
   [[noreturn]] void abort(int code) override {
@@ -417,6 +444,11 @@ private:
   /// Per-rank counts and offsets as MPI takes them; members, as MPI may
   /// read them until the collective completes.
   std::vector<int> countsInt_, offsets_;
+  /// The sends startSend() started that waitSends() has not waited for.
+  std::vector<MPI_Request> sends_;
+  /// The receives startRecv() started, by id, and what each describes.
+  std::map<uint64_t, std::pair<MPI_Request, std::string>> recvs_;
+  uint64_t nextRecv_ = 0;
   /// Whether a collective's requests may still be pending (after a failed
   /// wait): then the handles and buffers MPI may still use are never freed
   /// and MPI is not finalized. A communicator failed by a rank-local
@@ -681,6 +713,54 @@ dlc_status_t MpiCommunicator::doSend(const void *data, size_t count,
                           kTransferTag, comm_, &request),
                 what));
   return wait(&request, 1, what);
+}
+
+dlc_status_t MpiCommunicator::doStartSend(const void *data, size_t count,
+                                          dlc_dtype_t dtype, int peer) {
+  MPI_Request request;
+  DLC_RETURN_IF_ERROR(mpiStatus(
+      MPI_Isend(data, static_cast<int>(count), bitsType(dtype), peer,
+                kTransferTag, comm_, &request),
+      describe("send", count, dtype) + " to rank " + std::to_string(peer)));
+  sends_.push_back(request);
+  return nullptr;
+}
+
+dlc_status_t MpiCommunicator::doStartRecv(void *data, size_t count,
+                                          dlc_dtype_t dtype, int peer,
+                                          uint64_t &id) {
+  std::string what =
+      describe("recv", count, dtype) + " from rank " + std::to_string(peer);
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (count)
+    DLC_RETURN_IF_ERROR(mpiStatus(MPI_Irecv(data, static_cast<int>(count),
+                                            bitsType(dtype), peer,
+                                            kTransferTag, comm_, &request),
+                                  what));
+  id = nextRecv_++;
+  recvs_.emplace(id, std::make_pair(request, std::move(what)));
+  return nullptr;
+}
+
+dlc_status_t MpiCommunicator::doWaitRecv(uint64_t id) {
+  auto it = recvs_.find(id);
+  if (it == recvs_.end())
+    return makeStatus(DLC_INVALID_ARGUMENT,
+                      "recv: no receive " + std::to_string(id) +
+                          " is in flight");
+  DLC_RETURN_IF_ERROR(wait(&it->second.first, 1, it->second.second));
+  recvs_.erase(it);
+  return nullptr;
+}
+
+dlc_status_t MpiCommunicator::doWaitSends() {
+  if (sends_.empty())
+    return nullptr;
+  DLC_RETURN_IF_ERROR(wait(sends_.data(), static_cast<int>(sends_.size()),
+                           std::to_string(sends_.size()) +
+                               " sends to other ranks"));
+  sends_.clear();
+  return nullptr;
 }
 
 dlc_status_t MpiCommunicator::doRecv(void *data, size_t count,

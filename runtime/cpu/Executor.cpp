@@ -70,6 +70,7 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
           step.bytes = t.bytes();
           step.from = static_cast<int>(t.from());
           step.to = static_cast<int>(t.to());
+          step.waitStep = t.wait_step();
           if (!e->commThread_)
             e->commThread_ = std::make_unique<CommThread>();
           return nullptr;
@@ -130,11 +131,12 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
           return makeStatus(DLC_INTERNAL, "unknown step kind");
         }
       }));
-  // Room for every all-reduce in flight at once, so that issuing one never
-  // allocates after its collective is queued.
+  // Room for every collective and send in flight at once, so that issuing
+  // one never allocates after its job is queued.
   e->inFlight_.reserve(
       std::count_if(e->steps_.begin(), e->steps_.end(), [](const Step &step) {
         return step.kind == fb::StepKind::AllReduceStep ||
+               step.kind == fb::StepKind::TransferStep ||
                (step.kind == fb::StepKind::ShardStep &&
                 step.shardKind != fb::ShardKind::RankShard);
       }));
@@ -273,6 +275,15 @@ void FunctionExecutor::copyRankShards(size_t s, int rank) {
 dlc_status_t FunctionExecutor::waitAllReduce(size_t s, bool profiling) {
   auto start = std::chrono::steady_clock::now();
   CommThread::Done done = commThread_->wait(steps_[s].ticket);
+  // A receive started by its job completes now.
+  if (Step &step = steps_[s]; step.receiving && !done.status) {
+    step.receiving = false;
+    Communicator &stages = *step.receivedFrom;
+    double started = done.seconds;
+    done = commThread_->wait(commThread_->enqueue(
+        [&stages, &step] { return stages.waitRecv(step.receive); }));
+    done.seconds += started;
+  }
   std::chrono::duration<double> blocked =
       std::chrono::steady_clock::now() - start;
   lastWaitSeconds_ += blocked.count();
@@ -293,30 +304,40 @@ dlc_status_t FunctionExecutor::transfer(size_t s, const Comms &comms,
   // is an argument or a constant.
   if (comms.stage != step.to && source != destination)
     std::memmove(destination, source, step.bytes);
-  if (comms.stage != step.from && comms.stage != step.to)
-    return nullptr;
-  // On the communication thread, behind the collectives issued before it
-  // (MPI_THREAD_SERIALIZED: one thread calls MPI at a time).
+  // The communication thread runs the transfers behind the collectives
+  // issued before them (MPI_THREAD_SERIALIZED: one thread calls MPI at a
+  // time).
   Communicator &stages = *comms.stages;
-  uint64_t ticket =
-      comms.stage == step.to
-          ? commThread_->enqueue([&stages, &step, destination] {
-              return stages.recv(destination, step.bytes, DLC_U8, step.from);
-            })
-          : commThread_->enqueue([&stages, &step, source] {
-              return stages.send(source, step.bytes, DLC_U8, step.to);
-            });
-  auto start = std::chrono::steady_clock::now();
-  CommThread::Done done = commThread_->wait(ticket);
-  std::chrono::duration<double> blocked =
-      std::chrono::steady_clock::now() - start;
-  lastWaitSeconds_ += blocked.count();
-  if (profiling) {
-    profileExposedSeconds_[s] += blocked.count();
-    profileCollectiveSeconds_[s] += done.seconds;
+  if (comms.stage == step.from) {
+    // The send is started and left in flight: the steps after it may
+    // overwrite its buffer, so it sends a copy; run() waits for it last.
+    if (step.bucket.size() < step.bytes &&
+        !step.bucket.allocate(step.bytes, false))
+      return makeStatus(DLC_RESOURCE_EXHAUSTED,
+                        functionName_ + ": " + step.label +
+                            ": out of memory for its " +
+                            std::to_string(step.bytes) + "-byte send buffer");
+    std::memcpy(step.bucket.data(), source, step.bytes);
+    step.ticket = commThread_->enqueue([&stages, &step] {
+      return stages.startSend(step.bucket.data(), step.bytes, DLC_U8, step.to);
+    });
+    inFlight_.push_back(s);
+    commThread_->setProgress([&stages] { return stages.progressTransfers(); });
+    sendsStarted_ = true;
+    return nullptr;
   }
-  if (done.status)
-    return prefixStatus(done.status, functionName_ + ": " + step.label);
+  if (comms.stage != step.to)
+    return nullptr;
+  // The receive is started and left in flight until the first step that
+  // reads the value (waitAllReduce).
+  step.receiving = true;
+  step.receivedFrom = &stages;
+  step.ticket = commThread_->enqueue([&stages, &step, destination] {
+    return stages.startRecv(destination, step.bytes, DLC_U8, step.from,
+                            step.receive);
+  });
+  inFlight_.push_back(s);
+  commThread_->setProgress([&stages] { return stages.progressTransfers(); });
   return nullptr;
 }
 
@@ -344,6 +365,23 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
       dlc_status_free(waited);
   }
   inFlight_.clear();
+  // Nor read from them: the sends complete.
+  if (sendsStarted_) {
+    Communicator &stages = *comms.stages;
+    auto start = std::chrono::steady_clock::now();
+    CommThread::Done done =
+        commThread_->wait(commThread_->enqueue([&stages] {
+          return stages.waitSends();
+        }));
+    lastWaitSeconds_ += std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+    if (!status)
+      status = prefixStatus(done.status, functionName_);
+    else
+      dlc_status_free(done.status);
+    sendsStarted_ = false;
+  }
   return status;
 }
 

@@ -93,6 +93,12 @@ private:
     uint64_t bytes = 0;
     int from = 0;
     int to = 0;
+    /// TransferStep: a send is in flight, from a copy in `bucket`, or a
+    /// receive (`receiving`: number `receive` of `receivedFrom`), until
+    /// `waitStep`.
+    bool receiving = false;
+    uint64_t receive = 0;
+    Communicator *receivedFrom = nullptr;
     /// AllReduceStep: each value's bytes (refs holds the n inputs, then
     /// the n outputs), packed into `bucket` for one collective, which is
     /// complete before step `waitStep`; `ticket` is its job on the
@@ -148,6 +154,8 @@ private:
   /// collectives in flight, oldest first.
   std::unique_ptr<CommThread> commThread_;
   std::vector<size_t> inFlight_;
+  /// Whether this run started sends, which it waits for before returning.
+  bool sendsStarted_ = false;
   CpuDevice *device_ = nullptr;
   AlignedBuffer arena_;
   std::vector<const std::byte *> constants_;

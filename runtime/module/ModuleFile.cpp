@@ -439,7 +439,7 @@ private:
         return fail("is a transfer, which its two stages run, but names "
                     "stage " +
                     std::to_string(step.stage()));
-      return checkTransferStep(f, *step.step_as_TransferStep());
+      return checkTransferStep(f, *step.step_as_TransferStep(), index);
     default:
       return fail("has unknown step kind " +
                   std::to_string(static_cast<int>(step.step_type())));
@@ -792,8 +792,15 @@ private:
     return s + "]";
   }
 
-  bool checkTransferStep(const FunctionInfo &f, const fb::TransferStep &t) {
+  bool checkTransferStep(const FunctionInfo &f, const fb::TransferStep &t,
+                         uint32_t index) {
     const uint32_t stages = m_.root_->pipeline_stages();
+    const uint32_t steps = f.plan->steps()->size();
+    if (t.wait_step() <= index || t.wait_step() > steps)
+      return fail("transfer waits before step " +
+                  std::to_string(t.wait_step()) +
+                  ", not after it and within the function's " +
+                  std::to_string(steps) + " steps");
     if (t.from() >= stages || t.to() >= stages || t.from() == t.to())
       return fail("transfers from stage " + std::to_string(t.from()) +
                   " to stage " + std::to_string(t.to()) + " in a module of " +

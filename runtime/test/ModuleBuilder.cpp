@@ -78,7 +78,9 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
   }
   case fb::StepKind::TransferStep: {
     fb::BufferRef src = ref(s.source), dst = ref(s.destination);
-    body = fb::CreateTransferStep(b, s.from, s.to, &src, &dst, s.bytes).Union();
+    body = fb::CreateTransferStep(b, s.from, s.to, &src, &dst, s.bytes,
+                                  s.waitStep)
+               .Union();
     break;
   }
   case fb::StepKind::AllReduceStep:
@@ -178,6 +180,7 @@ void FunctionBuilder::transfer(uint32_t from, uint32_t to, Ref source,
   s.source = source;
   s.destination = destination;
   s.bytes = bytes;
+  s.waitStep = static_cast<uint32_t>(steps_.size() + 1);
   steps_.push_back(std::move(s));
 }
 

@@ -646,6 +646,12 @@ TEST(ModuleLoad, PipelineStagesAreChecked) {
   }
   {
     ModuleBuilder m = staged(2);
+    m.function("step").steps()[1].waitStep = 1;
+    expectInvalid(m, "step 1: transfer waits before step 1, not after it and "
+                     "within the function's 2 steps");
+  }
+  {
+    ModuleBuilder m = staged(2);
     m.function("step").steps()[1].destination = argument(0);
     expectInvalid(m, "step 1: transfer destination");
   }
