@@ -97,3 +97,28 @@ module attributes {dlc.pipeline_stages = 2 : i64} {
     return %a, %b : tensor<2xf32>, tensor<2xf32>
   }
 }
+
+// -----
+
+// An op no stage demands that reads arguments only (a weight decay's
+// product) goes to the stage of its users (the update of a stage-1
+// parameter), so that stage 0 never reads the parameter and it needs no
+// transfer after the step.
+// CHECK-LABEL: func.func @decay
+// CHECK: dlc.mul %arg0, %arg2 {dlc.pp_stage = 1 : i64}
+// CHECK-NOT: dlc.pp_transfer
+// CHECK: return
+module attributes {dlc.pipeline_stages = 2 : i64} {
+  func.func @decay(%w: tensor<2xf32> {dlc.name = "w", dlc.role = "param"},
+                   %x: tensor<2xf32> {dlc.name = "x", dlc.role = "input"},
+                   %wd: tensor<f32> {dlc.name = "wd", dlc.role = "hyperparameter"})
+      -> (tensor<2xf32> {dlc.name = "w", dlc.role = "param"}) {
+    %a = dlc.neg %x {dlc.pp_stage = 0 : i64} : tensor<2xf32>
+    %t = dlc.pp_transfer %a from 0 to 1 : tensor<2xf32>
+    %g = dlc.mul %t, %w {dlc.pp_stage = 1 : i64} : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+    %d = dlc.mul %w, %wd : tensor<2xf32>, tensor<f32> -> tensor<2xf32>
+    %s = dlc.add %g, %d : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+    %u = dlc.sub %w, %s : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+    return %u : tensor<2xf32>
+  }
+}
