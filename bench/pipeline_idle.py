@@ -50,6 +50,14 @@ MPI_ENVIRONMENT = {
     "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
     "OMPI_MCA_rmaps_base_oversubscribe": "1",
     "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+# Open MPI's shared-memory transport sends up to 4 KiB eagerly; a larger
+# message (an activation here: ROWS x WIDTH float32, 64 KiB) takes a
+# rendezvous, a handshake that moves only when both ranks call MPI (the
+# communication thread's tests, every 50 us while transfers are in
+# flight). Each configuration also runs with eager sends up to 128 KiB,
+# to show what those round trips cost.
+EAGER = {"OMPI_MCA_btl_vader_eager_limit": "131072",
+         "OMPI_MCA_btl_vader_max_send_size": "131072"}
 
 
 def export(work):
@@ -115,16 +123,18 @@ def one_f_one_b(stage_ms, microbatches, backward_ratio=2.0):
     return [1 - m * t / step for t in stage_ms]
 
 
-def run(cmd):
+def run(cmd, extra=None):
     proc = subprocess.run(cmd, capture_output=True, text=True,
-                          env=dict(os.environ, **MPI_ENVIRONMENT))
+                          env=dict(os.environ, **MPI_ENVIRONMENT,
+                                   **(extra or {})))
     if proc.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr}")
     return proc
 
 
-def train(args, model, data, microbatches, stages):
-    tag = f"pp{stages}_mb{microbatches}" if stages > 1 else f"one_mb{microbatches}"
+def train(args, model, data, microbatches, stages, eager=False):
+    tag = (f"pp{stages}_mb{microbatches}" if stages > 1 else
+           f"one_mb{microbatches}")
     module = os.path.join(args.work, tag + ".dlcm")
     flags = ["--train", "--batch-size", str(ROWS * microbatches),
              "--optimizer", "sgd", "--lr", "0.01"]
@@ -139,9 +149,11 @@ def train(args, model, data, microbatches, stages):
            "--steps", str(STEPS), "--threads", "1", "--log", log]
     if stages > 1:
         cmd = [args.mpirun, "-np", str(stages), *cmd, "--rank-times"]
-    run(cmd)
+    run(cmd, EAGER if eager else None)
     with open(log) as f:
         lines = [json.loads(line) for line in f]
+    if eager:
+        tag += "_eager"
     result = {"config": tag, "microbatches": microbatches, "stages": stages,
               "losses": [l["loss"] for l in lines]}
     if stages > 1:
@@ -174,9 +186,9 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     model, data = export(args.work)
     results = []
-    for m in MICROBATCHES:
+    for m, eager in [(m, e) for e in (False, True) for m in MICROBATCHES]:
         one = train(args, model, data, m, 1)
-        piped = train(args, model, data, m, STAGES)
+        piped = train(args, model, data, m, STAGES, eager)
         gap = max(abs(a - b) / abs(b)
                   for a, b in zip(piped["losses"], one["losses"]))
         if not gap <= 1e-4:
@@ -189,7 +201,7 @@ def main():
             f"{100 * w:.1f}%)" for r, (f, b, w) in enumerate(
                 zip(piped["idle"], piped["busy_ms"], piped["model"])))
         worst = max(abs(f - piped["bound"]) for f in piped["idle"])
-        print(f"{piped['config']:>10}: step {piped['step_ms']:.1f} ms; idle "
+        print(f"{piped['config']:>16}: step {piped['step_ms']:.1f} ms; idle "
               f"{idle}; equal-stage bound {100 * piped['bound']:.1f}% (off "
               f"by at most {100 * worst:.1f} points); losses within "
               f"{gap:.1e} of one process's", flush=True)

@@ -442,13 +442,15 @@ MULTI_RANK["tp_reduce"] = (
     True, False,
     "tensor parallelism (--tp): dlc.plan.all_reduce steps among each "
     "tensor group over MPI ranks; " + TENSOR_PARALLEL)
-# Pipeline parallelism (dlc-compile --pp N): the evaluator's stages only.
+# Pipeline parallelism (dlc-compile --pp N): CPU ranks only so far.
 MULTI_RANK["pp_transfer"] = (
-    False, False,
-    "pipeline parallelism (--pp): a value one stage sends another; run by "
-    "the evaluator's simulated stages, checked against one device by passes/"
-    "test/pipeline-numerics.test and tools/dlc-compile/test/"
-    "pipeline-parallel.test; the runtime's sends and receives are not built")
+    True, False,
+    "pipeline parallelism (--pp): a value one stage sends another, a "
+    "TransferStep over MPI ranks, checked against one process by tools/"
+    "runner/test/pipeline-parallel.test and tests/models/"
+    "data_parallel_check.py (mpirun -np 2 and 4) and on the evaluator's "
+    "simulated stages by passes/test/pipeline-numerics.test; no CUDA path "
+    "yet")
 
 # ---------------------------------------------------------------------------
 
