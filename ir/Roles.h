@@ -116,6 +116,12 @@ inline constexpr StringLiteral kMicrobatchesAttr = "dlc.microbatches";
 /// computes it.
 inline constexpr StringLiteral kPipelineStageAttr = "dlc.pp_stage";
 
+/// On an add of dlc-pipeline-schedule's sums over the micro-batches (a
+/// gradient's): dlc-fuse keeps it a kernel of its own, computed as soon as
+/// its micro-batch's value is, so that one running sum is live instead of
+/// every micro-batch's value until the optimizer's update reads them.
+inline constexpr StringLiteral kAccumulateAttr = "dlc.pp_accumulate";
+
 /// On the op computing a mean loss's denominator from the labels alone
 /// (cross-entropy's count of labels not ignored): dlc-pipeline-schedule
 /// divides every micro-batch's sum by the whole batch's count, so that the

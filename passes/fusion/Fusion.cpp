@@ -152,9 +152,11 @@ private:
     if (role != KernelRole::Elementwise && role != KernelRole::Movement &&
         role != KernelRole::Reducing && role != KernelRole::View)
       return false;
-    // A kernel runs on one pipeline stage's ranks (dlc-pipeline-place).
+    // A kernel runs on one pipeline stage's ranks (dlc-pipeline-place); a
+    // running sum over micro-batches is added where it is (roles.h).
     if (producer->getAttr(roles::kPipelineStageAttr) !=
-        group.root->getAttr(roles::kPipelineStageAttr))
+            group.root->getAttr(roles::kPipelineStageAttr) ||
+        producer->hasAttr(roles::kAccumulateAttr))
       return false;
     double volume = 0;
     bool atRoot = true, extraResult = false;

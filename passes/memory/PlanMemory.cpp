@@ -19,7 +19,14 @@
 // them, directly or through views, waits for it; with no such reader the
 // wait is at the function's end. A result no step reads stays live until
 // then, even where a sibling's reader waits earlier: simpler, and only a
-// bucket with an unread value pays for it.
+// bucket with an unread value pays for it. A transfer between pipeline
+// stages receives the same way.
+//
+// In a module of pipeline stages, a rank holds only its stage's values and
+// those every stage computes (passes/parallel/StagePlacement.h): two
+// values that no rank holds together share memory whatever their
+// lifetimes, so each rank's arena is about its own stage's, not the whole
+// step's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +34,13 @@
 #include "passes/Passes.h"
 #include "passes/fusion/Fusion.h"
 #include "passes/memory/BufferPlacement.h"
+#include "passes/parallel/StagePlacement.h"
 #include "runtime/module/Format.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
+
+#include <optional>
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCPLANMEMORY
@@ -43,6 +53,9 @@ struct Interval {
   int64_t size;
   int64_t first, last;
   int64_t offset = -1;
+  /// The pipeline stages whose ranks hold the value (every stage's bit
+  /// without stages).
+  StagePlacement::Stages holders = ~StagePlacement::Stages(0);
 };
 
 int64_t alignUp(int64_t n) {
@@ -61,9 +74,18 @@ bool hasStepReader(Value value) {
 }
 
 /// Plans `func`'s arena and records it in attributes.
-void planFunction(func::FuncOp func, bool keepEpilogueOperands) {
+LogicalResult planFunction(func::FuncOp func, bool keepEpilogueOperands) {
   BufferPlacement placement(func);
   Block &block = func.getBody().front();
+  std::optional<StagePlacement> stages;
+  if (int64_t count =
+          StagePlacement::stagesOf(func->getParentOfType<ModuleOp>());
+      count > 1) {
+    FailureOr<StagePlacement> placed = StagePlacement::compute(func, count);
+    if (failed(placed))
+      return failure();
+    stages = std::move(*placed);
+  }
   llvm::DenseMap<Operation *, int64_t> position;
   for (auto [i, op] : llvm::enumerate(block))
     position[&op] = static_cast<int64_t>(i);
@@ -73,10 +95,23 @@ void planFunction(func::FuncOp func, bool keepEpilogueOperands) {
   for (Operation &op : block) {
     bool async = isa<AllReduceOp, ReduceScatterOp, AllGatherOp, TpReduceOp>(op);
     for (Value result : op.getResults())
-      if (placement.of(result).kind == Placement::Kind::Arena)
+      if (placement.of(result).kind == Placement::Kind::Arena) {
         intervals[result] = {
             result, alignUp(BufferPlacement::byteSize(result)), position[&op],
             async && !hasStepReader(result) ? end : position[&op]};
+        if (stages)
+          intervals[result].holders = stages->holds(result);
+      } else if (placement.of(result).kind == Placement::Kind::View) {
+        auto it = intervals.find(placement.base(result));
+        if (it == intervals.end())
+          continue;
+        // A transfer's receiving rank holds the value too, and receives it
+        // until its first reader waits (at the end without one).
+        if (stages)
+          it->second.holders |= stages->holds(result);
+        if (isa<PpTransferOp>(op) && !hasStepReader(result))
+          it->second.last = end;
+      }
     // The fusion pass marks only ops whose one result has one user.
     int64_t last = position[&op];
     if (keepEpilogueOperands && isa<MatmulOp>(op) && op.hasAttr(kEpilogueAttr))
@@ -103,7 +138,8 @@ void planFunction(func::FuncOp func, bool keepEpilogueOperands) {
     // Memory ranges of placed values alive at the same time, by offset.
     SmallVector<std::pair<int64_t, int64_t>> busy;
     for (Interval *other : placed)
-      if (other->first <= interval->last && interval->first <= other->last)
+      if (other->first <= interval->last && interval->first <= other->last &&
+          (other->holders & interval->holders))
         busy.push_back({other->offset, other->offset + other->size});
     llvm::sort(busy);
     int64_t offset = 0;
@@ -135,6 +171,7 @@ void planFunction(func::FuncOp func, bool keepEpilogueOperands) {
   }
   func->setAttr(kArenaSizeAttr, builder.getI64IntegerAttr(arenaSize));
   func->setAttr(kIntermediateBytesAttr, builder.getI64IntegerAttr(total));
+  return success();
 }
 
 struct PlanMemoryPass : public impl::DLCPlanMemoryBase<PlanMemoryPass> {
@@ -149,7 +186,8 @@ struct PlanMemoryPass : public impl::DLCPlanMemoryBase<PlanMemoryPass> {
                               "single-block functions";
         return signalPassFailure();
       }
-      planFunction(func, keepEpilogueOperands);
+      if (failed(planFunction(func, keepEpilogueOperands)))
+        return signalPassFailure();
     }
   }
 };

@@ -325,6 +325,7 @@ private:
         else
           b.setInsertionPointToStart(&body);
         auto add = AddOp::create(b, old.getLoc(), sum, next);
+        add->setAttr(roles::kAccumulateAttr, attrs.getUnitAttr());
         if (std::optional<int64_t> stage = stageOf(next))
           add->setAttr(roles::kPipelineStageAttr,
                        attrs.getI64IntegerAttr(*stage));

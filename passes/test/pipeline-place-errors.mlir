@@ -50,6 +50,19 @@ module attributes {dlc.pipeline_stages = 2 : i64} {
 
 // -----
 
+// An op no stage reads, over values of two stages.
+module attributes {dlc.pipeline_stages = 2 : i64} {
+  func.func @apart(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %a = dlc.neg %x {dlc.pp_stage = 0 : i64} : tensor<2xf32>
+    %b = dlc.exp %x {dlc.pp_stage = 1 : i64} : tensor<2xf32>
+    // expected-error @below {{reads values no single stage holds together}}
+    %c = dlc.add %a, %b : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+    return %c : tensor<2xf32>
+  }
+}
+
+// -----
+
 // More stages than a set of stages holds.
 module attributes {dlc.pipeline_stages = 65 : i64} {
   // expected-error @below {{is in a module of 65 pipeline stages; placement takes 2 to 64}}

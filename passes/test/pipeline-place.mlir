@@ -122,3 +122,19 @@ module attributes {dlc.pipeline_stages = 2 : i64} {
     return %u : tensor<2xf32>
   }
 }
+
+// -----
+
+// A running sum over micro-batches (dlc.pp_accumulate) is a kernel of its
+// own, not part of the update that reads it: fused there, every
+// micro-batch's gradient would stay live until the update.
+// FUSED-LABEL: func.func @accumulate
+// FUSED: %[[S:.*]] = dlc.fusion %arg0, %arg1 {dlc.pp_stage = 0 : i64}
+// FUSED: dlc.fusion %arg2, %[[S]] {dlc.pp_stage = 0 : i64}
+module attributes {dlc.pipeline_stages = 2 : i64} {
+  func.func @accumulate(%g0: tensor<4xf32>, %g1: tensor<4xf32>, %w: tensor<4xf32>) -> (tensor<4xf32> {dlc.pp_stage = 0 : i64}) {
+    %s = dlc.add %g0, %g1 {dlc.pp_accumulate, dlc.pp_stage = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %u = dlc.sub %w, %s {dlc.pp_stage = 0 : i64} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    return %u : tensor<4xf32>
+  }
+}

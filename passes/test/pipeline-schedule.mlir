@@ -39,15 +39,15 @@
 // CHECK-NEXT: %[[G10:.*]] = dlc.matmul {{.*}}, %[[DA0]] {dlc.pp_stage = 0 : i64}
 // CHECK-NEXT: dlc.matmul %[[A1S]], %[[T]] {dlc.pp_stage = 1 : i64}
 // CHECK-NEXT: %[[L1:.*]] = dlc.reduce_sum {{.*}} {dlc.pp_stage = 1 : i64}
-// CHECK-NEXT: %[[L:.*]] = dlc.add %[[L0]], %[[L1]] {dlc.pp_stage = 1 : i64}
+// CHECK-NEXT: %[[L:.*]] = dlc.add %[[L0]], %[[L1]] {dlc.pp_accumulate, dlc.pp_stage = 1 : i64}
 // B1 on stage 1, B1 on stage 0, each gradient summed as soon as it is there:
 // CHECK-NEXT: dlc.transpose %[[A1S]] [1, 0] {dlc.pp_stage = 1 : i64}
 // CHECK-NEXT: dlc.matmul {{.*}} {dlc.pp_stage = 1 : i64}
 // CHECK-NEXT: %[[G21:.*]] = dlc.transpose {{.*}} {dlc.pp_stage = 1 : i64}
-// CHECK-NEXT: %[[G2:.*]] = dlc.add %[[G20]], %[[G21]] {dlc.pp_stage = 1 : i64}
+// CHECK-NEXT: %[[G2:.*]] = dlc.add %[[G20]], %[[G21]] {dlc.pp_accumulate, dlc.pp_stage = 1 : i64}
 // CHECK-NEXT: dlc.transpose %[[X1]] [1, 0] {dlc.pp_stage = 0 : i64}
 // CHECK-NEXT: %[[G11:.*]] = dlc.matmul {{.*}}, %[[DA0]] {dlc.pp_stage = 0 : i64}
-// CHECK-NEXT: %[[G1:.*]] = dlc.add %[[G10]], %[[G11]] {dlc.pp_stage = 0 : i64}
+// CHECK-NEXT: %[[G1:.*]] = dlc.add %[[G10]], %[[G11]] {dlc.pp_accumulate, dlc.pp_stage = 0 : i64}
 // CHECK: %[[LM:.*]] = dlc.mul %[[L]], %{{.*}} {dlc.pp_stage = 1 : i64}
 // CHECK: %[[G1M:.*]] = dlc.mul %[[G1]], %{{.*}} {dlc.pp_stage = 0 : i64}
 // CHECK: %[[G2M:.*]] = dlc.mul %[[G2]], %{{.*}} {dlc.pp_stage = 1 : i64}

@@ -43,8 +43,16 @@ void CommThread::setProgress(std::function<bool()> progress) {
     std::lock_guard<std::mutex> lock(mutex_);
     progress_ = std::move(progress);
     progressing_ = true;
+    ++progressSet_;
   }
   queued_.notify_one();
+}
+
+void CommThread::stopProgress() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  progress_ = nullptr;
+  progressing_ = false;
+  finished_.wait(lock, [&] { return !inProgress_; });
 }
 
 void CommThread::loop() {
@@ -55,10 +63,14 @@ void CommThread::loop() {
     if (!ready()) {
       // Transfers in flight, no job: move them along, then wait a little.
       std::function<bool()> progress = progress_;
+      const uint64_t set = progressSet_;
+      inProgress_ = true;
       lock.unlock();
       bool more = progress();
       lock.lock();
-      progressing_ = more;
+      inProgress_ = false;
+      finished_.notify_all();
+      progressing_ = progress_ && (more || progressSet_ != set);
       if (progressing_)
         queued_.wait_for(lock, kProgressInterval, ready);
       continue;

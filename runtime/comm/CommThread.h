@@ -54,8 +54,11 @@ public:
   /// sleeping until the next job: Open MPI moves a started send's data only
   /// inside MPI calls of the sending rank (it has no progress thread by
   /// default), so a send left alone while the rank computes would reach its
-  /// receiver only at the rank's next transfer.
+  /// receiver only at the rank's next transfer. Setting a new one asks for
+  /// at least one more call. stopProgress() returns once no call of it runs
+  /// or will run, so that the caller may use the communicator itself.
   void setProgress(std::function<bool()> progress);
+  void stopProgress();
   static constexpr std::chrono::microseconds kProgressInterval{50};
 
 private:
@@ -70,6 +73,10 @@ private:
   bool stopping_ = false;
   std::function<bool()> progress_;
   bool progressing_ = false;
+  /// Bumped by setProgress, so that a call that found nothing left does not
+  /// switch off progress set while it ran.
+  uint64_t progressSet_ = 0;
+  bool inProgress_ = false;
   std::thread thread_;
 };
 

@@ -329,6 +329,9 @@ public:
     // may still read or write is freed with the process.
     if (pending)
       new std::deque<Message>(std::move(messages_));
+    // Transfers a failure left pending write or read their buffers (an
+    // executor's arena) until the process ends.
+    broken_ |= !sends_.empty() || !recvs_.empty();
     if (!broken_) {
       MPI_Comm_free(&comm_);
       MPI_Comm_free(&control_);
@@ -368,20 +371,24 @@ protected:
 
 public:
   bool progressTransfers() override {
-    // A failure stays in the requests, for waitSends() and waitRecv() to
-    // report.
+    // A test that fails may free its request: the error is kept for the
+    // next waitSends() or waitRecv() to report.
+    if (failed() || progressError_ != MPI_SUCCESS)
+      return false;
     int done = 0;
-    if (!sends_.empty() &&
-        MPI_Testall(static_cast<int>(sends_.size()), sends_.data(), &done,
-                    MPI_STATUSES_IGNORE) == MPI_SUCCESS &&
-        done)
-      sends_.clear();
+    if (!sends_.empty()) {
+      progressError_ = MPI_Testall(static_cast<int>(sends_.size()),
+                                   sends_.data(), &done, MPI_STATUSES_IGNORE);
+      if (progressError_ == MPI_SUCCESS && done)
+        sends_.clear();
+    }
     bool pending = !sends_.empty();
     for (auto &[id, recv] : recvs_)
-      if (recv.first != MPI_REQUEST_NULL &&
-          MPI_Test(&recv.first, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+      if (progressError_ == MPI_SUCCESS && recv.first != MPI_REQUEST_NULL) {
+        progressError_ = MPI_Test(&recv.first, &done, MPI_STATUS_IGNORE);
         pending |= !done;
-    return pending;
+      }
+    return pending && progressError_ == MPI_SUCCESS;
   }
 
 protected:
@@ -449,6 +456,14 @@ private:
   /// The receives startRecv() started, by id, and what each describes.
   std::map<uint64_t, std::pair<MPI_Request, std::string>> recvs_;
   uint64_t nextRecv_ = 0;
+  /// An MPI error progressTransfers() met, reported by the next wait.
+  int progressError_ = MPI_SUCCESS;
+  /// The error of a transfer whose test failed, which makes the
+  /// communicator broken (its other transfers may still be pending).
+  dlc_status_t progressFailure(const std::string &what) {
+    broken_ = true;
+    return mpiStatus(progressError_, what);
+  }
   /// Whether a collective's requests may still be pending (after a failed
   /// wait): then the handles and buffers MPI may still use are never freed
   /// and MPI is not finalized. A communicator failed by a rank-local
@@ -748,12 +763,16 @@ dlc_status_t MpiCommunicator::doWaitRecv(uint64_t id) {
     return makeStatus(DLC_INVALID_ARGUMENT,
                       "recv: no receive " + std::to_string(id) +
                           " is in flight");
+  if (progressError_ != MPI_SUCCESS)
+    return progressFailure(it->second.second);
   DLC_RETURN_IF_ERROR(wait(&it->second.first, 1, it->second.second));
   recvs_.erase(it);
   return nullptr;
 }
 
 dlc_status_t MpiCommunicator::doWaitSends() {
+  if (progressError_ != MPI_SUCCESS)
+    return progressFailure("the sends to other ranks");
   if (sends_.empty())
     return nullptr;
   DLC_RETURN_IF_ERROR(wait(sends_.data(), static_cast<int>(sends_.size()),

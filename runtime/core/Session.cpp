@@ -279,6 +279,24 @@ dlc_status_t Session::gatherStages() {
   return nullptr;
 }
 
+dlc_status_t Session::checkGathered(size_t index, const char *what) const {
+  if (!stagesDiverged_)
+    return nullptr;
+  for (const FunctionInfo &f : module_->functions())
+    for (const ValueInfo &r : f.results)
+      if (static_cast<size_t>(r.global) == index && r.stage >= 0 &&
+          r.stage != stage_)
+        return makeStatus(
+            DLC_FAILED_PRECONDITION,
+            module_->name() + ": " + what + " global '" +
+                module_->globals()[index].name + "', which pipeline stage " +
+                std::to_string(r.stage) + " updates, on a rank of stage " +
+                std::to_string(stage_) +
+                ": gather the stages first "
+                "(dlc_session_gather_stages, on every rank)");
+  return nullptr;
+}
+
 dlc_status_t Session::shareStageOutputs(const FunctionInfo &f,
                                         const dlc_tensor_t *outputs) {
   for (size_t o = 0; o < f.outputs.size(); ++o) {
@@ -348,7 +366,7 @@ dlc_status_t Session::call(const std::string &function,
                           " inputs and " + std::to_string(f.outputs.size()) +
                           " outputs, got " + std::to_string(numInputs) +
                           " and " + std::to_string(numOutputs));
-  if (!communicator_ && hasCollectives(f)) {
+  if (!communicator_ && (hasCollectives(f) || runsInStages(f))) {
     uint32_t ranks = module_->ranks();
     std::string compiled =
         "--dp " + std::to_string(module_->dataParallelRanks());
@@ -636,6 +654,7 @@ dlc_status_t dlc_session_get_global(dlc_session_t *session, const char *name,
   return guardStatus("dlc_session_get_global", [&]() -> dlc_status_t {
     size_t index = 0;
     DLC_RETURN_IF_ERROR(globalFor(session, name, bytes, data, index));
+    DLC_RETURN_IF_ERROR(session->session->checkGathered(index, "reading"));
     return bytes ? session->session->readGlobal(index, data) : nullptr;
   });
 }

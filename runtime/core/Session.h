@@ -106,6 +106,10 @@ public:
   /// checkpoint, an export, a function without stages). Nothing to do
   /// without stages or when no call has updated a global since the last.
   dlc_status_t gatherStages();
+  /// DLC_FAILED_PRECONDITION when global `index` is another stage's and
+  /// the stages have not been gathered since it changed (`what`: "reading",
+  /// "saving").
+  dlc_status_t checkGathered(size_t index, const char *what) const;
 
 protected:
   explicit Session(std::shared_ptr<const ModuleFile> module);

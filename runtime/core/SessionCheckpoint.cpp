@@ -236,6 +236,8 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
                             " checkpoints (expected 0 for all, or more)");
     const Session &s = *session->session;
     DLC_RETURN_IF_ERROR(refuseTensorSlices(s, directory));
+    for (size_t g = 0; g < s.module().globals().size(); ++g)
+      DLC_RETURN_IF_ERROR(s.checkGathered(g, "saving"));
     if (hasShardedGlobals(s)) {
       dlc_status_t status = nullptr;
       Communicator *comm = shardingComm(s, directory, status);
@@ -327,6 +329,8 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
                         "dlc_session_export_onnx: no session or path");
     const Session &s = *session->session;
     DLC_RETURN_IF_ERROR(refuseTensorSlices(s, path));
+    for (size_t g = 0; g < s.module().globals().size(); ++g)
+      DLC_RETURN_IF_ERROR(s.checkGathered(g, "exporting"));
     const auto *model = s.module().root().onnx_model();
     if (!model || !model->size())
       return makeStatus(DLC_FAILED_PRECONDITION,

@@ -365,7 +365,8 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
       dlc_status_free(waited);
   }
   inFlight_.clear();
-  // Nor read from them: the sends complete.
+  // Nor read from them: the sends complete. Then nothing polls the
+  // transfers any more, so the caller may use the communicator.
   if (sendsStarted_) {
     Communicator &stages = *comms.stages;
     auto start = std::chrono::steady_clock::now();
@@ -382,6 +383,8 @@ dlc_status_t FunctionExecutor::run(std::byte *const *arguments,
       dlc_status_free(done.status);
     sendsStarted_ = false;
   }
+  if (commThread_)
+    commThread_->stopProgress();
   return status;
 }
 

@@ -429,6 +429,50 @@ TEST(Session, TensorRanksNeedTheJobsCommunicator) {
   dlc_comm_release(one);
 }
 
+TEST(Session, PipelineStagesNeedTheJobsCommunicator) {
+  // forward(x) -> r: stage 0 copies x and sends it to stage 1, in a module
+  // of 2 pipeline stages; a staged function without any transfer needs
+  // the stages too (without one a rank would skip every step).
+  for (bool transfers : {true, false}) {
+    ModuleBuilder m;
+    m.pipelineStages(2);
+    FunctionBuilder &f = m.function("forward");
+    uint32_t x = f.argument("x", "input", DType::F32, {4});
+    uint32_t r = f.result("r", "output", DType::F32, {4});
+    f.results()[r].stage = 1;
+    f.arenaSize(16);
+    f.copy(argument(x), transfers ? arena(0) : result(r), 16);
+    f.steps().back().stage = transfers ? 0 : 1;
+    if (transfers)
+      f.transfer(0, 1, arena(0), result(r), 16);
+    Opened o = open(m);
+    HostTensor<float> in(DLC_F32, {4}), out(DLC_F32, {4});
+    dlc_tensor_t xs = in.view(), ys = out.view();
+    Outcome called =
+        outcome(dlc_session_call(o.session.get(), "forward", &xs, 1, &ys, 1));
+    EXPECT_EQ(called.code, DLC_FAILED_PRECONDITION);
+    EXPECT_EQ(called.message,
+              "test.dlcm: forward: runs as one of the 2 ranks the module was "
+              "compiled for (dlc-compile --dp 1 --pp 2); the session has no "
+              "communicator: run one process per rank (mpirun -np 2) and "
+              "hand it one (dlc_session_set_comm)");
+    dlc_comm_t *one = nullptr;
+    ASSERT_TRUE(outcome(dlc_comm_open("local", 10, &one)).ok());
+    called = outcome(dlc_session_set_comm(o.session.get(), one));
+    EXPECT_EQ(called.code, DLC_INVALID_ARGUMENT);
+    EXPECT_EQ(called.message,
+              "test.dlcm: compiled for 1 data-parallel rank(s) in each of 2 "
+              "pipeline stages, but the communicator has 1 (mpirun -np must "
+              "be dlc-compile's --dp N times its --pp N)");
+    dlc_comm_release(one);
+    // Nothing to gather without stages running on ranks.
+    EXPECT_TRUE(outcome(dlc_session_gather_stages(o.session.get())).ok());
+  }
+  Outcome none = outcome(dlc_session_gather_stages(nullptr));
+  EXPECT_EQ(none.code, DLC_INVALID_ARGUMENT);
+  EXPECT_EQ(none.message, "dlc_session_gather_stages: no session");
+}
+
 std::string tempDir(const std::string &name) {
   std::string dir = ::testing::TempDir() + "dlc_session_" + name + "_" +
                     std::to_string(::getpid());

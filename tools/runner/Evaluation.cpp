@@ -31,9 +31,12 @@ Evaluation::Evaluation(const Engine &engine, const std::string &path)
                        "cross_entropy)");
   // A pipelined train_step takes its micro-batches at once: M times
   // forward's batch.
-  if (forward_.outputs.empty() || forward_.outputs[0].rank != 2 ||
-      label->rank != 1 || forward_.outputs[0].shape[0] < 1 ||
-      label->shape[0] % forward_.outputs[0].shape[0] != 0)
+  const bool scores = !forward_.outputs.empty() &&
+                      forward_.outputs[0].rank == 2 && label->rank == 1;
+  const int64_t rows = scores ? forward_.outputs[0].shape[0] : 0;
+  const int64_t microbatches =
+      engine.pipelineStages() > 1 && rows > 0 ? label->shape[0] / rows : 1;
+  if (!scores || rows * microbatches != label->shape[0])
     throw Error(what +
                 "accuracy needs forward's first output to be [B, C] "
                 "scores for a label [B] (or [M B], M micro-batches); they "
