@@ -671,6 +671,24 @@ TEST(ModuleLoad, PipelineStagesAreChecked) {
     ModuleBuilder m = staged(65);
     expectInvalid(m, "is cut into 65 pipeline stages (expected 1 to 64");
   }
+  {
+    ModuleBuilder m = staged(2);
+    m.pipelineStages(0);
+    expectInvalid(m, "is cut into 0 pipeline stages (expected 1 to 64, and "
+                     "at most 1048576 ranks in all)");
+  }
+  {
+    ModuleBuilder m = staged(2);
+    m.dataParallelRanks(1u << 20);
+    expectInvalid(m, "is cut into 2 pipeline stages (expected 1 to 64, and "
+                     "at most 1048576 ranks in all)");
+  }
+  {
+    ModuleBuilder m = staged(2);
+    m.function("step").steps()[1].source = argument(5);
+    expectInvalid(m, "step 1: transfer source refers to argument 5, there "
+                     "are 1");
+  }
 }
 
 TEST(ModuleLoad, KernelReferencesAreChecked) {
