@@ -146,7 +146,7 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
   // ZeRO's flat shards of their state) is not built yet.
   if (pp > 1) {
     for (auto [option, used] :
-         {std::pair("--tp", tp > 1), std::pair("--zero 1", zero == 1),
+         {std::pair("--zero 1", zero == 1),
           std::pair("--clip-grad-norm", given(clipGradNorm)),
           std::pair("dynamic loss scaling (--precision "
                     "fp16, --loss-scaling dynamic)",

@@ -688,11 +688,6 @@ FailureOr<RankGrid> RankGrid::of(ModuleOp module, int64_t mostRanks) {
   if (grid.ranks() > mostRanks)
     return module.emitError() << "the module runs on " << grid.describe()
                               << ", more than " << mostRanks;
-  if (grid.pipeline > 1 && grid.tensorParallel > 1)
-    return module.emitError()
-           << "the module runs on " << grid.describe()
-           << ": the evaluator simulates pipeline stages without tensor "
-              "parallelism only";
   return grid;
 }
 

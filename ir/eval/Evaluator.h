@@ -59,13 +59,12 @@ Tensor sliceOf(const Tensor &whole, int64_t dim, int64_t part, int64_t parts);
 /// The whole whose slices along `dim` are `slices`, in order.
 Tensor joinSlices(ArrayRef<Tensor> slices, int64_t dim);
 
-/// The ranks a partitioned module runs on (ir/Roles.h): rank r is tensor
-/// rank r % tensorParallel of data-parallel replica r / tensorParallel.
+/// The ranks a partitioned module runs on (ir/Roles.h), laid out as the
+/// runtime lays out a job's (runtime/comm/RankLayout.h).
 struct RankGrid {
   int64_t dataParallel = 1;
   int64_t tensorParallel = 1;
-  /// Pipeline stages (dlc.pipeline_stages); not combined with tensor
-  /// parallelism yet.
+  /// Pipeline stages (dlc.pipeline_stages).
   int64_t pipeline = 1;
 
   /// The module's dlc.data_parallel and dlc.tensor_parallel, each 1 when

@@ -192,11 +192,6 @@ public:
                          << done.getInt() << " pipeline stages";
       return signalPassFailure();
     }
-    if (module->hasAttr(roles::kTensorParallelAttr)) {
-      module.emitError() << "dlc-pipeline-partition: pipeline stages of a "
-                            "tensor-parallel module are not built yet";
-      return signalPassFailure();
-    }
     SmallVector<func::FuncOp> losses;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())

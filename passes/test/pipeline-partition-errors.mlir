@@ -6,12 +6,6 @@ module attributes {dlc.pipeline_stages = 2 : i64} {
 
 // -----
 
-// expected-error@below {{dlc-pipeline-partition: pipeline stages of a tensor-parallel module are not built yet}}
-module attributes {dlc.tensor_parallel = 2 : i64} {
-}
-
-// -----
-
 // expected-error@below {{dlc-pipeline-partition: no function returns a loss (dlc.role = "loss"); run dlc-add-loss first}}
 module {
   func.func @forward(%x: tensor<8xf32> {dlc.name = "x", dlc.role = "input"}) -> (tensor<8xf32> {dlc.name = "y", dlc.role = "output"}) {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Session.h"
 
+#include "runtime/comm/RankLayout.h"
 #include "runtime/core/Devices.h"
 #include "runtime/core/Handles.h"
 #include "runtime/core/Status.h"
@@ -199,49 +200,43 @@ dlc_status_t Session::setCommunicator(Communicator *comm) {
                  ? " in each of " + std::to_string(stages) + " pipeline stages"
                  : std::string()) +
             ", but the communicator has " + std::to_string(comm->size()) +
-            (tensorRanks > 1 ? " (mpirun -np must be dlc-compile's --dp N "
-                               "times its --tp N)"
-             : stages > 1    ? " (mpirun -np must be dlc-compile's --dp N "
-                               "times its --pp N)"
-                             : " (dlc-compile --dp N must equal mpirun -np "
-                               "N)"));
+            (tensorRanks > 1 || stages > 1
+                 ? std::string(" (mpirun -np must be dlc-compile's --dp N") +
+                       (tensorRanks > 1 ? " times its --tp N" : "") +
+                       (stages > 1 ? " times its --pp N" : "") + ")"
+                 : std::string(" (dlc-compile --dp N must equal mpirun -np "
+                               "N)")));
   communicator_ = nullptr;
   tensorCommunicator_ = nullptr;
   stageCommunicator_ = nullptr;
   stage_ = -1;
-  if (comm && stages > 1) {
-    // Rank r runs stage r / D for data-parallel rank r % D (DESIGN.md
-    // decision 9): its replicas are its stage's ranks, its stage group the
-    // ranks of its data-parallel rank.
-    const int d = static_cast<int>(module_->dataParallelRanks());
+  if (comm && (tensorRanks > 1 || stages > 1)) {
+    // The collectives of gradients run among the rank's replicas, the
+    // tensor-parallel ones among its tensor group, the transfers among its
+    // stage group (RankLayout).
+    const RankLayout layout{static_cast<int>(module_->dataParallelRanks()),
+                            static_cast<int>(tensorRanks),
+                            static_cast<int>(stages)};
     const int rank = comm->rank();
-    std::unique_ptr<Communicator> replicas, stageGroup;
-    DLC_RETURN_IF_ERROR(comm->split(rank / d, rank, replicas));
-    DLC_RETURN_IF_ERROR(comm->split(rank % d, rank, stageGroup));
-    DLC_RETURN_IF_ERROR(attachCommunicator(replicas.get()));
-    ownedComms_[0] = std::move(replicas);
-    ownedComms_[1].reset();
-    ownedComms_[2] = std::move(stageGroup);
-    communicator_ = ownedComms_[0].get();
-    stageCommunicator_ = ownedComms_[2].get();
-    stage_ = rank / d;
-    return nullptr;
-  }
-  if (comm && tensorRanks > 1) {
-    // Rank r is tensor rank r % T of replica r / T (DESIGN.md decision 9):
-    // its replicas are the ranks of its tensor rank, its tensor group its
-    // replica's ranks.
-    const int t = static_cast<int>(tensorRanks), rank = comm->rank();
-    std::unique_ptr<Communicator> replicas, tensorGroup;
-    DLC_RETURN_IF_ERROR(comm->split(rank % t, rank, replicas));
-    DLC_RETURN_IF_ERROR(comm->split(rank / t, rank, tensorGroup));
-    DLC_RETURN_IF_ERROR(takeTensorSlices(rank % t));
-    DLC_RETURN_IF_ERROR(attachCommunicator(replicas.get()));
-    ownedComms_[0] = std::move(replicas);
-    ownedComms_[1] = std::move(tensorGroup);
-    ownedComms_[2].reset();
+    std::unique_ptr<Communicator> groups[3];
+    DLC_RETURN_IF_ERROR(
+        comm->split(layout.replicaColor(rank), rank, groups[0]));
+    if (tensorRanks > 1)
+      DLC_RETURN_IF_ERROR(
+          comm->split(layout.tensorColor(rank), rank, groups[1]));
+    if (stages > 1)
+      DLC_RETURN_IF_ERROR(
+          comm->split(layout.stageColor(rank), rank, groups[2]));
+    if (tensorRanks > 1)
+      DLC_RETURN_IF_ERROR(takeTensorSlices(layout.tensorRank(rank)));
+    DLC_RETURN_IF_ERROR(attachCommunicator(groups[0].get()));
+    for (int g = 0; g < 3; ++g)
+      ownedComms_[g] = std::move(groups[g]);
     communicator_ = ownedComms_[0].get();
     tensorCommunicator_ = ownedComms_[1].get();
+    stageCommunicator_ = ownedComms_[2].get();
+    if (stages > 1)
+      stage_ = layout.stage(rank);
     return nullptr;
   }
   DLC_RETURN_IF_ERROR(attachCommunicator(comm));

@@ -130,9 +130,6 @@ public:
       return fail("is cut into pipeline stages, which run on CPU ranks only "
                   "so far, but targets '" +
                   m_.target_ + "'");
-    if (root.pipeline_stages() > 1 && root.tensor_parallel_ranks() > 1)
-      return fail("is cut into pipeline stages and split over tensor ranks, "
-                  "which no runtime runs together yet");
     return checkGlobals() && checkConstants() && checkKernels() &&
            checkFunctions();
   }

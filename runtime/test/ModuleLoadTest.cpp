@@ -662,12 +662,6 @@ TEST(ModuleLoad, PipelineStagesAreChecked) {
                      "only so far, but targets 'cuda'");
   }
   {
-    ModuleBuilder m = staged(2);
-    m.tensorParallelRanks(2);
-    expectInvalid(m, "is cut into pipeline stages and split over tensor "
-                     "ranks, which no runtime runs together yet");
-  }
-  {
     ModuleBuilder m = staged(65);
     expectInvalid(m, "is cut into 65 pipeline stages (expected 1 to 64");
   }

@@ -3,13 +3,13 @@
 device (issue 16): the exported models without BatchNorm or dropout
 (tests/models/models.py: an MLP, a convolutional network, GPT- and
 ViT-style attention models) compiled with `dlc-compile --train [--dp D]
---pp P --microbatches M --emit=mlir` and without, and one training step of each
+[--tp T] --pp P --microbatches M --emit=mlir` and without, and one training step of each
 run by `dlc-run --interpret --function train_step` on the same seeded
 random arguments (parameters, optimizer state and the batch; integers in
 [0, 4), valid token ids and classes for every model here). The pipelined
-step runs one simulated rank per stage: each runs its stage's ops, and
-values cross stages only through dlc.pp_transfer, so a value a stage reads
-without receiving it fails the run.
+step runs one simulated rank per stage (per replica and tensor rank): each
+runs its stage's ops, and values cross stages only through dlc.pp_transfer,
+so a value a stage reads without receiving it fails the run.
 
 Every result (the loss, each parameter and its momentum) must be within
 RTOL of its array's largest magnitude. The optimizer is SGD with momentum:
@@ -41,11 +41,14 @@ import train_check  # noqa: E402  (prepare, BATCH, OPTIMIZERS)
 from compiled_check import CheckError, run  # noqa: E402
 
 MODELS = ["mlp", "deconv", "gpt", "encoder"]
-# (data-parallel replicas, stages, micro-batches): two stages over four
-# micro-batches, the issue's configuration; three stages over two (fewer
-# micro-batches than stages: all forwards, then all backwards); two
-# replicas of two stages over two micro-batches (four simulated ranks).
-PIPELINES = [(1, 2, 4), (1, 3, 2), (2, 2, 2)]
+# (data-parallel replicas, tensor ranks, stages, micro-batches): two stages
+# over four micro-batches, the issue's configuration; three stages over two
+# (fewer micro-batches than stages: all forwards, then all backwards); two
+# replicas of two stages over two micro-batches, and two tensor ranks of
+# two stages (four simulated ranks each); the whole grid, two of each
+# (eight).
+PIPELINES = [(1, 1, 2, 4), (1, 1, 3, 2), (2, 1, 2, 2), (1, 2, 2, 2),
+             (2, 2, 2, 2)]
 RTOL = 1e-5
 SEED = "7"
 
@@ -111,18 +114,20 @@ def main(argv=None):
             print(f"FAIL {name}/one device: {e}", flush=True)
             failed += 1
             continue
-        for replicas, stages, micro in PIPELINES:
+        for replicas, tensor, stages, micro in PIPELINES:
             tag = (f"dp{replicas}." if replicas > 1 else "") + \
+                (f"tp{tensor}." if tensor > 1 else "") + \
                 f"pp{stages}.mb{micro}"
             label = f"{name}/{tag}"
             try:
                 many, seconds = step(
                     args, base, tag,
-                    ["--dp", str(replicas), "--pp", str(stages),
-                     "--microbatches", str(micro)])
+                    ["--dp", str(replicas), "--tp", str(tensor), "--pp",
+                     str(stages), "--microbatches", str(micro)])
                 worst = compare(one, many)
+                ranks = replicas * tensor * stages
                 print(f"PASS {label} ({worst:.1e} of the largest magnitude; "
-                      f"one device {one_seconds:.2f} s, {replicas * stages} "
+                      f"one device {one_seconds:.2f} s, {ranks} "
                       f"simulated ranks {seconds:.2f} s)", flush=True)
                 passed += 1
             except (CheckError, subprocess.TimeoutExpired, OSError) as e:

@@ -1,6 +1,7 @@
 //===- Training.cpp - The training loop over train_step -------------------===//
 #include "tools/runner/Training.h"
 
+#include "runtime/comm/RankLayout.h"
 #include "runtime/support/DataLoader.h"
 #include "runtime/support/Npz.h"
 #include "runtime/support/Shuffle.h"
@@ -100,19 +101,17 @@ public:
   Trainer(Engine &engine, const Options &options, rt::Comm *comm)
       : engine_(engine), options_(options), comm_(comm),
         rank_(comm ? comm->rank() : 0), ranks_(comm ? comm->size() : 1),
-        tensorRanks_(engine.tensorParallelRanks()),
-        stages_(engine.pipelineStages()),
-        replica_(rank_ % (ranks_ / stages_) / tensorRanks_),
-        replicas_(ranks_ / stages_ / tensorRanks_) {
-    // Rank r is tensor rank r % T of replica r / T, as the session lays
-    // them out; with pipeline stages, rank r runs stage r / D for replica
-    // r % D.
-    if (comm && tensorRanks_ > 1) {
-      replicasComm_.emplace(comm->split(rank_ % tensorRanks_, rank_));
-      tensorComm_.emplace(comm->split(replica_, rank_));
-    }
-    if (comm && stages_ > 1)
-      replicasComm_.emplace(comm->split(rank_ / replicas_, rank_));
+        layout_{(comm ? comm->size() : 1) / engine.tensorParallelRanks() /
+                    engine.pipelineStages(),
+                engine.tensorParallelRanks(), engine.pipelineStages()},
+        replica_(layout_.replica(rank_)), replicas_(layout_.replicas) {
+    // The session's groups (RankLayout): the replicas of this rank's stage
+    // and tensor rank share out the batch; its tensor group joins its
+    // slices.
+    if (comm && (layout_.tensorRanks > 1 || layout_.stages > 1))
+      replicasComm_.emplace(comm->split(layout_.replicaColor(rank_), rank_));
+    if (comm && layout_.tensorRanks > 1)
+      tensorComm_.emplace(comm->split(layout_.tensorColor(rank_), rank_));
   }
 
   void run();
@@ -157,11 +156,10 @@ private:
   rt::Comm *comm_;
   int rank_;
   int ranks_;
-  /// A tensor-parallel or pipelined module's: the ranks of a replica (its
-  /// tensor ranks, its stages) train on the same rows, so the batch is
-  /// shared out among the replicas.
-  int tensorRanks_;
-  int stages_;
+  /// Where this rank sits (RankLayout): the ranks of a replica (its tensor
+  /// ranks, its stages) train on the same rows, so the batch is shared out
+  /// among the replicas.
+  RankLayout layout_;
   int replica_;
   int replicas_;
   std::optional<rt::Comm> replicasComm_;
@@ -204,7 +202,7 @@ void Trainer::run() {
     throw Error(engine_.name() + ": has no train_step function (compile the "
                                  "model with dlc-compile --train)");
   signature_ = engine_.signature("train_step");
-  if (tensorRanks_ > 1)
+  if (layout_.tensorRanks > 1)
     for (const auto &[given, option] :
          {std::pair(!options_.checkpointDir.empty(), "--checkpoint-dir"),
           std::pair(!options_.resume.empty(), "--resume"),
@@ -212,7 +210,8 @@ void Trainer::run() {
           std::pair(options_.initSeed.has_value(), "--init-seed")})
       if (given)
         throw Error(std::string(option) + ": " + engine_.name() +
-                    " splits parameters over " + std::to_string(tensorRanks_) +
+                    " splits parameters over " +
+                    std::to_string(layout_.tensorRanks) +
                     " tensor-parallel ranks (dlc-compile --tp), whose slices "
                     "it cannot gather or seed yet (--save-state gathers "
                     "them)");
@@ -731,8 +730,8 @@ Tensor Trainer::gatherWhole(const Tensor &shard,
 }
 
 Tensor Trainer::joinTensorSlices(const Tensor &slice, int32_t dim) {
-  std::vector<size_t> counts(tensorRanks_, slice.numElements());
-  Tensor all(slice.dtype(), {tensorRanks_ * slice.numElements()});
+  std::vector<size_t> counts(layout_.tensorRanks, slice.numElements());
+  Tensor all(slice.dtype(), {layout_.tensorRanks * slice.numElements()});
   tensorComm_->allGather(slice.bytes(), all.bytes(), counts.data(),
                          static_cast<dlc_dtype_t>(slice.dtype()));
   // Each row of the dimensions before `dim` holds every rank's run of it
@@ -741,12 +740,12 @@ Tensor Trainer::joinTensorSlices(const Tensor &slice, int32_t dim) {
   int64_t rows = 1;
   for (int32_t d = 0; d < dim; ++d)
     rows *= shape[d];
-  shape[dim] *= tensorRanks_;
+  shape[dim] *= layout_.tensorRanks;
   Tensor whole(slice.dtype(), shape);
   const size_t run = rows ? slice.byteSize() / rows : 0;
   for (int64_t row = 0; row < rows; ++row)
-    for (int t = 0; t < tensorRanks_; ++t)
-      std::memcpy(whole.bytes() + (row * tensorRanks_ + t) * run,
+    for (int t = 0; t < layout_.tensorRanks; ++t)
+      std::memcpy(whole.bytes() + (row * layout_.tensorRanks + t) * run,
                   all.bytes() + t * slice.byteSize() + row * run, run);
   return whole;
 }
