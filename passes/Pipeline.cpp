@@ -142,18 +142,9 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
   if (tp == 1 && pp == 1 && reportPartition)
     return std::string(
         "--report-partition applies to --tp N or --pp N with N > 1");
-  // What combines the stages' values (a sum over the ranks of every stage,
-  // ZeRO's flat shards of their state) is not built yet.
-  if (pp > 1) {
-    for (auto [option, used] :
-         {std::pair("--zero 1", zero == 1),
-          std::pair("--clip-grad-norm", given(clipGradNorm)),
-          std::pair("dynamic loss scaling (--precision "
-                    "fp16, --loss-scaling dynamic)",
-                    dynamicLossScaling())})
-      if (used)
-        return "--pp with " + std::string(option) + " is not built yet";
-  }
+  // ZeRO's flat shards of each stage's state are not built yet.
+  if (pp > 1 && zero == 1)
+    return std::string("--pp with --zero 1 is not built yet");
   if (tp > 1 && zero == 1)
     return std::string("--zero 1 does not yet shard the optimizer state of "
                        "a module with --tp");

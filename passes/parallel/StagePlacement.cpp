@@ -61,9 +61,13 @@ FailureOr<StagePlacement> StagePlacement::compute(func::FuncOp func,
   StagePlacement placement(stages == kMaxStages ? ~Stages(0) : bit(stages) - 1);
   Block &body = func.getBody().front();
 
-  // Backward: the stages that read each value.
+  // Backward: the stages that read each value, and whether an op no stage
+  // demands reads it (one that will run where its operands are: an update
+  // reading a clipping coefficient every stage holds).
   llvm::DenseMap<Value, Stages> readers;
+  llvm::DenseMap<Value, bool> readAnywhere;
   llvm::DenseMap<Operation *, Stages> demanded;
+  llvm::DenseMap<Operation *, bool> anywhere;
   for (Operation &op : llvm::reverse(body)) {
     if (op.hasTrait<OpTrait::ReturnLike>()) {
       for (auto [index, operand] : llvm::enumerate(op.getOperands()))
@@ -73,17 +77,24 @@ FailureOr<StagePlacement> StagePlacement::compute(func::FuncOp func,
       continue;
     }
     Stages reads = 0;
+    bool flexible = false;
     if (auto transfer = dyn_cast<PpTransferOp>(op)) {
       reads = bit(transfer.getFrom());
     } else if (std::optional<int64_t> stage = ownStage(&op)) {
       reads = bit(*stage);
     } else {
-      for (Value result : op.getResults())
+      for (Value result : op.getResults()) {
         reads |= readers.lookup(result);
+        flexible |= readAnywhere.lookup(result);
+      }
+      flexible |= reads == 0;
     }
     demanded[&op] = reads;
-    for (Value operand : op.getOperands())
+    anywhere[&op] = flexible;
+    for (Value operand : op.getOperands()) {
       readers[operand] |= reads;
+      readAnywhere[operand] |= flexible;
+    }
   }
 
   // Forward: the stages that hold each value, and those that run each op.
@@ -127,6 +138,11 @@ FailureOr<StagePlacement> StagePlacement::compute(func::FuncOp func,
         runs = available == placement.all_ || available == 0
                    ? available
                    : bit(first(available));
+      else if (anywhere.lookup(&op) && (reads & ~available) == 0)
+        // Read by those stages and by ops that run where their operands
+        // are: wherever it can be, narrowed below if its users turn out to
+        // run on one stage.
+        runs = available;
       else if (llvm::has_single_bit(reads))
         runs = reads;
       else
@@ -144,15 +160,14 @@ FailureOr<StagePlacement> StagePlacement::compute(func::FuncOp func,
       placement.holds_[result] = runs;
   }
 
-  // An op no stage demanded that every stage could run (it reads arguments
-  // only: a weight decay's product feeding one stage's update) goes where
-  // its users run, last to first, so that chains of them follow their
-  // stage too.
+  // An op every stage runs that its users do not all need (it reads
+  // arguments only: a weight decay's product feeding one stage's update)
+  // goes where its users run, last to first, so that chains of them follow
+  // their stage too.
   for (Operation &op : llvm::reverse(body)) {
     if (op.hasTrait<OpTrait::ReturnLike>() ||
         op.hasTrait<OpTrait::ConstantLike>() || isa<PpTransferOp>(op) ||
-        ownStage(&op) || demanded.lookup(&op) ||
-        placement.runs_[&op] != placement.all_)
+        ownStage(&op) || placement.runs_[&op] != placement.all_)
       continue;
     Stages users = 0;
     bool returned = false;

@@ -16,7 +16,9 @@
 // on every stage when several do (then every stage must hold its operands),
 // or, when no stage reads them (a result without a stage, such as an
 // updated parameter), where its operands are held, narrowed to the stage
-// of its users when they all run on one. A value used where it
+// of its users when they all run on one. An op read both by stages and by
+// such ops (a clipping coefficient every stage's update reads) runs
+// wherever its operands are, narrowed alike. A value used where it
 // is not held (a value crossing stages without a transfer) is an error on
 // the op that uses it. dlc-pipeline-place, dlc-lower-to-plan and the module
 // writer share it, so that the IR's stages and the plan's agree.

@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
+#include <map>
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCOPTIMIZER
@@ -239,11 +240,22 @@ struct OptimizerPass : public impl::DLCOptimizerBase<OptimizerPass> {
   /// next collective after those in the block `b` builds in.
   Value sumOverRanks(OpBuilder &b, Location loc, Value value);
   /// The sum of `terms`, scalars each computed from one parameter's
-  /// gradient (a norm's sum of squares, GradScaler's inf probe): over the
-  /// tensor group for the tensor-parallel slices', so that every rank sums
-  /// the whole model's.
+  /// gradient (a norm's sum of squares, GradScaler's inf probe), so that
+  /// every rank sums the whole model's: over the tensor group for the
+  /// tensor-parallel slices', over the pipeline stages for each stage's
+  /// parameters (sumOverStages).
   Value sumOverParameters(OpBuilder &b, Location loc,
                           ArrayRef<std::pair<BlockArgument, Value>> terms);
+  /// sumOverParameters within one stage's (or one replicated) set of terms.
+  Value sumOverSlices(OpBuilder &b, Location loc,
+                      ArrayRef<std::pair<BlockArgument, Value>> terms);
+  /// The sum of each stage's partial sum (`partials`, by stage), the same
+  /// on every stage: stage 0 receives the others' and adds them in stage
+  /// order, then sends the total to each of them (dlc.pp_transfer). Stage
+  /// 0 computes its gradients last in the 1F1B order, so the others' are
+  /// there by then.
+  Value sumOverStages(OpBuilder &b, Location loc,
+                      const std::map<int64_t, Value> &partials);
   InFlightDiagnostic emitError() {
     return getOperation().emitError() << "dlc-optimizer: ";
   }
@@ -266,6 +278,10 @@ struct OptimizerPass : public impl::DLCOptimizerBase<OptimizerPass> {
 
   /// ZeRO-1's ranks, over which every gradient is a shard; 0 without it.
   int64_t shardRanks_ = 0;
+  /// The pipeline stages (1: none), and the stage computing each
+  /// parameter's gradient (absent: every stage, as for a constant zero).
+  int64_t stages_ = 1;
+  llvm::DenseMap<BlockArgument, int64_t> gradientStage_;
 };
 
 LogicalResult OptimizerPass::checkZero() {
@@ -308,6 +324,42 @@ static IntegerAttr tpSplitOf(BlockArgument param) {
 }
 
 Value OptimizerPass::sumOverParameters(
+    OpBuilder &b, Location loc,
+    ArrayRef<std::pair<BlockArgument, Value>> terms) {
+  if (stages_ < 2)
+    return sumOverSlices(b, loc, terms);
+  std::map<int64_t, SmallVector<std::pair<BlockArgument, Value>>> byStage;
+  for (const auto &term : terms) {
+    auto it = gradientStage_.find(term.first);
+    byStage[it == gradientStage_.end() ? -1 : it->second].push_back(term);
+  }
+  std::map<int64_t, Value> partials;
+  for (const auto &[stage, stageTerms] : byStage)
+    if (stage >= 0)
+      partials[stage] = sumOverSlices(b, loc, stageTerms);
+  Value total = partials.empty() ? Value() : sumOverStages(b, loc, partials);
+  // Terms every stage computes alike are added on every stage.
+  if (auto it = byStage.find(-1); it != byStage.end()) {
+    Value everywhere = sumOverSlices(b, loc, it->second);
+    total = total ? add(b, loc, total, everywhere) : everywhere;
+  }
+  return total;
+}
+
+Value OptimizerPass::sumOverStages(OpBuilder &b, Location loc,
+                                   const std::map<int64_t, Value> &partials) {
+  Value total;
+  for (const auto &[stage, partial] : partials) {
+    Value here =
+        stage == 0 ? partial : PpTransferOp::create(b, loc, partial, stage, 0);
+    total = total ? add(b, loc, total, here) : here;
+  }
+  for (int64_t stage = 1; stage < stages_; ++stage)
+    total = PpTransferOp::create(b, loc, total, 0, stage);
+  return total;
+}
+
+Value OptimizerPass::sumOverSlices(
     OpBuilder &b, Location loc,
     ArrayRef<std::pair<BlockArgument, Value>> terms) {
   Value replicated, sliced;
@@ -723,6 +775,9 @@ LogicalResult OptimizerPass::run() {
   if (failed(checkZero()) || failed(checkSource(source)) ||
       failed(checkNewNames(source)))
     return failure();
+  if (auto stages =
+          module->getAttrOfType<IntegerAttr>(roles::kPipelineStagesAttr))
+    stages_ = stages.getInt();
   // A slice's optimizer state starts as a whole of the module's tensor
   // ranks' slices.
   for (unsigned i = 0; i < source.getNumArguments(); ++i)
@@ -767,6 +822,10 @@ LogicalResult OptimizerPass::run() {
     BlockArgument target = argByName.lookup(roles::nameOf(attrs));
     if (i > 0 && roles::roleOf(attrs) == roles::kGradient) {
       grads.push_back({target, value});
+      if (Operation *producer = value.getDefiningOp())
+        if (auto stage =
+                producer->getAttrOfType<IntegerAttr>(roles::kPipelineStageAttr))
+          gradientStage_[target] = stage.getInt();
       if (shardRanks_)
         shardBucket[target] = {value.getDefiningOp(),
                                getElementTypeOrSelf(value.getType())};
