@@ -206,11 +206,12 @@ LogicalResult Writer::addGlobals() {
                << "@" << name << " has an initial value that cannot be read";
       // A tensor-parallel global's value is the whole: the ranks' slices,
       // one after another, so that a rank copies its own.
-      if (std::optional<int64_t> dim =
-              roles::tpSplitOf(global->getAttrDictionary())) {
+      if (std::optional<roles::TpSplit> split =
+              roles::tpSplitIn(global->getAttrDictionary())) {
         SmallVector<Tensor> slices;
         for (int64_t t = 0; t < tensorRanks; ++t)
-          slices.push_back(sliceOf(*value, *dim, t, tensorRanks));
+          slices.push_back(
+              sliceOf(*value, split->dim, t, tensorRanks, split->groups));
         *value = joinSlices(slices, 0);
       }
       fbb.ForceVectorAlignment(value->byteSize(), 1, kBufferAlignment);
@@ -231,10 +232,12 @@ LogicalResult Writer::addGlobals() {
           fbb.CreateVector(whole.getShape().data(), whole.getShape().size());
     }
     globalIndex[name] = static_cast<int>(globals.size());
+    std::optional<roles::TpSplit> split =
+        roles::tpSplitIn(global->getAttrDictionary());
     globals.push_back(fb::CreateGlobal(
         fbb, fbb.CreateString(name.str()), fbb.CreateString(role), tensorType,
         initial, copyOf, global->hasAttr(roles::kShardedAttr), wholeShape,
-        roles::tpSplitOf(global->getAttrDictionary()).value_or(-1)));
+        split ? split->dim : -1, split ? split->groups : 1));
   }
   return success();
 }

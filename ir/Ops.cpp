@@ -198,23 +198,28 @@ LogicalResult GlobalOp::verify() {
   Type whole = getType();
   // A tensor-parallel rank's slice starts as its part of the whole value.
   if (Attribute attr = (*this)->getAttr(roles::kTpSplitAttr)) {
-    auto dim = dyn_cast<IntegerAttr>(attr);
+    std::optional<roles::TpSplit> split = roles::tpSplitFromAttr(attr);
     auto module = (*this)->getParentOfType<ModuleOp>();
     auto ranks =
         module ? module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr)
                : IntegerAttr();
     auto type = dyn_cast<RankedTensorType>(getType());
-    if (!dim || !type || !type.hasStaticShape() || dim.getInt() < 0 ||
-        dim.getInt() >= type.getRank())
+    if (!split || !type || !type.hasStaticShape() || split->dim < 0 ||
+        split->dim >= type.getRank())
       return emitOpError() << roles::kTpSplitAttr << " = " << attr
                            << " must be a dimension of the global's type "
-                           << getType();
+                           << getType() << " (or [dimension, blocks])";
+    if (split->groups < 1 || type.getDimSize(split->dim) % split->groups)
+      return emitOpError() << roles::kTpSplitAttr << " = " << attr
+                           << ": dimension " << split->dim << " of "
+                           << getType() << " is not " << split->groups
+                           << " equal blocks";
     if (!ranks || ranks.getInt() < 1)
       return emitOpError() << "is split (" << roles::kTpSplitAttr
                            << ") in a module without "
                            << roles::kTensorParallelAttr;
     SmallVector<int64_t> shape(type.getShape());
-    shape[dim.getInt()] *= ranks.getInt();
+    shape[split->dim] *= ranks.getInt();
     whole = type.clone(shape);
   }
   if (init && init->getType() != whole)

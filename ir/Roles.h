@@ -92,16 +92,47 @@ inline constexpr StringLiteral kTensorParallelAttr = "dlc.tensor_parallel";
 /// dimension d): a dlc.global and the arguments and results that carry it,
 /// and the gradients and optimizer state of such a parameter. Tensor rank t
 /// of T holds slice t of T equal ones along d; the whole has T times the
-/// type's size in d. A global's initial value is the whole.
+/// type's size in d. A global's initial value is the whole. As
+/// `array<i64: d, g>`, the whole is g equal blocks along d, each split so
+/// (a fused QKV projection: each rank holds its heads' rows of Q, of K and
+/// of V, one after another).
 inline constexpr StringLiteral kTpSplitAttr = "dlc.tp_split";
+
+/// A kTpSplitAttr's dimension and blocks.
+struct TpSplit {
+  int64_t dim;
+  int64_t groups = 1;
+};
+
+/// The split `attr` (kTpSplitAttr's value) describes, or none when it is
+/// not one.
+inline std::optional<TpSplit> tpSplitFromAttr(Attribute attr) {
+  if (auto dim = dyn_cast_if_present<IntegerAttr>(attr))
+    return TpSplit{dim.getInt()};
+  if (auto pair = dyn_cast_if_present<DenseI64ArrayAttr>(attr);
+      pair && pair.size() == 2)
+    return TpSplit{pair[0], pair[1]};
+  return std::nullopt;
+}
+
+/// kTpSplitAttr's value for `split`: the bare dimension for one block.
+inline Attribute tpSplitAttr(MLIRContext *context, TpSplit split) {
+  Builder b(context);
+  if (split.groups == 1)
+    return b.getI64IntegerAttr(split.dim);
+  return b.getDenseI64ArrayAttr({split.dim, split.groups});
+}
+
+/// The split of a tensor-parallel value (kTpSplitAttr), if it is one.
+inline std::optional<TpSplit> tpSplitIn(DictionaryAttr attrs) {
+  return attrs ? tpSplitFromAttr(attrs.get(kTpSplitAttr)) : std::nullopt;
+}
 
 /// The dimension a tensor-parallel value is split along (kTpSplitAttr), if
 /// it is.
 inline std::optional<int64_t> tpSplitOf(DictionaryAttr attrs) {
-  auto dim = attrs ? attrs.getAs<IntegerAttr>(kTpSplitAttr) : IntegerAttr();
-  if (!dim)
-    return std::nullopt;
-  return dim.getInt();
+  std::optional<TpSplit> split = tpSplitIn(attrs);
+  return split ? std::optional<int64_t>(split->dim) : std::nullopt;
 }
 
 /// On a module partitioned into pipeline stages (dlc-pipeline-partition):

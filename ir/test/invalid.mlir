@@ -823,6 +823,20 @@ dlc.global @w : tensor<2x3xf32> = dense<1.0> : tensor<4x3xf32> {dlc.tp_split = 0
 
 // -----
 
+module attributes {dlc.tensor_parallel = 2 : i64} {
+  // expected-error@+1 {{'dlc.global' op dlc.tp_split = array<i64: 0, 4>: dimension 0 of 'tensor<2x3xf32>' is not 4 equal blocks}}
+  dlc.global @w : tensor<2x3xf32> = dense<1.0> : tensor<4x3xf32> {dlc.tp_split = array<i64: 0, 4>}
+}
+
+// -----
+
+module attributes {dlc.tensor_parallel = 2 : i64} {
+  // expected-error@+1 {{'dlc.global' op dlc.tp_split = array<i64: 0> must be a dimension of the global's type 'tensor<2x3xf32>' (or [dimension, blocks])}}
+  dlc.global @w : tensor<2x3xf32> = dense<1.0> : tensor<4x3xf32> {dlc.tp_split = array<i64: 0>}
+}
+
+// -----
+
 func.func @reduce_scatter_nothing() {
   // expected-error@+1 {{'dlc.reduce_scatter' op moves no values}}
   "dlc.reduce_scatter"() <{bucket = 0 : i64, ranks = 2 : i64, reduction = 1 : i32}> : () -> ()

@@ -14,6 +14,13 @@
 // same values. A replicated value read inside a hidden layer enters it
 // through dlc.tp_copy too, so that its gradient sums every rank's columns.
 //
+// Attention splits by heads the same way: the hidden layer of a QKV
+// projection and the output projection is cut into Q, K and V (dlc.slice),
+// reshaped into heads and transposed, attended and merged back; each value
+// is split along the dimension its heads are in, so each rank attends its
+// own heads. A fused projection's weight (GPT-2's c_attn) is then split in
+// 3 blocks: a rank holds its heads' rows of Q, of K and of V.
+//
 //===----------------------------------------------------------------------===//
 #include "ir/Dialect.h"
 #include "ir/Roles.h"
@@ -28,6 +35,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::dlc {
 #define GEN_PASS_DEF_DLCTENSORPARALLEL
@@ -45,25 +53,53 @@ struct Weight {
   int64_t globalDim(int64_t d) const { return transpose ? 1 - d : d; }
 };
 
+/// How a value of a pair's hidden layer is split over the ranks: along
+/// `dim`, and, until the column matmul's output is cut into blocks (Q, K
+/// and V), in the pair's blocks.
+struct Layout {
+  int64_t dim;
+  bool grouped;
+
+  bool operator==(const Layout &other) const {
+    return dim == other.dim && grouped == other.grouped;
+  }
+};
+
 /// A column-then-row pair and what it splits.
 struct Pair {
   MatmulOp column, row;
   Weight columnWeight, rowWeight;
-  /// The loads of 1-D biases added in the hidden layer.
-  SmallVector<GlobalLoadOp> biases;
-  /// The ops between the matmuls, whose results become slices along the
-  /// last dimension.
+  /// The loads of 1-D biases added in the hidden layer, each with whether
+  /// it is added before the blocks are cut.
+  SmallVector<std::pair<GlobalLoadOp, bool>> biases;
+  /// The ops between the matmuls, whose results become slices, and each
+  /// hidden value's layout.
   SmallVector<Operation *> hidden;
+  llvm::DenseMap<Value, Layout> layouts;
+  /// The blocks the column matmul's output is cut into (3 for a fused
+  /// QKV projection), 1 when it is not, and whether an op already read it
+  /// uncut (so it stays 1).
+  int64_t groups = 1;
+  bool uncut = false;
+
+  /// Whether a value of layout `in` may be read as split along its
+  /// dimension alone: after the cut, or when nothing cuts it.
+  bool plain(const Layout &in) {
+    if (!in.grouped)
+      return true;
+    uncut = true;
+    return groups == 1;
+  }
   /// Why the pair stays replicated after all; empty while it is split.
   std::string dropped;
 
-  /// Each global the pair splits, with the dimension.
-  SmallVector<std::pair<GlobalLoadOp, int64_t>> splits() const {
-    SmallVector<std::pair<GlobalLoadOp, int64_t>> result = {
-        {columnWeight.load, columnWeight.globalDim(1)},
-        {rowWeight.load, rowWeight.globalDim(0)}};
-    for (GlobalLoadOp bias : biases)
-      result.push_back({bias, 0});
+  /// Each global the pair splits, and how.
+  SmallVector<std::pair<GlobalLoadOp, roles::TpSplit>> splits() const {
+    SmallVector<std::pair<GlobalLoadOp, roles::TpSplit>> result = {
+        {columnWeight.load, {columnWeight.globalDim(1), groups}},
+        {rowWeight.load, {rowWeight.globalDim(0), 1}}};
+    for (auto [bias, grouped] : biases)
+      result.push_back({bias, {0, grouped ? groups : 1}});
     return result;
   }
 };
@@ -107,12 +143,19 @@ FailureOr<Weight> weightOf(Value value, std::string &why) {
   return weight;
 }
 
-/// Whether a pointwise op's operand `value`, outside the hidden layer of
-/// `width` columns, is the same for every column of it: a scalar or a value
-/// broadcast along the last dimension.
-bool sameForEveryColumn(Value value) {
+/// Whether `value`, broadcast (aligned to the right) against a result of
+/// rank `rank`, is the same along that result's dimension `dim`: it lacks
+/// the dimension or has it of size 1.
+bool sameAlong(Value value, int64_t dim, int64_t rank) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  return type && (type.getRank() == 0 || type.getShape().back() == 1);
+  if (!type)
+    return false;
+  const int64_t aligned = dim - (rank - type.getRank());
+  return aligned < 0 || type.getDimSize(aligned) == 1;
+}
+
+int64_t rankOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getRank();
 }
 
 class TensorParallelPass
@@ -147,7 +190,7 @@ public:
     if (ranks == 1)
       return;
 
-    SmallVector<std::pair<func::FuncOp, SmallVector<Pair>>> pairsByFunction;
+    SmallVector<std::pair<func::FuncOp, std::vector<Pair>>> pairsByFunction;
     llvm::DenseMap<Operation *, std::string> replicated;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal())
@@ -172,10 +215,10 @@ public:
 private:
   /// The pairs in `func`'s body, in order, each matmul in at most one; the
   /// reason why each other matmul is not in one goes to `replicated`.
-  SmallVector<Pair>
+  std::vector<Pair>
   findPairs(func::FuncOp func,
             llvm::DenseMap<Operation *, std::string> &replicated) {
-    SmallVector<Pair> pairs;
+    std::vector<Pair> pairs;
     // The hidden layer is followed through the body's ops in order (region
     // ops, fusions, are isolated from above and come later).
     if (!func.getBody().hasOneBlock()) {
@@ -228,16 +271,23 @@ private:
     }
     // In block order, every operand from the hidden layer is known before
     // its users.
-    llvm::SetVector<Value> hidden;
-    hidden.insert(column.getResult());
+    pair.layouts[column.getResult()] = {resultType.getRank() - 1, true};
     for (Operation *op = column->getNextNode(); op; op = op->getNextNode()) {
       if (llvm::none_of(op->getOperands(),
-                        [&](Value v) { return hidden.contains(v); }))
+                        [&](Value v) { return pair.layouts.count(v); }))
         continue;
       if (auto row = dyn_cast<MatmulOp>(op);
-          row && !hidden.contains(row.getRhs())) {
+          row && !pair.layouts.count(row.getRhs())) {
         if (pair.row) {
           why = "its hidden layer reaches two matmuls";
+          return failure();
+        }
+        Layout in = pair.layouts.lookup(row.getLhs());
+        if (in.dim != rankOf(row.getLhs()) - 1 || !pair.plain(in)) {
+          why = describe(row) +
+                " reads its hidden layer split along "
+                "dimension " +
+                std::to_string(in.dim) + ", not by its columns";
           return failure();
         }
         pair.row = row;
@@ -253,32 +303,11 @@ private:
               "rank's own counters";
         return failure();
       }
-      if (!op->hasTrait<OpProperty::Pointwise>()) {
-        why = describe(op) + " reads its hidden layer and is not pointwise";
+      FailureOr<Layout> layout = hiddenLayout(op, pair, why);
+      if (failed(layout))
         return failure();
-      }
-      for (Value operand : op->getOperands()) {
-        if (hidden.contains(operand) || sameForEveryColumn(operand))
-          continue;
-        auto bias = operand.getDefiningOp<GlobalLoadOp>();
-        auto type = cast<RankedTensorType>(operand.getType());
-        if (!bias || type.getRank() != 1 || type.getShape()[0] != width ||
-            !bias->hasOneUse()) {
-          why = describe(op) +
-                " mixes a full-width value other than a 1-D bias global "
-                "read once into its hidden layer";
-          return failure();
-        }
-        pair.biases.push_back(bias);
-      }
-      for (Value result : op->getResults()) {
-        auto type = dyn_cast<RankedTensorType>(result.getType());
-        if (!type || type.getRank() == 0 || type.getShape().back() != width) {
-          why = describe(op) + " changes the hidden layer's width";
-          return failure();
-        }
-        hidden.insert(result);
-      }
+      for (Value result : op->getResults())
+        pair.layouts[result] = *layout;
       pair.hidden.push_back(op);
     }
     if (!pair.row) {
@@ -292,6 +321,131 @@ private:
     }
     pair.rowWeight = *weight;
     return pair;
+  }
+
+  /// The layout of `op`'s results in `pair`'s hidden layer (its operands'
+  /// are known), or why `op` cannot be split so: a pointwise op keeps its
+  /// operands' layout; dlc.slice cuts the column output into blocks (Q, K,
+  /// V); dlc.reshape splits the last dimension into heads and merges them
+  /// back, dlc.transpose moves them, and dlc.attention attends each rank's
+  /// heads.
+  FailureOr<Layout> hiddenLayout(Operation *op, Pair &pair, std::string &why) {
+    auto layoutOf = [&](Value v) { return pair.layouts.lookup(v); };
+    if (auto slice = dyn_cast<SliceOp>(op)) {
+      Layout in = layoutOf(slice.getInput());
+      ArrayRef<int64_t> shape =
+          cast<RankedTensorType>(slice.getInput().getType()).getShape();
+      const int64_t size = slice.getSizes()[in.dim];
+      bool block =
+          in.grouped && size > 0 && shape[in.dim] % size == 0 &&
+          slice.getOffsets()[in.dim] % size == 0 &&
+          llvm::all_of(slice.getStrides(), [](int64_t s) { return s == 1; });
+      for (int64_t d = 0; block && d < static_cast<int64_t>(shape.size()); ++d)
+        block = d == in.dim ||
+                (slice.getOffsets()[d] == 0 && slice.getSizes()[d] == shape[d]);
+      if (!block) {
+        why = describe(op) + " reads its hidden layer and is not a cut of "
+                             "its columns into equal blocks";
+        return failure();
+      }
+      const int64_t groups = shape[in.dim] / size;
+      if ((pair.groups != 1 && pair.groups != groups) ||
+          (pair.uncut && groups != 1) || size % ranks) {
+        why = describe(op) + " cuts its columns into blocks of " +
+              std::to_string(size) + ", which do not divide over " +
+              std::to_string(ranks) + " ranks as its other blocks do";
+        return failure();
+      }
+      pair.groups = groups;
+      return Layout{in.dim, false};
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      Layout in = layoutOf(reshape.getInput());
+      ArrayRef<int64_t> from =
+          cast<RankedTensorType>(reshape.getInput().getType()).getShape();
+      ArrayRef<int64_t> to = reshape.getType().getShape();
+      const int64_t rank = static_cast<int64_t>(from.size());
+      // [..., H D] -> [..., H, D], split along H; and back.
+      if (in.dim == rank - 1 && static_cast<int64_t>(to.size()) == rank + 1 &&
+          from.drop_back() == to.drop_back(2) &&
+          to[rank - 1] * to[rank] == from.back() && to[rank - 1] % ranks == 0 &&
+          pair.plain(in))
+        return Layout{rank - 1, false};
+      if (rank >= 2 && in.dim == rank - 2 && pair.plain(in) &&
+          static_cast<int64_t>(to.size()) == rank - 1 &&
+          from.drop_back(2) == to.drop_back() &&
+          from[rank - 2] * from[rank - 1] == to.back())
+        return Layout{rank - 2, false};
+      why = describe(op) + " reshapes its hidden layer other than into "
+                           "heads and back";
+      return failure();
+    }
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      Layout in = layoutOf(transpose.getInput());
+      ArrayRef<int64_t> permutation = transpose.getPermutation();
+      const auto *it = llvm::find(permutation, in.dim);
+      return Layout{it - permutation.begin(), in.grouped};
+    }
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      Layout in = layoutOf(attention.getQ());
+      const int64_t rank = rankOf(attention.getQ());
+      bool heads = pair.layouts.count(attention.getQ()) && in.dim < rank - 2 &&
+                   pair.plain(in);
+      for (Value operand : {attention.getK(), attention.getV()})
+        heads &= pair.layouts.count(operand) && layoutOf(operand) == in;
+      if (!heads) {
+        why = describe(op) + " does not read Q, K and V of its hidden layer "
+                             "split by the same heads";
+        return failure();
+      }
+      // Each rank would need its own heads' part of a bias that differs
+      // between heads (ALiBi's slopes).
+      if (Value bias = attention.getBias();
+          bias &&
+          (pair.layouts.count(bias) || !sameAlong(bias, in.dim, rank))) {
+        why = describe(op) + " adds a bias that differs between its heads";
+        return failure();
+      }
+      return in;
+    }
+    if (!op->hasTrait<OpProperty::Pointwise>()) {
+      why = describe(op) + " reads its hidden layer and is not pointwise";
+      return failure();
+    }
+    std::optional<Layout> layout;
+    for (Value operand : op->getOperands())
+      if (pair.layouts.count(operand)) {
+        if (layout && !(*layout == layoutOf(operand))) {
+          why = describe(op) + " mixes values of its hidden layer split "
+                               "differently";
+          return failure();
+        }
+        layout = layoutOf(operand);
+      }
+    const int64_t rank = rankOf(op->getResult(0));
+    for (Value operand : op->getOperands()) {
+      if (pair.layouts.count(operand)) {
+        if (rankOf(operand) == rank)
+          continue;
+        why = describe(op) + " broadcasts its hidden layer";
+        return failure();
+      }
+      if (sameAlong(operand, layout->dim, rank))
+        continue;
+      auto bias = operand.getDefiningOp<GlobalLoadOp>();
+      auto type = cast<RankedTensorType>(operand.getType());
+      if (!bias || type.getRank() != 1 || layout->dim != rank - 1 ||
+          type.getShape()[0] !=
+              cast<RankedTensorType>(op->getResult(0).getType())
+                  .getDimSize(layout->dim) ||
+          !bias->hasOneUse()) {
+        why = describe(op) + " mixes a full-width value other than a 1-D "
+                             "bias global read once into its hidden layer";
+        return failure();
+      }
+      pair.biases.push_back({bias, layout->grouped});
+    }
+    return *layout;
   }
 
   /// Drops (keeps replicated) every pair that splits a global which
@@ -310,17 +464,20 @@ private:
     for (bool changed = true; changed;) {
       changed = false;
       llvm::DenseMap<StringAttr, int64_t> claims;
-      llvm::DenseMap<StringAttr, llvm::SmallSetVector<int64_t, 2>> dims;
+      llvm::DenseMap<StringAttr,
+                     llvm::SmallSetVector<std::pair<int64_t, int64_t>, 2>>
+          dims;
       for (Pair *pair : pairs)
         if (pair->dropped.empty())
-          for (auto [load, dim] : pair->splits()) {
+          for (auto [load, split] : pair->splits()) {
             ++claims[load.getGlobalAttr().getAttr()];
-            dims[load.getGlobalAttr().getAttr()].insert(dim);
+            dims[load.getGlobalAttr().getAttr()].insert(
+                {split.dim, split.groups});
           }
       for (Pair *pair : pairs) {
         if (!pair->dropped.empty())
           continue;
-        for (auto [load, dim] : pair->splits()) {
+        for (auto [load, split] : pair->splits()) {
           StringAttr name = load.getGlobalAttr().getAttr();
           std::string global = "@" + name.str();
           if (written.contains(name))
@@ -329,7 +486,7 @@ private:
             pair->dropped =
                 global + " is also read outside a split matmul pair";
           else if (dims[name].size() > 1)
-            pair->dropped = global + " would be split along two dimensions";
+            pair->dropped = global + " would be split in two ways";
           else
             continue;
           changed = true;
@@ -346,15 +503,16 @@ private:
     // gate) gets from each rank the gradient of its columns alone: through
     // dlc.tp_copy, whose gradient sums them over the group. Constants and
     // the split biases need none; non-float values have no gradient.
-    llvm::DenseSet<Value> hidden = {pair.column.getResult()};
-    for (Operation *op : pair.hidden)
-      hidden.insert(op->result_begin(), op->result_end());
+    // An attention's bias (a mask) carries no gradient.
     for (Operation *op : pair.hidden)
       for (OpOperand &operand : op->getOpOperands()) {
         Value value = operand.get();
         auto load = value.getDefiningOp<GlobalLoadOp>();
-        if (hidden.contains(value) || value.getDefiningOp<ConstantOp>() ||
-            (load && llvm::is_contained(pair.biases, load)) ||
+        auto attention = dyn_cast<AttentionOp>(op);
+        if (pair.layouts.count(value) || value.getDefiningOp<ConstantOp>() ||
+            (load &&
+             llvm::is_contained(llvm::make_first_range(pair.biases), load)) ||
+            (attention && value == attention.getBias()) ||
             !isa<FloatType>(getElementTypeOrSelf(value.getType())))
           continue;
         OpBuilder before(op);
@@ -368,11 +526,22 @@ private:
         cast<RankedTensorType>(pair.column.getType()).getRank() - 1;
     pair.column.getResult().setType(
         narrowed(pair.column.getType(), last, ranks));
-    for (Operation *op : pair.hidden)
+    for (Operation *op : pair.hidden) {
       for (Value result : op->getResults())
-        result.setType(narrowed(
-            result.getType(),
-            cast<RankedTensorType>(result.getType()).getRank() - 1, ranks));
+        result.setType(
+            narrowed(result.getType(), pair.layouts.lookup(result).dim, ranks));
+      // A block's slice: the rank's columns of it, after those of the
+      // blocks before it.
+      if (auto slice = dyn_cast<SliceOp>(op)) {
+        const int64_t dim = pair.layouts.lookup(slice.getInput()).dim;
+        SmallVector<int64_t> offsets(slice.getOffsets());
+        SmallVector<int64_t> sizes(slice.getSizes());
+        offsets[dim] /= ranks;
+        sizes[dim] /= ranks;
+        slice.setOffsets(offsets);
+        slice.setSizes(sizes);
+      }
+    }
     // The weights' slices: the column matmul's operand by its dimension 1,
     // the row matmul's by its dimension 0.
     for (auto [weight, operandDim] : {std::pair(pair.columnWeight, int64_t{1}),
@@ -387,26 +556,27 @@ private:
 
   /// Narrows the globals the split pairs read, and their loads.
   void splitGlobals(ModuleOp module, ArrayRef<Pair *> pairs) {
-    llvm::MapVector<StringAttr, int64_t> dims;
+    llvm::MapVector<StringAttr, roles::TpSplit> splits;
     for (Pair *pair : pairs)
       if (pair->dropped.empty())
-        for (auto [load, dim] : pair->splits())
-          dims[load.getGlobalAttr().getAttr()] = dim;
-    Builder b(module.getContext());
-    for (auto [name, dim] : dims) {
+        for (auto [load, split] : pair->splits())
+          splits[load.getGlobalAttr().getAttr()] = split;
+    for (auto [name, split] : splits) {
       auto global = module.lookupSymbol<GlobalOp>(name);
-      global.setType(narrowed(global.getType(), dim, ranks));
-      global->setAttr(roles::kTpSplitAttr, b.getI64IntegerAttr(dim));
+      global.setType(narrowed(global.getType(), split.dim, ranks));
+      global->setAttr(roles::kTpSplitAttr,
+                      roles::tpSplitAttr(module.getContext(), split));
     }
     module.walk([&](GlobalLoadOp load) {
-      auto it = dims.find(load.getGlobalAttr().getAttr());
-      if (it != dims.end())
-        load.getResult().setType(narrowed(load.getType(), it->second, ranks));
+      auto it = splits.find(load.getGlobalAttr().getAttr());
+      if (it != splits.end())
+        load.getResult().setType(
+            narrowed(load.getType(), it->second.dim, ranks));
     });
   }
 
   void printReport(
-      ArrayRef<std::pair<func::FuncOp, SmallVector<Pair>>> pairsByFunction,
+      ArrayRef<std::pair<func::FuncOp, std::vector<Pair>>> pairsByFunction,
       const llvm::DenseMap<Operation *, std::string> &replicated) {
     llvm::raw_ostream &os = llvm::errs();
     os << "tensor parallelism over " << ranks << " ranks\n";
@@ -432,12 +602,22 @@ private:
         }
         bool isColumn = pair.column == matmul;
         Weight weight = isColumn ? pair.columnWeight : pair.rowWeight;
-        os << (isColumn ? "column-parallel" : "row-parallel") << ", @"
+        const bool heads = llvm::any_of(
+            pair.hidden, [](Operation *op) { return isa<AttentionOp>(op); });
+        os << (isColumn ? "column-parallel" : "row-parallel")
+           << (heads ? " by attention heads" : "") << ", @"
            << weight.load.getGlobal() << " split along dimension "
            << weight.globalDim(isColumn ? 1 : 0);
+        auto blocks = [&](bool grouped) {
+          if (grouped && pair.groups > 1)
+            os << " in " << pair.groups << " blocks";
+        };
+        blocks(isColumn);
         if (isColumn)
-          for (GlobalLoadOp bias : pair.biases)
+          for (auto [bias, grouped] : pair.biases) {
             os << ", @" << bias.getGlobal() << " along dimension 0";
+            blocks(grouped);
+          }
         os << "\n";
       });
     }

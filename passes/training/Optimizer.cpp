@@ -107,7 +107,7 @@ public:
   BlockArgument addStateArgument(StringRef name, StringRef role,
                                  RankedTensorType type, double value,
                                  Location loc, RankedTensorType shardOf = {},
-                                 IntegerAttr split = {}) {
+                                 Attribute split = {}) {
     GlobalOp global = addGlobal(name, type, value, loc, split);
     DictionaryAttr attrs = roles::attrs(module_.getContext(), name, role);
     NamedAttrList list(attrs);
@@ -155,7 +155,7 @@ public:
   /// (`split`, its kTpSplitAttr, or null).
   BlockArgument addCopyArgument(StringRef name, StringRef source,
                                 RankedTensorType type, Attribute initial,
-                                IntegerAttr split, Location loc) {
+                                Attribute split, Location loc) {
     auto global = GlobalOp::create(b_, loc, name, type,
                                    cast_if_present<ElementsAttr>(initial));
     global->setAttr(roles::kCopyOfAttr,
@@ -194,7 +194,7 @@ private:
   /// A global of `type`, every element `value`; with `split`, a
   /// tensor-parallel rank's slice of a whole of such elements.
   GlobalOp addGlobal(StringRef name, RankedTensorType type, double value,
-                     Location loc, IntegerAttr split = {}) {
+                     Location loc, Attribute split = {}) {
     Attribute element =
         isa<FloatType>(type.getElementType())
             ? Attribute(b_.getFloatAttr(type.getElementType(), value))
@@ -203,7 +203,7 @@ private:
     RankedTensorType initialType = type;
     if (split) {
       SmallVector<int64_t> shape(type.getShape());
-      shape[split.getInt()] *=
+      shape[roles::tpSplitFromAttr(split)->dim] *=
           module_->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr)
               .getInt();
       initialType = type.clone(shape);
@@ -317,10 +317,9 @@ Value OptimizerPass::sumOverRanks(OpBuilder &b, Location loc, Value value) {
 }
 
 /// A parameter argument's kTpSplitAttr, or null.
-static IntegerAttr tpSplitOf(BlockArgument param) {
+static Attribute tpSplitOf(BlockArgument param) {
   auto func = cast<func::FuncOp>(param.getOwner()->getParentOp());
-  return func.getArgAttrOfType<IntegerAttr>(param.getArgNumber(),
-                                            roles::kTpSplitAttr);
+  return func.getArgAttr(param.getArgNumber(), roles::kTpSplitAttr);
 }
 
 Value OptimizerPass::sumOverParameters(

@@ -182,6 +182,13 @@ int32_t dlc_module_global_tp_split(const dlc_module_t *module, size_t index) {
   return module->file->globals()[index].tpSplit;
 }
 
+int32_t dlc_module_global_tp_split_groups(const dlc_module_t *module,
+                                          size_t index) {
+  if (!module || index >= module->file->globals().size())
+    return 1;
+  return module->file->globals()[index].tpSplitGroups;
+}
+
 size_t dlc_module_function_count(const dlc_module_t *module) {
   return module ? module->file->functions().size() : 0;
 }

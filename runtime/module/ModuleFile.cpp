@@ -205,6 +205,13 @@ private:
                       std::to_string(info.tpSplit) + " of " +
                       info.type.describe() + " in a module of " +
                       std::to_string(slices) + " tensor-parallel rank(s)");
+        info.tpSplitGroups = g->tp_split_groups();
+        if (info.tpSplitGroups < 1 ||
+            info.type.shape[info.tpSplit] % info.tpSplitGroups)
+          return fail("is split in " + std::to_string(info.tpSplitGroups) +
+                      " blocks along dimension " +
+                      std::to_string(info.tpSplit) + " of " +
+                      info.type.describe() + ", which are not equal");
       }
       if (const auto *init = g->initial_value()) {
         // A split global's is every tensor rank's slice.
@@ -250,7 +257,8 @@ private:
       if (globals->Get(copy.global)->initial_value())
         return fail("is a copy of '" + source.name +
                     "' but has an initial value of its own");
-      if (copy.tpSplit != source.tpSplit)
+      if (copy.tpSplit != source.tpSplit ||
+          copy.tpSplitGroups != source.tpSplitGroups)
         return fail("is a copy of '" + source.name +
                     "' but not split among the tensor-parallel ranks as it is");
     }

@@ -66,8 +66,10 @@ struct ValueInfo {
   bool sharded = false;
   std::optional<std::vector<int64_t>> wholeShape;
   /// The dimension a global is split along among the tensor-parallel ranks
-  /// (fb::Global's tp_split), or -1.
+  /// (fb::Global's tp_split), or -1, and the blocks along it each split so
+  /// (tp_split_groups).
   int32_t tpSplit = -1;
+  int32_t tpSplitGroups = 1;
   /// A result's pipeline stage (fb::Result's stage): the first whose ranks
   /// compute it, or -1 for every rank.
   int32_t stage = -1;

@@ -264,7 +264,8 @@ std::vector<uint8_t> ModuleBuilder::finish() const {
     auto init = g.initial.empty() ? 0 : alignedBytes(b, g.initial);
     auto whole = g.wholeShape ? b.CreateVector(*g.wholeShape) : 0;
     globals.push_back(fb::CreateGlobal(b, name, role, type, init, g.copyOf,
-                                       g.sharded, whole, g.tpSplit));
+                                       g.sharded, whole, g.tpSplit,
+                                       g.tpSplitGroups));
   }
   std::vector<Offset<fb::Constant>> constants;
   for (const ConstantSpec &c : constants_) {

@@ -172,7 +172,10 @@ public:
   }
 
   /// Splits global `index` along `dim` among the tensor-parallel ranks.
-  void tpSplit(uint32_t index, int32_t dim) { globals_[index].tpSplit = dim; }
+  void tpSplit(uint32_t index, int32_t dim, int32_t groups = 1) {
+    globals_[index].tpSplit = dim;
+    globals_[index].tpSplitGroups = groups;
+  }
 
   void sharedObject(std::vector<uint8_t> bytes) { so_ = std::move(bytes); }
   /// CUDA kernels as PTX (the driver compiles it for any GPU).
@@ -197,6 +200,7 @@ private:
     bool sharded = false;
     std::optional<std::vector<int64_t>> wholeShape;
     int32_t tpSplit = -1;
+    int32_t tpSplitGroups = 1;
   };
   struct ConstantSpec {
     DType dtype;

@@ -555,7 +555,21 @@ TEST(ModuleLoad, TensorParallelSlicesAreChecked) {
   EXPECT_EQ(dlc_module_global_tp_split(module.get(), 0), -1);
   EXPECT_EQ(dlc_module_global_tp_split(module.get(), 2), -1);
   EXPECT_EQ(dlc_module_global_tp_split(nullptr, 0), -1);
+  EXPECT_EQ(dlc_module_global_tp_split_groups(module.get(), 1), 1);
+  EXPECT_EQ(dlc_module_global_tp_split_groups(nullptr, 0), 1);
   EXPECT_EQ(dlc_module_tensor_parallel_ranks(nullptr), 0);
+  {
+    // A fused projection's blocks: dimension 0 of 2 is 2 blocks of 1 row.
+    ModuleBuilder m = split(2, 0, 8);
+    m.tpSplit(1, 0, 2);
+    ASSERT_TRUE(loadModule(m.finish(), module).ok());
+    EXPECT_EQ(dlc_module_global_tp_split_groups(module.get(), 1), 2);
+    m.tpSplit(1, 1, 3);
+    expectInvalid(m, "global 1 ('v'): is split in 3 blocks along dimension 1 "
+                     "of float32[2,2], which are not equal");
+    m.tpSplit(1, 1, 0);
+    expectInvalid(m, "global 1 ('v'): is split in 0 blocks");
+  }
   expectInvalid(split(2, 1, 4),
                 "global 1 ('v'): initial value has 16 bytes, its type "
                 "float32[2,2] times 2 tensor-parallel slices needs 32");

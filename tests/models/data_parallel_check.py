@@ -100,8 +100,9 @@ MODELS = ["mlp", "deconv", "gpt", "encoder", "cnn_bn"]
 # Models with BatchNorm: their N ranks synchronize the statistics.
 BATCHNORM = {"cnn_bn"}
 # Models also trained with tensor parallelism (--tp 2, and --dp 2 --tp 2):
-# gpt's MLP blocks and mlp's first two layers are split pairs; encoder
-# (attention alone) and cnn_bn (convolutions, one linear head) stay
+# gpt's MLP blocks, its attention (by heads, the fused QKV weight in 3
+# blocks) and mlp's first two layers are split pairs; encoder (attention
+# with a per-head bias) and cnn_bn (convolutions, one linear head) stay
 # replicated on both tensor ranks, which must still be one process.
 TENSOR_PARALLEL = {"mlp", "gpt", "encoder", "cnn_bn"}
 # Models also trained with pipeline parallelism (--pp 2 --microbatches 4 on

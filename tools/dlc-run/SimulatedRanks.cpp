@@ -97,14 +97,14 @@ splitInputs(func::FuncOp func, ArrayRef<Tensor> global, const RankGrid &grid) {
     bool perSample =
         isPerSample(roles::roleOf(attrs)) && !tensor.shape().empty();
     bool sharded = bool(roles::shardedTypeOf(attrs));
-    std::optional<int64_t> split = roles::tpSplitOf(attrs);
+    std::optional<roles::TpSplit> split = roles::tpSplitIn(attrs);
     for (int64_t r = 0; r < grid.ranks(); ++r) {
       const int64_t replica = grid.dataRank(r);
       if (sharded)
         inputs[r].push_back(shardOf(tensor, replica, grid.dataParallel));
       else if (split)
-        inputs[r].push_back(
-            sliceOf(tensor, *split, grid.tensorRank(r), grid.tensorParallel));
+        inputs[r].push_back(sliceOf(tensor, split->dim, grid.tensorRank(r),
+                                    grid.tensorParallel, split->groups));
       else if (perSample)
         inputs[r].push_back(sliceOf(tensor, 0, replica, grid.dataParallel));
       else
@@ -134,8 +134,9 @@ SmallVector<Tensor> combineResults(func::FuncOp func,
     if (RankedTensorType whole = roles::shardedTypeOf(attrs)) {
       combined.push_back(
           gatherShards(gather(replicas, i), first.dtype(), whole.getShape()));
-    } else if (std::optional<int64_t> dim = roles::tpSplitOf(attrs)) {
-      combined.push_back(joinSlices(gather(tensorRanks, i), *dim));
+    } else if (std::optional<roles::TpSplit> split = roles::tpSplitIn(attrs)) {
+      combined.push_back(
+          joinSlices(gather(tensorRanks, i), split->dim, split->groups));
     } else if (role == roles::kOutput && !first.shape().empty()) {
       combined.push_back(joinSlices(gather(replicas, i), 0));
     } else if ((role == roles::kLoss || role == roles::kMetric) &&
@@ -171,8 +172,9 @@ GlobalValues wholeGlobals(ModuleOp module, Evaluator &evaluator) {
       SmallVector<Tensor> shards = gather(grid.dataGroups().front());
       wholes[name] =
           gatherShards(shards, shards.front().dtype(), whole.getShape());
-    } else if (std::optional<int64_t> dim = roles::tpSplitOf(attrs)) {
-      wholes[name] = joinSlices(gather(grid.tensorGroups().front()), *dim);
+    } else if (std::optional<roles::TpSplit> split = roles::tpSplitIn(attrs)) {
+      wholes[name] = joinSlices(gather(grid.tensorGroups().front()), split->dim,
+                                split->groups);
     } else {
       wholes[name] = evaluator.globals()[name];
     }

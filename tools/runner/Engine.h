@@ -44,11 +44,12 @@ public:
   virtual std::optional<std::vector<int64_t>> wholeShape(size_t) const {
     return std::nullopt;
   }
-  /// The ranks of each tensor-parallel group (dlc-compile --tp), and the
+  /// The ranks of each tensor-parallel group (dlc-compile --tp), the
   /// dimension along which each of them holds a slice of global `index`
-  /// (-1: whole).
+  /// (-1: whole), and the blocks along it each split so.
   virtual int32_t tensorParallelRanks() const { return 1; }
   virtual int32_t tpSplit(size_t) const { return -1; }
+  virtual int32_t tpSplitGroups(size_t) const { return 1; }
   /// The pipeline stages (dlc-compile --pp), and the collective of every
   /// rank after which each holds every global's value, not only its
   /// stage's (before reading globals for a checkpoint or an export).

@@ -51,6 +51,9 @@ public:
   int32_t tpSplit(size_t index) const override {
     return module_.module.globalTpSplit(index);
   }
+  int32_t tpSplitGroups(size_t index) const override {
+    return module_.module.globalTpSplitGroups(index);
+  }
   int32_t pipelineStages() const override {
     return module_.module.pipelineStages();
   }

@@ -137,8 +137,8 @@ private:
   /// The whole value of shape `shape` of which every replica holds `shard`.
   Tensor gatherWhole(const Tensor &shard, const std::vector<int64_t> &shape);
   /// The whole value of which every rank of the tensor group holds `slice`
-  /// along dimension `dim`.
-  Tensor joinTensorSlices(const Tensor &slice, int32_t dim);
+  /// along dimension `dim`, in `groups` blocks.
+  Tensor joinTensorSlices(const Tensor &slice, int32_t dim, int32_t groups);
   /// The replicas' communicator: the job's without tensor parallelism.
   rt::Comm *replicasComm() { return replicasComm_ ? &*replicasComm_ : comm_; }
   /// Prints `line` to `out`, after ending a live progress line (rank 0
@@ -702,7 +702,7 @@ void Trainer::saveState() {
     if (whole)
       t = gatherWhole(t, *whole);
     if (split >= 0)
-      t = joinTensorSlices(t, split);
+      t = joinTensorSlices(t, split, engine_.tpSplitGroups(i));
     if (rank_ != 0)
       continue;
     // NumPy has no bfloat16: its bits, as uint16, under the same name.
@@ -729,24 +729,29 @@ Tensor Trainer::gatherWhole(const Tensor &shard,
   return whole;
 }
 
-Tensor Trainer::joinTensorSlices(const Tensor &slice, int32_t dim) {
+Tensor Trainer::joinTensorSlices(const Tensor &slice, int32_t dim,
+                                 int32_t groups) {
   std::vector<size_t> counts(layout_.tensorRanks, slice.numElements());
   Tensor all(slice.dtype(), {layout_.tensorRanks * slice.numElements()});
   tensorComm_->allGather(slice.bytes(), all.bytes(), counts.data(),
                          static_cast<dlc_dtype_t>(slice.dtype()));
-  // Each row of the dimensions before `dim` holds every rank's run of it
-  // in rank order.
+  // Each row of the dimensions before `dim` holds, for each of its
+  // `groups` blocks, every rank's run of it in rank order.
   std::vector<int64_t> shape = slice.shape();
   int64_t rows = 1;
   for (int32_t d = 0; d < dim; ++d)
     rows *= shape[d];
-  shape[dim] *= layout_.tensorRanks;
+  const int ranks = layout_.tensorRanks;
+  shape[dim] *= ranks;
   Tensor whole(slice.dtype(), shape);
-  const size_t run = rows ? slice.byteSize() / rows : 0;
+  const size_t run = rows ? slice.byteSize() / rows / groups : 0;
   for (int64_t row = 0; row < rows; ++row)
-    for (int t = 0; t < layout_.tensorRanks; ++t)
-      std::memcpy(whole.bytes() + (row * layout_.tensorRanks + t) * run,
-                  all.bytes() + t * slice.byteSize() + row * run, run);
+    for (int64_t group = 0; group < groups; ++group)
+      for (int t = 0; t < ranks; ++t)
+        std::memcpy(whole.bytes() + ((row * groups + group) * ranks + t) * run,
+                    all.bytes() + t * slice.byteSize() +
+                        (row * groups + group) * run,
+                    run);
   return whole;
 }
 

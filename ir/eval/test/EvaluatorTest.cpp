@@ -53,6 +53,24 @@ TEST_F(EvaluatorTest, SlicesAlongAnInnerDimensionJoinBack) {
   expectValues(joinSlices({first, second}, 1), {0, 1, 2, 3, 4, 5, 6, 7});
 }
 
+TEST_F(EvaluatorTest, SlicesOfBlocksJoinBack) {
+  // [6] in 3 blocks (Q, K, V) of 2, each split in 2: rank 0 holds the
+  // first element of each block, rank 1 the second.
+  Tensor whole = f32({6}, {0, 1, 2, 3, 4, 5});
+  Tensor first = sliceOf(whole, 0, 0, 2, 3),
+         second = sliceOf(whole, 0, 1, 2, 3);
+  expectValues(first, {0, 2, 4});
+  expectValues(second, {1, 3, 5});
+  expectValues(joinSlices({first, second}, 0, 3), {0, 1, 2, 3, 4, 5});
+  // [2, 4] along dimension 1 in 2 blocks: each row's halves, split.
+  Tensor matrix = f32({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+  expectValues(sliceOf(matrix, 1, 1, 2, 2), {1, 3, 5, 7});
+  expectValues(
+      joinSlices({sliceOf(matrix, 1, 0, 2, 2), sliceOf(matrix, 1, 1, 2, 2)}, 1,
+                 2),
+      {0, 1, 2, 3, 4, 5, 6, 7});
+}
+
 TEST_F(EvaluatorTest, RankGridGroupsTensorRanksInnermost) {
   RankGrid grid{/*dataParallel=*/3, /*tensorParallel=*/2};
   EXPECT_EQ(grid.ranks(), 6);
@@ -130,16 +148,37 @@ TEST_F(EvaluatorTest, TransferOfAValueTheSenderDoesNotHoldIsAnError) {
       << errors;
 }
 
-TEST_F(EvaluatorTest, PipelineStagesWithTensorParallelismAreRefused) {
+// Two tensor ranks of two stages (ranks 0 and 1 run stage 0): each
+// tensor rank's transfer goes to its own rank of the next stage, whose
+// dlc.tp_reduce sums among that stage's tensor ranks.
+TEST_F(EvaluatorTest, PipelineStagesOfTensorRanksReduceAmongTheirStage) {
   ModuleOp m = parse(R"mlir(
     module attributes {dlc.pipeline_stages = 2 : i64, dlc.tensor_parallel = 2 : i64} {
+      func.func @step(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+        %a = dlc.neg %x {dlc.pp_stage = 0 : i64} : tensor<2xf32>
+        %t = dlc.pp_transfer %a from 0 to 1 : tensor<2xf32>
+        %r = dlc.tp_reduce %t {dlc.pp_stage = 1 : i64} : tensor<2xf32>
+        return %t, %r : tensor<2xf32>, tensor<2xf32>
+      }
     })mlir");
   ASSERT_TRUE(m) << errors;
-  EXPECT_TRUE(failed(Evaluator::create(m)));
-  EXPECT_NE(errors.find("the evaluator simulates pipeline stages without "
-                        "tensor parallelism only"),
-            std::string::npos)
-      << errors;
+  FailureOr<Evaluator> evaluator = Evaluator::create(m);
+  ASSERT_TRUE(succeeded(evaluator)) << errors;
+  ASSERT_EQ(evaluator->ranks(), 4);
+  Tensor first = f32({2}, {1, 2}), second = f32({2}, {3, 4});
+  auto results =
+      evaluator->runRanks(m.lookupSymbol<func::FuncOp>("step"),
+                          {ArrayRef<Tensor>(first), ArrayRef<Tensor>(second),
+                           ArrayRef<Tensor>(first), ArrayRef<Tensor>(second)});
+  ASSERT_TRUE(succeeded(results)) << errors;
+  for (int64_t rank : {0, 2}) {
+    expectValues((*results)[rank][0], {-1, -2});
+    expectValues((*results)[rank][1], {-4, -6});
+  }
+  for (int64_t rank : {1, 3}) {
+    expectValues((*results)[rank][0], {-3, -4});
+    expectValues((*results)[rank][1], {-4, -6});
+  }
 }
 
 // Two replicas of two stages: each stage's all-reduce runs among its own

@@ -140,6 +140,11 @@ dlc_status_t dlc_module_global_whole_shape(const dlc_module_t *module,
  * dlc_session_get_global reads the rank's), or -1 when every rank holds it
  * whole (or for NULL or an index out of range). */
 int32_t dlc_module_global_tp_split(const dlc_module_t *module, size_t index);
+/** The equal blocks along that dimension, each split so (3 for a fused QKV
+ * projection: a slice is the rank's part of Q, then of K, then of V); 1
+ * for a plain split, a global held whole, NULL or an index out of range. */
+int32_t dlc_module_global_tp_split_groups(const dlc_module_t *module,
+                                          size_t index);
 
 size_t dlc_module_function_count(const dlc_module_t *module);
 /** Function `index`'s name ("forward", "train_step"). */

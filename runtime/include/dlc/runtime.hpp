@@ -92,6 +92,9 @@ public:
   int32_t globalTpSplit(size_t index) const {
     return dlc_module_global_tp_split(get(), index);
   }
+  int32_t globalTpSplitGroups(size_t index) const {
+    return dlc_module_global_tp_split_groups(get(), index);
+  }
 
   size_t functionCount() const { return dlc_module_function_count(get()); }
   std::string functionName(size_t index) const {
