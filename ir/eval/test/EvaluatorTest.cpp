@@ -148,70 +148,63 @@ TEST_F(EvaluatorTest, TransferOfAValueTheSenderDoesNotHoldIsAnError) {
       << errors;
 }
 
-// Two tensor ranks of two stages (ranks 0 and 1 run stage 0): each
-// tensor rank's transfer goes to its own rank of the next stage, whose
-// dlc.tp_reduce sums among that stage's tensor ranks.
-TEST_F(EvaluatorTest, PipelineStagesOfTensorRanksReduceAmongTheirStage) {
-  ModuleOp m = parse(R"mlir(
-    module attributes {dlc.pipeline_stages = 2 : i64, dlc.tensor_parallel = 2 : i64} {
-      func.func @step(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
-        %a = dlc.neg %x {dlc.pp_stage = 0 : i64} : tensor<2xf32>
-        %t = dlc.pp_transfer %a from 0 to 1 : tensor<2xf32>
-        %r = dlc.tp_reduce %t {dlc.pp_stage = 1 : i64} : tensor<2xf32>
-        return %t, %r : tensor<2xf32>, tensor<2xf32>
-      }
-    })mlir");
-  ASSERT_TRUE(m) << errors;
-  FailureOr<Evaluator> evaluator = Evaluator::create(m);
-  ASSERT_TRUE(succeeded(evaluator)) << errors;
-  ASSERT_EQ(evaluator->ranks(), 4);
-  Tensor first = f32({2}, {1, 2}), second = f32({2}, {3, 4});
+// Two stages of two ranks each (ranks 0 and 1 run stage 0): `grid` (two
+// replicas or two tensor ranks) and `collective` (among them, on stage 1).
+// Each rank's transfer goes to its own rank of the next stage, whose
+// collective runs among that stage's ranks: returns what the ranks return
+// ([the transfer, the collective] each) for inputs [1, 2] on ranks 0 and 2
+// and [3, 4] on ranks 1 and 3.
+class StagedEvaluatorTest : public EvalTest {
+protected:
+  FailureOr<SmallVector<SmallVector<Tensor>>>
+  runTwoStagesOfTwo(StringRef grid, StringRef collective) {
+    std::string text =
+        ("module attributes {dlc.pipeline_stages = 2 : i64, " + grid +
+         " = 2 : i64} {\n"
+         "  func.func @step(%x: tensor<2xf32>) -> "
+         "(tensor<2xf32>, tensor<2xf32>) {\n"
+         "    %a = dlc.neg %x {dlc.pp_stage = 0 : i64} : "
+         "tensor<2xf32>\n"
+         "    %t = dlc.pp_transfer %a from 0 to 1 : "
+         "tensor<2xf32>\n"
+         "    %r = " +
+         collective +
+         " %t {dlc.pp_stage = 1 : i64} : tensor<2xf32>\n"
+         "    return %t, %r : tensor<2xf32>, tensor<2xf32>\n"
+         "  }\n"
+         "}")
+            .str();
+    ModuleOp m = parse(text);
+    if (!m)
+      return failure();
+    FailureOr<Evaluator> evaluator = Evaluator::create(m);
+    if (failed(evaluator) || evaluator->ranks() != 4)
+      return failure();
+    Tensor first = f32({2}, {1, 2}), second = f32({2}, {3, 4});
+    return evaluator->runRanks(
+        m.lookupSymbol<func::FuncOp>("step"),
+        {ArrayRef<Tensor>(first), ArrayRef<Tensor>(second),
+         ArrayRef<Tensor>(first), ArrayRef<Tensor>(second)});
+  }
+};
+
+TEST_F(StagedEvaluatorTest, ReplicasReduceAmongTheirStage) {
   auto results =
-      evaluator->runRanks(m.lookupSymbol<func::FuncOp>("step"),
-                          {ArrayRef<Tensor>(first), ArrayRef<Tensor>(second),
-                           ArrayRef<Tensor>(first), ArrayRef<Tensor>(second)});
+      runTwoStagesOfTwo("dlc.data_parallel", "dlc.all_reduce mean bucket 0");
   ASSERT_TRUE(succeeded(results)) << errors;
-  for (int64_t rank : {0, 2}) {
-    expectValues((*results)[rank][0], {-1, -2});
-    expectValues((*results)[rank][1], {-4, -6});
-  }
-  for (int64_t rank : {1, 3}) {
-    expectValues((*results)[rank][0], {-3, -4});
-    expectValues((*results)[rank][1], {-4, -6});
-  }
+  for (int64_t rank : {0, 1})
+    expectValues((*results)[2 * rank][1], {-2, -3});
+  expectValues((*results)[0][0], {-1, -2});
+  expectValues((*results)[3][0], {-3, -4});
 }
 
-// Two replicas of two stages: each stage's all-reduce runs among its own
-// replicas, and each replica's transfer goes to its own next stage.
-TEST_F(EvaluatorTest, PipelineStagesOfReplicasReduceAmongTheirStage) {
-  ModuleOp m = parse(R"mlir(
-    module attributes {dlc.pipeline_stages = 2 : i64, dlc.data_parallel = 2 : i64} {
-      func.func @step(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
-        %a = dlc.neg %x {dlc.pp_stage = 0 : i64} : tensor<2xf32>
-        %t = dlc.pp_transfer %a from 0 to 1 : tensor<2xf32>
-        %r = dlc.all_reduce mean bucket 0 %t {dlc.pp_stage = 1 : i64} : tensor<2xf32>
-        return %t, %r : tensor<2xf32>, tensor<2xf32>
-      }
-    })mlir");
-  ASSERT_TRUE(m) << errors;
-  FailureOr<Evaluator> evaluator = Evaluator::create(m);
-  ASSERT_TRUE(succeeded(evaluator)) << errors;
-  ASSERT_EQ(evaluator->ranks(), 4);
-  // Ranks 0 and 1: stage 0 of replicas 0 and 1; ranks 2 and 3: stage 1.
-  Tensor first = f32({2}, {1, 2}), second = f32({2}, {3, 4});
-  auto results =
-      evaluator->runRanks(m.lookupSymbol<func::FuncOp>("step"),
-                          {ArrayRef<Tensor>(first), ArrayRef<Tensor>(second),
-                           ArrayRef<Tensor>(first), ArrayRef<Tensor>(second)});
+TEST_F(StagedEvaluatorTest, TensorRanksReduceAmongTheirStage) {
+  auto results = runTwoStagesOfTwo("dlc.tensor_parallel", "dlc.tp_reduce");
   ASSERT_TRUE(succeeded(results)) << errors;
-  for (int64_t rank : {0, 2}) {
-    expectValues((*results)[rank][0], {-1, -2});
-    expectValues((*results)[rank][1], {-2, -3});
-  }
-  for (int64_t rank : {1, 3}) {
-    expectValues((*results)[rank][0], {-3, -4});
-    expectValues((*results)[rank][1], {-2, -3});
-  }
+  for (int64_t rank : {0, 1})
+    expectValues((*results)[2 * rank][1], {-4, -6});
+  expectValues((*results)[0][0], {-1, -2});
+  expectValues((*results)[3][0], {-3, -4});
 }
 
 TEST_F(EvaluatorTest, SplitGlobalsStartAsEachTensorRanksSlice) {
