@@ -192,19 +192,25 @@ TEST_F(StagedEvaluatorTest, ReplicasReduceAmongTheirStage) {
   auto results =
       runTwoStagesOfTwo("dlc.data_parallel", "dlc.all_reduce mean bucket 0");
   ASSERT_TRUE(succeeded(results)) << errors;
-  for (int64_t rank : {0, 1})
-    expectValues((*results)[2 * rank][1], {-2, -3});
-  expectValues((*results)[0][0], {-1, -2});
-  expectValues((*results)[3][0], {-3, -4});
+  for (int64_t rank : {0, 1, 2, 3}) {
+    if (rank % 2)
+      expectValues((*results)[rank][0], {-3, -4});
+    else
+      expectValues((*results)[rank][0], {-1, -2});
+    expectValues((*results)[rank][1], {-2, -3});
+  }
 }
 
 TEST_F(StagedEvaluatorTest, TensorRanksReduceAmongTheirStage) {
   auto results = runTwoStagesOfTwo("dlc.tensor_parallel", "dlc.tp_reduce");
   ASSERT_TRUE(succeeded(results)) << errors;
-  for (int64_t rank : {0, 1})
-    expectValues((*results)[2 * rank][1], {-4, -6});
-  expectValues((*results)[0][0], {-1, -2});
-  expectValues((*results)[3][0], {-3, -4});
+  for (int64_t rank : {0, 1, 2, 3}) {
+    if (rank % 2)
+      expectValues((*results)[rank][0], {-3, -4});
+    else
+      expectValues((*results)[rank][0], {-1, -2});
+    expectValues((*results)[rank][1], {-4, -6});
+  }
 }
 
 TEST_F(EvaluatorTest, SplitGlobalsStartAsEachTensorRanksSlice) {
