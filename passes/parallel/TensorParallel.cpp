@@ -67,8 +67,11 @@ struct Layout {
 
 /// A column-then-row pair and what it splits.
 struct Pair {
-  MatmulOp column, row;
-  Weight columnWeight, rowWeight;
+  /// The column matmuls, first in block order first, each with its weight:
+  /// one, or the separate Q, K and V projections of one input.
+  SmallVector<std::pair<MatmulOp, Weight>, 3> columns;
+  MatmulOp row;
+  Weight rowWeight;
   /// The loads of 1-D biases added in the hidden layer, each with whether
   /// it is added before the blocks are cut.
   SmallVector<std::pair<GlobalLoadOp, bool>> biases;
@@ -95,9 +98,10 @@ struct Pair {
 
   /// Each global the pair splits, and how.
   SmallVector<std::pair<GlobalLoadOp, roles::TpSplit>> splits() const {
-    SmallVector<std::pair<GlobalLoadOp, roles::TpSplit>> result = {
-        {columnWeight.load, {columnWeight.globalDim(1), groups}},
-        {rowWeight.load, {rowWeight.globalDim(0), 1}}};
+    SmallVector<std::pair<GlobalLoadOp, roles::TpSplit>> result;
+    for (const auto &[column, weight] : columns)
+      result.push_back({weight.load, {weight.globalDim(1), groups}});
+    result.push_back({rowWeight.load, {rowWeight.globalDim(0), 1}});
     for (auto [bias, grouped] : biases)
       result.push_back({bias, {0, grouped ? groups : 1}});
     return result;
@@ -156,6 +160,35 @@ bool sameAlong(Value value, int64_t dim, int64_t rank) {
 
 int64_t rankOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getRank();
+}
+
+/// The matmul whose result `value` is, through transposes, reshapes and
+/// pointwise ops with one operand that is neither a global nor a constant
+/// (a bias, a scale), or null.
+MatmulOp projectionOf(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (auto matmul = dyn_cast<MatmulOp>(op))
+      return matmul;
+    if (isa<TransposeOp, ReshapeOp>(op)) {
+      value = op->getOperand(0);
+      continue;
+    }
+    if (!op->hasTrait<OpProperty::Pointwise>())
+      return {};
+    Value next;
+    for (Value operand : op->getOperands()) {
+      if (operand.getDefiningOp<GlobalLoadOp>() ||
+          operand.getDefiningOp<ConstantOp>())
+        continue;
+      if (next)
+        return {};
+      next = operand;
+    }
+    if (!next)
+      return {};
+    value = next;
+  }
+  return {};
 }
 
 class TensorParallelPass
@@ -227,51 +260,85 @@ private:
       });
       return pairs;
     }
+    // Separate Q, K and V projections of one input meet at an attention:
+    // the first of them in block order leads them as one pair.
+    Block &body = func.getBody().front();
+    llvm::DenseMap<Operation *, SmallVector<MatmulOp, 2>> siblings;
+    for (auto attention : body.getOps<AttentionOp>()) {
+      SmallVector<MatmulOp, 3> projections;
+      for (Value operand :
+           {attention.getQ(), attention.getK(), attention.getV()})
+        if (MatmulOp projection = projectionOf(operand);
+            projection && !llvm::is_contained(projections, projection))
+          projections.push_back(projection);
+      if (projections.size() < 2 || llvm::any_of(projections, [&](MatmulOp p) {
+            return p.getLhs() != projections.front().getLhs();
+          }))
+        continue;
+      llvm::sort(projections,
+                 [](MatmulOp a, MatmulOp b) { return a->isBeforeInBlock(b); });
+      siblings[projections.front()].assign(projections.begin() + 1,
+                                           projections.end());
+    }
     llvm::DenseSet<Operation *> claimed;
-    for (Operation &op : func.getBody().front()) {
+    for (Operation &op : body) {
       auto column = dyn_cast<MatmulOp>(op);
       if (!column || claimed.contains(column))
         continue;
       std::string why;
-      FailureOr<Pair> pair = pairAt(column, why);
-      if (succeeded(pair) && claimed.contains(pair->row)) {
-        why = "the matmul its hidden layer reaches is already split";
+      FailureOr<Pair> pair = pairAt(column, siblings.lookup(column), why);
+      if (succeeded(pair) && (claimed.contains(pair->row) ||
+                              llvm::any_of(pair->columns, [&](const auto &c) {
+                                return claimed.contains(c.first);
+                              }))) {
+        why = "a matmul of its pair is already split";
         pair = failure();
       }
       if (failed(pair)) {
         replicated[column] = why;
         continue;
       }
-      claimed.insert(column);
+      for (const auto &[matmul, weight] : pair->columns)
+        claimed.insert(matmul);
       claimed.insert(pair->row);
       pairs.push_back(std::move(*pair));
     }
     return pairs;
   }
 
-  /// The pair `column` starts, or why it starts none.
-  FailureOr<Pair> pairAt(MatmulOp column, std::string &why) {
+  /// The pair `column` starts, with the other projections of its input
+  /// that its attention reads (`siblings`), or why it starts none.
+  FailureOr<Pair> pairAt(MatmulOp column, ArrayRef<MatmulOp> siblings,
+                         std::string &why) {
     Pair pair;
-    pair.column = column;
-    FailureOr<Weight> weight = weightOf(column.getRhs(), why);
-    if (failed(weight))
-      return failure();
-    pair.columnWeight = *weight;
-    auto resultType = cast<RankedTensorType>(column.getType());
-    if (!isa<FloatType>(resultType.getElementType())) {
-      why = "it multiplies integers, which the collectives do not sum";
-      return failure();
+    SmallVector<MatmulOp, 3> columns = {column};
+    columns.append(siblings.begin(), siblings.end());
+    for (MatmulOp matmul : columns) {
+      FailureOr<Weight> weight = weightOf(matmul.getRhs(), why);
+      if (failed(weight)) {
+        if (matmul != column)
+          why = "its sibling projection " + describe(matmul) + ": " + why;
+        return failure();
+      }
+      pair.columns.push_back({matmul, *weight});
+      auto resultType = cast<RankedTensorType>(matmul.getType());
+      if (!isa<FloatType>(resultType.getElementType())) {
+        why = "it multiplies integers, which the collectives do not sum";
+        return failure();
+      }
+      const int64_t width = resultType.getShape().back();
+      if (ShapedType::isDynamic(width) || width % ranks != 0) {
+        why = "its " + std::to_string(width) +
+              " output columns do not divide over " + std::to_string(ranks) +
+              " ranks";
+        return failure();
+      }
+      pair.layouts[matmul.getResult()] = {resultType.getRank() - 1, true};
     }
-    const int64_t width = resultType.getShape().back();
-    if (ShapedType::isDynamic(width) || width % ranks != 0) {
-      why = "its " + std::to_string(width) +
-            " output columns do not divide over " + std::to_string(ranks) +
-            " ranks";
-      return failure();
-    }
+    // Separate projections are not cut into blocks.
+    pair.uncut = !siblings.empty();
     // In block order, every operand from the hidden layer is known before
     // its users.
-    pair.layouts[column.getResult()] = {resultType.getRank() - 1, true};
     for (Operation *op = column->getNextNode(); op; op = op->getNextNode()) {
       if (llvm::none_of(op->getOperands(),
                         [&](Value v) { return pair.layouts.count(v); }))
@@ -314,7 +381,7 @@ private:
       why = "no second matmul reads its result through pointwise ops";
       return failure();
     }
-    weight = weightOf(pair.row.getRhs(), why);
+    FailureOr<Weight> weight = weightOf(pair.row.getRhs(), why);
     if (failed(weight)) {
       why = "its partner " + describe(pair.row) + ": " + why;
       return failure();
@@ -518,14 +585,18 @@ private:
         OpBuilder before(op);
         operand.set(TpCopyOp::create(before, op->getLoc(), value));
       }
-    OpBuilder b(pair.column);
-    Value input = pair.column.getLhs();
-    pair.column.getLhsMutable().assign(
-        TpCopyOp::create(b, pair.column.getLoc(), input));
-    const int64_t last =
-        cast<RankedTensorType>(pair.column.getType()).getRank() - 1;
-    pair.column.getResult().setType(
-        narrowed(pair.column.getType(), last, ranks));
+    // One dlc.tp_copy of the input for every projection of it.
+    MatmulOp first = pair.columns.front().first;
+    OpBuilder b(first);
+    Value input = TpCopyOp::create(b, first.getLoc(), first.getLhs());
+    for (auto &[column, weight] : pair.columns) {
+      column.getLhsMutable().assign(input);
+      column.getResult().setType(
+          narrowed(column.getType(), rankOf(column.getResult()) - 1, ranks));
+      if (weight.transpose)
+        weight.transpose.getResult().setType(
+            narrowed(weight.transpose.getType(), 1, ranks));
+    }
     for (Operation *op : pair.hidden) {
       for (Value result : op->getResults())
         result.setType(
@@ -542,13 +613,11 @@ private:
         slice.setSizes(sizes);
       }
     }
-    // The weights' slices: the column matmul's operand by its dimension 1,
-    // the row matmul's by its dimension 0.
-    for (auto [weight, operandDim] : {std::pair(pair.columnWeight, int64_t{1}),
-                                      std::pair(pair.rowWeight, int64_t{0})})
-      if (weight.transpose)
-        weight.transpose.getResult().setType(
-            narrowed(weight.transpose.getType(), operandDim, ranks));
+    // The row matmul's weight operand by its dimension 0 (the columns' by
+    // their dimension 1, above).
+    if (pair.rowWeight.transpose)
+      pair.rowWeight.transpose.getResult().setType(
+          narrowed(pair.rowWeight.transpose.getType(), 0, ranks));
     b.setInsertionPointAfter(pair.row);
     auto reduced = TpReduceOp::create(b, pair.row.getLoc(), pair.row);
     pair.row.getResult().replaceAllUsesExcept(reduced, reduced);
@@ -585,7 +654,8 @@ private:
       os << "@" << func.getSymName() << ":\n";
       llvm::DenseMap<Operation *, const Pair *> pairOf;
       for (const Pair &pair : entry.second) {
-        pairOf[pair.column] = &pair;
+        for (const auto &[column, weight] : pair.columns)
+          pairOf[column] = &pair;
         pairOf[pair.row] = &pair;
       }
       func.walk([&](MatmulOp matmul) {
@@ -600,8 +670,10 @@ private:
           os << "replicated: " << pair.dropped << "\n";
           return;
         }
-        bool isColumn = pair.column == matmul;
-        Weight weight = isColumn ? pair.columnWeight : pair.rowWeight;
+        const auto *column = llvm::find_if(
+            pair.columns, [&](const auto &c) { return c.first == matmul; });
+        const bool isColumn = column != pair.columns.end();
+        Weight weight = isColumn ? column->second : pair.rowWeight;
         const bool heads = llvm::any_of(
             pair.hidden, [](Operation *op) { return isa<AttentionOp>(op); });
         os << (isColumn ? "column-parallel" : "row-parallel")
@@ -613,7 +685,8 @@ private:
             os << " in " << pair.groups << " blocks";
         };
         blocks(isColumn);
-        if (isColumn)
+        // The biases are listed with the first column.
+        if (column == pair.columns.begin())
           for (auto [bias, grouped] : pair.biases) {
             os << ", @" << bias.getGlobal() << " along dimension 0";
             blocks(grouped);

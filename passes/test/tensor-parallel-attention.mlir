@@ -130,3 +130,52 @@ module {
     return %y : tensor<4x8xf32>
   }
 }
+
+// -----
+
+// Separate Q, K and V projections of one input (BERT's) are one pair: one
+// dlc.tp_copy of the input feeds the three column matmuls, each split by
+// its output columns (Q's bias with it).
+// CHECK-LABEL: func.func @separate
+// CHECK: %[[X:.*]] = dlc.tp_copy %arg0 : tensor<4x8xf32>
+// CHECK: dlc.matmul %[[X]], %{{.*}} : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x4xf32>
+// CHECK: dlc.add %{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<4xf32> -> tensor<4x4xf32>
+// CHECK: dlc.matmul %[[X]], %{{.*}} : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x4xf32>
+// CHECK: dlc.matmul %[[X]], %{{.*}} : tensor<4x8xf32>, tensor<8x4xf32> -> tensor<4x4xf32>
+// CHECK: dlc.attention %{{.*}} : tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32> -> tensor<1x4x4xf32>, tensor<1x4xf32>
+// CHECK: %[[P:.*]] = dlc.matmul %{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: dlc.tp_reduce %[[P]] : tensor<4x8xf32>
+// REPORT: @separate:
+// REPORT-NEXT: column-parallel by attention heads, @wq split along dimension 1, @bq along dimension 0
+// REPORT-NEXT: column-parallel by attention heads, @wk split along dimension 1
+// REPORT-NEXT: column-parallel by attention heads, @wv split along dimension 1
+// REPORT-NEXT: row-parallel by attention heads, @wo split along dimension 0
+module {
+  dlc.global @wq : tensor<8x8xf32> = dense<0.1> : tensor<8x8xf32>
+  dlc.global @bq : tensor<8xf32> = dense<0.1> : tensor<8xf32>
+  dlc.global @wk : tensor<8x8xf32> = dense<0.1> : tensor<8x8xf32>
+  dlc.global @wv : tensor<8x8xf32> = dense<0.1> : tensor<8x8xf32>
+  dlc.global @wo : tensor<8x8xf32> = dense<0.1> : tensor<8x8xf32>
+  func.func @separate(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %wq = dlc.global_load @wq : tensor<8x8xf32>
+    %bq = dlc.global_load @bq : tensor<8xf32>
+    %wk = dlc.global_load @wk : tensor<8x8xf32>
+    %wv = dlc.global_load @wv : tensor<8x8xf32>
+    %wo = dlc.global_load @wo : tensor<8x8xf32>
+    %q = dlc.matmul %x, %wq : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %qb = dlc.add %q, %bq : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+    %k = dlc.matmul %x, %wk : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %v = dlc.matmul %x, %wv : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    %q3 = dlc.reshape %qb : tensor<4x8xf32> to tensor<4x2x4xf32>
+    %k3 = dlc.reshape %k : tensor<4x8xf32> to tensor<4x2x4xf32>
+    %v3 = dlc.reshape %v : tensor<4x8xf32> to tensor<4x2x4xf32>
+    %qt = dlc.transpose %q3 [1, 0, 2] : tensor<4x2x4xf32> -> tensor<2x4x4xf32>
+    %kt = dlc.transpose %k3 [1, 0, 2] : tensor<4x2x4xf32> -> tensor<2x4x4xf32>
+    %vt = dlc.transpose %v3 [1, 0, 2] : tensor<4x2x4xf32> -> tensor<2x4x4xf32>
+    %o, %lse = dlc.attention %qt, %kt, %vt scale 0.5 : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>, tensor<2x4xf32>
+    %ot = dlc.transpose %o [1, 0, 2] : tensor<2x4x4xf32> -> tensor<4x2x4xf32>
+    %om = dlc.reshape %ot : tensor<4x2x4xf32> to tensor<4x8xf32>
+    %y = dlc.matmul %om, %wo : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    return %y : tensor<4x8xf32>
+  }
+}
