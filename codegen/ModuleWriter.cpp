@@ -208,7 +208,7 @@ LogicalResult Writer::addGlobals() {
       // one after another, so that a rank copies its own.
       if (std::optional<roles::TpSplit> split =
               roles::tpSplitIn(global->getAttrDictionary())) {
-        SmallVector<Tensor> slices;
+        std::vector<Tensor> slices;
         for (int64_t t = 0; t < tensorRanks; ++t)
           slices.push_back(
               sliceOf(*value, split->dim, t, tensorRanks, split->groups));

@@ -53,14 +53,10 @@ Tensor shardOf(const Tensor &whole, int64_t rank, int64_t ranks);
 Tensor gatherShards(ArrayRef<Tensor> shards, DType dtype,
                     ArrayRef<int64_t> shape);
 
-/// Slice `part` of `parts` equal ones of `whole` along `dim` (a
-/// tensor-parallel rank's slice, roles::kTpSplitAttr); with `groups`, of
-/// each of that many equal blocks along `dim`, one after another.
-Tensor sliceOf(const Tensor &whole, int64_t dim, int64_t part, int64_t parts,
-               int64_t groups = 1);
-/// The whole whose slices along `dim` (in `groups` blocks) are `slices`,
-/// in order.
-Tensor joinSlices(ArrayRef<Tensor> slices, int64_t dim, int64_t groups = 1);
+/// A tensor-parallel rank's slice of a split global (roles::kTpSplitAttr)
+/// and back (runtime/support/Tensor.h).
+using ::dlc::joinSlices;
+using ::dlc::sliceOf;
 
 /// The ranks a partitioned module runs on (ir/Roles.h), laid out as the
 /// runtime lays out a job's (runtime/comm/RankLayout.h).

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/support/Tensor.h"
 
+#include <algorithm>
+
 #include <cassert>
 #include <cstring>
 
@@ -209,6 +211,45 @@ void narrowFromFloat(DType dtype, const float *in, void *out, size_t n) {
     narrowAll<Half>(in, out, n);
   else
     narrowAll<BFloat16>(in, out, n);
+}
+
+Tensor sliceOf(const Tensor &whole, int64_t dim, int64_t part, int64_t parts,
+               int64_t groups) {
+  std::vector<int64_t> shape = whole.shape();
+  shape[dim] /= parts;
+  Tensor slice(whole.dtype(), shape);
+  // Rows of the dimensions before `dim`; in each, `groups` blocks of
+  // `parts` runs of `run` bytes.
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  const size_t run = slice.byteSize() / std::max<int64_t>(outer, 1) / groups;
+  for (int64_t row = 0; row < outer; ++row)
+    for (int64_t group = 0; group < groups; ++group)
+      std::memcpy(slice.bytes() + (row * groups + group) * run,
+                  whole.bytes() + ((row * groups + group) * parts + part) * run,
+                  run);
+  return slice;
+}
+
+Tensor joinSlices(const std::vector<Tensor> &slices, int64_t dim,
+                  int64_t groups) {
+  const int64_t parts = static_cast<int64_t>(slices.size());
+  std::vector<int64_t> shape = slices.front().shape();
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  shape[dim] *= parts;
+  Tensor whole(slices.front().dtype(), shape);
+  const size_t run =
+      slices.front().byteSize() / std::max<int64_t>(outer, 1) / groups;
+  for (int64_t row = 0; row < outer; ++row)
+    for (int64_t group = 0; group < groups; ++group)
+      for (int64_t part = 0; part < parts; ++part)
+        std::memcpy(whole.bytes() +
+                        ((row * groups + group) * parts + part) * run,
+                    slices[part].bytes() + (row * groups + group) * run, run);
+  return whole;
 }
 
 } // namespace dlc

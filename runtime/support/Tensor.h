@@ -116,6 +116,17 @@ private:
   std::vector<std::byte> data_;
 };
 
+/// Slice `part` of `parts` equal ones of `whole` along `dim` (a
+/// tensor-parallel rank's slice of a split global); with `groups`, its part
+/// of each of that many equal blocks along `dim`, one after another (a
+/// fused QKV projection's Q, K and V).
+Tensor sliceOf(const Tensor &whole, int64_t dim, int64_t part, int64_t parts,
+               int64_t groups = 1);
+/// The whole whose slices along `dim` (in `groups` blocks) are `slices`,
+/// in order.
+Tensor joinSlices(const std::vector<Tensor> &slices, int64_t dim,
+                  int64_t groups = 1);
+
 } // namespace dlc
 
 #endif // DLC_RUNTIME_SUPPORT_TENSOR_H

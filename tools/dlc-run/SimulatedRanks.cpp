@@ -121,7 +121,7 @@ SmallVector<Tensor> combineResults(func::FuncOp func,
   SmallVector<int64_t> replicas = grid.dataGroups().front();
   SmallVector<int64_t> tensorRanks = grid.tensorGroups().front();
   auto gather = [&](ArrayRef<int64_t> group, unsigned i) {
-    SmallVector<Tensor> values;
+    std::vector<Tensor> values;
     for (int64_t r : group)
       values.push_back(ranks[r][i]);
     return values;
@@ -163,13 +163,13 @@ GlobalValues wholeGlobals(ModuleOp module, Evaluator &evaluator) {
     StringRef name = global.getSymName();
     DictionaryAttr attrs = global->getAttrDictionary();
     auto gather = [&](ArrayRef<int64_t> group) {
-      SmallVector<Tensor> values;
+      std::vector<Tensor> values;
       for (int64_t r : group)
         values.push_back(evaluator.globals(r)[name]);
       return values;
     };
     if (RankedTensorType whole = roles::shardedTypeOf(attrs)) {
-      SmallVector<Tensor> shards = gather(grid.dataGroups().front());
+      std::vector<Tensor> shards = gather(grid.dataGroups().front());
       wholes[name] =
           gatherShards(shards, shards.front().dtype(), whole.getShape());
     } else if (std::optional<roles::TpSplit> split = roles::tpSplitIn(attrs)) {

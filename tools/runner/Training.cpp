@@ -731,28 +731,16 @@ Tensor Trainer::gatherWhole(const Tensor &shard,
 
 Tensor Trainer::joinTensorSlices(const Tensor &slice, int32_t dim,
                                  int32_t groups) {
-  std::vector<size_t> counts(layout_.tensorRanks, slice.numElements());
-  Tensor all(slice.dtype(), {layout_.tensorRanks * slice.numElements()});
+  const int ranks = layout_.tensorRanks;
+  std::vector<size_t> counts(ranks, slice.numElements());
+  Tensor all(slice.dtype(), {ranks * slice.numElements()});
   tensorComm_->allGather(slice.bytes(), all.bytes(), counts.data(),
                          static_cast<dlc_dtype_t>(slice.dtype()));
-  // Each row of the dimensions before `dim` holds, for each of its
-  // `groups` blocks, every rank's run of it in rank order.
-  std::vector<int64_t> shape = slice.shape();
-  int64_t rows = 1;
-  for (int32_t d = 0; d < dim; ++d)
-    rows *= shape[d];
-  const int ranks = layout_.tensorRanks;
-  shape[dim] *= ranks;
-  Tensor whole(slice.dtype(), shape);
-  const size_t run = rows ? slice.byteSize() / rows / groups : 0;
-  for (int64_t row = 0; row < rows; ++row)
-    for (int64_t group = 0; group < groups; ++group)
-      for (int t = 0; t < ranks; ++t)
-        std::memcpy(whole.bytes() + ((row * groups + group) * ranks + t) * run,
-                    all.bytes() + t * slice.byteSize() +
-                        (row * groups + group) * run,
-                    run);
-  return whole;
+  std::vector<Tensor> slices(ranks, Tensor(slice.dtype(), slice.shape()));
+  for (int t = 0; t < ranks; ++t)
+    std::memcpy(slices[t].bytes(), all.bytes() + t * slice.byteSize(),
+                slice.byteSize());
+  return joinSlices(slices, dim, groups);
 }
 
 void Trainer::onRankZero(const std::string &what,
