@@ -37,8 +37,17 @@ std::string globalsFingerprint(ModuleOp module) {
   llvm::StringMap<std::string> roleOf = globalRoles(module);
   std::string text;
   llvm::raw_string_ostream os(text);
+  // A tensor-parallel slice stands for its whole, which checkpoints hold.
+  auto ranks = module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr);
   for (GlobalOp global : module.getOps<GlobalOp>()) {
     auto type = cast<RankedTensorType>(global.getType());
+    if (std::optional<int64_t> dim =
+            roles::tpSplitOf(global->getAttrDictionary());
+        dim && ranks) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[*dim] *= ranks.getInt();
+      type = type.clone(shape);
+    }
     os << global.getSymName() << '|' << roleOf.lookup(global.getSymName())
        << '|';
     if (FailureOr<DType> dtype = dtypeOf(type.getElementType());

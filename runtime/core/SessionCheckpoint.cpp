@@ -23,7 +23,9 @@
 #include "runtime/support/Checkpoint.h"
 #include "runtime/support/OnnxExport.h"
 
+#include <algorithm>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <iterator>
 #include <random>
@@ -65,8 +67,8 @@ Communicator *shardingComm(const Session &s, const std::string &directory,
 }
 
 /// A tensor-parallel module's ranks each hold slices of the split globals,
-/// which `what` would take for the whole values: refused until checkpoints
-/// gather them.
+/// which an ONNX export would take for the whole values: refused until it
+/// gathers them.
 dlc_status_t refuseTensorSlices(const Session &s, const std::string &what) {
   if (s.module().tensorParallelRanks() < 2)
     return nullptr;
@@ -74,8 +76,35 @@ dlc_status_t refuseTensorSlices(const Session &s, const std::string &what) {
       DLC_UNAVAILABLE,
       what + ": module " + s.module().name() + " splits parameters over " +
           std::to_string(s.module().tensorParallelRanks()) +
-          " tensor-parallel ranks (dlc-compile --tp), whose slices "
-          "checkpoints and ONNX exports do not gather yet");
+          " tensor-parallel ranks (dlc-compile --tp), whose slices ONNX "
+          "exports do not gather yet");
+}
+
+/// A tensor-parallel module's tensor group, through which its ranks save
+/// and restore checkpoints of the whole values, or null (with `status`)
+/// when the session has none.
+Communicator *tensorGroup(const Session &s, const std::string &directory,
+                          dlc_status_t &status) {
+  Communicator *group = s.tensorCommunicator();
+  if (!group)
+    status = makeStatus(
+        DLC_FAILED_PRECONDITION,
+        directory + ": module " + s.module().name() +
+            " splits parameters over " +
+            std::to_string(s.module().tensorParallelRanks()) +
+            " tensor-parallel ranks (dlc-compile --tp): its ranks save and "
+            "restore a checkpoint together, with the session's "
+            "communicator (dlc_session_set_comm)");
+  return group;
+}
+
+/// The whole shape of a global each tensor rank of `ranks` holds a slice
+/// of.
+std::vector<int64_t> wholeShape(const ValueInfo &g, int ranks) {
+  std::vector<int64_t> shape = g.type.shape;
+  if (g.tpSplit >= 0)
+    shape[g.tpSplit] *= ranks;
+  return shape;
 }
 
 /// Every rank's outcome of a step all take: null when all succeeded, else
@@ -100,6 +129,55 @@ dlc_status_t agree(Communicator &comm, dlc_status_t own,
     return nullptr;
   return makeStatus(DLC_FAILED_PRECONDITION,
                     what + ": rank " + ranks + " failed (see its error)");
+}
+
+/// A tensor-parallel module's checkpoint, every rank together: the split
+/// globals' slices gathered from each tensor group and joined, so that the
+/// file holds the whole values one process (or another grid) restores;
+/// rank 0 of the job writes it, and every rank learns whether it did.
+dlc_status_t saveTensorParallel(const Session &s, Communicator &tensor,
+                                const std::string &directory,
+                                const dlc_metadata_t *metadata, int32_t keep) {
+  const int ranks = tensor.size();
+  auto write = [&]() -> dlc_status_t {
+    CheckpointContents c;
+    for (size_t i = 0; i < s.module().globals().size(); ++i) {
+      const ValueInfo &g = s.module().globals()[i];
+      Tensor t;
+      DLC_RETURN_IF_ERROR(globalTensor(s, i, t));
+      if (g.tpSplit >= 0) {
+        std::vector<std::byte> all(t.byteSize() * ranks);
+        std::vector<size_t> counts(ranks, t.byteSize());
+        DLC_RETURN_IF_ERROR(
+            tensor.allGather(t.bytes(), all.data(), counts.data(), DLC_U8));
+        std::vector<Tensor> slices(ranks, t);
+        for (int r = 0; r < ranks; ++r)
+          std::copy_n(all.data() + r * t.byteSize(), t.byteSize(),
+                      slices[r].bytes());
+        t = joinSlices(slices, g.tpSplit, g.tpSplitGroups);
+      }
+      c.tensors.emplace_back(g.name, std::move(t));
+    }
+    const bool writes = tensor.rank() == 0 &&
+                        (!s.communicator() || s.communicator()->rank() == 0) &&
+                        s.pipelineStage() <= 0;
+    if (!writes)
+      return nullptr;
+    if (metadata)
+      c.metadata = metadata->values;
+    c.fingerprint = s.module().fingerprint();
+    c.step = s.step();
+    return writeCheckpoint(directory, c, keep);
+  };
+  // The writer's outcome reaches its replicas, then their tensor groups,
+  // then every stage.
+  dlc_status_t status = guardStatus("saving a checkpoint", write);
+  const std::string what =
+      directory + ": the checkpoint of step " + std::to_string(s.step());
+  for (Communicator *group : {s.communicator(), &tensor, s.stageCommunicator()})
+    if (group)
+      status = agree(*group, status, what);
+  return status;
 }
 
 /// Writes this rank's part of a sharded checkpoint and, once every rank's
@@ -235,9 +313,14 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
                             std::to_string(keep) +
                             " checkpoints (expected 0 for all, or more)");
     const Session &s = *session->session;
-    DLC_RETURN_IF_ERROR(refuseTensorSlices(s, directory));
     for (size_t g = 0; g < s.module().globals().size(); ++g)
       DLC_RETURN_IF_ERROR(s.checkGathered(g, "saving"));
+    if (s.module().tensorParallelRanks() > 1) {
+      dlc_status_t status = nullptr;
+      Communicator *tensor = tensorGroup(s, directory, status);
+      return tensor ? saveTensorParallel(s, *tensor, directory, metadata, keep)
+                    : status;
+    }
     if (hasShardedGlobals(s)) {
       dlc_status_t status = nullptr;
       Communicator *comm = shardingComm(s, directory, status);
@@ -268,7 +351,13 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
     if (metadata)
       *metadata = nullptr;
     Session &s = *session->session;
-    DLC_RETURN_IF_ERROR(refuseTensorSlices(s, directory));
+    // A tensor-parallel module's ranks restore their slices of the whole.
+    Communicator *tensor = nullptr;
+    if (s.module().tensorParallelRanks() > 1) {
+      dlc_status_t status = nullptr;
+      if (!(tensor = tensorGroup(s, directory, status)))
+        return status;
+    }
     // A sharded module restores the set's head and its own rank's shards.
     int rank = -1;
     if (hasShardedGlobals(s)) {
@@ -280,6 +369,8 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
     }
     CheckpointContents c;
     std::vector<const Tensor *> values;
+    // This rank's slices of the split globals (a deque: values point in).
+    std::deque<Tensor> slices;
     auto check = [&]() -> dlc_status_t {
       DLC_RETURN_IF_ERROR(readCheckpoint(directory, c, rank));
       if (rank >= 0 && c.ranks != s.communicator()->size())
@@ -293,15 +384,31 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
                 std::to_string(s.communicator()->size()));
       std::vector<CheckpointSlot> slots;
       for (const ValueInfo &g : s.module().globals())
-        slots.push_back({g.name, g.type.dtype, g.type.shape});
-      return matchCheckpoint(c, directory, s.module().name(),
-                             s.module().fingerprint(), slots, values);
+        slots.push_back(
+            {g.name, g.type.dtype, wholeShape(g, tensor ? tensor->size() : 1)});
+      DLC_RETURN_IF_ERROR(matchCheckpoint(c, directory, s.module().name(),
+                                          s.module().fingerprint(), slots,
+                                          values));
+      for (size_t i = 0; tensor && i < values.size(); ++i)
+        if (const ValueInfo &g = s.module().globals()[i]; g.tpSplit >= 0) {
+          slices.push_back(sliceOf(*values[i], g.tpSplit, tensor->rank(),
+                                   tensor->size(), g.tpSplitGroups));
+          values[i] = &slices.back();
+        }
+      return nullptr;
     };
     dlc_status_t checked = guardStatus("restoring a checkpoint", check);
-    // The ranks of a sharded module restore a set together or not at all.
+    // The ranks of a sharded or tensor-parallel module restore a set
+    // together or not at all.
+    const std::string what =
+        std::string(directory) + ": restoring the checkpoint";
     if (rank >= 0)
-      checked = agree(*s.communicator(), checked,
-                      std::string(directory) + ": restoring the checkpoint");
+      checked = agree(*s.communicator(), checked, what);
+    if (tensor)
+      for (Communicator *group :
+           {s.communicator(), tensor, s.stageCommunicator()})
+        if (group)
+          checked = agree(*group, checked, what);
     DLC_RETURN_IF_ERROR(checked);
     // Everything that can fail has been checked: from here on the session
     // changes all at once (only a failing device can stop the copies, and

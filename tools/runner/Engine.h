@@ -75,10 +75,11 @@ public:
   virtual void saveCheckpoint(const std::string &directory,
                               const Metadata &metadata) = 0;
   virtual Metadata loadCheckpoint(const std::string &path) = 0;
-  /// Whether every rank of a data-parallel job saves a checkpoint together,
-  /// each its own part (a module sharding its optimizer state, dlc-compile
-  /// --zero 1), rather than rank 0 alone.
-  virtual bool checkpointsSharded() const { return false; }
+  /// Whether every rank of a job saves a checkpoint together (a module
+  /// sharding its optimizer state, dlc-compile --zero 1, each rank writing
+  /// its part; or splitting parameters, --tp, the ranks gathering the
+  /// slices), rather than rank 0 alone.
+  virtual bool checkpointsCollective() const { return false; }
 
   /// False for a module compiled with --embed-parameters=false: training
   /// starts from a checkpoint or seeded random parameters.

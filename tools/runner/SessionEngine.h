@@ -58,8 +58,9 @@ public:
     return module_.module.pipelineStages();
   }
   void gatherStages() override { session_.gatherStages(); }
-  bool checkpointsSharded() const override {
-    return module_.module.shardedGlobals() > 0;
+  bool checkpointsCollective() const override {
+    return module_.module.shardedGlobals() > 0 ||
+           module_.module.tensorParallelRanks() > 1;
   }
   bool parametersEmbedded() const override {
     return module_.parametersEmbedded;

@@ -204,17 +204,15 @@ void Trainer::run() {
   signature_ = engine_.signature("train_step");
   if (layout_.tensorRanks > 1)
     for (const auto &[given, option] :
-         {std::pair(!options_.checkpointDir.empty(), "--checkpoint-dir"),
-          std::pair(!options_.resume.empty(), "--resume"),
-          std::pair(!options_.exportPath.empty(), "--export"),
+         {std::pair(!options_.exportPath.empty(), "--export"),
           std::pair(options_.initSeed.has_value(), "--init-seed")})
       if (given)
         throw Error(std::string(option) + ": " + engine_.name() +
                     " splits parameters over " +
                     std::to_string(layout_.tensorRanks) +
                     " tensor-parallel ranks (dlc-compile --tp), whose slices "
-                    "it cannot gather or seed yet (--save-state gathers "
-                    "them)");
+                    "it cannot export or seed yet (--save-state and "
+                    "checkpoints gather them)");
   bindArguments();
   // Sharded state is saved whole: its shape must be known before a
   // checkpoint is read or a step runs.
@@ -637,10 +635,10 @@ void Trainer::saveCheckpoint() {
                        {kEveryKey, checkpointEvery_}};
   // The parameters and optimizer state are the same on every rank (each
   // stage's gathered from it first): rank 0 writes them once. Sharded
-  // optimizer state is written by every rank, together, and a failure on
-  // any rank fails them all.
+  // optimizer state and split parameters are saved by every rank,
+  // together, and a failure on any rank fails them all.
   engine_.gatherStages();
-  if (engine_.checkpointsSharded())
+  if (engine_.checkpointsCollective())
     engine_.saveCheckpoint(checkpointDir_, metadata);
   else
     onRankZero("the checkpoint in " + checkpointDir_,
