@@ -42,6 +42,14 @@ dlc_status_t globalTensor(const Session &session, size_t index, Tensor &t) {
   return t.byteSize() ? session.readGlobal(index, t.bytes()) : nullptr;
 }
 
+/// Keeps the first failure of steps that must all run (collectives).
+void keepFirst(StatusOwner &first, dlc_status_t status) {
+  if (!first.get())
+    first.reset(status);
+  else
+    dlc_status_free(status);
+}
+
 bool hasShardedGlobals(const Session &session) {
   for (const ValueInfo &g : session.module().globals())
     if (g.sharded)
@@ -66,20 +74,6 @@ Communicator *shardingComm(const Session &s, const std::string &directory,
   return comm;
 }
 
-/// A tensor-parallel module's ranks each hold slices of the split globals,
-/// which an ONNX export would take for the whole values: refused until it
-/// gathers them.
-dlc_status_t refuseTensorSlices(const Session &s, const std::string &what) {
-  if (s.module().tensorParallelRanks() < 2)
-    return nullptr;
-  return makeStatus(
-      DLC_UNAVAILABLE,
-      what + ": module " + s.module().name() + " splits parameters over " +
-          std::to_string(s.module().tensorParallelRanks()) +
-          " tensor-parallel ranks (dlc-compile --tp), whose slices ONNX "
-          "exports do not gather yet");
-}
-
 /// A tensor-parallel module's tensor group, through which its ranks save
 /// and restore checkpoints of the whole values, or null (with `status`)
 /// when the session has none.
@@ -92,8 +86,8 @@ Communicator *tensorGroup(const Session &s, const std::string &directory,
         directory + ": module " + s.module().name() +
             " splits parameters over " +
             std::to_string(s.module().tensorParallelRanks()) +
-            " tensor-parallel ranks (dlc-compile --tp): its ranks save and "
-            "restore a checkpoint together, with the session's "
+            " tensor-parallel ranks (dlc-compile --tp): its ranks save, "
+            "restore and export it together, with the session's "
             "communicator (dlc_session_set_comm)");
   return group;
 }
@@ -131,6 +125,47 @@ dlc_status_t agree(Communicator &comm, dlc_status_t own,
                     what + ": rank " + ranks + " failed (see its error)");
 }
 
+/// Global `index`'s whole value in `t`: this rank's, or for a split global
+/// every tensor rank's slices, all-gathered over `tensor` (every rank of
+/// the group calls it for the same globals in the same order) and joined.
+/// The all-gather runs even when this rank's read failed, so that the
+/// group's collectives stay in step; the read's failure is returned.
+dlc_status_t wholeGlobal(const Session &s, Communicator &tensor, size_t index,
+                         Tensor &t) {
+  const ValueInfo &g = s.module().globals()[index];
+  StatusOwner read(globalTensor(s, index, t));
+  if (g.tpSplit < 0)
+    return read.release();
+  const int ranks = tensor.size();
+  std::vector<std::byte> all(t.byteSize() * ranks);
+  std::vector<size_t> counts(ranks, t.byteSize());
+  DLC_RETURN_IF_ERROR(
+      tensor.allGather(t.bytes(), all.data(), counts.data(), DLC_U8));
+  std::vector<Tensor> slices(ranks, t);
+  for (int r = 0; r < ranks; ++r)
+    std::copy_n(all.data() + r * t.byteSize(), t.byteSize(), slices[r].bytes());
+  t = joinSlices(slices, g.tpSplit, g.tpSplitGroups);
+  return read.release();
+}
+
+/// Whether this rank writes what a tensor-parallel job saves: rank 0 of
+/// the job (RankLayout).
+bool writesForJob(const Session &s, const Communicator &tensor) {
+  return tensor.rank() == 0 &&
+         (!s.communicator() || s.communicator()->rank() == 0) &&
+         s.pipelineStage() <= 0;
+}
+
+/// The writer's outcome (`status` there) on every rank of a tensor-parallel
+/// job: through its replicas, then their tensor groups, then every stage.
+dlc_status_t agreeEverywhere(const Session &s, Communicator &tensor,
+                             dlc_status_t status, const std::string &what) {
+  for (Communicator *group : {s.communicator(), &tensor, s.stageCommunicator()})
+    if (group)
+      status = agree(*group, status, what);
+  return status;
+}
+
 /// A tensor-parallel module's checkpoint, every rank together: the split
 /// globals' slices gathered from each tensor group and joined, so that the
 /// file holds the whole values one process (or another grid) restores;
@@ -138,46 +173,25 @@ dlc_status_t agree(Communicator &comm, dlc_status_t own,
 dlc_status_t saveTensorParallel(const Session &s, Communicator &tensor,
                                 const std::string &directory,
                                 const dlc_metadata_t *metadata, int32_t keep) {
-  const int ranks = tensor.size();
   auto write = [&]() -> dlc_status_t {
     CheckpointContents c;
+    StatusOwner failed(nullptr);
     for (size_t i = 0; i < s.module().globals().size(); ++i) {
-      const ValueInfo &g = s.module().globals()[i];
       Tensor t;
-      DLC_RETURN_IF_ERROR(globalTensor(s, i, t));
-      if (g.tpSplit >= 0) {
-        std::vector<std::byte> all(t.byteSize() * ranks);
-        std::vector<size_t> counts(ranks, t.byteSize());
-        DLC_RETURN_IF_ERROR(
-            tensor.allGather(t.bytes(), all.data(), counts.data(), DLC_U8));
-        std::vector<Tensor> slices(ranks, t);
-        for (int r = 0; r < ranks; ++r)
-          std::copy_n(all.data() + r * t.byteSize(), t.byteSize(),
-                      slices[r].bytes());
-        t = joinSlices(slices, g.tpSplit, g.tpSplitGroups);
-      }
-      c.tensors.emplace_back(g.name, std::move(t));
+      keepFirst(failed, wholeGlobal(s, tensor, i, t));
+      c.tensors.emplace_back(s.module().globals()[i].name, std::move(t));
     }
-    const bool writes = tensor.rank() == 0 &&
-                        (!s.communicator() || s.communicator()->rank() == 0) &&
-                        s.pipelineStage() <= 0;
-    if (!writes)
-      return nullptr;
+    if (failed.get() || !writesForJob(s, tensor))
+      return failed.release();
     if (metadata)
       c.metadata = metadata->values;
     c.fingerprint = s.module().fingerprint();
     c.step = s.step();
     return writeCheckpoint(directory, c, keep);
   };
-  // The writer's outcome reaches its replicas, then their tensor groups,
-  // then every stage.
-  dlc_status_t status = guardStatus("saving a checkpoint", write);
-  const std::string what =
-      directory + ": the checkpoint of step " + std::to_string(s.step());
-  for (Communicator *group : {s.communicator(), &tensor, s.stageCommunicator()})
-    if (group)
-      status = agree(*group, status, what);
-  return status;
+  return agreeEverywhere(s, tensor, guardStatus("saving a checkpoint", write),
+                         directory + ": the checkpoint of step " +
+                             std::to_string(s.step()));
 }
 
 /// Writes this rank's part of a sharded checkpoint and, once every rank's
@@ -435,7 +449,6 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
       return makeStatus(DLC_INVALID_ARGUMENT,
                         "dlc_session_export_onnx: no session or path");
     const Session &s = *session->session;
-    DLC_RETURN_IF_ERROR(refuseTensorSlices(s, path));
     for (size_t g = 0; g < s.module().globals().size(); ++g)
       DLC_RETURN_IF_ERROR(s.checkGathered(g, "exporting"));
     const auto *model = s.module().root().onnx_model();
@@ -444,29 +457,52 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
                         s.module().name() +
                             ": the module kept no ONNX model to export "
                             "into");
+    // A tensor-parallel module's ranks export together: each split
+    // parameter's slices are gathered, and rank 0 of the job writes.
+    Communicator *tensor = nullptr;
+    if (s.module().tensorParallelRanks() > 1) {
+      dlc_status_t status = nullptr;
+      if (!(tensor = tensorGroup(s, path, status)))
+        return status;
+    }
     NamedTensors initializers;
     const auto &globals = s.module().globals();
-    for (size_t i = 0; i < globals.size(); ++i)
-      if (isExportedRole(globals[i].role)) {
+    auto gather = [&]() -> dlc_status_t {
+      StatusOwner failed(nullptr);
+      for (size_t i = 0; i < globals.size(); ++i) {
+        if (!isExportedRole(globals[i].role))
+          continue;
         Tensor t;
-        DLC_RETURN_IF_ERROR(globalTensor(s, i, t));
+        keepFirst(failed, tensor ? wholeGlobal(s, *tensor, i, t)
+                                 : globalTensor(s, i, t));
         initializers.emplace_back(globals[i].name, std::move(t));
       }
-    std::string bytes;
-    StatusOwner appended(appendOnnxInitializers(
-        std::string(reinterpret_cast<const char *>(model->data()),
-                    model->size()),
-        initializers, bytes));
-    // The caller gave no initializers: one the ONNX model already has, or
-    // one without a name, is the module contradicting itself.
-    if (appended.get() &&
-        dlc_status_code(appended.get()) == DLC_INVALID_ARGUMENT)
-      appended.reset(
-          makeStatus(DLC_DATA_LOSS, dlc_status_message(appended.get())));
-    DLC_RETURN_IF_ERROR(
-        prefixStatus(appended.release(),
-                     s.module().name() + ": cannot export its ONNX model"));
-    return writeFileAtomically(path, bytes);
+      return failed.release();
+    };
+    auto write = [&]() -> dlc_status_t {
+      DLC_RETURN_IF_ERROR(gather());
+      if (tensor && !writesForJob(s, *tensor))
+        return nullptr;
+      std::string bytes;
+      StatusOwner appended(appendOnnxInitializers(
+          std::string(reinterpret_cast<const char *>(model->data()),
+                      model->size()),
+          initializers, bytes));
+      // The caller gave no initializers: one the ONNX model already has,
+      // or one without a name, is the module contradicting itself.
+      if (appended.get() &&
+          dlc_status_code(appended.get()) == DLC_INVALID_ARGUMENT)
+        appended.reset(
+            makeStatus(DLC_DATA_LOSS, dlc_status_message(appended.get())));
+      DLC_RETURN_IF_ERROR(
+          prefixStatus(appended.release(),
+                       s.module().name() + ": cannot export its ONNX model"));
+      return writeFileAtomically(path, bytes);
+    };
+    if (!tensor)
+      return write();
+    return agreeEverywhere(s, *tensor, guardStatus("exporting", write),
+                           std::string(path) + ": exporting the model");
   });
 }
 

@@ -29,11 +29,21 @@ uint64_t hashName(const std::string &name) {
 
 } // namespace
 
-void initializeParameters(Engine &engine, uint64_t seed) {
-  for (const dlc_value_info_t &info : engine.globals()) {
+void initializeParameters(Engine &engine, uint64_t seed, int tensorRank) {
+  const std::vector<dlc_value_info_t> globals = engine.globals();
+  for (size_t g = 0; g < globals.size(); ++g) {
+    const dlc_value_info_t &info = globals[g];
     if (std::string(info.role) != "param")
       continue;
+    // A slice's values are its part of the whole's.
     Tensor t = makeTensor(info);
+    const int32_t split = engine.tpSplit(g);
+    const int ranks = engine.tensorParallelRanks();
+    if (split >= 0) {
+      std::vector<int64_t> whole = t.shape();
+      whole[split] *= ranks;
+      t = Tensor(t.dtype(), whole);
+    }
     if (t.dtype() != DType::F32 && t.dtype() != DType::F64)
       throw Error(std::string("--init-seed: parameter '") + info.name +
                   "' is " + describeType(info) +
@@ -58,6 +68,8 @@ void initializeParameters(Engine &engine, uint64_t seed) {
       else
         t.data<double>()[i] = value;
     }
+    if (split >= 0)
+      t = sliceOf(t, split, tensorRank, ranks, engine.tpSplitGroups(g));
     engine.setGlobal(info.name, t.bytes(), t.byteSize());
   }
 }

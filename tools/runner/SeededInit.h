@@ -25,9 +25,10 @@ namespace dlc::runner {
 /// normalization scales, to 1 (random scales would make deep BatchNorm
 /// networks' gradients explode, and their runs chaotic). Each global's
 /// values depend only on `seed` and its name, so two modules of one model
-/// (cpu and cuda) get the same weights. Throws for a parameter of a type it
-/// cannot fill.
-void initializeParameters(Engine &engine, uint64_t seed);
+/// (cpu and cuda) get the same weights; a tensor-parallel module's rank
+/// `tensorRank` takes its slice of the whole's draw, so that T ranks start
+/// where one process does. Throws for a parameter of a type it cannot fill.
+void initializeParameters(Engine &engine, uint64_t seed, int tensorRank = 0);
 
 } // namespace dlc::runner
 

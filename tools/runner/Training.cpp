@@ -202,17 +202,6 @@ void Trainer::run() {
     throw Error(engine_.name() + ": has no train_step function (compile the "
                                  "model with dlc-compile --train)");
   signature_ = engine_.signature("train_step");
-  if (layout_.tensorRanks > 1)
-    for (const auto &[given, option] :
-         {std::pair(!options_.exportPath.empty(), "--export"),
-          std::pair(options_.initSeed.has_value(), "--init-seed")})
-      if (given)
-        throw Error(std::string(option) + ": " + engine_.name() +
-                    " splits parameters over " +
-                    std::to_string(layout_.tensorRanks) +
-                    " tensor-parallel ranks (dlc-compile --tp), whose slices "
-                    "it cannot export or seed yet (--save-state and "
-                    "checkpoints gather them)");
   bindArguments();
   // Sharded state is saved whole: its shape must be known before a
   // checkpoint is read or a step runs.
@@ -304,7 +293,11 @@ void Trainer::run() {
                                     : options_.profile);
   if (!options_.exportPath.empty()) {
     engine_.gatherStages();
-    onRankZero("--export", [&] { engine_.exportOnnx(options_.exportPath); });
+    // Split parameters are gathered by every rank, together.
+    if (layout_.tensorRanks > 1)
+      engine_.exportOnnx(options_.exportPath);
+    else
+      onRankZero("--export", [&] { engine_.exportOnnx(options_.exportPath); });
   }
   if (!options_.saveState.empty())
     saveState();
@@ -363,7 +356,8 @@ void Trainer::restoreOrStart() {
                 "random ones with --init-seed S)");
   if (options_.resume.empty()) {
     if (options_.initSeed)
-      initializeParameters(engine_, *options_.initSeed);
+      initializeParameters(engine_, *options_.initSeed,
+                           layout_.tensorRank(rank_));
     state_.seed = options_.seed.value_or(0);
     state_.shuffle = !options_.noShuffle;
     dlc_value_info_t info;
