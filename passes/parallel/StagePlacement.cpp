@@ -138,7 +138,8 @@ FailureOr<StagePlacement> StagePlacement::compute(func::FuncOp func,
         runs = available == placement.all_ || available == 0
                    ? available
                    : bit(first(available));
-      else if (anywhere.lookup(&op) && (reads & ~available) == 0)
+      else if (anywhere.lookup(&op) && (reads & ~available) == 0 &&
+               (available == placement.all_ || llvm::has_single_bit(available)))
         // Read by those stages and by ops that run where their operands
         // are: wherever it can be, narrowed below if its users turn out to
         // run on one stage.

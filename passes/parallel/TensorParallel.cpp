@@ -416,7 +416,9 @@ private:
         return failure();
       }
       const int64_t groups = shape[in.dim] / size;
-      if ((pair.groups != 1 && pair.groups != groups) ||
+      // A slice of the whole width reads it uncut.
+      if ((groups == 1 && !pair.plain(in)) ||
+          (pair.groups != 1 && pair.groups != groups) ||
           (pair.uncut && groups != 1) || size % ranks) {
         why = describe(op) + " cuts its columns into blocks of " +
               std::to_string(size) + ", which do not divide over " +

@@ -65,6 +65,10 @@ module {
 // REPORT-NEXT: replicated: dlc.reshape at loc({{.*}}) reshapes its hidden layer other than into heads and back
 // REPORT: @uneven_cut:
 // REPORT-NEXT: replicated: dlc.slice at loc({{.*}}) reads its hidden layer and is not a cut of its columns into equal blocks
+// A slice of the whole width reads the projection uncut: it cannot then be
+// cut into blocks.
+// REPORT: @whole_then_cut:
+// REPORT-NEXT: replicated: dlc.slice at loc({{.*}}) cuts its columns into blocks of 8, which do not divide over 2 ranks as its other blocks do
 // REPORT: @q_only:
 // REPORT-NEXT: replicated: dlc.attention at loc({{.*}}) does not read Q, K and V of its hidden layer split by the same heads
 module {
@@ -76,6 +80,8 @@ module {
   dlc.global @w6 : tensor<8x8xf32> = dense<0.1> : tensor<8x8xf32>
   dlc.global @w7 : tensor<8x8xf32> = dense<0.1> : tensor<8x8xf32>
   dlc.global @w8 : tensor<8x8xf32> = dense<0.1> : tensor<8x8xf32>
+  dlc.global @w9 : tensor<8x16xf32> = dense<0.1> : tensor<8x16xf32>
+  dlc.global @w10 : tensor<16x8xf32> = dense<0.1> : tensor<16x8xf32>
   func.func @per_head_bias(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %bias = dlc.constant dense<[[[0.0]], [[1.0]]]> : tensor<2x1x1xf32>
     %w = dlc.global_load @w1 : tensor<8x16xf32>
@@ -116,6 +122,16 @@ module {
     %q = dlc.slice %h offsets [0, 2] sizes [4, 8] strides [1, 1] : tensor<4x16xf32> -> tensor<4x8xf32>
     %y = dlc.matmul %q, %wo : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
     return %y : tensor<4x8xf32>
+  }
+  func.func @whole_then_cut(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %w = dlc.global_load @w9 : tensor<8x16xf32>
+    %wo = dlc.global_load @w10 : tensor<16x8xf32>
+    %h = dlc.matmul %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+    %all = dlc.slice %h offsets [0, 0] sizes [4, 16] strides [1, 1] : tensor<4x16xf32> -> tensor<4x16xf32>
+    %q = dlc.slice %h offsets [0, 0] sizes [4, 8] strides [1, 1] : tensor<4x16xf32> -> tensor<4x8xf32>
+    %y = dlc.matmul %all, %wo : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+    %r = dlc.add %y, %q : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+    return %r : tensor<4x8xf32>
   }
   func.func @q_only(%x: tensor<4x8xf32>, %k: tensor<2x4x4xf32>) -> tensor<4x8xf32> {
     %w = dlc.global_load @w7 : tensor<8x8xf32>

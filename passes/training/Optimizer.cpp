@@ -821,7 +821,11 @@ LogicalResult OptimizerPass::run() {
     BlockArgument target = argByName.lookup(roles::nameOf(attrs));
     if (i > 0 && roles::roleOf(attrs) == roles::kGradient) {
       grads.push_back({target, value});
-      if (Operation *producer = value.getDefiningOp())
+      // The stage holding the gradient: its producer's, or a transfer's
+      // receiver.
+      if (auto transfer = value.getDefiningOp<PpTransferOp>())
+        gradientStage_[target] = transfer.getTo();
+      else if (Operation *producer = value.getDefiningOp())
         if (auto stage =
                 producer->getAttrOfType<IntegerAttr>(roles::kPipelineStageAttr))
           gradientStage_[target] = stage.getInt();

@@ -42,6 +42,13 @@ dlc_status_t globalTensor(const Session &session, size_t index, Tensor &t) {
   return t.byteSize() ? session.readGlobal(index, t.bytes()) : nullptr;
 }
 
+/// Session::checkGathered for every global.
+dlc_status_t checkAllGathered(const Session &s, const char *what) {
+  for (size_t g = 0; g < s.module().globals().size(); ++g)
+    DLC_RETURN_IF_ERROR(s.checkGathered(g, what));
+  return nullptr;
+}
+
 /// Keeps the first failure of steps that must all run (collectives).
 void keepFirst(StatusOwner &first, dlc_status_t status) {
   if (!first.get())
@@ -148,16 +155,20 @@ dlc_status_t wholeGlobal(const Session &s, Communicator &tensor, size_t index,
   return read.release();
 }
 
-/// Whether this rank writes what a tensor-parallel job saves: rank 0 of
-/// the job (RankLayout).
-bool writesForJob(const Session &s, const Communicator &tensor) {
-  return tensor.rank() == 0 &&
-         (!s.communicator() || s.communicator()->rank() == 0) &&
+/// Whether this rank is in the tensor group of replica 0 of stage 0, whose
+/// rank 0 (rank 0 of the job, RankLayout) writes what a tensor-parallel
+/// job saves.
+bool inWritersGroup(const Session &s) {
+  return (!s.communicator() || s.communicator()->rank() == 0) &&
          s.pipelineStage() <= 0;
 }
 
-/// The writer's outcome (`status` there) on every rank of a tensor-parallel
-/// job: through its replicas, then their tensor groups, then every stage.
+bool writesForJob(const Session &s, const Communicator &tensor) {
+  return inWritersGroup(s) && tensor.rank() == 0;
+}
+
+/// `status` of any rank of a tensor-parallel job, on every rank: through
+/// its replicas, then their tensor groups, then every stage.
 dlc_status_t agreeEverywhere(const Session &s, Communicator &tensor,
                              dlc_status_t status, const std::string &what) {
   for (Communicator *group : {s.communicator(), &tensor, s.stageCommunicator()})
@@ -166,23 +177,48 @@ dlc_status_t agreeEverywhere(const Session &s, Communicator &tensor,
   return status;
 }
 
-/// A tensor-parallel module's checkpoint, every rank together: the split
-/// globals' slices gathered from each tensor group and joined, so that the
-/// file holds the whole values one process (or another grid) restores;
-/// rank 0 of the job writes it, and every rank learns whether it did.
-dlc_status_t saveTensorParallel(const Session &s, Communicator &tensor,
-                                const std::string &directory,
-                                const dlc_metadata_t *metadata, int32_t keep) {
-  auto write = [&]() -> dlc_status_t {
-    CheckpointContents c;
-    StatusOwner failed(nullptr);
+/// The whole values of the globals `wanted` selects, in `into` on the
+/// writer (writesForJob), every rank of a tensor-parallel job together:
+/// first all agree on `before` (a failure this rank found already), then
+/// the writer's tensor group gathers (the other groups have nothing to
+/// give it), each rank keeping the first failure of its reads but taking
+/// part in every collective, and then all agree again, so that the writer
+/// writes only what every rank gave it.
+dlc_status_t gatherForWriter(const Session &s, Communicator &tensor,
+                             dlc_status_t before,
+                             const std::function<bool(size_t)> &wanted,
+                             NamedTensors &into, const std::string &what) {
+  DLC_RETURN_IF_ERROR(agreeEverywhere(s, tensor, before, what));
+  StatusOwner failed(nullptr);
+  if (inWritersGroup(s))
     for (size_t i = 0; i < s.module().globals().size(); ++i) {
+      if (!wanted(i))
+        continue;
       Tensor t;
       keepFirst(failed, wholeGlobal(s, tensor, i, t));
-      c.tensors.emplace_back(s.module().globals()[i].name, std::move(t));
+      if (writesForJob(s, tensor))
+        into.emplace_back(s.module().globals()[i].name, std::move(t));
     }
-    if (failed.get() || !writesForJob(s, tensor))
-      return failed.release();
+  return agreeEverywhere(s, tensor, failed.release(), what);
+}
+
+/// A tensor-parallel module's checkpoint, every rank together: the split
+/// globals' slices gathered from the writer's tensor group and joined, so
+/// that the file holds the whole values one process (or another grid)
+/// restores; rank 0 of the job writes it, and every rank learns whether
+/// it did. `before`: this rank's failure found before, if any.
+dlc_status_t saveTensorParallel(const Session &s, Communicator &tensor,
+                                dlc_status_t before,
+                                const std::string &directory,
+                                const dlc_metadata_t *metadata, int32_t keep) {
+  const std::string what =
+      directory + ": the checkpoint of step " + std::to_string(s.step());
+  CheckpointContents c;
+  DLC_RETURN_IF_ERROR(gatherForWriter(
+      s, tensor, before, [](size_t) { return true; }, c.tensors, what));
+  auto write = [&]() -> dlc_status_t {
+    if (!writesForJob(s, tensor))
+      return nullptr;
     if (metadata)
       c.metadata = metadata->values;
     c.fingerprint = s.module().fingerprint();
@@ -190,8 +226,7 @@ dlc_status_t saveTensorParallel(const Session &s, Communicator &tensor,
     return writeCheckpoint(directory, c, keep);
   };
   return agreeEverywhere(s, tensor, guardStatus("saving a checkpoint", write),
-                         directory + ": the checkpoint of step " +
-                             std::to_string(s.step()));
+                         what);
 }
 
 /// Writes this rank's part of a sharded checkpoint and, once every rank's
@@ -327,14 +362,17 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
                             std::to_string(keep) +
                             " checkpoints (expected 0 for all, or more)");
     const Session &s = *session->session;
-    for (size_t g = 0; g < s.module().globals().size(); ++g)
-      DLC_RETURN_IF_ERROR(s.checkGathered(g, "saving"));
+    // A tensor-parallel module's ranks agree on a failure before any
+    // collective.
     if (s.module().tensorParallelRanks() > 1) {
       dlc_status_t status = nullptr;
       Communicator *tensor = tensorGroup(s, directory, status);
-      return tensor ? saveTensorParallel(s, *tensor, directory, metadata, keep)
-                    : status;
+      return tensor
+                 ? saveTensorParallel(s, *tensor, checkAllGathered(s, "saving"),
+                                      directory, metadata, keep)
+                 : status;
     }
+    DLC_RETURN_IF_ERROR(checkAllGathered(s, "saving"));
     if (hasShardedGlobals(s)) {
       dlc_status_t status = nullptr;
       Communicator *comm = shardingComm(s, directory, status);
@@ -449,8 +487,6 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
       return makeStatus(DLC_INVALID_ARGUMENT,
                         "dlc_session_export_onnx: no session or path");
     const Session &s = *session->session;
-    for (size_t g = 0; g < s.module().globals().size(); ++g)
-      DLC_RETURN_IF_ERROR(s.checkGathered(g, "exporting"));
     const auto *model = s.module().root().onnx_model();
     if (!model || !model->size())
       return makeStatus(DLC_FAILED_PRECONDITION,
@@ -465,22 +501,24 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
       if (!(tensor = tensorGroup(s, path, status)))
         return status;
     }
-    NamedTensors initializers;
+    const std::string what = std::string(path) + ": exporting the model";
     const auto &globals = s.module().globals();
-    auto gather = [&]() -> dlc_status_t {
-      StatusOwner failed(nullptr);
-      for (size_t i = 0; i < globals.size(); ++i) {
-        if (!isExportedRole(globals[i].role))
-          continue;
-        Tensor t;
-        keepFirst(failed, tensor ? wholeGlobal(s, *tensor, i, t)
-                                 : globalTensor(s, i, t));
-        initializers.emplace_back(globals[i].name, std::move(t));
-      }
-      return failed.release();
-    };
+    auto exported = [&](size_t i) { return isExportedRole(globals[i].role); };
+    NamedTensors initializers;
+    if (tensor) {
+      DLC_RETURN_IF_ERROR(gatherForWriter(s, *tensor,
+                                          checkAllGathered(s, "exporting"),
+                                          exported, initializers, what));
+    } else {
+      DLC_RETURN_IF_ERROR(checkAllGathered(s, "exporting"));
+      for (size_t i = 0; i < globals.size(); ++i)
+        if (exported(i)) {
+          Tensor t;
+          DLC_RETURN_IF_ERROR(globalTensor(s, i, t));
+          initializers.emplace_back(globals[i].name, std::move(t));
+        }
+    }
     auto write = [&]() -> dlc_status_t {
-      DLC_RETURN_IF_ERROR(gather());
       if (tensor && !writesForJob(s, *tensor))
         return nullptr;
       std::string bytes;
@@ -501,8 +539,7 @@ dlc_status_t dlc_session_export_onnx(dlc_session_t *session, const char *path) {
     };
     if (!tensor)
       return write();
-    return agreeEverywhere(s, *tensor, guardStatus("exporting", write),
-                           std::string(path) + ": exporting the model");
+    return agreeEverywhere(s, *tensor, guardStatus("exporting", write), what);
   });
 }
 

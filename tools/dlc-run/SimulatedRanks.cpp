@@ -37,13 +37,17 @@ LogicalResult checkShards(func::FuncOp func, const RankGrid &grid) {
   auto check = [&](DictionaryAttr attrs, Type type, StringRef what,
                    unsigned i) -> LogicalResult {
     auto ranked = dyn_cast<RankedTensorType>(type);
-    if (std::optional<int64_t> dim = roles::tpSplitOf(attrs);
-        dim && (grid.tensorParallel < 2 || !ranked || *dim < 0 ||
-                *dim >= ranked.getRank()))
+    Attribute split = attrs ? attrs.get(roles::kTpSplitAttr) : Attribute();
+    std::optional<roles::TpSplit> parsed = roles::tpSplitFromAttr(split);
+    if (split &&
+        (!parsed || grid.tensorParallel < 2 || !ranked || parsed->dim < 0 ||
+         parsed->dim >= ranked.getRank() || parsed->groups < 1 ||
+         ranked.getDimSize(parsed->dim) % parsed->groups))
       return func.emitOpError()
              << what << " #" << i << " of " << type << " is marked "
-             << roles::kTpSplitAttr << " = " << *dim
-             << ", which is not a dimension of it split over the module's "
+             << roles::kTpSplitAttr << " = " << split
+             << ", which is not a dimension of it (in equal blocks) split "
+                "over the module's "
              << grid.tensorParallel << " tensor-parallel rank(s)";
     if (!attrs || !attrs.get(roles::kShardedAttr))
       return success();
