@@ -4,7 +4,36 @@
 #include "tools/runner/Progress.h"
 #include "tools/runner/Values.h"
 
+#include <string>
+#include <vector>
+
 namespace dlc::runner {
+
+namespace {
+
+/// Where rank r of a grid of two or more kinds of parallelism sits
+/// (runtime/comm/RankLayout.h), or "".
+std::string describeRankLayout(const rt::Module &module) {
+  const int32_t d = module.dataParallelRanks(),
+                t = module.tensorParallelRanks(), s = module.pipelineStages();
+  if ((d > 1) + (t > 1) + (s > 1) < 2)
+    return "";
+  std::vector<std::string> parts;
+  if (t > 1)
+    parts.push_back("tensor rank r % " + std::to_string(t));
+  if (d > 1)
+    parts.push_back(t > 1 ? "replica (r / " + std::to_string(t) + ") % " +
+                                std::to_string(d)
+                          : "replica r % " + std::to_string(d));
+  if (s > 1)
+    parts.push_back("stage r / " + std::to_string(d * t));
+  std::string text = "rank r is ";
+  for (size_t i = 0; i < parts.size(); ++i)
+    text += (i ? " of " : "") + parts[i];
+  return text;
+}
+
+} // namespace
 
 std::string describeModule(const LoadedModule &loaded) {
   const rt::Module &module = loaded.module;
@@ -24,6 +53,8 @@ std::string describeModule(const LoadedModule &loaded) {
             std::to_string(module.ranks()) +
             " in all), each running its stage's layers on micro-batches in "
             "1F1B order\n";
+  if (std::string layout = describeRankLayout(module); !layout.empty())
+    text += "rank layout: " + layout + "\n";
   if (!loaded.trainingOptions.empty())
     text += "training options: " + loaded.trainingOptions + "\n";
   for (size_t f = 0; f < module.functionCount(); ++f) {
