@@ -427,6 +427,21 @@ TEST(Session, TensorRanksNeedTheJobsCommunicator) {
             "tensor-parallel ranks each, but the communicator has 1 (mpirun "
             "-np must be dlc-compile's --dp N times its --tp N)");
   dlc_comm_release(one);
+  // Its checkpoints hold the whole values, which the ranks gather
+  // together.
+  const std::string dir = ::testing::TempDir() + "dlc_session_tp_ckpt";
+  Outcome saved = outcome(
+      dlc_session_save_checkpoint(o.session.get(), dir.c_str(), nullptr, 0));
+  EXPECT_EQ(saved.code, DLC_FAILED_PRECONDITION);
+  EXPECT_EQ(saved.message,
+            dir + ": module test.dlcm splits parameters over 2 "
+                  "tensor-parallel ranks (dlc-compile --tp): its ranks save, "
+                  "restore and export it together, with the session's "
+                  "communicator (dlc_session_set_comm)");
+  Outcome loaded = outcome(
+      dlc_session_load_checkpoint(o.session.get(), dir.c_str(), nullptr));
+  EXPECT_EQ(loaded.code, DLC_FAILED_PRECONDITION);
+  EXPECT_EQ(loaded.message, saved.message);
 }
 
 TEST(Session, PipelineStagesNeedTheJobsCommunicator) {
