@@ -16,6 +16,12 @@
 // anywhere leaves LATEST as it was and every rank removes what it wrote. Each
 // rank restores the set's head and its own shards.
 //
+// A tensor-parallel module's checkpoints and exports hold the whole values:
+// every rank calls them, the tensor group of replica 0 of stage 0 gathers
+// the split globals' slices, and rank 0 of the job writes, once every rank
+// has agreed that nothing failed; on restore each rank takes its slice of
+// the whole.
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Handles.h"
 #include "runtime/core/Session.h"
@@ -457,10 +463,7 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
     if (rank >= 0)
       checked = agree(*s.communicator(), checked, what);
     if (tensor)
-      for (Communicator *group :
-           {s.communicator(), tensor, s.stageCommunicator()})
-        if (group)
-          checked = agree(*group, checked, what);
+      checked = agreeEverywhere(s, *tensor, checked, what);
     DLC_RETURN_IF_ERROR(checked);
     // Everything that can fail has been checked: from here on the session
     // changes all at once (only a failing device can stop the copies, and
