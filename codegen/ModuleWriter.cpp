@@ -421,7 +421,8 @@ Writer::shardStep(Operation *op, const StepBuffers &buffers,
     elements.push_back(cast<RankedTensorType>(v.getType()).getNumElements());
   auto step = fb::CreateShardStepDirect(
       fbb, kind, reduction, *element, static_cast<uint32_t>(bucket),
-      static_cast<uint32_t>(ranks), &buffers.refs, &elements, waitStep);
+      static_cast<uint32_t>(ranks), &buffers.refs, &elements, waitStep,
+      op->hasAttr("tensor"));
   return makeStep(fb::StepKind::ShardStep, step.Union(),
                   fbb.CreateString(describeLocation(op->getLoc())));
 }

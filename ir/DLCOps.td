@@ -1126,19 +1126,28 @@ def DLC_AllGatherOp : DLC_Op<"all_gather", [Pure]> {
     every rank. The operands share one element type and travel together
     (`bucket` as for dlc.reduce_scatter).
 
+    With `tensor`, the ranks are those of this rank's tensor-parallel
+    group instead (dlc-tensor-parallel joins the slices of a value split
+    along its outermost dimension: the rows of each rank's logits over its
+    classes, or each rank's maximum of them); the shards then divide
+    evenly, without padding.
+
     Example:
     ```mlir
     %w, %b = dlc.all_gather ranks 2 bucket 3 %sw, %sb
         : tensor<8xf32>, tensor<2xf32> -> tensor<3x5xf32>, tensor<3xf32>
+    %m = dlc.all_gather ranks 2 tensor bucket 0 %local
+        : tensor<32xf32> -> tensor<2x32xf32>
     ```
   }];
   let arguments = (ins Variadic<DLC_FloatTensor>:$inputs,
                        ConfinedAttr<I64Attr, [IntMinValue<2>]>:$ranks,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$bucket);
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$bucket,
+                       UnitAttr:$tensor);
   let results = (outs Variadic<DLC_FloatTensor>:$results);
   let assemblyFormat = [{
-    `ranks` $ranks `bucket` $bucket $inputs attr-dict `:` type($inputs) `->`
-    type($results)
+    `ranks` $ranks (`tensor` $tensor^)? `bucket` $bucket $inputs attr-dict `:`
+    type($inputs) `->` type($results)
   }];
   let hasVerifier = 1;
 }
@@ -1153,18 +1162,27 @@ def DLC_RankShardOp : DLC_Op<"rank_shard", [Pure, InferTypeOpAdaptor]> {
     a gradient of the same shape). The optimizer updates a parameter's
     shard with it.
 
+    With `tensor`, r is this rank's index in its tensor-parallel group
+    instead (dlc-add-loss takes the first class of the rank's slice of the
+    logits so, from a constant of every rank's), and `input` may hold
+    integers.
+
     Example:
     ```mlir
     %s = dlc.rank_shard ranks 2 %w : tensor<3x5xf32>
     // %s : tensor<8xf32>
+    %first = dlc.rank_shard ranks 2 tensor %firsts : tensor<2xi64>
+    // %first : tensor<1xi64>
     ```
   }];
-  let arguments = (ins DLC_FloatTensor:$input,
-                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$ranks);
-  let results = (outs DLC_FloatTensor:$result);
+  let arguments = (ins DLC_Tensor:$input,
+                       ConfinedAttr<I64Attr, [IntMinValue<2>]>:$ranks,
+                       UnitAttr:$tensor);
+  let results = (outs DLC_Tensor:$result);
   let assemblyFormat = [{
-    `ranks` $ranks $input attr-dict `:` type($input)
+    `ranks` $ranks (`tensor` $tensor^)? $input attr-dict `:` type($input)
   }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1210,6 +1228,28 @@ def DLC_TpReduceOp : DLC_Op<"tp_reduce",
   }];
   let arguments = (ins DLC_FloatTensor:$input);
   let results = (outs DLC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def DLC_StopGradientOp : DLC_Op<"stop_gradient",
+    [DeclareOpInterfaceMethods<DLC_GradientOpInterface,
+                               ["isDifferentiableOperand"]>,
+     Pure, SameOperandsAndResultType]> {
+  let summary = "the identity, through which no gradient flows";
+  let description = [{
+    `input` itself; dlc-autodiff treats the result as a constant. A value
+    whose effect on the loss cancels out needs no backward work: the shift
+    of a log-sum-exp split over tensor-parallel ranks (any value near the
+    maximum keeps exp from overflowing and leaves the result unchanged).
+    dlc-decompose removes it.
+
+    Example:
+    ```mlir
+    %shift = dlc.stop_gradient %max : tensor<8x1xf32>
+    ```
+  }];
+  let arguments = (ins DLC_Tensor:$input);
+  let results = (outs DLC_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 

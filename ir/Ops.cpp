@@ -1209,6 +1209,17 @@ static LogicalResult verifyShardedBucket(Operation *op) {
   return success();
 }
 
+/// A tensor group's slices of a value (`tensor`) are whole blocks: a
+/// rank's slice of a split value has no padding.
+static LogicalResult verifyEvenSlices(Operation *op, bool tensor,
+                                      RankedTensorType whole, int64_t ranks) {
+  if (!tensor || whole.getNumElements() % ranks == 0)
+    return success();
+  return op->emitOpError() << "slices " << whole << " over " << ranks
+                           << " tensor-parallel ranks, which do not divide "
+                              "its elements";
+}
+
 LogicalResult
 ReduceScatterOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
                                   ReduceScatterOp::Adaptor adaptor,
@@ -1234,6 +1245,9 @@ LogicalResult AllGatherOp::verify() {
       return emitOpError() << "gathers shard #" << i << " of " << shard
                            << " into " << whole << ", whose shard over "
                            << getRanks() << " ranks is " << expected;
+    if (failed(verifyEvenSlices(*this, getTensor(),
+                                cast<RankedTensorType>(whole), getRanks())))
+      return failure();
   }
   return success();
 }
@@ -1263,6 +1277,15 @@ LogicalResult RankShardOp::inferReturnTypes(MLIRContext *,
   inferred.push_back(
       inferShardType(adaptor.getInput().getType(), adaptor.getRanks()));
   return success();
+}
+
+LogicalResult RankShardOp::verify() {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  if (!getTensor() && !isa<FloatType>(type.getElementType()))
+    return emitOpError() << "shards " << type
+                         << " among data-parallel ranks, which hold float "
+                            "state only (integers are sliced with `tensor`)";
+  return verifyEvenSlices(*this, getTensor(), type, getRanks());
 }
 
 #define GET_OP_CLASSES

@@ -134,8 +134,17 @@ def DLCTensorParallel : Pass<"dlc-tensor-parallel", "ModuleOp"> {
     the rank's slice as its type, its initial value staying the whole; the
     module gets `dlc.tensor_parallel = ranks`.
 
+    With `class-function`, a matmul with no partner whose output columns
+    (the classes: an LM head, a classifier) a function returns, through a
+    bias add at most, is split by its columns too: each rank computes the
+    logits of its classes. The function `class-function`, whose output
+    dlc-add-loss turns into a cross-entropy, returns them split (its result
+    gets `dlc.tp_split`, and the loss reduces the softmax over the ranks);
+    every other function joins them with a dlc.all_gather among the tensor
+    ranks.
+
     Everything else stays replicated, every rank computing it alike: a
-    matmul with no partner, a hidden layer that something other than a
+    matmul with no partner (but a class head), a hidden layer that something other than a
     pointwise op reads (or that a random draw or a full-size value enters),
     widths not divisible by `ranks`, and a weight that anything outside a
     pair reads, in any function. With `report`, each matmul's decision and
@@ -147,6 +156,11 @@ def DLCTensorParallel : Pass<"dlc-tensor-parallel", "ModuleOp"> {
     Option<"report", "report", "bool", "false",
            "print each matmul's partition, and why a replicated one is, to "
            "standard error">,
+    Option<"classFunction", "class-function", "std::string",
+           /*default=*/"\"\"",
+           "the function whose returned class scores a cross-entropy loss "
+           "reads (dlc-add-loss's): class heads are split by their columns, "
+           "and its scores stay split (none: class heads stay replicated)">,
   ];
   let dependentDialects = ["::mlir::dlc::DLCDialect"];
 }
@@ -312,8 +326,8 @@ def DLCDecompose : Pass<"dlc-decompose", "ModuleOp"> {
   let description = [{
     Rewrites dlc.attention and dlc.cross_entropy, and their gradient ops,
     into matmuls, reductions and elementwise ops, for backends without a
-    fused kernel for them, and removes dlc.tp_copy (the identity, which
-    only autodiff reads). Runs after autodiff: the gradients recompute
+    fused kernel for them, and removes dlc.tp_copy and dlc.stop_gradient
+    (identities, which only autodiff reads). Runs after autodiff: the gradients recompute
     what they need from the forward's log-sum-exp (the probabilities of an
     attention, the softmax of a loss) instead of keeping it.
   }];
@@ -433,7 +447,11 @@ def DLCAddLoss : Pass<"dlc-add-loss", "ModuleOp"> {
       to `ignore-index` count neither in the sum nor in the mean;
       `label-smoothing` mixes in the uniform distribution
       (torch.nn.CrossEntropyLoss). The label argument records
-      `dlc.num_classes` and `dlc.ignore_index` for data loaders;
+      `dlc.num_classes` and `dlc.ignore_index` for data loaders. Scores
+      split by their classes over tensor-parallel ranks (`dlc.tp_split` on
+      the output, from dlc-tensor-parallel) give the same loss, each rank
+      reading its classes' (Megatron-LM's vocabulary-parallel
+      cross-entropy);
     - `mse`, `l1`: squared and absolute error against a label of the
       output's type (torch.nn.MSELoss, L1Loss);
     - `bce_with_logits`: binary cross-entropy on logits, label of the

@@ -167,6 +167,9 @@ void mlir::dlc::buildTrainingPipeline(OpPassManager &pm,
     DLCTensorParallelOptions tensorParallel;
     tensorParallel.ranks = options.tp;
     tensorParallel.report = options.reportPartition;
+    // A cross-entropy loss reads class scores split over the ranks.
+    if (options.loss == LossKind::CrossEntropy)
+      tensorParallel.classFunction = DLCAddLossOptions().functionName;
     pm.addPass(createDLCTensorParallel(tensorParallel));
   }
   // Parameters and state become arguments and results.

@@ -192,8 +192,9 @@ LogicalResult reduceOverRanks(Operation *op, RankReduction reduction,
 }
 
 /// dlc.reduce_scatter, dlc.all_gather and dlc.rank_shard, which each need
-/// every rank's operands or its rank number within its data-parallel group
-/// (`groups`): `operands[r]` are rank r's.
+/// every rank's operands or its rank number within its data-parallel group,
+/// or its tensor group with `tensor` (`groups`): `operands[r]` are rank
+/// r's.
 LogicalResult shardOverRanks(Operation *op,
                              ArrayRef<SmallVector<int64_t>> groups,
                              MutableArrayRef<SmallVector<Tensor>> operands,
@@ -204,7 +205,8 @@ LogicalResult shardOverRanks(Operation *op,
       return success();
     return op->emitOpError()
            << "shards over " << attr << " ranks, but the module runs on "
-           << ranks << " data-parallel ranks";
+           << ranks << (op->hasAttr("tensor") ? " tensor" : " data")
+           << "-parallel ranks";
   };
   if (auto shard = dyn_cast<RankShardOp>(op)) {
     if (failed(expectRanks(shard.getRanks())))
@@ -408,7 +410,9 @@ evaluateBlockOnRanks(Block &block, const RankGrid &grid,
         return failure();
     } else if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op) &&
                functionBody) {
-      if (failed(shardOverRanks(&op, running(dataGroups), operands, results)))
+      if (failed(shardOverRanks(
+              &op, running(op.hasAttr("tensor") ? tensorGroups : dataGroups),
+              operands, results)))
         return failure();
     } else {
       for (size_t r = 0; r < ranks; ++r)
@@ -555,7 +559,7 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
           })
           .Case<PlanMatmulOp>(
               [&](auto m) { return evalPlanMatmul(m, operands, results); })
-          .Case<PlanCopyOp, TpCopyOp, PpTransferOp>([&](auto) {
+          .Case<PlanCopyOp, TpCopyOp, PpTransferOp, StopGradientOp>([&](auto) {
             results.push_back(operands[0]);
             return success();
           })

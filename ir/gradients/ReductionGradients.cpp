@@ -166,3 +166,11 @@ LogicalResult TpReduceOp::buildGradient(OpBuilder &b,
   operandGrads[0] = TpCopyOp::create(b, getLoc(), resultGrads[0]);
   return success();
 }
+
+// Treated as a constant: nothing flows to x.
+bool StopGradientOp::isDifferentiableOperand(unsigned) { return false; }
+
+LogicalResult StopGradientOp::buildGradient(OpBuilder &, ArrayRef<Value>,
+                                            MutableArrayRef<Value>) {
+  return success();
+}

@@ -886,8 +886,25 @@ func.func @all_gather_mixed(%a: tensor<2xf32>, %b: tensor<2xf16>) {
 // -----
 
 func.func @rank_shard_integers(%n: tensor<4xi64>) {
-  // expected-error@+1 {{'dlc.rank_shard' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  // expected-error@+1 {{'dlc.rank_shard' op shards 'tensor<4xi64>' among data-parallel ranks, which hold float state only (integers are sliced with `tensor`)}}
   %0 = "dlc.rank_shard"(%n) <{ranks = 2 : i64}> : (tensor<4xi64>) -> tensor<2xi64>
+  return
+}
+
+// -----
+
+// A tensor rank's slice has no padding.
+func.func @rank_shard_tensor_uneven(%n: tensor<3xi64>) {
+  // expected-error@+1 {{'dlc.rank_shard' op slices 'tensor<3xi64>' over 2 tensor-parallel ranks, which do not divide its elements}}
+  %0 = dlc.rank_shard ranks 2 tensor %n : tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @all_gather_tensor_uneven(%a: tensor<2xf32>) {
+  // expected-error@+1 {{'dlc.all_gather' op slices 'tensor<3xf32>' over 2 tensor-parallel ranks, which do not divide its elements}}
+  %0 = dlc.all_gather ranks 2 tensor bucket 0 %a : tensor<2xf32> -> tensor<3xf32>
   return
 }
 

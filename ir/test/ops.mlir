@@ -190,6 +190,19 @@ func.func @tensor_parallel(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
   return %1 : tensor<4x8xbf16>
 }
 
+// A tensor group's slices joined, a tensor rank's slice of a constant, and
+// a value autodiff treats as a constant (a vocabulary-parallel loss's).
+// CHECK-LABEL: func.func @tensor_parallel_slices
+// CHECK: dlc.stop_gradient %arg0 : tensor<6xf32>
+// CHECK: dlc.all_gather ranks 2 tensor bucket 0 %{{.*}} : tensor<6xf32> -> tensor<2x6xf32>
+// CHECK: dlc.rank_shard ranks 2 tensor %arg1 : tensor<2xi64>
+func.func @tensor_parallel_slices(%m: tensor<6xf32>, %firsts: tensor<2xi64>) -> (tensor<2x6xf32>, tensor<1xi64>) {
+  %0 = dlc.stop_gradient %m : tensor<6xf32>
+  %1 = dlc.all_gather ranks 2 tensor bucket 0 %0 : tensor<6xf32> -> tensor<2x6xf32>
+  %2 = dlc.rank_shard ranks 2 tensor %firsts : tensor<2xi64>
+  return %1, %2 : tensor<2x6xf32>, tensor<1xi64>
+}
+
 // A tensor-parallel rank's slice of a global keeps the whole initial value.
 // CHECK: module attributes {dlc.tensor_parallel = 2 : i64}
 // CHECK: dlc.global @slice : tensor<3x2xf32> = dense<1.000000e+00> : tensor<3x4xf32> {dlc.tp_split = 1 : i64}

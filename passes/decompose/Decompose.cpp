@@ -223,11 +223,11 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
 };
 
 /// dlc.tp_copy marks, for autodiff, where the backward all-reduce of a
-/// tensor-parallel pair goes; after it, it is the identity, which a plan
-/// need not copy.
-struct RemoveTpCopy : OpRewritePattern<TpCopyOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(TpCopyOp op,
+/// tensor-parallel pair goes, and dlc.stop_gradient where no gradient
+/// flows; after it, each is the identity, which a plan need not copy.
+template <typename Marker> struct RemoveMarker : OpRewritePattern<Marker> {
+  using OpRewritePattern<Marker>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Marker op,
                                 PatternRewriter &rewriter) const override {
     rewriter.replaceOp(op, op.getInput());
     return success();
@@ -267,8 +267,8 @@ void populateDecomposePatterns(RewritePatternSet &patterns,
                                bool keepAttention) {
   patterns.add<LowerAttention, LowerAttentionGrad>(patterns.getContext(),
                                                    keepAttention);
-  patterns.add<LowerCrossEntropy, LowerCrossEntropyGrad, RemoveTpCopy>(
-      patterns.getContext());
+  patterns.add<LowerCrossEntropy, LowerCrossEntropyGrad, RemoveMarker<TpCopyOp>,
+               RemoveMarker<StopGradientOp>>(patterns.getContext());
 }
 
 } // namespace mlir::dlc

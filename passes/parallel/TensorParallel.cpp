@@ -21,8 +21,17 @@
 // own heads. A fused projection's weight (GPT-2's c_attn) is then split in
 // 3 blocks: a rank holds its heads' rows of Q, of K and of V.
 //
+// A class head (the LM head: a matmul whose output columns, the classes,
+// the function returns through a bias) splits by its columns alone, with
+// no partner: each rank computes the logits of its slice of the
+// vocabulary. The function a cross-entropy loss is built from returns them
+// so (dlc.tp_split on the result; dlc-add-loss reduces the softmax over the
+// ranks), and every other function joins them (dlc.all_gather among the
+// tensor ranks), so that it returns what one device does.
+//
 //===----------------------------------------------------------------------===//
 #include "ir/Dialect.h"
+#include "ir/GradientUtils.h"
 #include "ir/Roles.h"
 #include "passes/Passes.h"
 
@@ -65,13 +74,17 @@ struct Layout {
   }
 };
 
-/// A column-then-row pair and what it splits.
+/// A column-then-row pair, or a class head (a column matmul with no
+/// partner, whose output the function returns), and what it splits.
 struct Pair {
   /// The column matmuls, first in block order first, each with its weight:
   /// one, or the separate Q, K and V projections of one input.
   SmallVector<std::pair<MatmulOp, Weight>, 3> columns;
+  /// Null for a class head.
   MatmulOp row;
   Weight rowWeight;
+  /// A class head's result index in its function.
+  unsigned returned = 0;
   /// The loads of 1-D biases added in the hidden layer, each with whether
   /// it is added before the blocks are cut.
   SmallVector<std::pair<GlobalLoadOp, bool>> biases;
@@ -101,7 +114,8 @@ struct Pair {
     SmallVector<std::pair<GlobalLoadOp, roles::TpSplit>> result;
     for (const auto &[column, weight] : columns)
       result.push_back({weight.load, {weight.globalDim(1), groups}});
-    result.push_back({rowWeight.load, {rowWeight.globalDim(0), 1}});
+    if (row)
+      result.push_back({rowWeight.load, {rowWeight.globalDim(0), 1}});
     for (auto [bias, grouped] : biases)
       result.push_back({bias, {0, grouped ? groups : 1}});
     return result;
@@ -287,6 +301,10 @@ private:
         continue;
       std::string why;
       FailureOr<Pair> pair = pairAt(column, siblings.lookup(column), why);
+      // The reason a head is not one matters less than why no pair is.
+      std::string notHead;
+      if (failed(pair) && !classFunction.empty())
+        pair = headAt(column, notHead);
       if (succeeded(pair) && (claimed.contains(pair->row) ||
                               llvm::any_of(pair->columns, [&](const auto &c) {
                                 return claimed.contains(c.first);
@@ -300,7 +318,8 @@ private:
       }
       for (const auto &[matmul, weight] : pair->columns)
         claimed.insert(matmul);
-      claimed.insert(pair->row);
+      if (pair->row)
+        claimed.insert(pair->row);
       pairs.push_back(std::move(*pair));
     }
     return pairs;
@@ -388,6 +407,45 @@ private:
     }
     pair.rowWeight = *weight;
     return pair;
+  }
+
+  /// The class head `column` is, or why it is not one: the function
+  /// returns its output columns through pointwise ops alone (a bias add),
+  /// each value read once.
+  FailureOr<Pair> headAt(MatmulOp column, std::string &why) {
+    Pair pair;
+    FailureOr<Weight> weight = weightOf(column.getRhs(), why);
+    if (failed(weight))
+      return failure();
+    pair.columns.push_back({column, *weight});
+    auto type = cast<RankedTensorType>(column.getType());
+    if (!isa<FloatType>(type.getElementType()) ||
+        type.getShape().back() % ranks != 0) {
+      why = "its classes are not float columns that divide over the ranks";
+      return failure();
+    }
+    Value value = column.getResult();
+    pair.layouts[value] = {type.getRank() - 1, false};
+    while (value.hasOneUse()) {
+      OpOperand &use = *value.use_begin();
+      Operation *user = use.getOwner();
+      if (isa<func::ReturnOp>(user)) {
+        pair.returned = use.getOperandNumber();
+        return pair;
+      }
+      if (!user->hasTrait<OpProperty::Pointwise>() ||
+          user->getNumResults() != 1)
+        break;
+      FailureOr<Layout> layout = hiddenLayout(user, pair, why);
+      if (failed(layout))
+        return failure();
+      value = user->getResult(0);
+      pair.layouts[value] = *layout;
+      pair.hidden.push_back(user);
+    }
+    why = "the function does not return its output alone through pointwise "
+          "ops";
+    return failure();
   }
 
   /// The layout of `op`'s results in `pair`'s hidden layer (its operands'
@@ -615,6 +673,8 @@ private:
         slice.setSizes(sizes);
       }
     }
+    if (!pair.row)
+      return splitHead(pair);
     // The row matmul's weight operand by its dimension 0 (the columns' by
     // their dimension 1, above).
     if (pair.rowWeight.transpose)
@@ -623,6 +683,46 @@ private:
     b.setInsertionPointAfter(pair.row);
     auto reduced = TpReduceOp::create(b, pair.row.getLoc(), pair.row);
     pair.row.getResult().replaceAllUsesExcept(reduced, reduced);
+  }
+
+  /// A class head's returned logits: split, as the class function's
+  /// result, or joined from every rank's slice.
+  void splitHead(Pair &pair) {
+    MatmulOp column = pair.columns.front().first;
+    auto func = column->getParentOfType<func::FuncOp>();
+    Operation *terminator = func.getBody().front().getTerminator();
+    Value logits = terminator->getOperand(pair.returned);
+    const int64_t last = rankOf(logits) - 1;
+    if (func.getSymName() == classFunction) {
+      func.setResultAttr(
+          pair.returned, roles::kTpSplitAttr,
+          roles::tpSplitAttr(func.getContext(), {last, /*groups=*/1}));
+      func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                     terminator->getOperandTypes()));
+      return;
+    }
+    // All-gather joins the ranks' blocks of the outermost dimension: the
+    // classes go first and come back.
+    OpBuilder b(terminator);
+    Location loc = column.getLoc();
+    SmallVector<int64_t> toFront = {last}, toBack;
+    for (int64_t d = 0; d < last; ++d) {
+      toFront.push_back(d);
+      toBack.push_back(d + 1);
+    }
+    toBack.push_back(0);
+    Value front = TransposeOp::create(b, loc, logits, toFront);
+    auto frontType = cast<RankedTensorType>(front.getType());
+    SmallVector<int64_t> whole(frontType.getShape());
+    whole.front() *= ranks;
+    Value joined =
+        AllGatherOp::create(b, loc, TypeRange{frontType.clone(whole)},
+                            ValueRange{grad::reshape(
+                                b, loc, front, {frontType.getNumElements()})},
+                            ranks, /*bucket=*/0, /*tensor=*/true)
+            .getResult(0);
+    terminator->setOperand(pair.returned,
+                           TransposeOp::create(b, loc, joined, toBack));
   }
 
   /// Narrows the globals the split pairs read, and their loads.
@@ -658,7 +758,8 @@ private:
       for (const Pair &pair : entry.second) {
         for (const auto &[column, weight] : pair.columns)
           pairOf[column] = &pair;
-        pairOf[pair.row] = &pair;
+        if (pair.row)
+          pairOf[pair.row] = &pair;
       }
       func.walk([&](MatmulOp matmul) {
         os << "  " << describe(matmul) << ": ";
@@ -679,8 +780,12 @@ private:
         const bool heads = llvm::any_of(
             pair.hidden, [](Operation *op) { return isa<AttentionOp>(op); });
         os << (isColumn ? "column-parallel" : "row-parallel")
-           << (heads ? " by attention heads" : "") << ", @"
-           << weight.load.getGlobal() << " split along dimension "
+           << (heads ? " by attention heads" : "")
+           << (pair.row ? ""
+               : func.getSymName() == classFunction
+                   ? " by classes, the loss reducing over the ranks"
+                   : " by classes, gathered")
+           << ", @" << weight.load.getGlobal() << " split along dimension "
            << weight.globalDim(isColumn ? 1 : 0);
         auto blocks = [&](bool grouped) {
           if (grouped && pair.groups > 1)

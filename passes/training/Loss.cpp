@@ -57,6 +57,91 @@ Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
   return meanOver(b, loc, perPosition.getLoss(), count);
 }
 
+/// crossEntropy() over logits split by their classes over `ranks`
+/// tensor-parallel ranks (dlc-tensor-parallel's class head; Megatron-LM's
+/// vocabulary-parallel cross-entropy): `logits` holds this rank's
+/// consecutive slice of the classes, and no rank gathers the others'. Each
+/// rank sums the exponentials of its slice, shifted by the largest logit
+/// of the row on any rank, and the group sums those (the log-sum-exp), and
+/// the label's logit comes from the rank whose slice holds it. Three
+/// all-reduces of one value a row, and one all-gather of the shifts.
+Value splitCrossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
+                        int64_t ranks, int64_t ignoreIndex, double smoothing) {
+  RankedTensorType type = typeOf(logits);
+  Type element = type.getElementType();
+  const int64_t last = type.getRank() - 1, slice = type.getShape().back();
+  RankedTensorType labelType = typeOf(labels);
+  SmallVector<int64_t> keep(labelType.getShape());
+  keep.push_back(1);
+  const int64_t rows = labelType.getNumElements();
+
+  // The shift: the ranks' row maxima, gathered. Any value near the maximum
+  // keeps exp from overflowing and cancels out of the loss, so no gradient
+  // flows through it.
+  Value localMax = StopGradientOp::create(
+      b, loc, ReduceMaxOp::create(b, loc, logits, {last}, true));
+  auto everyRank = RankedTensorType::get({ranks, rows}, element);
+  Value maxima =
+      AllGatherOp::create(b, loc, TypeRange{everyRank},
+                          ValueRange{reshape(b, loc, localMax, {rows})}, ranks,
+                          /*bucket=*/0, /*tensor=*/true)
+          .getResult(0);
+  Value shift =
+      reshape(b, loc, ReduceMaxOp::create(b, loc, maxima, {0}, false), keep);
+  Value sumExp = TpReduceOp::create(
+      b, loc,
+      ReduceSumOp::create(b, loc,
+                          ExpOp::create(b, loc, sub(b, loc, logits, shift)),
+                          {last}, true));
+  Value lse = add(b, loc, shift, LogOp::create(b, loc, sumExp));
+
+  // The label's class within this rank's slice, where it is in the slice.
+  Type i64 = labelType.getElementType();
+  SmallVector<int64_t> firsts;
+  for (int64_t r = 0; r < ranks; ++r)
+    firsts.push_back(r * slice);
+  Value everyFirst = ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({ranks}, i64),
+                             ArrayRef<int64_t>(firsts)));
+  Value first = reshape(
+      b, loc, RankShardOp::create(b, loc, everyFirst, ranks, /*tensor=*/true),
+      {});
+  Value local = sub(b, loc, labels, first);
+  Value mine = AndOp::create(
+      b, loc,
+      CompareOp::create(b, loc, ComparePredicate::ge, local,
+                        scalar(b, loc, i64, 0)),
+      CompareOp::create(b, loc, ComparePredicate::lt, local,
+                        scalar(b, loc, i64, static_cast<double>(slice))));
+  Value safe = SelectOp::create(b, loc, mine, local, scalar(b, loc, i64, 0));
+  Value picked = GatherElementsOp::create(b, loc, logits,
+                                          reshape(b, loc, safe, keep), last);
+  Value target = TpReduceOp::create(
+      b, loc, selectOrZero(b, loc, reshape(b, loc, mine, keep), picked));
+
+  Value loss =
+      sub(b, loc, lse,
+          smoothing == 0
+              ? target
+              : mul(b, loc, target, scalar(b, loc, element, 1 - smoothing)));
+  if (smoothing > 0) {
+    Value sum = TpReduceOp::create(
+        b, loc, ReduceSumOp::create(b, loc, logits, {last}, true));
+    Value mean =
+        div(b, loc, sum,
+            scalar(b, loc, element, static_cast<double>(slice * ranks)));
+    loss = sub(b, loc, loss,
+               mul(b, loc, mean, scalar(b, loc, element, smoothing)));
+  }
+  Value valid = differsFrom(b, loc, labels, static_cast<double>(ignoreIndex));
+  loss =
+      selectOrZero(b, loc, valid, reshape(b, loc, loss, labelType.getShape()));
+  Value count = sumAll(b, loc, castTo(b, loc, valid, element));
+  count.getDefiningOp()->setAttr(roles::kLossCountAttr, b.getUnitAttr());
+  return meanOver(b, loc, loss, count);
+}
+
 /// torch.nn.BCEWithLogitsLoss: max(x, 0) - x * t + log(1 + exp(-|x|)).
 Value bceWithLogits(OpBuilder &b, Location loc, Value x, Value t) {
   Type element = typeOf(x).getElementType();
@@ -134,6 +219,20 @@ LogicalResult AddLossPass::addLoss() {
                   << "' is " << out.getType()
                   << ", not a statically shaped float tensor";
 
+  // Class scores dlc-tensor-parallel left split over the tensor ranks.
+  int64_t classRanks = 1;
+  if (auto split = roles::tpSplitIn(model.getResultAttrDict(*chosen))) {
+    auto ranks = module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr);
+    if (loss != LossKind::CrossEntropy || !ranks ||
+        split->dim != outType.getRank() - 1 || split->groups != 1)
+      return emit()
+             << "output '"
+             << outputNames[llvm::find(outputs, *chosen) - outputs.begin()]
+             << "' is split over tensor-parallel ranks (dlc.tp_split); "
+                "only cross_entropy over its last axis reads it so";
+    classRanks = ranks.getInt();
+  }
+
   // The label's type.
   RankedTensorType labelType;
   if (loss == LossKind::CrossEntropy) {
@@ -170,7 +269,7 @@ LogicalResult AddLossPass::addLoss() {
     if (loss == LossKind::CrossEntropy) {
       // What a data loader needs to reject bad class indices up front.
       attrs.set(roles::kNumClassesAttr,
-                b.getI64IntegerAttr(outType.getShape().back()));
+                b.getI64IntegerAttr(outType.getShape().back() * classRanks));
       attrs.set(roles::kIgnoreIndexAttr, b.getI64IntegerAttr(ignoreIndex));
     }
     if (failed(lossFunc.insertArgument(lossFunc.getNumArguments(), labelType,
@@ -185,8 +284,11 @@ LogicalResult AddLossPass::addLoss() {
   Value value;
   switch (loss) {
   case LossKind::CrossEntropy:
-    value = crossEntropy(b, loc, prediction, labelValue, ignoreIndex,
-                         labelSmoothing);
+    value = classRanks > 1
+                ? splitCrossEntropy(b, loc, prediction, labelValue, classRanks,
+                                    ignoreIndex, labelSmoothing)
+                : crossEntropy(b, loc, prediction, labelValue, ignoreIndex,
+                               labelSmoothing);
     break;
   case LossKind::Mse: {
     Value diff = sub(b, loc, prediction, labelValue);

@@ -99,6 +99,7 @@ FunctionExecutor::create(const ModuleFile &module, const FunctionInfo &function,
         case fb::StepKind::ShardStep: {
           const fb::ShardStep &z = *fbStep.step_as_ShardStep();
           step.shardKind = z.kind();
+          step.amongTensorRanks = z.tensor_parallel();
           step.waitStep = z.wait_step();
           step.dtype = static_cast<dlc_dtype_t>(z.dtype());
           step.reduction = z.reduction() == fb::RankReduction::Mean
@@ -441,12 +442,15 @@ dlc_status_t FunctionExecutor::runSteps(std::byte *const *arguments,
         issueAllReduce(s,
                        step.amongTensorRanks ? *comms.tensor : *comms.replicas);
         break;
-      case fb::StepKind::ShardStep:
+      case fb::StepKind::ShardStep: {
+        Communicator &group =
+            step.amongTensorRanks ? *comms.tensor : *comms.replicas;
         if (step.shardKind == fb::ShardKind::RankShard)
-          copyRankShards(s, comms.replicas->rank());
+          copyRankShards(s, group.rank());
         else
-          issueShardCollective(s, *comms.replicas);
+          issueShardCollective(s, group);
         break;
+      }
       case fb::StepKind::TransferStep:
         DLC_RETURN_IF_ERROR(transfer(s, comms, profiling));
         break;

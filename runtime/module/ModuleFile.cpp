@@ -825,7 +825,8 @@ private:
   /// reduction, a float element type. `what` names the step in messages.
   bool checkCollective(const FunctionInfo &f, uint32_t index, const char *what,
                        bool waits, uint32_t waitStep,
-                       fb::RankReduction reduction, fb::ElementType dtype) {
+                       fb::RankReduction reduction, fb::ElementType dtype,
+                       bool floatsOnly = true) {
     uint32_t steps = f.plan->steps()->size();
     if (waits && (waitStep <= index || waitStep > steps))
       return fail(std::string(what) + " waits before step " +
@@ -834,8 +835,12 @@ private:
     if (reduction > fb::RankReduction::MAX)
       return fail(std::string(what) + " has unknown reduction " +
                   std::to_string(static_cast<int>(reduction)));
-    if (dtype != fb::ElementType::F16 && dtype != fb::ElementType::BF16 &&
-        dtype != fb::ElementType::F32 && dtype != fb::ElementType::F64)
+    if (dtype > fb::ElementType::MAX)
+      return fail(std::string(what) + " of unknown element type " +
+                  std::to_string(static_cast<int>(dtype)));
+    if (floatsOnly && dtype != fb::ElementType::F16 &&
+        dtype != fb::ElementType::BF16 && dtype != fb::ElementType::F32 &&
+        dtype != fb::ElementType::F64)
       return fail(std::string(what) + " of element type " +
                   std::to_string(static_cast<int>(dtype)) +
                   ", not a float type");
@@ -881,17 +886,21 @@ private:
     if (z.kind() > fb::ShardKind::MAX)
       return fail("shard step of unknown kind " +
                   std::to_string(static_cast<int>(z.kind())));
+    // A tensor rank's slice of a constant may hold integers (class ids).
+    const bool tensor = z.tensor_parallel();
     if (!checkCollective(f, index, "shard step",
                          z.kind() != fb::ShardKind::RankShard, z.wait_step(),
-                         z.reduction(), z.dtype()))
+                         z.reduction(), z.dtype(),
+                         !tensor || z.kind() != fb::ShardKind::RankShard))
       return false;
     // Collectives over one rank are the identity: dlc-compile writes none,
     // but they are valid (a single GPU checks NCCL with one).
-    uint32_t ranks = m_.root_->data_parallel_ranks();
+    uint32_t ranks = tensor ? m_.root_->tensor_parallel_ranks()
+                            : m_.root_->data_parallel_ranks();
     if (z.ranks() != ranks)
       return fail("shard step over " + std::to_string(z.ranks()) +
                   " ranks in a module of " + std::to_string(ranks) +
-                  " data-parallel rank(s)");
+                  (tensor ? " tensor" : " data") + "-parallel rank(s)");
     const auto *buffers = z.buffers();
     const auto *elements = z.elements();
     uint32_t n = elements ? elements->size() : 0;
@@ -911,6 +920,10 @@ private:
         return fail("shard step value sizes overflow 63 bits");
       // ceil(e / N) elements, without overflowing e + N - 1.
       uint64_t e = elements->Get(i);
+      if (tensor && e % ranks != 0)
+        return fail("shard step value " + std::to_string(i) + " of " +
+                    std::to_string(e) + " elements does not divide over " +
+                    std::to_string(ranks) + " tensor-parallel ranks");
       shard = (e / ranks + (e % ranks != 0)) * elementSize(z.dtype());
       shards += shard;
       std::string value = "shard step value " + std::to_string(i);
