@@ -303,8 +303,14 @@ private:
       FailureOr<Pair> pair = pairAt(column, siblings.lookup(column), why);
       // The reason a head is not one matters less than why no pair is.
       std::string notHead;
-      if (failed(pair) && !classFunction.empty())
+      if (failed(pair)) {
         pair = headAt(column, notHead);
+        if (succeeded(pair) && classFunction.empty()) {
+          why = "it is a class head, which is split for a cross-entropy "
+                "loss alone";
+          pair = failure();
+        }
+      }
       if (succeeded(pair) && (claimed.contains(pair->row) ||
                               llvm::any_of(pair->columns, [&](const auto &c) {
                                 return claimed.contains(c.first);

@@ -90,7 +90,7 @@ module {
 // REPORT-NEXT: row-parallel, @a2 split along dimension 0
 // REPORT-NEXT: column-parallel, @c1 split along dimension 1
 // REPORT-NEXT: row-parallel, @c2 split along dimension 0
-// REPORT-NEXT: replicated: the function returns its hidden layer
+// REPORT-NEXT: replicated: it is a class head, which is split for a cross-entropy loss alone
 module {
   dlc.global @a1 : tensor<4x4xf32> = dense<1.0> : tensor<4x4xf32>
   dlc.global @a2 : tensor<4x4xf32> = dense<1.0> : tensor<4x4xf32>

@@ -108,12 +108,12 @@ Value splitCrossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
       b, loc, RankShardOp::create(b, loc, everyFirst, ranks, /*tensor=*/true),
       {});
   Value local = sub(b, loc, labels, first);
-  Value mine = AndOp::create(
-      b, loc,
-      CompareOp::create(b, loc, ComparePredicate::ge, local,
-                        scalar(b, loc, i64, 0)),
+  Value atLeastFirst = CompareOp::create(b, loc, ComparePredicate::ge, local,
+                                         scalar(b, loc, i64, 0));
+  Value beforeNext =
       CompareOp::create(b, loc, ComparePredicate::lt, local,
-                        scalar(b, loc, i64, static_cast<double>(slice))));
+                        scalar(b, loc, i64, static_cast<double>(slice)));
+  Value mine = AndOp::create(b, loc, atLeastFirst, beforeNext);
   Value safe = SelectOp::create(b, loc, mine, local, scalar(b, loc, i64, 0));
   Value picked = GatherElementsOp::create(b, loc, logits,
                                           reshape(b, loc, safe, keep), last);

@@ -1,0 +1,45 @@
+// A classifier of 8 classes over [4, 3] positions: a replicated projection
+// of its 6 features (a normalization, not pointwise, follows it, so it
+// pairs with nothing) and a class head with a bias, whose 8 output columns
+// @forward_train and @forward return (their bodies the same).
+module {
+  dlc.global @w0 : tensor<8x6xf32> = dense<0.1> : tensor<8x6xf32>
+  dlc.global @wh : tensor<8x8xf32> = dense<0.1> : tensor<8x8xf32>
+  dlc.global @bh : tensor<8xf32> = dense<0.0> : tensor<8xf32>
+  func.func @forward_train(%x: tensor<4x3x6xf32> {dlc.name = "x", dlc.role = "input"}) -> (tensor<4x3x8xf32> {dlc.name = "logits", dlc.role = "output"}) {
+    %w0 = dlc.global_load @w0 : tensor<8x6xf32>
+    %w0t = dlc.transpose %w0 [1, 0] : tensor<8x6xf32> -> tensor<6x8xf32>
+    %h = dlc.matmul %x, %w0t : tensor<4x3x6xf32>, tensor<6x8xf32> -> tensor<4x3x8xf32>
+    %t = dlc.tanh %h : tensor<4x3x8xf32>
+    %sq = dlc.mul %t, %t : tensor<4x3x8xf32>, tensor<4x3x8xf32> -> tensor<4x3x8xf32>
+    %n = dlc.reduce_sum %sq axes [2] keep_dims : tensor<4x3x8xf32> -> tensor<4x3x1xf32>
+    %one = dlc.constant dense<1.0> : tensor<f32>
+    %d = dlc.add %n, %one : tensor<4x3x1xf32>, tensor<f32> -> tensor<4x3x1xf32>
+    %r = dlc.rsqrt %d : tensor<4x3x1xf32>
+    %u = dlc.mul %t, %r : tensor<4x3x8xf32>, tensor<4x3x1xf32> -> tensor<4x3x8xf32>
+    %wh = dlc.global_load @wh : tensor<8x8xf32>
+    %wht = dlc.transpose %wh [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+    %l = dlc.matmul %u, %wht : tensor<4x3x8xf32>, tensor<8x8xf32> -> tensor<4x3x8xf32>
+    %bh = dlc.global_load @bh : tensor<8xf32>
+    %lb = dlc.add %l, %bh : tensor<4x3x8xf32>, tensor<8xf32> -> tensor<4x3x8xf32>
+    return %lb : tensor<4x3x8xf32>
+  }
+  func.func @forward(%x: tensor<4x3x6xf32> {dlc.name = "x", dlc.role = "input"}) -> (tensor<4x3x8xf32> {dlc.name = "logits", dlc.role = "output"}) {
+    %w0 = dlc.global_load @w0 : tensor<8x6xf32>
+    %w0t = dlc.transpose %w0 [1, 0] : tensor<8x6xf32> -> tensor<6x8xf32>
+    %h = dlc.matmul %x, %w0t : tensor<4x3x6xf32>, tensor<6x8xf32> -> tensor<4x3x8xf32>
+    %t = dlc.tanh %h : tensor<4x3x8xf32>
+    %sq = dlc.mul %t, %t : tensor<4x3x8xf32>, tensor<4x3x8xf32> -> tensor<4x3x8xf32>
+    %n = dlc.reduce_sum %sq axes [2] keep_dims : tensor<4x3x8xf32> -> tensor<4x3x1xf32>
+    %one = dlc.constant dense<1.0> : tensor<f32>
+    %d = dlc.add %n, %one : tensor<4x3x1xf32>, tensor<f32> -> tensor<4x3x1xf32>
+    %r = dlc.rsqrt %d : tensor<4x3x1xf32>
+    %u = dlc.mul %t, %r : tensor<4x3x8xf32>, tensor<4x3x1xf32> -> tensor<4x3x8xf32>
+    %wh = dlc.global_load @wh : tensor<8x8xf32>
+    %wht = dlc.transpose %wh [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+    %l = dlc.matmul %u, %wht : tensor<4x3x8xf32>, tensor<8x8xf32> -> tensor<4x3x8xf32>
+    %bh = dlc.global_load @bh : tensor<8xf32>
+    %lb = dlc.add %l, %bh : tensor<4x3x8xf32>, tensor<8xf32> -> tensor<4x3x8xf32>
+    return %lb : tensor<4x3x8xf32>
+  }
+}
