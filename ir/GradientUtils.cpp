@@ -100,6 +100,29 @@ Value grad::boundedIndex(OpBuilder &b, Location loc, Value indices,
                        scalar(b, loc, type, static_cast<double>(size - 1)));
 }
 
+std::pair<Value, Value> grad::indexInRankSlice(OpBuilder &b, Location loc,
+                                               Value indices, int64_t slice,
+                                               int64_t ranks) {
+  Type type = typeOf(indices).getElementType();
+  SmallVector<APInt> firsts;
+  for (int64_t r = 0; r < ranks; ++r)
+    firsts.push_back(APInt(type.getIntOrFloatBitWidth(), r * slice));
+  Value everyFirst = ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({ranks}, type), firsts));
+  Value first = reshape(
+      b, loc, RankShardOp::create(b, loc, everyFirst, ranks, /*tensor=*/true),
+      {});
+  Value local = sub(b, loc, indices, first);
+  Value atLeastFirst = CompareOp::create(b, loc, ComparePredicate::ge, local,
+                                         scalar(b, loc, type, 0));
+  Value beforeNext =
+      CompareOp::create(b, loc, ComparePredicate::lt, local,
+                        scalar(b, loc, type, static_cast<double>(slice)));
+  Value mine = AndOp::create(b, loc, atLeastFirst, beforeNext);
+  return {mine, SelectOp::create(b, loc, mine, local, scalar(b, loc, type, 0))};
+}
+
 Value grad::transposeLastTwo(OpBuilder &b, Location loc, Value v) {
   int64_t rank = typeOf(v).getRank();
   SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));

@@ -60,6 +60,14 @@ Value differsFrom(OpBuilder &b, Location loc, Value v, double value);
 /// them: a negative index counts from the end, and one still out of range
 /// is clamped to it.
 Value boundedIndex(OpBuilder &b, Location loc, Value indices, int64_t size);
+/// Integer `indices` into an axis of `slice` x `ranks` entries that
+/// tensor-parallel ranks hold in consecutive slices of `slice` (rank r
+/// from entry r x `slice`): whether each index is in this rank's slice,
+/// and where in it (0 where it is not). The rank's first entry comes from
+/// dlc.rank_shard among the tensor ranks.
+std::pair<Value, Value> indexInRankSlice(OpBuilder &b, Location loc,
+                                         Value indices, int64_t slice,
+                                         int64_t ranks);
 /// `select(condition, onTrue, 0)` in the type of `onTrue`, broadcast.
 Value selectOrZero(OpBuilder &b, Location loc, Value condition, Value onTrue);
 

@@ -143,6 +143,12 @@ def DLCTensorParallel : Pass<"dlc-tensor-parallel", "ModuleOp"> {
     every other function joins them with a dlc.all_gather among the tensor
     ranks.
 
+    An embedding, dlc.gather of the rows of a 2-D table global at ids that
+    are not constants (a token embedding; a position embedding's constant
+    ids stay replicated), is split by its rows: each rank gathers the ids
+    among its rows, zeros for the others', and a dlc.tp_reduce sums the
+    ranks' (Megatron-LM's vocabulary-parallel embedding).
+
     Everything else stays replicated, every rank computing it alike: a
     matmul with no partner (but a class head), a hidden layer that something other than a
     pointwise op reads (or that a random draw or a full-size value enters),

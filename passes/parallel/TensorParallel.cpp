@@ -29,6 +29,11 @@
 // ranks), and every other function joins them (dlc.all_gather among the
 // tensor ranks), so that it returns what one device does.
 //
+// An embedding (dlc.gather of a table's rows by ids the step computes or
+// takes) splits by its rows, the vocabulary: each rank gathers the rows it
+// holds, zeros where another rank holds the id, and dlc.tp_reduce sums the
+// ranks' rows (Megatron-LM's vocabulary-parallel embedding).
+//
 //===----------------------------------------------------------------------===//
 #include "ir/Dialect.h"
 #include "ir/GradientUtils.h"
@@ -74,9 +79,13 @@ struct Layout {
   }
 };
 
-/// A column-then-row pair, or a class head (a column matmul with no
-/// partner, whose output the function returns), and what it splits.
+/// A column-then-row pair, a class head (a column matmul with no partner,
+/// whose output the function returns) or an embedding (no matmul, a gather
+/// of a table's rows), and what it splits.
 struct Pair {
+  /// An embedding's gather and its table's load; null otherwise.
+  GatherOp gather;
+  GlobalLoadOp table;
   /// The column matmuls, first in block order first, each with its weight:
   /// one, or the separate Q, K and V projections of one input.
   SmallVector<std::pair<MatmulOp, Weight>, 3> columns;
@@ -112,6 +121,8 @@ struct Pair {
   /// Each global the pair splits, and how.
   SmallVector<std::pair<GlobalLoadOp, roles::TpSplit>> splits() const {
     SmallVector<std::pair<GlobalLoadOp, roles::TpSplit>> result;
+    if (gather)
+      result.push_back({table, {0, 1}});
     for (const auto &[column, weight] : columns)
       result.push_back({weight.load, {weight.globalDim(1), groups}});
     if (row)
@@ -296,6 +307,16 @@ private:
     }
     llvm::DenseSet<Operation *> claimed;
     for (Operation &op : body) {
+      if (auto gather = dyn_cast<GatherOp>(op);
+          gather && gather.getData().getDefiningOp<GlobalLoadOp>()) {
+        std::string why;
+        if (FailureOr<Pair> embedding = embeddingAt(gather, why);
+            succeeded(embedding))
+          pairs.push_back(std::move(*embedding));
+        else
+          replicated[gather] = why;
+        continue;
+      }
       auto column = dyn_cast<MatmulOp>(op);
       if (!column || claimed.contains(column))
         continue;
@@ -412,6 +433,38 @@ private:
       return failure();
     }
     pair.rowWeight = *weight;
+    return pair;
+  }
+
+  /// The embedding `gather` is, or why it is not one: rows of a 2-D
+  /// float table global read once, by ids that are not constants (a
+  /// position embedding's every rank would read alike, and splitting it
+  /// would only add an all-reduce).
+  FailureOr<Pair> embeddingAt(GatherOp gather, std::string &why) {
+    auto table = gather.getData().getDefiningOp<GlobalLoadOp>();
+    auto type = cast<RankedTensorType>(table.getType());
+    if (gather.getAxis() != 0 || type.getRank() != 2 ||
+        !isa<FloatType>(type.getElementType())) {
+      why = "it gathers other than the rows of a 2-D float table";
+      return failure();
+    }
+    if (!table->hasOneUse()) {
+      why = "its table's load has other readers";
+      return failure();
+    }
+    if (gather.getIndices().getDefiningOp<ConstantOp>()) {
+      why = "its ids are constants (a position embedding): every rank reads "
+            "the same rows";
+      return failure();
+    }
+    if (type.getDimSize(0) % ranks != 0) {
+      why = "its " + std::to_string(type.getDimSize(0)) +
+            " rows do not divide over " + std::to_string(ranks) + " ranks";
+      return failure();
+    }
+    Pair pair;
+    pair.gather = gather;
+    pair.table = table;
     return pair;
   }
 
@@ -632,6 +685,8 @@ private:
   /// Rewrites a pair: the input through dlc.tp_copy, the hidden layer
   /// narrowed to the rank's columns, the output through dlc.tp_reduce.
   void split(Pair &pair) {
+    if (pair.gather)
+      return splitEmbedding(pair);
     // A replicated value that enters the hidden layer (a learnable scale, a
     // gate) gets from each rank the gradient of its columns alone: through
     // dlc.tp_copy, whose gradient sums them over the group. Constants and
@@ -689,6 +744,28 @@ private:
     b.setInsertionPointAfter(pair.row);
     auto reduced = TpReduceOp::create(b, pair.row.getLoc(), pair.row);
     pair.row.getResult().replaceAllUsesExcept(reduced, reduced);
+  }
+
+  /// An embedding: the rank's rows gathered where it holds the id, zeros
+  /// elsewhere, summed over the ranks.
+  void splitEmbedding(Pair &pair) {
+    GatherOp gather = pair.gather;
+    OpBuilder b(gather);
+    Location loc = gather.getLoc();
+    const int64_t rows =
+        cast<RankedTensorType>(pair.table.getType()).getDimSize(0);
+    // Gather's negative ids count from the end, and it clamps the others.
+    Value ids = grad::boundedIndex(b, loc, gather.getIndices(), rows);
+    auto [mine, local] =
+        grad::indexInRankSlice(b, loc, ids, rows / ranks, ranks);
+    gather.getIndicesMutable().assign(local);
+    b.setInsertionPointAfter(gather);
+    SmallVector<int64_t> keep(grad::typeOf(mine).getShape());
+    keep.push_back(1);
+    Value own = grad::selectOrZero(b, loc, grad::reshape(b, loc, mine, keep),
+                                   gather.getResult());
+    auto reduced = TpReduceOp::create(b, loc, own);
+    gather.getResult().replaceAllUsesExcept(reduced, own.getDefiningOp());
   }
 
   /// A class head's returned logits: split, as the class function's
@@ -767,6 +844,22 @@ private:
         if (pair.row)
           pairOf[pair.row] = &pair;
       }
+      func.walk([&](GatherOp gather) {
+        auto it = llvm::find_if(entry.second, [&](const Pair &pair) {
+          return pair.gather == gather;
+        });
+        if (it == entry.second.end() && !replicated.count(gather))
+          return;
+        os << "  " << describe(gather) << ": ";
+        if (it == entry.second.end() || !it->dropped.empty())
+          os << "replicated: "
+             << (it == entry.second.end() ? replicated.lookup(gather)
+                                          : it->dropped)
+             << "\n";
+        else
+          os << "split by rows (the vocabulary), @"
+             << GlobalLoadOp(it->table).getGlobal() << " along dimension 0\n";
+      });
       func.walk([&](MatmulOp matmul) {
         os << "  " << describe(matmul) << ": ";
         auto it = pairOf.find(matmul);

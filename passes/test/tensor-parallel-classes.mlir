@@ -1,9 +1,9 @@
-// RUN: dlc-opt %S/Inputs/class-head.mlir '-dlc-tensor-parallel=ranks=2 class-function=forward_train' | FileCheck %s
-// RUN: dlc-opt %S/Inputs/class-head.mlir '-dlc-tensor-parallel=ranks=2 class-function=forward_train report=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
-// RUN: dlc-opt %S/Inputs/class-head.mlir '-dlc-tensor-parallel=ranks=2 report=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-LOSS
-// RUN: dlc-opt %S/Inputs/class-head.mlir '-dlc-tensor-parallel=ranks=2 class-function=forward_train' -dlc-functionalize -dlc-add-loss | FileCheck %s --check-prefix=LOSS
+// RUN: dlc-opt %S/Inputs/language-model.mlir '-dlc-tensor-parallel=ranks=2 class-function=forward_train' | FileCheck %s
+// RUN: dlc-opt %S/Inputs/language-model.mlir '-dlc-tensor-parallel=ranks=2 class-function=forward_train report=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: dlc-opt %S/Inputs/language-model.mlir '-dlc-tensor-parallel=ranks=2 report=true' -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-LOSS
+// RUN: dlc-opt %S/Inputs/language-model.mlir '-dlc-tensor-parallel=ranks=2 class-function=forward_train' -dlc-functionalize -dlc-add-loss | FileCheck %s --check-prefix=LOSS
 
-// A class head (Inputs/class-head.mlir: a matmul by @wh and a bias, whose 8
+// A class head (Inputs/language-model.mlir: a matmul by @wh and a bias, whose 8
 // output columns the functions return) is split by its classes: each rank
 // holds 4 rows of @wh and of @bh and computes its 4 classes' logits. The
 // function a cross-entropy reads returns them so, marked dlc.tp_split; the
@@ -12,6 +12,21 @@
 // CHECK: dlc.global @bh : tensor<4xf32> = dense<0.000000e+00> : tensor<8xf32> {dlc.tp_split = 0 : i64}
 // CHECK-LABEL: func.func @forward_train
 // CHECK-SAME: -> (tensor<4x3x4xf32> {dlc.name = "logits", dlc.role = "output", dlc.tp_split = 2 : i64})
+// CHECK: %[[EMB:.*]] = dlc.global_load @emb : tensor<8x6xf32>
+// Gather's own bounds: negative ids from the end, the rest clamped.
+// CHECK: %[[BOUNDED:.*]] = dlc.min
+// CHECK: %[[FIRSTS:.*]] = dlc.constant dense<[0, 8]> : tensor<2xi64>
+// CHECK-NEXT: %[[FIRST:.*]] = dlc.rank_shard ranks 2 tensor %[[FIRSTS]] : tensor<2xi64>
+// CHECK-NEXT: %[[F:.*]] = dlc.reshape %[[FIRST]] : tensor<1xi64> to tensor<i64>
+// CHECK-NEXT: %[[LOCAL:.*]] = dlc.sub %[[BOUNDED]], %[[F]]
+// CHECK: %[[MINE:.*]] = dlc.and
+// CHECK: %[[SAFE:.*]] = dlc.select %[[MINE]], %[[LOCAL]], %{{.*}}
+// CHECK-NEXT: %[[ROWS:.*]] = dlc.gather %[[EMB]][%[[SAFE]]] {axis = 0 : i64} : tensor<8x6xf32>, tensor<4x3xi64> -> tensor<4x3x6xf32>
+// CHECK-NEXT: %[[M:.*]] = dlc.reshape %[[MINE]] : tensor<4x3xi1> to tensor<4x3x1xi1>
+// CHECK: %[[OWN:.*]] = dlc.select %[[M]], %[[ROWS]], %{{.*}}
+// CHECK-NEXT: %[[TOK:.*]] = dlc.tp_reduce %[[OWN]] : tensor<4x3x6xf32>
+// CHECK: dlc.gather %{{.*}}[%{{.*}}] {axis = 0 : i64} : tensor<3x6xf32>, tensor<3xi64> -> tensor<3x6xf32>
+// CHECK: dlc.add %[[TOK]], %{{.*}} : tensor<4x3x6xf32>, tensor<3x6xf32> -> tensor<4x3x6xf32>
 // CHECK: %[[X:.*]] = dlc.tp_copy %{{.*}} : tensor<4x3x8xf32>
 // CHECK: %[[L:.*]] = dlc.matmul %[[X]], %{{.*}} : tensor<4x3x8xf32>, tensor<8x4xf32> -> tensor<4x3x4xf32>
 // CHECK: %[[LB:.*]] = dlc.add %[[L]], %{{.*}} : tensor<4x3x4xf32>, tensor<4xf32> -> tensor<4x3x4xf32>
@@ -27,15 +42,19 @@
 // CHECK-NEXT: return %[[BACK]] : tensor<4x3x8xf32>
 
 // REPORT: @forward_train:
+// REPORT-NEXT: dlc.gather at {{.*}}: split by rows (the vocabulary), @emb along dimension 0
+// REPORT-NEXT: dlc.gather at {{.*}}: replicated: its ids are constants (a position embedding): every rank reads the same rows
 // REPORT-NEXT: replicated: dlc.reduce_sum at {{.*}} reads its hidden layer and is not pointwise
 // REPORT-NEXT: column-parallel by classes, the loss reducing over the ranks, @wh split along dimension 0, @bh along dimension 0
 // REPORT-NEXT: @forward:
+// REPORT-NEXT: dlc.gather at {{.*}}: split by rows (the vocabulary), @emb along dimension 0
+// REPORT-NEXT: dlc.gather at {{.*}}: replicated: its ids are constants (a position embedding): every rank reads the same rows
 // REPORT-NEXT: replicated: dlc.reduce_sum at {{.*}} reads its hidden layer and is not pointwise
 // REPORT-NEXT: column-parallel by classes, gathered, @wh split along dimension 0, @bh along dimension 0
 
 // Without a cross-entropy to read the split classes, the head stays whole.
 // NO-LOSS: @forward_train:
-// NO-LOSS: dlc.matmul at {{.*}}class-head.mlir":22{{.*}}: replicated: it is a class head, which is split for a cross-entropy loss alone
+// NO-LOSS: dlc.matmul at {{.*}}language-model.mlir":32{{.*}}: replicated: it is a class head, which is split for a cross-entropy loss alone
 
 // The loss: the label counts 8 classes; each rank's logits are shifted by
 // the ranks' largest of each row (gathered, no gradient), their

@@ -96,25 +96,7 @@ Value splitCrossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
   Value lse = add(b, loc, shift, LogOp::create(b, loc, sumExp));
 
   // The label's class within this rank's slice, where it is in the slice.
-  Type i64 = labelType.getElementType();
-  SmallVector<int64_t> firsts;
-  for (int64_t r = 0; r < ranks; ++r)
-    firsts.push_back(r * slice);
-  Value everyFirst = ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(RankedTensorType::get({ranks}, i64),
-                             ArrayRef<int64_t>(firsts)));
-  Value first = reshape(
-      b, loc, RankShardOp::create(b, loc, everyFirst, ranks, /*tensor=*/true),
-      {});
-  Value local = sub(b, loc, labels, first);
-  Value atLeastFirst = CompareOp::create(b, loc, ComparePredicate::ge, local,
-                                         scalar(b, loc, i64, 0));
-  Value beforeNext =
-      CompareOp::create(b, loc, ComparePredicate::lt, local,
-                        scalar(b, loc, i64, static_cast<double>(slice)));
-  Value mine = AndOp::create(b, loc, atLeastFirst, beforeNext);
-  Value safe = SelectOp::create(b, loc, mine, local, scalar(b, loc, i64, 0));
+  auto [mine, safe] = indexInRankSlice(b, loc, labels, slice, ranks);
   Value picked = GatherElementsOp::create(b, loc, logits,
                                           reshape(b, loc, safe, keep), last);
   Value target = TpReduceOp::create(
