@@ -97,7 +97,8 @@ Offset<fb::Step> step(FlatBufferBuilder &b, const StepSpec &s) {
                                       elements, s.waitStep, s.amongTensorRanks)
                   .Union()
             : fb::CreateShardStep(b, s.shardKind, s.reduction, dtype, s.bucket,
-                                  s.ranks, buffers, elements, s.waitStep)
+                                  s.ranks, buffers, elements, s.waitStep,
+                                  s.amongTensorRanks)
                   .Union();
     break;
   }

@@ -99,7 +99,7 @@ struct StepSpec {
   DType dtype = DType::F32;
   uint32_t bucket = 0, ranks = 0, waitStep = 0;
   std::vector<uint64_t> elements;
-  /// AllReduceStep: among the tensor group.
+  /// AllReduceStep and ShardStep: among the tensor group.
   bool amongTensorRanks = false;
 };
 

@@ -617,6 +617,34 @@ TEST(ModuleLoad, TensorParallelSlicesAreChecked) {
     m.tensorParallelRanks(2);
     EXPECT_TRUE(load(m).ok());
   }
+  // A tensor rank's slice of a constant (the first class of its slice of
+  // the logits, dlc.rank_shard with `tensor`) may hold integers; it is
+  // over the module's tensor ranks, whose count divides its elements.
+  auto firstClass = [](uint32_t tensorRanks, uint32_t stepRanks,
+                       int64_t elements, bool tensor) {
+    ModuleBuilder m;
+    m.tensorParallelRanks(tensorRanks);
+    FunctionBuilder &f = m.function("step");
+    uint32_t all = f.argument("firsts", "input", DType::I64, {elements});
+    uint32_t own = f.result("first", "output", DType::I64,
+                            {(elements + stepRanks - 1) / stepRanks});
+    f.shard(fb::ShardKind::RankShard, {argument(all)}, {result(own)},
+            {uint64_t(elements)}, stepRanks, fb::RankReduction::Mean, 0);
+    f.steps().back().dtype = DType::I64;
+    f.steps().back().amongTensorRanks = tensor;
+    return m;
+  };
+  EXPECT_TRUE(load(firstClass(2, 2, 2, true)).ok());
+  expectInvalid(firstClass(2, 4, 4, true),
+                "shard step over 4 ranks in a module of 2 tensor-parallel "
+                "rank(s)");
+  expectInvalid(firstClass(2, 2, 3, true),
+                "shard step value 0 of 3 elements does not divide over 2 "
+                "tensor-parallel ranks");
+  // Data-parallel ranks shard float state alone.
+  ModuleBuilder dataParallel = firstClass(1, 2, 2, false);
+  dataParallel.dataParallelRanks(2);
+  expectInvalid(dataParallel, "shard step of element type");
 }
 
 TEST(ModuleLoad, PipelineStagesAreChecked) {
