@@ -15,6 +15,8 @@ sees the same file.
     sequences   x float32[N, 3, 4], labels float32[N, 3, 2]: a linear
                 function of each position's features plus noise (for
                 residual_mlp.onnxtxt with mse)
+    tokens      ids int64[N, 3] in [0, 16), labels int64[N]: the ids' sum
+                modulo 8 (for token_classifier.onnxtxt with cross_entropy)
     index       x float32[N, 3] whose row i is (i, 0, 0): with sum.onnxtxt of
                 train-order.test, the loss of a batch is the sum of its
                 sample indices
@@ -48,6 +50,12 @@ def sequences(n, seed):
     w = rng.normal(size=(4, 2)).astype(np.float32)
     noise = 0.01 * rng.normal(size=(n, 3, 2))
     return {"x": x, "labels": (x @ w + noise).astype(np.float32)}
+
+
+def tokens(n, seed):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, 16, size=(n, 3))
+    return {"ids": ids, "labels": ids.sum(axis=1) % 8}
 
 
 def index(n, seed):
@@ -84,7 +92,7 @@ def main(argv):
     n = int(argv[2]) if len(argv) > 2 else 16
     seed = int(argv[3]) if len(argv) > 3 else 0
     makers = {"classes": classes, "targets": targets, "sequences": sequences,
-              "index": index}
+              "tokens": tokens, "index": index}
     arrays = makers[case](n, seed) if case in makers else error_case(case)
     if arrays is None:
         sys.stderr.write("make_train_data.py: unknown case %r\n" % case)
