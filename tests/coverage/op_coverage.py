@@ -183,16 +183,19 @@ def movement_case():
 %pr = dlc.pad %x low [2, 1] high [1, 3] mode reflect : {x} -> {tensor([7, 10])}
 %pe = dlc.pad %x low [0, 2] high [2, 0] mode edge : {x} -> {tensor([6, 8])}
 %t3 = dlc.transpose %z [2, 0, 1] : {tensor([3, 4, 5])} -> {tensor([5, 3, 4])}
+%sg = dlc.stop_gradient %x : {x}
+%sgr = dlc.reshape %sg : {x} to {tensor([24])}
 """
     results = [("r", "%r", tensor([3, 8])), ("t", "%t", tensor([6, 4])),
                ("bc", "%bc", tensor([2, 4, 6])),
                ("cat", "%cat", tensor([4, 12])),
                ("sl", "%sl", tensor([2, 3])), ("pc", "%pc", tensor([5, 8])),
                ("pr", "%pr", tensor([7, 10])), ("pe", "%pe", tensor([6, 8])),
-               ("t3", "%t3", tensor([5, 3, 4]))]
+               ("t3", "%t3", tensor([5, 3, 4])),
+               ("sgr", "%sgr", tensor([24]))]
     return ("data movement",
             ["reshape", "transpose", "broadcast_to", "concat", "slice", "pad",
-             "constant"],
+             "constant", "stop_gradient"],
             module([("x", x), ("v", tensor([6])), ("z", tensor([3, 4, 5]))],
                    results, body),
             {"x": (-2, 2), "v": (-2, 2), "z": (-2, 2)})
@@ -413,14 +416,24 @@ MULTI_RANK = {
                    "data_parallel_check.py (mpirun -np 2 and 4)" +
                    CUDA_COLLECTIVES),
 }
+# Among a tensor group (`tensor`): a class head's logits joined, each
+# rank's first class and token; CPU ranks only so far.
+TENSOR_SLICES = ("; among tensor ranks (--tp), the vocabulary-parallel "
+                 "embedding, class head and cross-entropy, checked against "
+                 "one process by tools/runner/test/tensor-parallel.test "
+                 "(mpirun -np 2 and 4) and on the evaluator's simulated "
+                 "ranks by passes/test/tensor-parallel-classes-numerics.test "
+                 "(no CUDA path yet)")
 # ZeRO-1's (dlc-compile --dp N --zero 1): ShardStep steps over MPI ranks.
-for _op in ("reduce_scatter", "all_gather"):
-    MULTI_RANK[_op] = (True, True,
-                       "ZeRO-1 (--zero 1): ShardStep steps over MPI ranks, "
-                       "checked against one process by tests/models/"
-                       "data_parallel_check.py (mpirun -np 2 and 4) and on "
-                       "the evaluator's simulated ranks by passes/test/"
-                       "zero-numerics.test" + CUDA_COLLECTIVES)
+MULTI_RANK["reduce_scatter"] = (
+    True, True,
+    "ZeRO-1 (--zero 1): ShardStep steps over MPI ranks, checked against one "
+    "process by tests/models/data_parallel_check.py (mpirun -np 2 and 4) "
+    "and on the evaluator's simulated ranks by passes/test/"
+    "zero-numerics.test" + CUDA_COLLECTIVES)
+MULTI_RANK["all_gather"] = (MULTI_RANK["reduce_scatter"][0],
+                            MULTI_RANK["reduce_scatter"][1],
+                            MULTI_RANK["reduce_scatter"][2] + TENSOR_SLICES)
 MULTI_RANK["rank_shard"] = (
     True, True,
     "ZeRO-1's shards and each rank's offset into random draws (--dp): a "
@@ -428,7 +441,7 @@ MULTI_RANK["rank_shard"] = (
     "data_parallel_check.py and tools/runner/test/data-parallel-draws.test "
     "(mpirun -np 2 and 4) and on the evaluator's simulated ranks by passes/"
     "test/zero-numerics.test and data-parallel-numerics.test" +
-    CUDA_COLLECTIVES)
+    CUDA_COLLECTIVES + TENSOR_SLICES)
 # Megatron-LM's pair (dlc-compile --tp N): CPU ranks only so far.
 TENSOR_PARALLEL = ("checked against one device by tools/runner/test/"
                    "tensor-parallel.test (mpirun -np 2 and 4) and on the "

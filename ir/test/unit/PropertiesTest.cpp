@@ -68,6 +68,7 @@ TEST(OpProperties, EachOpHasAtMostOneKind) {
                                          "dlc.rank_shard",
                                          "dlc.reduce_scatter",
                                          "dlc.reshape",
+                                         "dlc.stop_gradient",
                                          "dlc.tp_copy",
                                          "dlc.tp_reduce",
                                          "dlc.yield"};
