@@ -147,7 +147,9 @@ RankedTensorType narrowed(Type type, int64_t dim, int64_t ranks) {
   return ranked.clone(shape);
 }
 
-/// `value` as a weight read only by the matmul, or why it is not one.
+/// `value` as a matmul's weight, or why it is not one. Its load may have
+/// other readers (a tied embedding): the global is split only if each of
+/// them splits it alike (dropInconsistentPairs).
 FailureOr<Weight> weightOf(Value value, std::string &why) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   Weight weight;
@@ -163,10 +165,6 @@ FailureOr<Weight> weightOf(Value value, std::string &why) {
   weight.load = value.getDefiningOp<GlobalLoadOp>();
   if (!weight.load || !type || type.getRank() != 2 || !type.hasStaticShape()) {
     why = "its right operand is not a 2-D dlc.global (or its transpose)";
-    return failure();
-  }
-  if (!weight.load->hasOneUse()) {
-    why = "its weight's load has other readers";
     return failure();
   }
   return weight;
@@ -448,10 +446,6 @@ private:
       why = "it gathers other than the rows of a 2-D float table";
       return failure();
     }
-    if (!table->hasOneUse()) {
-      why = "its table's load has other readers";
-      return failure();
-    }
     if (gather.getIndices().getDefiningOp<ConstantOp>()) {
       why = "its ids are constants (a position embedding): every rank reads "
             "the same rows";
@@ -623,10 +617,9 @@ private:
       if (!bias || type.getRank() != 1 || layout->dim != rank - 1 ||
           type.getShape()[0] !=
               cast<RankedTensorType>(op->getResult(0).getType())
-                  .getDimSize(layout->dim) ||
-          !bias->hasOneUse()) {
+                  .getDimSize(layout->dim)) {
         why = describe(op) + " mixes a full-width value other than a 1-D "
-                             "bias global read once into its hidden layer";
+                             "bias global into its hidden layer";
         return failure();
       }
       pair.biases.push_back({bias, layout->grouped});
@@ -637,13 +630,15 @@ private:
   /// Drops (keeps replicated) every pair that splits a global which
   /// something other than a split pair reads or writes, or which two pairs
   /// split differently, until none does: a global has one layout in every
-  /// function.
+  /// function. Each split claims one read of a load (a tied embedding's
+  /// table, read by the embedding and the class head, is two).
   void dropInconsistentPairs(ModuleOp module, ArrayRef<Pair *> pairs) {
     llvm::DenseMap<StringAttr, int64_t> loads;
     llvm::DenseSet<StringAttr> written;
     module.walk([&](Operation *op) {
       if (auto load = dyn_cast<GlobalLoadOp>(op))
-        ++loads[load.getGlobalAttr().getAttr()];
+        loads[load.getGlobalAttr().getAttr()] +=
+            std::distance(load->use_begin(), load->use_end());
       if (auto store = dyn_cast<GlobalStoreOp>(op))
         written.insert(store.getGlobalAttr().getAttr());
     });
@@ -670,7 +665,8 @@ private:
             pair->dropped = global + " is written (it is state)";
           else if (claims[name] != loads[name])
             pair->dropped =
-                global + " is also read outside a split matmul pair";
+                global +
+                " is also read outside a split pair, head or embedding";
           else if (dims[name].size() > 1)
             pair->dropped = global + " would be split in two ways";
           else

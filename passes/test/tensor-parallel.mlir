@@ -128,12 +128,12 @@ module {
 // REPORT: @dropout:
 // REPORT-NEXT: replicated: a random draw (dlc.dropout at loc({{.*}})) reads its hidden layer, whose slices would need each rank's own counters
 // REPORT: @fullwidth:
-// REPORT-NEXT: replicated: dlc.add at loc({{.*}}) mixes a full-width value other than a 1-D bias global read once into its hidden layer
+// REPORT-NEXT: replicated: dlc.add at loc({{.*}}) mixes a full-width value other than a 1-D bias global into its hidden layer
 // REPORT: @activation_weight:
 // REPORT-NEXT: replicated: its right operand is not a 2-D dlc.global (or its transpose)
 // REPORT: @shared:
-// REPORT-NEXT: replicated: @w is also read outside a split matmul pair
-// REPORT-NEXT: replicated: @w is also read outside a split matmul pair
+// REPORT-NEXT: replicated: @w is also read outside a split pair, head or embedding
+// REPORT-NEXT: replicated: @w is also read outside a split pair, head or embedding
 // REPORT: @reader:
 // REPORT-NEXT: replicated: its right operand is not a 2-D dlc.global (or its transpose)
 // REPORT: @state:
