@@ -101,6 +101,9 @@ struct Pair {
   /// hidden value's layout.
   SmallVector<Operation *> hidden;
   llvm::DenseMap<Value, Layout> layouts;
+  /// The attentions whose bias differs between heads: each rank reads its
+  /// heads' block of it.
+  SmallVector<AttentionOp> headBiases;
   /// The blocks the column matmul's output is cut into (3 for a fused
   /// QKV projection), 1 when it is not, and whether an op already read it
   /// uncut (so it stays 1).
@@ -578,13 +581,21 @@ private:
                              "split by the same heads";
         return failure();
       }
-      // Each rank would need its own heads' part of a bias that differs
-      // between heads (ALiBi's slopes).
+      // A bias that differs between heads (ALiBi's slopes) is sliced by
+      // them: each rank takes its heads' block, contiguous when no
+      // dimension before the heads' has more than one entry.
       if (Value bias = attention.getBias();
-          bias &&
-          (pair.layouts.count(bias) || !sameAlong(bias, in.dim, rank))) {
-        why = describe(op) + " adds a bias that differs between its heads";
-        return failure();
+          bias && !sameAlong(bias, in.dim, rank)) {
+        auto type = cast<RankedTensorType>(bias.getType());
+        const int64_t heads = in.dim - (rank - type.getRank());
+        if (pair.layouts.count(bias) || !type.hasStaticShape() ||
+            llvm::any_of(type.getShape().take_front(heads),
+                         [](int64_t size) { return size != 1; })) {
+          why = describe(op) + " adds a bias that differs between its heads "
+                               "and is not one block per head";
+          return failure();
+        }
+        pair.headBiases.push_back(attention);
       }
       return in;
     }
@@ -732,6 +743,20 @@ private:
     }
     if (!pair.row)
       return splitHead(pair);
+    // A per-head bias: the rank's heads' block, the rank_shard among the
+    // tensor ranks of a value every rank holds whole.
+    for (AttentionOp attention : pair.headBiases) {
+      Value bias = attention.getBias();
+      auto type = cast<RankedTensorType>(bias.getType());
+      const int64_t heads = pair.layouts.lookup(attention.getQ()).dim -
+                            (rankOf(attention.getQ()) - type.getRank());
+      OpBuilder before(attention);
+      Value block = RankShardOp::create(before, attention.getLoc(), bias, ranks,
+                                        /*tensor=*/true);
+      attention.getBiasMutable().assign(
+          grad::reshape(before, attention.getLoc(), block,
+                        narrowed(type, heads, ranks).getShape()));
+    }
     // The row matmul's weight operand by its dimension 0 (the columns' by
     // their dimension 1, above).
     if (pair.rowWeight.transpose)

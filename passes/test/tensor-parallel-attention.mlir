@@ -59,8 +59,9 @@ module {
 // -----
 
 // What keeps attention replicated, with the reason.
-// REPORT: @per_head_bias:
-// REPORT-NEXT: replicated: dlc.attention at loc({{.*}}) adds a bias that differs between its heads
+// A bias that differs between the batch's rows too has no block per head.
+// REPORT: @batch_head_bias:
+// REPORT-NEXT: replicated: dlc.attention at loc({{.*}}) adds a bias that differs between its heads and is not one block per head
 // REPORT: @one_head:
 // REPORT-NEXT: replicated: dlc.reshape at loc({{.*}}) reshapes its hidden layer other than into heads and back
 // REPORT: @uneven_cut:
@@ -82,22 +83,22 @@ module {
   dlc.global @w8 : tensor<8x8xf32> = dense<0.1> : tensor<8x8xf32>
   dlc.global @w9 : tensor<8x16xf32> = dense<0.1> : tensor<8x16xf32>
   dlc.global @w10 : tensor<16x8xf32> = dense<0.1> : tensor<16x8xf32>
-  func.func @per_head_bias(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-    %bias = dlc.constant dense<[[[0.0]], [[1.0]]]> : tensor<2x1x1xf32>
+  func.func @batch_head_bias(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+    %bias = dlc.constant dense<[[[[0.0]], [[1.0]]], [[[2.0]], [[3.0]]]]> : tensor<2x2x1x1xf32>
     %w = dlc.global_load @w1 : tensor<8x16xf32>
     %wo = dlc.global_load @w2 : tensor<8x8xf32>
-    %h = dlc.matmul %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
-    %q = dlc.slice %h offsets [0, 0] sizes [4, 8] strides [1, 1] : tensor<4x16xf32> -> tensor<4x8xf32>
-    %k = dlc.slice %h offsets [0, 8] sizes [4, 8] strides [1, 1] : tensor<4x16xf32> -> tensor<4x8xf32>
-    %q3 = dlc.reshape %q : tensor<4x8xf32> to tensor<4x2x4xf32>
-    %k3 = dlc.reshape %k : tensor<4x8xf32> to tensor<4x2x4xf32>
-    %qt = dlc.transpose %q3 [1, 0, 2] : tensor<4x2x4xf32> -> tensor<2x4x4xf32>
-    %kt = dlc.transpose %k3 [1, 0, 2] : tensor<4x2x4xf32> -> tensor<2x4x4xf32>
-    %o, %lse = dlc.attention %qt, %kt, %kt bias %bias scale 0.5 : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x1x1xf32> -> tensor<2x4x4xf32>, tensor<2x4xf32>
-    %ot = dlc.transpose %o [1, 0, 2] : tensor<2x4x4xf32> -> tensor<4x2x4xf32>
-    %om = dlc.reshape %ot : tensor<4x2x4xf32> to tensor<4x8xf32>
-    %y = dlc.matmul %om, %wo : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
-    return %y : tensor<4x8xf32>
+    %h = dlc.matmul %x, %w : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>
+    %q = dlc.slice %h offsets [0, 0, 0] sizes [2, 4, 8] strides [1, 1, 1] : tensor<2x4x16xf32> -> tensor<2x4x8xf32>
+    %k = dlc.slice %h offsets [0, 0, 8] sizes [2, 4, 8] strides [1, 1, 1] : tensor<2x4x16xf32> -> tensor<2x4x8xf32>
+    %q4 = dlc.reshape %q : tensor<2x4x8xf32> to tensor<2x4x2x4xf32>
+    %k4 = dlc.reshape %k : tensor<2x4x8xf32> to tensor<2x4x2x4xf32>
+    %qt = dlc.transpose %q4 [0, 2, 1, 3] : tensor<2x4x2x4xf32> -> tensor<2x2x4x4xf32>
+    %kt = dlc.transpose %k4 [0, 2, 1, 3] : tensor<2x4x2x4xf32> -> tensor<2x2x4x4xf32>
+    %o, %lse = dlc.attention %qt, %kt, %kt bias %bias scale 0.5 : tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x1x1xf32> -> tensor<2x2x4x4xf32>, tensor<2x2x4xf32>
+    %ot = dlc.transpose %o [0, 2, 1, 3] : tensor<2x2x4x4xf32> -> tensor<2x4x2x4xf32>
+    %om = dlc.reshape %ot : tensor<2x4x2x4xf32> to tensor<2x4x8xf32>
+    %y = dlc.matmul %om, %wo : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+    return %y : tensor<2x4x8xf32>
   }
   func.func @one_head(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %w = dlc.global_load @w3 : tensor<8x16xf32>
@@ -189,6 +190,40 @@ module {
     %kt = dlc.transpose %k3 [1, 0, 2] : tensor<4x2x4xf32> -> tensor<2x4x4xf32>
     %vt = dlc.transpose %v3 [1, 0, 2] : tensor<4x2x4xf32> -> tensor<2x4x4xf32>
     %o, %lse = dlc.attention %qt, %kt, %vt scale 0.5 : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>, tensor<2x4xf32>
+    %ot = dlc.transpose %o [1, 0, 2] : tensor<2x4x4xf32> -> tensor<4x2x4xf32>
+    %om = dlc.reshape %ot : tensor<4x2x4xf32> to tensor<4x8xf32>
+    %y = dlc.matmul %om, %wo : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+    return %y : tensor<4x8xf32>
+  }
+}
+
+// -----
+
+// A bias that differs between heads (ALiBi's slopes) is sliced by them:
+// each rank reads its head's block (dlc.rank_shard among the tensor ranks
+// of the bias every rank holds whole).
+// CHECK-LABEL: func.func @per_head_bias
+// CHECK: %[[BIAS:.*]] = dlc.constant dense<{{.*}}> : tensor<2x1x1xf32>
+// CHECK: %[[BLOCK:.*]] = dlc.rank_shard ranks 2 tensor %[[BIAS]] : tensor<2x1x1xf32>
+// CHECK-NEXT: %[[OWN:.*]] = dlc.reshape %[[BLOCK]] : tensor<1xf32> to tensor<1x1x1xf32>
+// CHECK-NEXT: dlc.attention %{{.*}}, %{{.*}}, %{{.*}} bias %[[OWN]] scale 5.000000e-01 : tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<1x1x1xf32>
+// REPORT: @per_head_bias:
+// REPORT-NEXT: column-parallel by attention heads, @w1 split along dimension 1 in 2 blocks
+module {
+  dlc.global @w1 : tensor<8x16xf32> = dense<0.1> : tensor<8x16xf32>
+  dlc.global @w2 : tensor<8x8xf32> = dense<0.1> : tensor<8x8xf32>
+  func.func @per_head_bias(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %bias = dlc.constant dense<[[[0.0]], [[1.0]]]> : tensor<2x1x1xf32>
+    %w = dlc.global_load @w1 : tensor<8x16xf32>
+    %wo = dlc.global_load @w2 : tensor<8x8xf32>
+    %h = dlc.matmul %x, %w : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+    %q = dlc.slice %h offsets [0, 0] sizes [4, 8] strides [1, 1] : tensor<4x16xf32> -> tensor<4x8xf32>
+    %k = dlc.slice %h offsets [0, 8] sizes [4, 8] strides [1, 1] : tensor<4x16xf32> -> tensor<4x8xf32>
+    %q3 = dlc.reshape %q : tensor<4x8xf32> to tensor<4x2x4xf32>
+    %k3 = dlc.reshape %k : tensor<4x8xf32> to tensor<4x2x4xf32>
+    %qt = dlc.transpose %q3 [1, 0, 2] : tensor<4x2x4xf32> -> tensor<2x4x4xf32>
+    %kt = dlc.transpose %k3 [1, 0, 2] : tensor<4x2x4xf32> -> tensor<2x4x4xf32>
+    %o, %lse = dlc.attention %qt, %kt, %kt bias %bias scale 0.5 : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x1x1xf32> -> tensor<2x4x4xf32>, tensor<2x4xf32>
     %ot = dlc.transpose %o [1, 0, 2] : tensor<2x4x4xf32> -> tensor<4x2x4xf32>
     %om = dlc.reshape %ot : tensor<4x2x4xf32> to tensor<4x8xf32>
     %y = dlc.matmul %om, %wo : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>

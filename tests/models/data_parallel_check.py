@@ -100,13 +100,13 @@ MODELS = ["mlp", "deconv", "gpt", "encoder", "cnn_bn"]
 # Models with BatchNorm: their N ranks synchronize the statistics.
 BATCHNORM = {"cnn_bn"}
 # Models also trained with tensor parallelism (--tp 2, and --dp 2 --tp 2):
-# gpt's MLP blocks, its attention (by heads, the fused QKV weight in 3
-# blocks) and mlp's first two layers are split pairs; gpt's token
-# embedding is split by its rows and the class heads of gpt, encoder and
-# cnn_bn by their classes, the cross-entropy reducing over the ranks
-# (vocabulary-parallel). Encoder's attention (a per-head bias) and
-# cnn_bn's convolutions stay replicated on both tensor ranks, which must
-# still be one process.
+# gpt's MLP blocks, its and encoder's self-attention (by heads, the fused
+# QKV weight in 3 blocks, encoder's per-head bias sliced by them) and
+# mlp's first two layers are split pairs; gpt's token embedding is split
+# by its rows and the class heads of gpt, encoder and cnn_bn by their
+# classes, the cross-entropy reducing over the ranks (vocabulary-
+# parallel). Encoder's attention pooling and cnn_bn's convolutions stay
+# replicated on both tensor ranks, which must still be one process.
 TENSOR_PARALLEL = {"mlp", "gpt", "encoder", "cnn_bn"}
 # Models also trained with pipeline parallelism (--pp 2 --microbatches 4 on
 # 2 ranks, --dp 2 --pp 2 --microbatches 2 on 4, and --tp 2 --pp 2
