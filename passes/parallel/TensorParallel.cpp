@@ -486,6 +486,9 @@ private:
       OpOperand &use = *value.use_begin();
       Operation *user = use.getOwner();
       if (isa<func::ReturnOp>(user)) {
+        // Class scores: float, which the loss and the all-gather take.
+        if (!isa<FloatType>(getElementTypeOrSelf(value.getType())))
+          break;
         pair.returned = use.getOperandNumber();
         return pair;
       }
@@ -775,7 +778,8 @@ private:
     Location loc = gather.getLoc();
     const int64_t rows =
         cast<RankedTensorType>(pair.table.getType()).getDimSize(0);
-    // Gather's negative ids count from the end, and it clamps the others.
+    // Negative ids count from the end and the others are clamped, as the
+    // compiled gathers do (the evaluator refuses ids outside the table).
     Value ids = grad::boundedIndex(b, loc, gather.getIndices(), rows);
     auto [mine, local] =
         grad::indexInRankSlice(b, loc, ids, rows / ranks, ranks);

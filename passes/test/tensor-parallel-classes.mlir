@@ -75,6 +75,10 @@
 // LOSS-NEXT: %[[SUM:.*]] = dlc.tp_reduce %[[S]] : tensor<4x3x1xf32>
 // LOSS-NEXT: %[[LOG:.*]] = dlc.log %[[SUM]]
 // LOSS-NEXT: %[[LSE:.*]] = dlc.add %[[SHIFT]], %[[LOG]]
+// An ignored label reads class 0; the others are clamped to the classes.
+// LOSS-NEXT: %[[IGNORE:.*]] = dlc.constant dense<-100> : tensor<4x3xi64>
+// LOSS-NEXT: %[[VALID:.*]] = dlc.compare ne, %{{.*}}, %[[IGNORE]]
+// LOSS: dlc.min
 // LOSS-NEXT: %[[FIRSTS:.*]] = dlc.constant dense<[0, 4]> : tensor<2xi64>
 // LOSS-NEXT: %[[FIRST:.*]] = dlc.rank_shard ranks 2 tensor %[[FIRSTS]] : tensor<2xi64>
 // LOSS: %[[PICK:.*]] = dlc.gather_elements %[[L]][%{{.*}}] {axis = 2 : i64}

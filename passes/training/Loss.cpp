@@ -95,8 +95,14 @@ Value splitCrossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
                           {last}, true));
   Value lse = add(b, loc, shift, LogOp::create(b, loc, sumExp));
 
-  // The label's class within this rank's slice, where it is in the slice.
-  auto [mine, safe] = indexInRankSlice(b, loc, labels, slice, ranks);
+  // The label's class within this rank's slice, where it is in the slice:
+  // an ignored label reads class 0 (its loss is zeroed below), and the
+  // others are clamped to the classes as dlc.cross_entropy clamps them.
+  Value valid = differsFrom(b, loc, labels, static_cast<double>(ignoreIndex));
+  Value counted = SelectOp::create(
+      b, loc, valid, labels, scalar(b, loc, labelType.getElementType(), 0));
+  auto [mine, safe] = indexInRankSlice(
+      b, loc, boundedIndex(b, loc, counted, slice * ranks), slice, ranks);
   Value picked = GatherElementsOp::create(b, loc, logits,
                                           reshape(b, loc, safe, keep), last);
   Value target = TpReduceOp::create(
@@ -116,7 +122,6 @@ Value splitCrossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
     loss = sub(b, loc, loss,
                mul(b, loc, mean, scalar(b, loc, element, smoothing)));
   }
-  Value valid = differsFrom(b, loc, labels, static_cast<double>(ignoreIndex));
   loss =
       selectOrZero(b, loc, valid, reshape(b, loc, loss, labelType.getShape()));
   Value count = sumAll(b, loc, castTo(b, loc, valid, element));

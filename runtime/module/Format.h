@@ -15,8 +15,10 @@ namespace dlc {
 
 /// The .dlcm format version this build writes and reads (3: globals may be
 /// 16-bit copies of others, Global.copy_of, which an older runtime would
-/// leave at zero).
-constexpr uint32_t kModuleFormatVersion = 3;
+/// leave at zero; 4: shard steps among a tensor group,
+/// ShardStep.tensor_parallel, which an older runtime would run among the
+/// data-parallel replicas).
+constexpr uint32_t kModuleFormatVersion = 4;
 
 /// Alignment of every arena offset and of the arena itself, in bytes: wide
 /// enough for any vector load and for cache-line separation of buffers.

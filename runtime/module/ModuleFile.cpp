@@ -888,6 +888,9 @@ private:
                   std::to_string(static_cast<int>(z.kind())));
     // A tensor rank's slice of a constant may hold integers (class ids).
     const bool tensor = z.tensor_parallel();
+    if (tensor && m_.root_->tensor_parallel_ranks() < 2)
+      return fail("shard step among the tensor-parallel ranks of a module "
+                  "of one tensor rank");
     if (!checkCollective(f, index, "shard step",
                          z.kind() != fb::ShardKind::RankShard, z.wait_step(),
                          z.reduction(), z.dtype(),

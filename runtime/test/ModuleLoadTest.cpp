@@ -641,6 +641,12 @@ TEST(ModuleLoad, TensorParallelSlicesAreChecked) {
   expectInvalid(firstClass(2, 2, 3, true),
                 "shard step value 0 of 3 elements does not divide over 2 "
                 "tensor-parallel ranks");
+  // A module of one tensor rank has no tensor group (its session makes
+  // none).
+  ModuleBuilder oneTensorRank = firstClass(1, 1, 2, true);
+  oneTensorRank.dataParallelRanks(2);
+  expectInvalid(oneTensorRank, "shard step among the tensor-parallel ranks "
+                               "of a module of one tensor rank");
   // Data-parallel ranks shard float state alone.
   ModuleBuilder dataParallel = firstClass(1, 2, 2, false);
   dataParallel.dataParallelRanks(2);
