@@ -809,28 +809,27 @@ private:
                                      terminator->getOperandTypes()));
       return;
     }
-    // All-gather joins the ranks' blocks of the outermost dimension: the
-    // classes go first and come back.
+    // All-gather joins the ranks' flat blocks, [T, rows, V / T]; one
+    // transpose puts each row's classes together, in rank order.
     OpBuilder b(terminator);
     Location loc = column.getLoc();
-    SmallVector<int64_t> toFront = {last}, toBack;
-    for (int64_t d = 0; d < last; ++d) {
-      toFront.push_back(d);
-      toBack.push_back(d + 1);
-    }
-    toBack.push_back(0);
-    Value front = TransposeOp::create(b, loc, logits, toFront);
-    auto frontType = cast<RankedTensorType>(front.getType());
-    SmallVector<int64_t> whole(frontType.getShape());
-    whole.front() *= ranks;
+    auto type = cast<RankedTensorType>(logits.getType());
+    const int64_t slice = type.getShape().back();
+    const int64_t rows = type.getNumElements() / slice;
     Value joined =
-        AllGatherOp::create(b, loc, TypeRange{frontType.clone(whole)},
-                            ValueRange{grad::reshape(
-                                b, loc, front, {frontType.getNumElements()})},
-                            ranks, /*bucket=*/0, /*tensor=*/true)
+        AllGatherOp::create(
+            b, loc,
+            TypeRange{RankedTensorType::get({ranks, rows, slice},
+                                            type.getElementType())},
+            ValueRange{grad::reshape(b, loc, logits, {type.getNumElements()})},
+            ranks, /*bucket=*/0, /*tensor=*/true)
             .getResult(0);
-    terminator->setOperand(pair.returned,
-                           TransposeOp::create(b, loc, joined, toBack));
+    SmallVector<int64_t> whole(type.getShape());
+    whole.back() *= ranks;
+    terminator->setOperand(
+        pair.returned,
+        grad::reshape(b, loc, TransposeOp::create(b, loc, joined, {1, 0, 2}),
+                      whole));
   }
 
   /// Narrows the globals the split pairs read, and their loads.

@@ -34,11 +34,12 @@
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME: -> (tensor<4x3x8xf32> {dlc.name = "logits", dlc.role = "output"})
 // CHECK: %[[LB:.*]] = dlc.add %{{.*}}, %{{.*}} : tensor<4x3x4xf32>, tensor<4xf32> -> tensor<4x3x4xf32>
-// The classes first, every rank's block of them joined, and back.
-// CHECK-NEXT: %[[F:.*]] = dlc.transpose %[[LB]] [2, 0, 1] : tensor<4x3x4xf32> -> tensor<4x4x3xf32>
-// CHECK-NEXT: %[[FLAT:.*]] = dlc.reshape %[[F]] : tensor<4x4x3xf32> to tensor<48xf32>
-// CHECK-NEXT: %[[ALL:.*]] = dlc.all_gather ranks 2 tensor bucket 0 %[[FLAT]] : tensor<48xf32> -> tensor<8x4x3xf32>
-// CHECK-NEXT: %[[BACK:.*]] = dlc.transpose %[[ALL]] [1, 2, 0] : tensor<8x4x3xf32> -> tensor<4x3x8xf32>
+// Every rank's block of rows x classes joined, and each row's classes put
+// together in rank order.
+// CHECK-NEXT: %[[FLAT:.*]] = dlc.reshape %[[LB]] : tensor<4x3x4xf32> to tensor<48xf32>
+// CHECK-NEXT: %[[ALL:.*]] = dlc.all_gather ranks 2 tensor bucket 0 %[[FLAT]] : tensor<48xf32> -> tensor<2x12x4xf32>
+// CHECK-NEXT: %[[ROWS:.*]] = dlc.transpose %[[ALL]] [1, 0, 2] : tensor<2x12x4xf32> -> tensor<12x2x4xf32>
+// CHECK-NEXT: %[[BACK:.*]] = dlc.reshape %[[ROWS]] : tensor<12x2x4xf32> to tensor<4x3x8xf32>
 // CHECK-NEXT: return %[[BACK]] : tensor<4x3x8xf32>
 
 // REPORT: @forward_train:
