@@ -25,11 +25,12 @@ fails. Prints one line per configuration and, with --json, writes them.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 import numpy as np
+
+from mpi_jobs import run
 
 WIDTH = 1024
 LAYERS = 6
@@ -37,10 +38,6 @@ BATCH = 64
 STEPS = 20
 # Bucket sizes in MiB: 1000 holds the whole 24 MiB gradient (no overlap).
 BUCKETS_MB = [1000, 8, 2]
-MPI_ENVIRONMENT = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
 
 
 def export(work):
@@ -63,14 +60,6 @@ def export(work):
                                              dtype=np.float32),
              labels=rng.integers(0, 10, BATCH * STEPS, dtype=np.int64))
     return path, data
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True,
-                          env=dict(os.environ, **MPI_ENVIRONMENT))
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr}")
-    return proc
 
 
 def train(args, model, data, ranks, bucket_mb):

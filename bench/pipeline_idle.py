@@ -29,10 +29,11 @@ fails. Prints one line per configuration and, with --json, writes them.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
+
+from mpi_jobs import run
 
 WIDTH = 512
 LAYERS = 8
@@ -46,10 +47,6 @@ MICROBATCHES = [2, 4, 8]
 STAGES = 2
 STEPS = 53
 WARMUP = 3
-MPI_ENVIRONMENT = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
 # Open MPI's shared-memory transport sends up to 4 KiB eagerly; a larger
 # message (an activation here: ROWS x WIDTH float32, 64 KiB) takes a
 # rendezvous, a handshake that moves only when both ranks call MPI (the
@@ -121,15 +118,6 @@ def one_f_one_b(stage_ms, microbatches, backward_ratio=2.0):
                 position[s] += 1
     step = max(clock)
     return [1 - m * t / step for t in stage_ms]
-
-
-def run(cmd, extra=None):
-    proc = subprocess.run(cmd, capture_output=True, text=True,
-                          env=dict(os.environ, **MPI_ENVIRONMENT,
-                                   **(extra or {})))
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr}")
-    return proc
 
 
 def train(args, model, data, microbatches, stages, eager=False):

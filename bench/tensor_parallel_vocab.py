@@ -21,10 +21,11 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
+
+from mpi_jobs import run
 
 VOCAB = 8192
 BATCH = 8
@@ -34,17 +35,10 @@ STEPS = 40
 # cores also run the job's communication threads and mpirun).
 REPEATS = 3
 RANKS = [1, 2, 4]
-MPI_ENVIRONMENT = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
 
 
-def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True,
-                          env=dict(os.environ, **MPI_ENVIRONMENT))
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr}")
+def output(cmd):
+    proc = run(cmd)
     return proc.stdout + proc.stderr
 
 
@@ -99,7 +93,7 @@ def main():
         with open(fused) as f:
             arenas = dict(re.findall(
                 r"func\.func @(\w+)\(.*?dlc\.arena_size = (\d+)", f.read()))
-        info = run([dlc_run, module, "--info"])
+        info = output([dlc_run, module, "--info"])
         globals_bytes = int(re.search(r"globals: \d+ \(([0-9,]+) bytes\)",
                                       info).group(1).replace(",", ""))
         result = {"ranks": ranks, "globals_bytes": globals_bytes,
@@ -116,7 +110,7 @@ def main():
             def train():
                 if os.path.exists(log):
                     os.remove(log)
-                return samples_per_second(run(cmd))
+                return samples_per_second(output(cmd))
 
             result["samples_per_s"] = max(train() for _ in range(REPEATS))
             with open(log) as f:
