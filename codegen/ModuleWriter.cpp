@@ -399,6 +399,7 @@ Writer::shardStep(Operation *op, const StepBuffers &buffers,
   fb::ShardKind kind = fb::ShardKind::RankShard;
   fb::RankReduction reduction = fb::RankReduction::Mean;
   int64_t ranks = 0, bucket = 0;
+  bool tensor = false;
   // The whole values: the inputs, or an all-gather's results.
   ValueRange whole = op->getOperands();
   if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
@@ -413,16 +414,18 @@ Writer::shardStep(Operation *op, const StepBuffers &buffers,
     ranks = gather.getRanks();
     bucket = gather.getBucket();
     whole = gather.getResults();
+    tensor = gather.getTensor();
   } else {
-    ranks = cast<RankShardOp>(op).getRanks();
+    auto shard = cast<RankShardOp>(op);
+    ranks = shard.getRanks();
+    tensor = shard.getTensor();
   }
   std::vector<uint64_t> elements;
   for (Value v : whole)
     elements.push_back(cast<RankedTensorType>(v.getType()).getNumElements());
   auto step = fb::CreateShardStepDirect(
       fbb, kind, reduction, *element, static_cast<uint32_t>(bucket),
-      static_cast<uint32_t>(ranks), &buffers.refs, &elements, waitStep,
-      op->hasAttr("tensor"));
+      static_cast<uint32_t>(ranks), &buffers.refs, &elements, waitStep, tensor);
   return makeStep(fb::StepKind::ShardStep, step.Union(),
                   fbb.CreateString(describeLocation(op->getLoc())));
 }

@@ -193,9 +193,9 @@ LogicalResult reduceOverRanks(Operation *op, RankReduction reduction,
 
 /// dlc.reduce_scatter, dlc.all_gather and dlc.rank_shard, which each need
 /// every rank's operands or its rank number within its data-parallel group,
-/// or its tensor group with `tensor` (`groups`): `operands[r]` are rank
-/// r's.
-LogicalResult shardOverRanks(Operation *op,
+/// or its tensor group (`tensor`; `groups` are those groups): `operands[r]`
+/// are rank r's.
+LogicalResult shardOverRanks(Operation *op, bool tensor,
                              ArrayRef<SmallVector<int64_t>> groups,
                              MutableArrayRef<SmallVector<Tensor>> operands,
                              MutableArrayRef<SmallVector<Tensor>> results) {
@@ -205,8 +205,7 @@ LogicalResult shardOverRanks(Operation *op,
       return success();
     return op->emitOpError()
            << "shards over " << attr << " ranks, but the module runs on "
-           << ranks << (op->hasAttr("tensor") ? " tensor" : " data")
-           << "-parallel ranks";
+           << ranks << (tensor ? " tensor" : " data") << "-parallel ranks";
   };
   if (auto shard = dyn_cast<RankShardOp>(op)) {
     if (failed(expectRanks(shard.getRanks())))
@@ -394,6 +393,10 @@ evaluateBlockOnRanks(Block &block, const RankGrid &grid,
       reduction = RankReduction::sum;
       amongTensorRanks = true;
     }
+    if (auto gather = dyn_cast<AllGatherOp>(op))
+      amongTensorRanks = gather.getTensor();
+    if (auto shard = dyn_cast<RankShardOp>(op))
+      amongTensorRanks = shard.getTensor();
     // A collective of a pipeline stage runs among that stage's ranks.
     auto running = [&](ArrayRef<SmallVector<int64_t>> groups) {
       SmallVector<SmallVector<int64_t>> kept;
@@ -411,8 +414,9 @@ evaluateBlockOnRanks(Block &block, const RankGrid &grid,
     } else if (isa<ReduceScatterOp, AllGatherOp, RankShardOp>(op) &&
                functionBody) {
       if (failed(shardOverRanks(
-              &op, running(op.hasAttr("tensor") ? tensorGroups : dataGroups),
-              operands, results)))
+              &op, amongTensorRanks,
+              running(amongTensorRanks ? tensorGroups : dataGroups), operands,
+              results)))
         return failure();
     } else {
       for (size_t r = 0; r < ranks; ++r)

@@ -438,7 +438,7 @@ private:
   }
 
   /// The embedding `gather` is, or why it is not one: rows of a 2-D
-  /// float table global read once, by ids that are not constants (a
+  /// float table global, by ids that are not constants (a
   /// position embedding's every rank would read alike, and splitting it
   /// would only add an all-reduce).
   FailureOr<Pair> embeddingAt(GatherOp gather, std::string &why) {

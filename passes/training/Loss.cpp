@@ -40,6 +40,17 @@ Value mean(OpBuilder &b, Location loc, Value v) {
                          static_cast<double>(type.getNumElements())));
 }
 
+/// The mean of per-position losses over the positions `valid` counts (the
+/// labels not ignored); the count is marked, so that pipelined steps divide
+/// every micro-batch by the whole batch's.
+Value meanOverCounted(OpBuilder &b, Location loc, Value perPosition,
+                      Value valid) {
+  Value count = sumAll(
+      b, loc, castTo(b, loc, valid, typeOf(perPosition).getElementType()));
+  count.getDefiningOp()->setAttr(roles::kLossCountAttr, b.getUnitAttr());
+  return meanOver(b, loc, perPosition, count);
+}
+
 /// torch.nn.CrossEntropyLoss over the last axis of `logits`: the mean of
 /// dlc.cross_entropy's per-position losses over the positions whose label
 /// is not ignored (whose gradient then recomputes the softmax from the
@@ -52,9 +63,7 @@ Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
       b, loc, rows, rows, logits, labels, b.getI64IntegerAttr(ignoreIndex),
       b.getF64FloatAttr(smoothing));
   Value valid = differsFrom(b, loc, labels, static_cast<double>(ignoreIndex));
-  Value count = sumAll(b, loc, castTo(b, loc, valid, element));
-  count.getDefiningOp()->setAttr(roles::kLossCountAttr, b.getUnitAttr());
-  return meanOver(b, loc, perPosition.getLoss(), count);
+  return meanOverCounted(b, loc, perPosition.getLoss(), valid);
 }
 
 /// crossEntropy() over logits split by their classes over `ranks`
@@ -63,8 +72,9 @@ Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
 /// consecutive slice of the classes, and no rank gathers the others'. Each
 /// rank sums the exponentials of its slice, shifted by the largest logit
 /// of the row on any rank, and the group sums those (the log-sum-exp), and
-/// the label's logit comes from the rank whose slice holds it. Three
-/// all-reduces of one value a row, and one all-gather of the shifts.
+/// the label's logit comes from the rank whose slice holds it. Two
+/// all-reduces of one value a row (three with label smoothing), and one
+/// all-gather of the shifts.
 Value splitCrossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
                         int64_t ranks, int64_t ignoreIndex, double smoothing) {
   RankedTensorType type = typeOf(logits);
@@ -122,11 +132,10 @@ Value splitCrossEntropy(OpBuilder &b, Location loc, Value logits, Value labels,
     loss = sub(b, loc, loss,
                mul(b, loc, mean, scalar(b, loc, element, smoothing)));
   }
-  loss =
-      selectOrZero(b, loc, valid, reshape(b, loc, loss, labelType.getShape()));
-  Value count = sumAll(b, loc, castTo(b, loc, valid, element));
-  count.getDefiningOp()->setAttr(roles::kLossCountAttr, b.getUnitAttr());
-  return meanOver(b, loc, loss, count);
+  return meanOverCounted(
+      b, loc,
+      selectOrZero(b, loc, valid, reshape(b, loc, loss, labelType.getShape())),
+      valid);
 }
 
 /// torch.nn.BCEWithLogitsLoss: max(x, 0) - x * t + log(1 + exp(-|x|)).

@@ -26,13 +26,6 @@ std::pair<uint64_t, uint64_t> shardRange(uint64_t whole, uint64_t shard,
 
 dlc_status_t CollectiveStep::create(CudaDevice &device, const fb::Step &step,
                                     std::unique_ptr<CollectiveStep> &out) {
-  const fb::AllReduceStep *reduce = step.step_as_AllReduceStep();
-  const fb::ShardStep *shard = step.step_as_ShardStep();
-  if ((reduce && reduce->tensor_parallel()) ||
-      (shard && shard->tensor_parallel()))
-    return makeStatus(DLC_UNIMPLEMENTED,
-                      "a collective among tensor-parallel ranks has no CUDA "
-                      "path yet: tensor-parallel modules run on CPU ranks");
   std::unique_ptr<CollectiveStep> c(new CollectiveStep(device.driver()));
   const flatbuffers::Vector<uint64_t> *elements = nullptr;
   if (const fb::AllReduceStep *r = step.step_as_AllReduceStep()) {
