@@ -136,25 +136,28 @@ struct TrainingPipelineOptions
   Option<int64_t> zero{
       *this, "zero",
       llvm::cl::desc("--dp: ZeRO stage; 1 shards the optimizer state over the "
-                     "ranks (the gradients are reduce-scattered, each rank "
-                     "updates its shard, the parameters all-gathered; "
+                     "ranks, with --pp each stage's over its replicas (the "
+                     "gradients are reduce-scattered, each rank updates its "
+                     "shard, the parameters all-gathered; not yet with --tp; "
                      "default 0)"),
       llvm::cl::init(0)};
   Option<int64_t> tp{
       *this, "tp",
       llvm::cl::desc("Tensor-parallel ranks: each holds a slice of the "
-                     "weights of the MLP blocks and computes its part of "
-                     "them (dlc-tensor-parallel, Megatron-LM's split; "
-                     "mpirun -np is --dp times --tp; default 1)"),
+                     "split matmul pairs' weights (MLP blocks, attention by "
+                     "heads), of the token embedding and of a cross-entropy's "
+                     "class head, and computes its part of them "
+                     "(dlc-tensor-parallel, Megatron-LM's split; mpirun -np "
+                     "is --dp times --tp times --pp; default 1)"),
       llvm::cl::init(1)};
   Option<int64_t> pp{
       *this, "pp",
       llvm::cl::desc("Pipeline stages: the model cut into this many "
                      "consecutive stages of balanced cost, each step running "
                      "--microbatches through them in the 1F1B order "
-                     "(dlc-pipeline-partition, dlc-pipeline-schedule; for "
-                     "now --emit=mlir only, which dlc-run --interpret "
-                     "simulates; default 1)"),
+                     "(dlc-pipeline-partition, dlc-pipeline-schedule; CPU "
+                     "ranks, mpirun -np is --dp times --tp times --pp; "
+                     "default 1)"),
       llvm::cl::init(1)};
   Option<int64_t> microbatches{
       *this, "microbatches",

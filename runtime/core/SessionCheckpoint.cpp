@@ -14,7 +14,9 @@
 // is on disk, and only then does rank 0 write the head (the replicated
 // globals and the metadata) and commit the set (Checkpoint.h). A failure
 // anywhere leaves LATEST as it was and every rank removes what it wrote. Each
-// rank restores the set's head and its own shards.
+// rank restores the set's head and its own shards. In a pipeline, the
+// replicas of stage 0 write the set (each rank holds every stage's globals
+// by then) and every stage's rank of replica r restores part r.
 //
 // A tensor-parallel module's checkpoints and exports hold the whole values:
 // every rank calls them, the tensor group of replica 0 of stage 0 gathers
@@ -382,7 +384,19 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
     if (hasShardedGlobals(s)) {
       dlc_status_t status = nullptr;
       Communicator *comm = shardingComm(s, directory, status);
-      return comm ? saveSharded(s, *comm, directory, metadata, keep) : status;
+      if (!comm)
+        return status;
+      // A pipelined module's ranks hold every stage's globals by now, a
+      // replica's shards of each on all of its stages: stage 0's replicas
+      // write the set (part r is replica r's), and the other stages learn
+      // whether they did.
+      if (s.pipelineStage() <= 0)
+        status = saveSharded(s, *comm, directory, metadata, keep);
+      if (Communicator *stages = s.stageCommunicator())
+        status = agree(*stages, status,
+                       std::string(directory) + ": the checkpoint of step " +
+                           std::to_string(s.step()));
+      return status;
     }
     CheckpointContents c;
     for (size_t i = 0; i < s.module().globals().size(); ++i) {
