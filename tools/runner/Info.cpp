@@ -43,6 +43,12 @@ std::string describeModule(const LoadedModule &loaded) {
   if (int32_t ranks = module.dataParallelRanks(); ranks > 1)
     text += "data parallel: " + std::to_string(ranks) + " ranks (mpirun -np " +
             std::to_string(ranks) + "), each taking its share of every batch\n";
+  if (int32_t sharded = module.shardedGlobals(); sharded > 0)
+    text += "ZeRO-1: " + std::to_string(sharded) +
+            " globals of optimizer state sharded over the replicas" +
+            (module.pipelineStages() > 1 ? " of each stage" : "") +
+            ", each rank holding 1/" +
+            std::to_string(module.dataParallelRanks()) + " of them\n";
   if (int32_t ranks = module.tensorParallelRanks(); ranks > 1)
     text += "tensor parallel: " + std::to_string(ranks) +
             " ranks per replica (mpirun -np " + std::to_string(module.ranks()) +
