@@ -474,8 +474,11 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
     // together or not at all.
     const std::string what =
         std::string(directory) + ": restoring the checkpoint";
-    if (rank >= 0)
+    if (rank >= 0) {
       checked = agree(*s.communicator(), checked, what);
+      if (!tensor && s.stageCommunicator())
+        checked = agree(*s.stageCommunicator(), checked, what);
+    }
     if (tensor)
       checked = agreeEverywhere(s, *tensor, checked, what);
     DLC_RETURN_IF_ERROR(checked);

@@ -108,10 +108,10 @@ BATCHNORM = {"cnn_bn"}
 # replicated on both tensor ranks, which must still be one process.
 TENSOR_PARALLEL = {"mlp", "gpt", "encoder", "cnn_bn"}
 # Models also trained with pipeline parallelism (--pp 2 --microbatches 4 on
-# 2 ranks, --dp 2 --pp 2 --microbatches 2 on 4, and --tp 2 --pp 2
-# --microbatches 2 on 4 where tensor parallelism applies too): all but
-# cnn_bn, whose BatchNorm statistics are step state, which pipelined steps
-# do not return yet.
+# 2 ranks, --dp 2 --pp 2 --microbatches 2 on 4, with --zero 1 too, and
+# --tp 2 --pp 2 --microbatches 2 on 4 where tensor parallelism applies
+# too): all but cnn_bn, whose BatchNorm statistics are step state, which
+# pipelined steps do not return yet.
 PIPELINE = {"mlp", "deconv", "gpt", "encoder"}
 # Per-rank statistics change the losses by at least this (relative).
 PER_RANK_DIFFERENCE = 1e-3

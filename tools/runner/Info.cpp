@@ -41,8 +41,12 @@ std::string describeModule(const LoadedModule &loaded) {
   text += "model: " + module.modelName() + "\n";
   text += "target: " + module.target() + "\n";
   if (int32_t ranks = module.dataParallelRanks(); ranks > 1)
-    text += "data parallel: " + std::to_string(ranks) + " ranks (mpirun -np " +
-            std::to_string(ranks) + "), each taking its share of every batch\n";
+    text += "data parallel: " + std::to_string(ranks) +
+            (module.ranks() == ranks
+                 ? " ranks (mpirun -np " + std::to_string(ranks) + ")"
+                 : " replicas (mpirun -np " + std::to_string(module.ranks()) +
+                       " in all)") +
+            ", each taking its share of every batch\n";
   if (int32_t sharded = module.shardedGlobals(); sharded > 0)
     text += "ZeRO-1: " + std::to_string(sharded) +
             " globals of optimizer state sharded over the replicas" +

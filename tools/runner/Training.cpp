@@ -629,8 +629,9 @@ void Trainer::saveCheckpoint() {
                        {kEveryKey, checkpointEvery_}};
   // The parameters and optimizer state are the same on every rank (each
   // stage's gathered from it first): rank 0 writes them once. Sharded
-  // optimizer state and split parameters are saved by every rank,
-  // together, and a failure on any rank fails them all.
+  // optimizer state (written by stage 0's replicas in a pipeline) and split
+  // parameters are saved by every rank together, and a failure on any rank
+  // fails them all.
   engine_.gatherStages();
   if (engine_.checkpointsCollective())
     engine_.saveCheckpoint(checkpointDir_, metadata);

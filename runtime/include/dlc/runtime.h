@@ -281,8 +281,11 @@ dlc_status_t dlc_metadata_entry(const dlc_metadata_t *metadata, size_t index,
  * every rank of the session's communicator calls this together, each
  * writing its own shards, rank 0 the rest and then LATEST once all are on
  * disk; a failure on any rank fails the call on all of them and leaves
- * LATEST as it was (DLC_FAILED_PRECONDITION without a communicator). The
- * directory must be one all ranks share. */
+ * LATEST as it was (DLC_FAILED_PRECONDITION without a communicator). In a
+ * pipeline every rank of the job calls it, once dlc_session_gather_stages
+ * has given each every stage's globals: stage 0's replicas write the set
+ * and the other stages learn whether they did. The directory must be one
+ * all ranks share. */
 dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
                                          const char *directory,
                                          const dlc_metadata_t *metadata,
