@@ -205,9 +205,11 @@ LogicalResult Writer::addGlobals() {
         return global.emitOpError()
                << "@" << name << " has an initial value that cannot be read";
       // A tensor-parallel global's value is the whole: the ranks' slices,
-      // one after another, so that a rank copies its own.
-      if (std::optional<roles::TpSplit> split =
-              roles::tpSplitIn(global->getAttrDictionary())) {
+      // one after another, so that a rank copies its own (a ZeRO shard's,
+      // of a slice too, is its own).
+      std::optional<roles::TpSplit> split =
+          roles::tpSplitIn(global->getAttrDictionary());
+      if (split && !global->hasAttr(roles::kShardedAttr)) {
         std::vector<Tensor> slices;
         for (int64_t t = 0; t < tensorRanks; ++t)
           slices.push_back(

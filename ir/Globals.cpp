@@ -37,10 +37,16 @@ std::string globalsFingerprint(ModuleOp module) {
   llvm::StringMap<std::string> roleOf = globalRoles(module);
   std::string text;
   llvm::raw_string_ostream os(text);
-  // A tensor-parallel slice stands for its whole, which checkpoints hold.
+  // A tensor-parallel slice stands for its whole, which checkpoints hold;
+  // in a tensor-parallel module, so does a ZeRO shard (of a slice or of a
+  // replicated value). A data-parallel module's checkpoints hold the shards.
   auto ranks = module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr);
   for (GlobalOp global : module.getOps<GlobalOp>()) {
     auto type = cast<RankedTensorType>(global.getType());
+    if (RankedTensorType whole =
+            roles::shardedTypeOf(global->getAttrDictionary());
+        whole && ranks)
+      type = whole;
     if (std::optional<int64_t> dim =
             roles::tpSplitOf(global->getAttrDictionary());
         dim && ranks) {

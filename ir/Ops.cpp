@@ -196,31 +196,52 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 LogicalResult GlobalOp::verify() {
   std::optional<ElementsAttr> init = getInitialValue();
   Type whole = getType();
-  // A tensor-parallel rank's slice starts as its part of the whole value.
+  auto module = (*this)->getParentOfType<ModuleOp>();
+  if (auto sharded = (*this)->getAttrOfType<TypeAttr>(roles::kShardedAttr)) {
+    auto ranks =
+        module ? module->getAttrOfType<IntegerAttr>(roles::kDataParallelAttr)
+               : IntegerAttr();
+    auto type = dyn_cast<RankedTensorType>(sharded.getValue());
+    if (!ranks || ranks.getInt() < 2 || !type || !type.hasStaticShape() ||
+        shardTypeOf(type, ranks.getInt()) != getType())
+      return emitOpError() << "is marked " << roles::kShardedAttr << " = "
+                           << sharded
+                           << " but is not its ZeRO shard over the module's "
+                              "data-parallel ranks";
+  }
+  // A tensor-parallel rank's slice starts as its part of the whole value. A
+  // ZeRO shard of such a slice (dlc.sharded, the slice's type) is split
+  // along the slice's dimension, and starts as its own initial value, the
+  // same on every rank.
   if (Attribute attr = (*this)->getAttr(roles::kTpSplitAttr)) {
     std::optional<roles::TpSplit> split = roles::tpSplitFromAttr(attr);
-    auto module = (*this)->getParentOfType<ModuleOp>();
     auto ranks =
         module ? module->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr)
                : IntegerAttr();
-    auto type = dyn_cast<RankedTensorType>(getType());
+    auto sharded = (*this)->getAttrOfType<TypeAttr>(roles::kShardedAttr);
+    auto type =
+        dyn_cast<RankedTensorType>(sharded ? sharded.getValue() : getType());
+    const char *what =
+        sharded ? "the sharded value's type " : "the global's type ";
     if (!split || !type || !type.hasStaticShape() || split->dim < 0 ||
         split->dim >= type.getRank())
       return emitOpError() << roles::kTpSplitAttr << " = " << attr
-                           << " must be a dimension of the global's type "
-                           << getType() << " (or [dimension, blocks])";
+                           << " must be a dimension of " << what
+                           << (type ? Type(type) : getType())
+                           << " (or [dimension, blocks])";
     if (split->groups < 1 || type.getDimSize(split->dim) % split->groups)
       return emitOpError() << roles::kTpSplitAttr << " = " << attr
-                           << ": dimension " << split->dim << " of "
-                           << getType() << " is not " << split->groups
-                           << " equal blocks";
+                           << ": dimension " << split->dim << " of " << type
+                           << " is not " << split->groups << " equal blocks";
     if (!ranks || ranks.getInt() < 1)
       return emitOpError() << "is split (" << roles::kTpSplitAttr
                            << ") in a module without "
                            << roles::kTensorParallelAttr;
-    SmallVector<int64_t> shape(type.getShape());
-    shape[split->dim] *= ranks.getInt();
-    whole = type.clone(shape);
+    if (!sharded) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[split->dim] *= ranks.getInt();
+      whole = type.clone(shape);
+    }
   }
   if (init && init->getType() != whole)
     return emitOpError() << "initial value type " << init->getType()

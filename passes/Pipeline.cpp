@@ -142,9 +142,6 @@ std::optional<std::string> TrainingPipelineOptions::error() const {
   if (tp == 1 && pp == 1 && reportPartition)
     return std::string(
         "--report-partition applies to --tp N or --pp N with N > 1");
-  if (tp > 1 && zero == 1)
-    return std::string("--zero 1 does not yet shard the optimizer state of "
-                       "a module with --tp");
   return std::nullopt;
 }
 

@@ -138,8 +138,7 @@ struct TrainingPipelineOptions
       llvm::cl::desc("--dp: ZeRO stage; 1 shards the optimizer state over the "
                      "ranks, with --pp each stage's over its replicas (the "
                      "gradients are reduce-scattered, each rank updates its "
-                     "shard, the parameters all-gathered; not yet with --tp; "
-                     "default 0)"),
+                     "shard, the parameters all-gathered; default 0)"),
       llvm::cl::init(0)};
   Option<int64_t> tp{
       *this, "tp",

@@ -236,11 +236,11 @@ LogicalResult shardOverRanks(Operation *op, bool tensor,
   for (ArrayRef<int64_t> group : groups)
     for (auto [i, type] : llvm::enumerate(gather.getResultTypes())) {
       auto ranked = cast<RankedTensorType>(type);
-      SmallVector<Tensor> shards;
+      std::vector<Tensor> shards;
       for (int64_t r : group)
         shards.push_back(std::move(operands[r][i]));
       Tensor whole =
-          gatherShards(shards, shards.front().dtype(), ranked.getShape());
+          gatherShards(shards, shards.front().dtype(), ranked.getShape().vec());
       for (int64_t r : group)
         results[r].push_back(whole);
     }
@@ -618,32 +618,6 @@ LogicalResult mlir::dlc::evaluateOp(Operation *op, ArrayRef<Tensor> operands,
 // Evaluator
 //===----------------------------------------------------------------------===//
 
-Tensor mlir::dlc::shardOf(const Tensor &whole, int64_t rank, int64_t ranks) {
-  const int64_t size = llvm::divideCeil(whole.numElements(), ranks);
-  Tensor shard(whole.dtype(), {size});
-  const size_t element = dtypeSize(whole.dtype());
-  const int64_t begin = std::min(rank * size, whole.numElements());
-  const int64_t end = std::min(begin + size, whole.numElements());
-  std::memcpy(shard.bytes(), whole.bytes() + begin * element,
-              (end - begin) * element);
-  return shard;
-}
-
-Tensor mlir::dlc::gatherShards(ArrayRef<Tensor> shards, DType dtype,
-                               ArrayRef<int64_t> shape) {
-  Tensor whole(dtype, std::vector<int64_t>(shape.begin(), shape.end()));
-  const int64_t ranks = static_cast<int64_t>(shards.size());
-  const int64_t size = llvm::divideCeil(whole.numElements(), ranks);
-  const size_t element = dtypeSize(dtype);
-  for (int64_t r = 0; r < ranks; ++r) {
-    const int64_t begin = std::min(r * size, whole.numElements());
-    const int64_t end = std::min(begin + size, whole.numElements());
-    std::memcpy(whole.bytes() + begin * element, shards[r].bytes(),
-                (end - begin) * element);
-  }
-  return whole;
-}
-
 FailureOr<RankGrid> RankGrid::of(ModuleOp module, int64_t mostRanks) {
   RankGrid grid;
   for (auto [name, count] :
@@ -718,9 +692,11 @@ FailureOr<Evaluator> Evaluator::create(ModuleOp module) {
              << " has an initial value the evaluator cannot read (a "
                 "dense_resource blob without data?)";
     // The verifier checked that a split global's initial value is the
-    // whole of its slices.
+    // whole of its slices (a shard's is its own).
     std::optional<roles::TpSplit> split =
-        roles::tpSplitIn(global->getAttrDictionary());
+        roles::shardedTypeOf(global->getAttrDictionary())
+            ? std::nullopt
+            : roles::tpSplitIn(global->getAttrDictionary());
     for (int64_t r = 0; r < grid->ranks(); ++r)
       evaluator.globals_[r][name] =
           split ? sliceOf(*value, split->dim, grid->tensorRank(r),

@@ -45,17 +45,12 @@ LogicalResult evaluateOp(Operation *op, ArrayRef<Tensor> operands,
                          SmallVectorImpl<Tensor> &results,
                          GlobalValues *globals = nullptr);
 
-/// Rank `rank`'s ZeRO shard of `whole` over `ranks` ranks (dlc.rank_shard's
-/// value): block `rank` of its flattened elements padded with zeros.
-Tensor shardOf(const Tensor &whole, int64_t rank, int64_t ranks);
-/// The whole value of `dtype`[`shape`] whose shards `shards` are, in rank
-/// order (dlc.all_gather's value): their blocks joined, the padding cut.
-Tensor gatherShards(ArrayRef<Tensor> shards, DType dtype,
-                    ArrayRef<int64_t> shape);
-
-/// A tensor-parallel rank's slice of a split global (roles::kTpSplitAttr)
-/// and back (runtime/support/Tensor.h).
+/// A ZeRO rank's shard of a value and back, and a tensor-parallel rank's
+/// slice of a split global (roles::kTpSplitAttr) and back
+/// (runtime/support/Tensor.h).
+using ::dlc::gatherShards;
 using ::dlc::joinSlices;
+using ::dlc::shardOf;
 using ::dlc::sliceOf;
 
 /// The ranks a partitioned module runs on (ir/Roles.h), laid out as the

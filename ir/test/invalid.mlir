@@ -818,6 +818,27 @@ module attributes {dlc.tensor_parallel = 2 : i64} {
 
 // -----
 
+// A ZeRO shard of a tensor-parallel slice is split along the slice's
+// dimensions.
+module attributes {dlc.data_parallel = 2 : i64, dlc.tensor_parallel = 2 : i64} {
+  // expected-error@+1 {{'dlc.global' op dlc.tp_split = 2 : i64 must be a dimension of the sharded value's type 'tensor<2x3xf32>'}}
+  dlc.global @m : tensor<3xf32> = dense<0.0> : tensor<3xf32> {dlc.sharded = tensor<2x3xf32>, dlc.tp_split = 2 : i64}
+}
+
+// -----
+
+module attributes {dlc.data_parallel = 2 : i64} {
+  // expected-error@+1 {{'dlc.global' op is marked dlc.sharded = tensor<2x3xf32> but is not its ZeRO shard over the module's data-parallel ranks}}
+  dlc.global @m : tensor<6xf32> = dense<0.0> : tensor<6xf32> {dlc.sharded = tensor<2x3xf32>}
+}
+
+// -----
+
+// expected-error@+1 {{'dlc.global' op is marked dlc.sharded = tensor<2x3xf32> but is not its ZeRO shard over the module's data-parallel ranks}}
+dlc.global @m : tensor<3xf32> = dense<0.0> : tensor<3xf32> {dlc.sharded = tensor<2x3xf32>}
+
+// -----
+
 // expected-error@+1 {{'dlc.global' op is split (dlc.tp_split) in a module without dlc.tensor_parallel}}
 dlc.global @w : tensor<2x3xf32> = dense<1.0> : tensor<4x3xf32> {dlc.tp_split = 0 : i64}
 

@@ -210,6 +210,14 @@ module attributes {dlc.tensor_parallel = 2 : i64} {
   dlc.global @slice : tensor<3x2xf32> = dense<1.0> : tensor<3x4xf32> {dlc.tp_split = 1 : i64}
 }
 
+// A ZeRO shard of a slice (ZeRO-1 with tensor parallelism): split along
+// the slice's dimension, its initial value its own.
+// CHECK: module attributes {dlc.data_parallel = 2 : i64, dlc.tensor_parallel = 2 : i64}
+// CHECK: dlc.global @shard : tensor<3xf32> = dense<0.000000e+00> : tensor<3xf32> {dlc.sharded = tensor<3x2xf32>, dlc.tp_split = 1 : i64}
+module attributes {dlc.data_parallel = 2 : i64, dlc.tensor_parallel = 2 : i64} {
+  dlc.global @shard : tensor<3xf32> = dense<0.0> : tensor<3xf32> {dlc.sharded = tensor<3x2xf32>, dlc.tp_split = 1 : i64}
+}
+
 // A value of pipeline stage 0 that stage 1 reads.
 // CHECK: module attributes {dlc.pipeline_stages = 2 : i64}
 // CHECK: dlc.pp_transfer %arg0 from 0 to 1 : tensor<2x16xbf16>

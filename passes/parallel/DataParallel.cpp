@@ -70,11 +70,6 @@ public:
                          << done.getInt() << " data-parallel ranks";
       return signalPassFailure();
     }
-    if (zero == 1 && module->hasAttr(roles::kTensorParallelAttr)) {
-      module.emitError() << "dlc-data-parallel: zero=1 does not yet shard "
-                            "the optimizer state of a tensor-parallel module";
-      return signalPassFailure();
-    }
     SmallVector<func::FuncOp> functions;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())

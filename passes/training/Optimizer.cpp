@@ -103,19 +103,17 @@ public:
   /// detached until inserted.)
   /// With `shardOf`, the global holds this rank's ZeRO shard of a value of
   /// that type (kShardedAttr), its value its own. With `split`, it holds a
-  /// tensor-parallel rank's slice along that dimension (kTpSplitAttr).
+  /// tensor-parallel rank's slice along that dimension (kTpSplitAttr); with
+  /// both, a shard of the rank's slice, `shardOf` being the slice's type.
   BlockArgument addStateArgument(StringRef name, StringRef role,
                                  RankedTensorType type, double value,
                                  Location loc, RankedTensorType shardOf = {},
                                  Attribute split = {}) {
-    GlobalOp global = addGlobal(name, type, value, loc, split);
+    addGlobal(name, type, value, loc, split, shardOf);
     DictionaryAttr attrs = roles::attrs(module_.getContext(), name, role);
     NamedAttrList list(attrs);
-    if (shardOf) {
-      auto whole = TypeAttr::get(shardOf);
-      global->setAttr(roles::kShardedAttr, whole);
-      list.set(roles::kShardedAttr, whole);
-    }
+    if (shardOf)
+      list.set(roles::kShardedAttr, TypeAttr::get(shardOf));
     if (split)
       list.set(roles::kTpSplitAttr, split);
     attrs = list.getDictionary(module_.getContext());
@@ -192,16 +190,20 @@ public:
 
 private:
   /// A global of `type`, every element `value`; with `split`, a
-  /// tensor-parallel rank's slice of a whole of such elements.
-  GlobalOp addGlobal(StringRef name, RankedTensorType type, double value,
-                     Location loc, Attribute split = {}) {
+  /// tensor-parallel rank's slice of a whole of such elements; with
+  /// `shardOf`, a ZeRO shard of a value of that type (a slice's with both).
+  void addGlobal(StringRef name, RankedTensorType type, double value,
+                 Location loc, Attribute split = {},
+                 RankedTensorType shardOf = {}) {
     Attribute element =
         isa<FloatType>(type.getElementType())
             ? Attribute(b_.getFloatAttr(type.getElementType(), value))
             : Attribute(b_.getIntegerAttr(type.getElementType(),
                                           static_cast<int64_t>(value)));
+    // A slice's initial value is every slice's; a shard's (of a slice too)
+    // its own, every rank's alike.
     RankedTensorType initialType = type;
-    if (split) {
+    if (split && !shardOf) {
       SmallVector<int64_t> shape(type.getShape());
       shape[roles::tpSplitFromAttr(split)->dim] *=
           module_->getAttrOfType<IntegerAttr>(roles::kTensorParallelAttr)
@@ -212,8 +214,9 @@ private:
         b_, loc, name, type, DenseElementsAttr::get(initialType, element));
     if (split)
       global->setAttr(roles::kTpSplitAttr, split);
+    if (shardOf)
+      global->setAttr(roles::kShardedAttr, TypeAttr::get(shardOf));
     SymbolTable(module_).insert(global, Block::iterator(func_));
-    return global;
   }
 
   ModuleOp module_;

@@ -319,8 +319,9 @@ dlc_status_t Session::takeTensorSlices(int tensorRank) {
   for (size_t i = 0; i < module_->globals().size(); ++i) {
     const ValueInfo &g = module_->globals()[i];
     const auto *init = globals->Get(i)->initial_value();
-    // Copies follow their sources; zeros are every slice's.
-    if (g.tpSplit < 0 || !init || g.copyOf >= 0)
+    // Copies follow their sources; zeros are every slice's; a shard's
+    // initial value is its own.
+    if (g.tpSplit < 0 || !init || g.copyOf >= 0 || g.sharded)
       continue;
     DLC_RETURN_IF_ERROR(
         setGlobal(i, init->data() + tensorRank * g.type.byteSize));

@@ -22,7 +22,9 @@
 // every rank calls them, the tensor group of replica 0 of stage 0 gathers
 // the split globals' slices, and rank 0 of the job writes, once every rank
 // has agreed that nothing failed; on restore each rank takes its slice of
-// the whole.
+// the whole. ZeRO-1's shards are made whole too, gathered over each tensor
+// rank's replicas first, so such a checkpoint is a plain tensor-parallel
+// one, and each rank restores its shard of its slice.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/core/Handles.h"
@@ -108,9 +110,11 @@ Communicator *tensorGroup(const Session &s, const std::string &directory,
 }
 
 /// The whole shape of a global each tensor rank of `ranks` holds a slice
-/// of.
+/// of. A tensor-parallel module's checkpoints hold the whole of ZeRO shards
+/// too: the shards' value (a slice, for a split global) made whole.
 std::vector<int64_t> wholeShape(const ValueInfo &g, int ranks) {
-  std::vector<int64_t> shape = g.type.shape;
+  std::vector<int64_t> shape =
+      g.wholeShape && ranks > 1 ? *g.wholeShape : g.type.shape;
   if (g.tpSplit >= 0)
     shape[g.tpSplit] *= ranks;
   return shape;
@@ -140,15 +144,36 @@ dlc_status_t agree(Communicator &comm, dlc_status_t own,
                     what + ": rank " + ranks + " failed (see its error)");
 }
 
-/// Global `index`'s whole value in `t`: this rank's, or for a split global
-/// every tensor rank's slices, all-gathered over `tensor` (every rank of
-/// the group calls it for the same globals in the same order) and joined.
-/// The all-gather runs even when this rank's read failed, so that the
-/// group's collectives stay in step; the read's failure is returned.
+/// Global `index`'s whole value in `t`: this rank's; for a ZeRO-sharded
+/// global, first the replicas' shards all-gathered over the session's
+/// communicator and joined; for a split global, then every tensor rank's
+/// slices all-gathered over `tensor` and joined. Every rank of each group
+/// calls it for the same globals in the same order, and the all-gathers
+/// run even when this rank's read failed, so that the groups' collectives
+/// stay in step; the read's failure is returned.
 dlc_status_t wholeGlobal(const Session &s, Communicator &tensor, size_t index,
                          Tensor &t) {
   const ValueInfo &g = s.module().globals()[index];
   StatusOwner read(globalTensor(s, index, t));
+  if (g.sharded) {
+    Communicator *replicas = s.communicator();
+    if (!replicas)
+      return makeStatus(DLC_FAILED_PRECONDITION,
+                        s.module().name() + ": global '" + g.name +
+                            "' is sharded, but the session has no "
+                            "communicator (dlc_session_set_comm)");
+    const int ranks = replicas->size();
+    std::vector<std::byte> all(t.byteSize() * ranks);
+    std::vector<size_t> counts(ranks, t.byteSize());
+    DLC_RETURN_IF_ERROR(
+        replicas->allGather(t.bytes(), all.data(), counts.data(), DLC_U8));
+    std::vector<Tensor> shards(ranks, t);
+    for (int r = 0; r < ranks; ++r)
+      std::copy_n(all.data() + r * t.byteSize(), t.byteSize(),
+                  shards[r].bytes());
+    t = gatherShards(shards, t.dtype(),
+                     g.wholeShape ? *g.wholeShape : g.type.shape);
+  }
   if (g.tpSplit < 0)
     return read.release();
   const int ranks = tensor.size();
@@ -198,7 +223,8 @@ dlc_status_t gatherForWriter(const Session &s, Communicator &tensor,
                              NamedTensors &into, const std::string &what) {
   DLC_RETURN_IF_ERROR(agreeEverywhere(s, tensor, before, what));
   StatusOwner failed(nullptr);
-  if (inWritersGroup(s))
+  // ZeRO shards are gathered over every replica of stage 0.
+  if (inWritersGroup(s) || (hasShardedGlobals(s) && s.pipelineStage() <= 0))
     for (size_t i = 0; i < s.module().globals().size(); ++i) {
       if (!wanted(i))
         continue;
@@ -430,14 +456,16 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
       if (!(tensor = tensorGroup(s, directory, status)))
         return status;
     }
-    // A sharded module restores the set's head and its own rank's shards.
+    // A sharded module restores the set's head and its own rank's shards; a
+    // tensor-parallel one its part of each whole value, ZeRO's shards too.
     int rank = -1;
     if (hasShardedGlobals(s)) {
       dlc_status_t status = nullptr;
       Communicator *comm = shardingComm(s, directory, status);
       if (!comm)
         return status;
-      rank = comm->rank();
+      if (!tensor)
+        rank = comm->rank();
     }
     CheckpointContents c;
     std::vector<const Tensor *> values;
@@ -461,12 +489,20 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
       DLC_RETURN_IF_ERROR(matchCheckpoint(c, directory, s.module().name(),
                                           s.module().fingerprint(), slots,
                                           values));
-      for (size_t i = 0; tensor && i < values.size(); ++i)
-        if (const ValueInfo &g = s.module().globals()[i]; g.tpSplit >= 0) {
+      for (size_t i = 0; tensor && i < values.size(); ++i) {
+        const ValueInfo &g = s.module().globals()[i];
+        if (g.tpSplit >= 0) {
           slices.push_back(sliceOf(*values[i], g.tpSplit, tensor->rank(),
                                    tensor->size(), g.tpSplitGroups));
           values[i] = &slices.back();
         }
+        if (g.sharded) {
+          const Communicator &replicas = *s.communicator();
+          slices.push_back(
+              shardOf(*values[i], replicas.rank(), replicas.size()));
+          values[i] = &slices.back();
+        }
+      }
       return nullptr;
     };
     dlc_status_t checked = guardStatus("restoring a checkpoint", check);

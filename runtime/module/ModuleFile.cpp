@@ -195,23 +195,42 @@ private:
         return false;
       if (!checkType(g->type(), info.type))
         return false;
+      info.sharded = g->sharded();
+      if (info.sharded && m_.root_->data_parallel_ranks() < 2)
+        return fail("is sharded in a module of " +
+                    std::to_string(m_.root_->data_parallel_ranks()) +
+                    " data-parallel rank(s)");
+      if (const auto *whole = g->whole_shape())
+        if (!readWholeShape(*whole, info))
+          return false;
       info.tpSplit = g->tp_split();
       uint32_t slices = 1;
       if (info.tpSplit != -1) {
+        // A shard's split is its whole's, the tensor rank's slice.
+        if (info.sharded && !info.wholeShape)
+          return fail("is a shard split among tensor-parallel ranks, but has "
+                      "no whole shape");
+        const std::vector<int64_t> &split =
+            info.sharded ? *info.wholeShape : info.type.shape;
+        const std::string splitType = info.sharded
+                                          ? "its whole " + shapeString(split)
+                                          : info.type.describe();
         slices = m_.root_->tensor_parallel_ranks();
         if (slices < 2 || info.tpSplit < 0 ||
-            info.tpSplit >= static_cast<int32_t>(info.type.shape.size()))
+            info.tpSplit >= static_cast<int32_t>(split.size()))
           return fail("is split along dimension " +
-                      std::to_string(info.tpSplit) + " of " +
-                      info.type.describe() + " in a module of " +
-                      std::to_string(slices) + " tensor-parallel rank(s)");
+                      std::to_string(info.tpSplit) + " of " + splitType +
+                      " in a module of " + std::to_string(slices) +
+                      " tensor-parallel rank(s)");
         info.tpSplitGroups = g->tp_split_groups();
-        if (info.tpSplitGroups < 1 ||
-            info.type.shape[info.tpSplit] % info.tpSplitGroups)
+        if (info.tpSplitGroups < 1 || split[info.tpSplit] % info.tpSplitGroups)
           return fail("is split in " + std::to_string(info.tpSplitGroups) +
                       " blocks along dimension " +
-                      std::to_string(info.tpSplit) + " of " +
-                      info.type.describe() + ", which are not equal");
+                      std::to_string(info.tpSplit) + " of " + splitType +
+                      ", which are not equal");
+        // A shard's initial value is its own, every rank's alike.
+        if (info.sharded)
+          slices = 1;
       }
       if (const auto *init = g->initial_value()) {
         // A split global's is every tensor rank's slice.
@@ -225,14 +244,6 @@ private:
         if (!aligned(init->data()))
           return fail("initial value is not 64-byte aligned");
       }
-      info.sharded = g->sharded();
-      if (info.sharded && m_.root_->data_parallel_ranks() < 2)
-        return fail("is sharded in a module of " +
-                    std::to_string(m_.root_->data_parallel_ranks()) +
-                    " data-parallel rank(s)");
-      if (const auto *whole = g->whole_shape())
-        if (!readWholeShape(*whole, info))
-          return false;
       info.copyOf = g->copy_of();
       if (info.copyOf < -1)
         return fail("is a copy of global " + std::to_string(info.copyOf));

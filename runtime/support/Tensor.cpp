@@ -252,4 +252,30 @@ Tensor joinSlices(const std::vector<Tensor> &slices, int64_t dim,
   return whole;
 }
 
+Tensor shardOf(const Tensor &whole, int64_t rank, int64_t ranks) {
+  const int64_t size = (whole.numElements() + ranks - 1) / ranks;
+  Tensor shard(whole.dtype(), {size});
+  const size_t element = dtypeSize(whole.dtype());
+  const int64_t begin = std::min(rank * size, whole.numElements());
+  const int64_t end = std::min(begin + size, whole.numElements());
+  std::memcpy(shard.bytes(), whole.bytes() + begin * element,
+              (end - begin) * element);
+  return shard;
+}
+
+Tensor gatherShards(const std::vector<Tensor> &shards, DType dtype,
+                    const std::vector<int64_t> &shape) {
+  Tensor whole(dtype, shape);
+  const int64_t ranks = static_cast<int64_t>(shards.size());
+  const int64_t size = (whole.numElements() + ranks - 1) / ranks;
+  const size_t element = dtypeSize(dtype);
+  for (int64_t r = 0; r < ranks; ++r) {
+    const int64_t begin = std::min(r * size, whole.numElements());
+    const int64_t end = std::min(begin + size, whole.numElements());
+    std::memcpy(whole.bytes() + begin * element, shards[r].bytes(),
+                (end - begin) * element);
+  }
+  return whole;
+}
+
 } // namespace dlc

@@ -127,6 +127,14 @@ Tensor sliceOf(const Tensor &whole, int64_t dim, int64_t part, int64_t parts,
 Tensor joinSlices(const std::vector<Tensor> &slices, int64_t dim,
                   int64_t groups = 1);
 
+/// Rank `rank`'s ZeRO shard of `whole` over `ranks` ranks (dlc.rank_shard's
+/// value): block `rank` of its flattened elements padded with zeros.
+Tensor shardOf(const Tensor &whole, int64_t rank, int64_t ranks);
+/// The whole value of `dtype`[`shape`] whose shards `shards` are, in rank
+/// order (dlc.all_gather's value): their blocks joined, the padding cut.
+Tensor gatherShards(const std::vector<Tensor> &shards, DType dtype,
+                    const std::vector<int64_t> &shape);
+
 } // namespace dlc
 
 #endif // DLC_RUNTIME_SUPPORT_TENSOR_H

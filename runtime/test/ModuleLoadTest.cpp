@@ -580,6 +580,26 @@ TEST(ModuleLoad, TensorParallelSlicesAreChecked) {
                                 "of float32[2,2] in a module of 1 "
                                 "tensor-parallel rank(s)");
   {
+    // ZeRO-1's shard [3] of a tensor rank's [2, 3] slice, over 2 replicas:
+    // split along the slice's dimensions, its initial value its own.
+    ModuleBuilder m = smallModule();
+    m.dataParallelRanks(2);
+    m.tensorParallelRanks(2);
+    uint32_t g = m.global("m", "optimizer_state", DType::F32, {3},
+                          bytesOf(std::vector<float>(3, 0.0f)));
+    m.shardGlobal(g, std::vector<int64_t>{2, 3});
+    m.tpSplit(g, 1);
+    ASSERT_TRUE(loadModule(m.finish(), module).ok());
+    EXPECT_EQ(dlc_module_global_tp_split(module.get(), g), 1);
+    m.tpSplit(g, 2);
+    expectInvalid(m, "global 1 ('m'): is split along dimension 2 of its "
+                     "whole [2,3] in a module of 2 tensor-parallel rank(s)");
+    m.tpSplit(g, 1);
+    m.shardGlobal(g, std::nullopt);
+    expectInvalid(m, "global 1 ('m'): is a shard split among tensor-parallel "
+                     "ranks, but has no whole shape");
+  }
+  {
     ModuleBuilder m = split(2, 1, 8);
     m.global("v@fp16", "weight_copy", DType::F16, {2, 2}, {}, 1);
     expectInvalid(m, "global 2 ('v@fp16'): is a copy of 'v' but not split "

@@ -11,10 +11,10 @@ process, at the same global batch, data, seed (shuffled) and options:
            parameters and optimizer state) within RTOL of its array's
            largest magnitude.
 
-ZeRO-1 (`--zero 1`, N = 2 and 4, and `--dp 2 --pp 2` with each stage's
-state sharded over its replicas): --save-state gathers the ranks' shards
-into the whole state, compared within the same RTOL: sharding moves no
-arithmetic.
+ZeRO-1 (`--zero 1`, N = 2 and 4, and `--dp 2 --pp 2` and `--dp 2 --tp 2`
+with each stage's or tensor rank's state sharded over its replicas):
+--save-state gathers the ranks' shards into the whole state, compared
+within the same RTOL: sharding moves no arithmetic.
 
 Pipeline parallelism (`--pp 2 --microbatches 4` on 2 ranks, `--dp 2 --pp 2
 --microbatches 2` on 4; issue 16): the gradients are the means of the
@@ -255,7 +255,9 @@ def main(argv=None):
                          for ranks in RANKS]
             if name in TENSOR_PARALLEL:
                 variants += [(2, "tp2", ["--tp", "2"]),
-                             (4, "dp2.tp2", ["--dp", "2", *sync, "--tp", "2"])]
+                             (4, "dp2.tp2", ["--dp", "2", *sync, "--tp", "2"]),
+                             (4, "dp2.tp2.zero1", ["--dp", "2", *sync, "--tp",
+                                                   "2", "--zero", "1"])]
             if name in PIPELINE:
                 variants += [(2, "pp2.mb4",
                               ["--pp", "2", "--microbatches", "4"]),

@@ -30,6 +30,25 @@ void store(Tensor &t, int64_t e, double value) {
   }
 }
 
+/// The whole value of type `whole` whose ZeRO shards the ranks hold (`of(r)`,
+/// rank r's): each tensor rank's value from its replicas' shards (of stage
+/// 0), and, for shards of slices, those slices joined along `split`.
+Tensor wholeOfShards(const RankGrid &grid, RankedTensorType whole,
+                     std::optional<roles::TpSplit> split,
+                     function_ref<Tensor(int64_t)> of) {
+  SmallVector<SmallVector<int64_t>> groups = grid.dataGroups();
+  std::vector<Tensor> slices;
+  for (int64_t t = 0; t < (split ? grid.tensorParallel : 1); ++t) {
+    std::vector<Tensor> shards;
+    for (int64_t r : groups[t])
+      shards.push_back(of(r));
+    slices.push_back(
+        gatherShards(shards, shards.front().dtype(), whole.getShape().vec()));
+  }
+  return split ? joinSlices(slices, split->dim, split->groups)
+               : std::move(slices.front());
+}
+
 } // namespace
 
 LogicalResult checkShards(func::FuncOp func, const RankGrid &grid) {
@@ -37,12 +56,15 @@ LogicalResult checkShards(func::FuncOp func, const RankGrid &grid) {
   auto check = [&](DictionaryAttr attrs, Type type, StringRef what,
                    unsigned i) -> LogicalResult {
     auto ranked = dyn_cast<RankedTensorType>(type);
+    // A ZeRO shard of a slice is split along the slice's dimensions.
+    RankedTensorType splitType =
+        roles::shardedTypeOf(attrs) ? roles::shardedTypeOf(attrs) : ranked;
     Attribute split = attrs ? attrs.get(roles::kTpSplitAttr) : Attribute();
     std::optional<roles::TpSplit> parsed = roles::tpSplitFromAttr(split);
     if (split &&
-        (!parsed || grid.tensorParallel < 2 || !ranked || parsed->dim < 0 ||
-         parsed->dim >= ranked.getRank() || parsed->groups < 1 ||
-         ranked.getDimSize(parsed->dim) % parsed->groups))
+        (!parsed || grid.tensorParallel < 2 || !splitType || parsed->dim < 0 ||
+         parsed->dim >= splitType.getRank() || parsed->groups < 1 ||
+         splitType.getDimSize(parsed->dim) % parsed->groups))
       return func.emitOpError()
              << what << " #" << i << " of " << type << " is marked "
              << roles::kTpSplitAttr << " = " << split
@@ -77,16 +99,17 @@ SmallVector<RankedTensorType> globalArgumentTypes(func::FuncOp func,
   SmallVector<RankedTensorType> types;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     DictionaryAttr attrs = func.getArgAttrDict(i);
-    auto ranked = cast<RankedTensorType>(type);
-    // A ZeRO shard's global value is the whole.
-    if (RankedTensorType whole = roles::shardedTypeOf(attrs)) {
-      types.push_back(whole);
-      continue;
-    }
+    // A ZeRO shard's global value is the whole (of all the slices, for a
+    // shard of a slice).
+    RankedTensorType ranked = roles::shardedTypeOf(attrs);
+    const bool sharded = bool(ranked);
+    if (!sharded)
+      ranked = cast<RankedTensorType>(type);
     SmallVector<int64_t> shape(ranked.getShape());
     if (std::optional<int64_t> dim = roles::tpSplitOf(attrs))
       shape[*dim] *= grid.tensorParallel;
-    else if (isPerSample(roles::roleOf(attrs)) && ranked.getRank() > 0)
+    else if (!sharded && isPerSample(roles::roleOf(attrs)) &&
+             ranked.getRank() > 0)
       shape[0] *= grid.dataParallel;
     types.push_back(ranked.clone(shape));
   }
@@ -104,11 +127,13 @@ splitInputs(func::FuncOp func, ArrayRef<Tensor> global, const RankGrid &grid) {
     std::optional<roles::TpSplit> split = roles::tpSplitIn(attrs);
     for (int64_t r = 0; r < grid.ranks(); ++r) {
       const int64_t replica = grid.dataRank(r);
+      Tensor slice = split ? sliceOf(tensor, split->dim, grid.tensorRank(r),
+                                     grid.tensorParallel, split->groups)
+                           : tensor;
       if (sharded)
-        inputs[r].push_back(shardOf(tensor, replica, grid.dataParallel));
+        inputs[r].push_back(shardOf(slice, replica, grid.dataParallel));
       else if (split)
-        inputs[r].push_back(sliceOf(tensor, split->dim, grid.tensorRank(r),
-                                    grid.tensorParallel, split->groups));
+        inputs[r].push_back(std::move(slice));
       else if (perSample)
         inputs[r].push_back(sliceOf(tensor, 0, replica, grid.dataParallel));
       else
@@ -135,10 +160,11 @@ SmallVector<Tensor> combineResults(func::FuncOp func,
     DictionaryAttr attrs = func.getResultAttrDict(i);
     StringRef role = roles::roleOf(attrs);
     const Tensor &first = ranks.front()[i];
+    std::optional<roles::TpSplit> split = roles::tpSplitIn(attrs);
     if (RankedTensorType whole = roles::shardedTypeOf(attrs)) {
-      combined.push_back(
-          gatherShards(gather(replicas, i), first.dtype(), whole.getShape()));
-    } else if (std::optional<roles::TpSplit> split = roles::tpSplitIn(attrs)) {
+      combined.push_back(wholeOfShards(grid, whole, split,
+                                       [&](int64_t r) { return ranks[r][i]; }));
+    } else if (split) {
       combined.push_back(
           joinSlices(gather(tensorRanks, i), split->dim, split->groups));
     } else if (role == roles::kOutput && !first.shape().empty()) {
@@ -172,11 +198,12 @@ GlobalValues wholeGlobals(ModuleOp module, Evaluator &evaluator) {
         values.push_back(evaluator.globals(r)[name]);
       return values;
     };
+    std::optional<roles::TpSplit> split = roles::tpSplitIn(attrs);
     if (RankedTensorType whole = roles::shardedTypeOf(attrs)) {
-      std::vector<Tensor> shards = gather(grid.dataGroups().front());
-      wholes[name] =
-          gatherShards(shards, shards.front().dtype(), whole.getShape());
-    } else if (std::optional<roles::TpSplit> split = roles::tpSplitIn(attrs)) {
+      wholes[name] = wholeOfShards(grid, whole, split, [&](int64_t r) {
+        return evaluator.globals(r)[name];
+      });
+    } else if (split) {
       wholes[name] = joinSlices(gather(grid.tensorGroups().front()), split->dim,
                                 split->groups);
     } else {
