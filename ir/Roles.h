@@ -92,7 +92,9 @@ inline constexpr StringLiteral kTensorParallelAttr = "dlc.tensor_parallel";
 /// dimension d): a dlc.global and the arguments and results that carry it,
 /// and the gradients and optimizer state of such a parameter. Tensor rank t
 /// of T holds slice t of T equal ones along d; the whole has T times the
-/// type's size in d. A global's initial value is the whole. As
+/// type's size in d. A global's initial value is the whole. On a ZeRO shard
+/// (kShardedAttr), d is a dimension of the sharded type, the slice the
+/// shard is of, and the initial value is the shard's own. As
 /// `array<i64: d, g>`, the whole is g equal blocks along d, each split so
 /// (a fused QKV projection: each rank holds its heads' rows of Q, of K and
 /// of V, one after another).

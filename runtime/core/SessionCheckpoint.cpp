@@ -8,14 +8,14 @@
 // model (fingerprint) and holds every global with its exact type, and only
 // then is anything copied, so a refused checkpoint changes nothing.
 //
-// A module that shards its optimizer state over N ranks (ZeRO-1) saves a
-// sharded checkpoint, all ranks together: every rank writes its own
-// shards, the ranks agree over the session's communicator that every file
-// is on disk, and only then does rank 0 write the head (the replicated
-// globals and the metadata) and commit the set (Checkpoint.h). A failure
-// anywhere leaves LATEST as it was and every rank removes what it wrote. Each
-// rank restores the set's head and its own shards. In a pipeline, the
-// replicas of stage 0 write the set (each rank holds every stage's globals
+// A module that shards its optimizer state over N ranks (ZeRO-1), without
+// tensor parallelism, saves a sharded checkpoint, all ranks together: every
+// rank writes its own shards, the ranks agree over the session's communicator
+// that every file is on disk, and only then does rank 0 write the head (the
+// replicated globals and the metadata) and commit the set (Checkpoint.h). A
+// failure anywhere leaves LATEST as it was and every rank removes what it
+// wrote. Each rank restores the set's head and its own shards. In a pipeline,
+// the replicas of stage 0 write the set (each rank holds every stage's globals
 // by then) and every stage's rank of replica r restores part r.
 //
 // A tensor-parallel module's checkpoints and exports hold the whole values:
@@ -146,13 +146,14 @@ dlc_status_t agree(Communicator &comm, dlc_status_t own,
 
 /// Global `index`'s whole value in `t`: this rank's; for a ZeRO-sharded
 /// global, first the replicas' shards all-gathered over the session's
-/// communicator and joined; for a split global, then every tensor rank's
-/// slices all-gathered over `tensor` and joined. Every rank of each group
-/// calls it for the same globals in the same order, and the all-gathers
-/// run even when this rank's read failed, so that the groups' collectives
-/// stay in step; the read's failure is returned.
+/// communicator and joined; for a split global, then (with `join`) every
+/// tensor rank's slices all-gathered over `tensor` and joined. Every rank
+/// of each group calls it for the same globals in the same order, with the
+/// same `join`, and the all-gathers run even when this rank's read failed,
+/// so that the groups' collectives stay in step; the read's failure is
+/// returned.
 dlc_status_t wholeGlobal(const Session &s, Communicator &tensor, size_t index,
-                         Tensor &t) {
+                         bool join, Tensor &t) {
   const ValueInfo &g = s.module().globals()[index];
   StatusOwner read(globalTensor(s, index, t));
   if (g.sharded) {
@@ -174,7 +175,7 @@ dlc_status_t wholeGlobal(const Session &s, Communicator &tensor, size_t index,
     t = gatherShards(shards, t.dtype(),
                      g.wholeShape ? *g.wholeShape : g.type.shape);
   }
-  if (g.tpSplit < 0)
+  if (g.tpSplit < 0 || !join)
     return read.release();
   const int ranks = tensor.size();
   std::vector<std::byte> all(t.byteSize() * ranks);
@@ -214,9 +215,10 @@ dlc_status_t agreeEverywhere(const Session &s, Communicator &tensor,
 /// writer (writesForJob), every rank of a tensor-parallel job together:
 /// first all agree on `before` (a failure this rank found already), then
 /// the writer's tensor group gathers (the other groups have nothing to
-/// give it), each rank keeping the first failure of its reads but taking
-/// part in every collective, and then all agree again, so that the writer
-/// writes only what every rank gave it.
+/// give it, but ZeRO's shards, which every replica of stage 0 gathers for
+/// its tensor rank), each rank keeping the first failure of its reads but
+/// taking part in every collective, and then all agree again, so that the
+/// writer writes only what every rank gave it.
 dlc_status_t gatherForWriter(const Session &s, Communicator &tensor,
                              dlc_status_t before,
                              const std::function<bool(size_t)> &wanted,
@@ -229,7 +231,7 @@ dlc_status_t gatherForWriter(const Session &s, Communicator &tensor,
       if (!wanted(i))
         continue;
       Tensor t;
-      keepFirst(failed, wholeGlobal(s, tensor, i, t));
+      keepFirst(failed, wholeGlobal(s, tensor, i, inWritersGroup(s), t));
       if (writesForJob(s, tensor))
         into.emplace_back(s.module().globals()[i].name, std::move(t));
     }

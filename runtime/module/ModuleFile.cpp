@@ -203,15 +203,20 @@ private:
       if (const auto *whole = g->whole_shape())
         if (!readWholeShape(*whole, info))
           return false;
+      // A tensor-parallel module's checkpoints hold its shards' whole values.
+      if (info.sharded && !info.wholeShape &&
+          m_.root_->tensor_parallel_ranks() > 1)
+        return fail("is sharded in a tensor-parallel module, but has no "
+                    "whole shape");
       info.tpSplit = g->tp_split();
       uint32_t slices = 1;
       if (info.tpSplit != -1) {
-        // A shard's split is its whole's, the tensor rank's slice.
-        if (info.sharded && !info.wholeShape)
-          return fail("is a shard split among tensor-parallel ranks, but has "
-                      "no whole shape");
-        const std::vector<int64_t> &split =
-            info.sharded ? *info.wholeShape : info.type.shape;
+        // A shard's split is its whole's, the tensor rank's slice (a
+        // sharded global of a module of one tensor rank may lack one: the
+        // rank count below refuses the split anyway).
+        const std::vector<int64_t> &split = info.sharded && info.wholeShape
+                                                ? *info.wholeShape
+                                                : info.type.shape;
         const std::string splitType = info.sharded
                                           ? "its whole " + shapeString(split)
                                           : info.type.describe();

@@ -596,8 +596,11 @@ TEST(ModuleLoad, TensorParallelSlicesAreChecked) {
                      "whole [2,3] in a module of 2 tensor-parallel rank(s)");
     m.tpSplit(g, 1);
     m.shardGlobal(g, std::nullopt);
-    expectInvalid(m, "global 1 ('m'): is a shard split among tensor-parallel "
-                     "ranks, but has no whole shape");
+    expectInvalid(m, "global 1 ('m'): is sharded in a tensor-parallel "
+                     "module, but has no whole shape");
+    m.tpSplit(g, -1);
+    expectInvalid(m, "global 1 ('m'): is sharded in a tensor-parallel "
+                     "module, but has no whole shape");
   }
   {
     ModuleBuilder m = split(2, 1, 8);

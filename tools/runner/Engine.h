@@ -39,8 +39,9 @@ public:
   /// Every global, in the program's order.
   virtual std::vector<dlc_value_info_t> globals() const = 0;
   /// The shape of global `index`'s whole value when each rank of a
-  /// data-parallel job holds its own shard of it (dlc-compile --zero 1),
-  /// else nullopt; throws where the program does not record it.
+  /// data-parallel job holds its own shard of it (dlc-compile --zero 1; with
+  /// --tp, the tensor rank's slice), else nullopt; throws where the program
+  /// does not record it.
   virtual std::optional<std::vector<int64_t>> wholeShape(size_t) const {
     return std::nullopt;
   }
@@ -78,7 +79,7 @@ public:
   /// Whether every rank of a job saves a checkpoint together (a module
   /// sharding its optimizer state, dlc-compile --zero 1, each rank writing
   /// its part; or splitting parameters, --tp, the ranks gathering the
-  /// slices), rather than rank 0 alone.
+  /// slices and shards), rather than rank 0 alone.
   virtual bool checkpointsCollective() const { return false; }
 
   /// False for a module compiled with --embed-parameters=false: training

@@ -127,9 +127,10 @@ size_t dlc_module_global_count(const dlc_module_t *module);
 dlc_status_t dlc_module_global_info(const dlc_module_t *module, size_t index,
                                     dlc_value_info_t *out);
 /** The shape of sharded global `index`'s whole value, whose flattened
- * elements [r s, (r + 1) s) rank r holds (s = its shard's elements; zeros
- * past the end): `*rank` dimensions at `*shape`, valid while the module
- * lives. DLC_INVALID_ARGUMENT for a global that is not sharded,
+ * elements [r s, (r + 1) s) data-parallel replica r holds (s = its shard's
+ * elements; zeros past the end; with tensor parallelism, the whole is the
+ * tensor rank's slice): `*rank` dimensions at `*shape`, valid while the
+ * module lives. DLC_INVALID_ARGUMENT for a global that is not sharded,
  * DLC_UNAVAILABLE for a module compiled before dlc recorded it. */
 dlc_status_t dlc_module_global_whole_shape(const dlc_module_t *module,
                                            size_t index, int32_t *rank,
@@ -137,8 +138,9 @@ dlc_status_t dlc_module_global_whole_shape(const dlc_module_t *module,
 
 /** The dimension along which each tensor-parallel rank holds its own
  * slice of global `index` (tensor rank t of T holds slice t of T equal ones;
- * dlc_session_get_global reads the rank's), or -1 when every rank holds it
- * whole (or for NULL or an index out of range). */
+ * dlc_session_get_global reads the rank's; for a sharded global, a
+ * dimension of its whole shape, the slice it holds a shard of), or -1 when
+ * every rank holds it whole (or for NULL or an index out of range). */
 int32_t dlc_module_global_tp_split(const dlc_module_t *module, size_t index);
 /** The equal blocks along that dimension, each split so (3 for a fused QKV
  * projection: a slice is the rank's part of Q, then of K, then of V); 1
@@ -284,8 +286,10 @@ dlc_status_t dlc_metadata_entry(const dlc_metadata_t *metadata, size_t index,
  * LATEST as it was (DLC_FAILED_PRECONDITION without a communicator). In a
  * pipeline every rank of the job calls it, once dlc_session_gather_stages
  * has given each every stage's globals: stage 0's replicas write the set
- * and the other stages learn whether they did. The directory must be one
- * all ranks share. */
+ * and the other stages learn whether they did. A tensor-parallel module
+ * (sharded or not) saves one file of the whole values instead, every rank
+ * calling this together and rank 0 writing. The directory must be one all
+ * ranks share. */
 dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
                                          const char *directory,
                                          const dlc_metadata_t *metadata,
@@ -297,7 +301,8 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
  * DLC_DATA_LOSS; both leave the session unchanged. A module with sharded
  * globals restores the set's shared part and this rank's own shards (its
  * communicator's rank; a set written by another number of ranks is
- * DLC_FAILED_PRECONDITION, a missing shard file DLC_DATA_LOSS). */
+ * DLC_FAILED_PRECONDITION, a missing shard file DLC_DATA_LOSS); a
+ * tensor-parallel one takes its slice (and shard) of each whole value. */
 dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
                                          const char *directory,
                                          dlc_metadata_t **metadata);
