@@ -210,6 +210,7 @@ dlc_status_t Session::setCommunicator(Communicator *comm) {
   tensorCommunicator_ = nullptr;
   stageCommunicator_ = nullptr;
   stage_ = -1;
+  jobRank_ = comm ? comm->rank() : 0;
   if (comm && (tensorRanks > 1 || stages > 1)) {
     // The collectives of gradients run among the rank's replicas, the
     // tensor-parallel ones among its tensor group, the transfers among its

@@ -98,6 +98,9 @@ public:
   /// ranked by stage, and this rank's stage; null and -1 otherwise.
   Communicator *stageCommunicator() const { return stageCommunicator_; }
   int pipelineStage() const { return stage_; }
+  /// This rank in the communicator set (the job), 0 without one: what
+  /// messages about other ranks name.
+  int jobRank() const { return jobRank_; }
 
   /// dlc_session_gather_stages: in a module of pipeline stages, the ranks
   /// of each stage update only the globals of their stage. This collective
@@ -190,6 +193,7 @@ private:
   Communicator *tensorCommunicator_ = nullptr;
   Communicator *stageCommunicator_ = nullptr;
   int stage_ = -1;
+  int jobRank_ = 0;
   /// Whether a call ran in stages and updated globals after the last
   /// gatherStages().
   bool stagesDiverged_ = false;

@@ -120,12 +120,15 @@ std::vector<int64_t> wholeShape(const ValueInfo &g, int ranks) {
   return shape;
 }
 
-/// Every rank's outcome of a step all take: null when all succeeded, else
-/// this rank's own failure or one naming the ranks that failed.
-dlc_status_t agree(Communicator &comm, dlc_status_t own,
+/// Every rank's outcome of a step all of `comm` take: null when all
+/// succeeded, else this rank's own failure or one naming the ranks that
+/// failed by their rank in the job (a group of a grid numbers its members
+/// otherwise).
+dlc_status_t agree(const Session &s, Communicator &comm, dlc_status_t own,
                    const std::string &what) {
+  // Slot r: member r's job rank plus one if it failed, else 0.
   std::vector<double> failed(static_cast<size_t>(comm.size()), 0.0);
-  failed[static_cast<size_t>(comm.rank())] = own ? 1.0 : 0.0;
+  failed[static_cast<size_t>(comm.rank())] = own ? s.jobRank() + 1.0 : 0.0;
   dlc_status_t reduced =
       comm.allReduce(failed.data(), failed.size(), DLC_F64, DLC_REDUCE_SUM);
   if (own) {
@@ -135,9 +138,10 @@ dlc_status_t agree(Communicator &comm, dlc_status_t own,
   if (reduced)
     return prefixStatus(reduced, what);
   std::string ranks;
-  for (size_t r = 0; r < failed.size(); ++r)
-    if (failed[r] != 0)
-      ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  for (double member : failed)
+    if (member != 0)
+      ranks += (ranks.empty() ? "" : ", ") +
+               std::to_string(static_cast<int64_t>(member) - 1);
   if (ranks.empty())
     return nullptr;
   return makeStatus(DLC_FAILED_PRECONDITION,
@@ -207,7 +211,7 @@ dlc_status_t agreeEverywhere(const Session &s, Communicator &tensor,
                              dlc_status_t status, const std::string &what) {
   for (Communicator *group : {s.communicator(), &tensor, s.stageCommunicator()})
     if (group)
-      status = agree(*group, status, what);
+      status = agree(s, *group, status, what);
   return status;
 }
 
@@ -310,7 +314,7 @@ dlc_status_t saveSharded(const Session &s, Communicator &comm,
   const std::function<dlc_status_t()> phases[] = {write, commit};
   for (const std::function<dlc_status_t()> &phase : phases)
     if (dlc_status_t agreed =
-            agree(comm, guardStatus("saving a checkpoint", phase), what)) {
+            agree(s, comm, guardStatus("saving a checkpoint", phase), what)) {
       if (writesHead)
         discardCheckpointPart(directory, head);
       discardCheckpointPart(directory, part);
@@ -421,7 +425,7 @@ dlc_status_t dlc_session_save_checkpoint(dlc_session_t *session,
       if (s.pipelineStage() <= 0)
         status = saveSharded(s, *comm, directory, metadata, keep);
       if (Communicator *stages = s.stageCommunicator())
-        status = agree(*stages, status,
+        status = agree(s, *stages, status,
                        std::string(directory) + ": the checkpoint of step " +
                            std::to_string(s.step()));
       return status;
@@ -513,9 +517,9 @@ dlc_status_t dlc_session_load_checkpoint(dlc_session_t *session,
     const std::string what =
         std::string(directory) + ": restoring the checkpoint";
     if (rank >= 0) {
-      checked = agree(*s.communicator(), checked, what);
+      checked = agree(s, *s.communicator(), checked, what);
       if (!tensor && s.stageCommunicator())
-        checked = agree(*s.stageCommunicator(), checked, what);
+        checked = agree(s, *s.stageCommunicator(), checked, what);
     }
     if (tensor)
       checked = agreeEverywhere(s, *tensor, checked, what);
