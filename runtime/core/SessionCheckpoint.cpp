@@ -148,48 +148,42 @@ dlc_status_t agree(const Session &s, Communicator &comm, dlc_status_t own,
                     what + ": rank " + ranks + " failed (see its error)");
 }
 
+/// Every member's `t` of `group`, in rank order, in `all`.
+dlc_status_t allGatherTensors(Communicator &group, const Tensor &t,
+                              std::vector<Tensor> &all) {
+  const int ranks = group.size();
+  std::vector<std::byte> bytes(t.byteSize() * ranks);
+  std::vector<size_t> counts(ranks, t.byteSize());
+  DLC_RETURN_IF_ERROR(
+      group.allGather(t.bytes(), bytes.data(), counts.data(), DLC_U8));
+  all.assign(ranks, t);
+  for (int r = 0; r < ranks; ++r)
+    std::copy_n(bytes.data() + r * t.byteSize(), t.byteSize(), all[r].bytes());
+  return nullptr;
+}
+
 /// Global `index`'s whole value in `t`: this rank's; for a ZeRO-sharded
 /// global, first the replicas' shards all-gathered over the session's
-/// communicator and joined; for a split global, then (with `join`) every
-/// tensor rank's slices all-gathered over `tensor` and joined. Every rank
-/// of each group calls it for the same globals in the same order, with the
-/// same `join`, and the all-gathers run even when this rank's read failed,
-/// so that the groups' collectives stay in step; the read's failure is
-/// returned.
+/// communicator (a tensor-parallel session always has it) and joined; for
+/// a split global, then (with `join`) every tensor rank's slices
+/// all-gathered over `tensor` and joined. Every rank of each group calls it
+/// for the same globals in the same order, with the same `join`, and the
+/// all-gathers run even when this rank's read failed, so that the groups'
+/// collectives stay in step; the read's failure is returned.
 dlc_status_t wholeGlobal(const Session &s, Communicator &tensor, size_t index,
                          bool join, Tensor &t) {
   const ValueInfo &g = s.module().globals()[index];
   StatusOwner read(globalTensor(s, index, t));
+  std::vector<Tensor> parts;
   if (g.sharded) {
-    Communicator *replicas = s.communicator();
-    if (!replicas)
-      return makeStatus(DLC_FAILED_PRECONDITION,
-                        s.module().name() + ": global '" + g.name +
-                            "' is sharded, but the session has no "
-                            "communicator (dlc_session_set_comm)");
-    const int ranks = replicas->size();
-    std::vector<std::byte> all(t.byteSize() * ranks);
-    std::vector<size_t> counts(ranks, t.byteSize());
-    DLC_RETURN_IF_ERROR(
-        replicas->allGather(t.bytes(), all.data(), counts.data(), DLC_U8));
-    std::vector<Tensor> shards(ranks, t);
-    for (int r = 0; r < ranks; ++r)
-      std::copy_n(all.data() + r * t.byteSize(), t.byteSize(),
-                  shards[r].bytes());
-    t = gatherShards(shards, t.dtype(),
+    DLC_RETURN_IF_ERROR(allGatherTensors(*s.communicator(), t, parts));
+    t = gatherShards(parts, t.dtype(),
                      g.wholeShape ? *g.wholeShape : g.type.shape);
   }
   if (g.tpSplit < 0 || !join)
     return read.release();
-  const int ranks = tensor.size();
-  std::vector<std::byte> all(t.byteSize() * ranks);
-  std::vector<size_t> counts(ranks, t.byteSize());
-  DLC_RETURN_IF_ERROR(
-      tensor.allGather(t.bytes(), all.data(), counts.data(), DLC_U8));
-  std::vector<Tensor> slices(ranks, t);
-  for (int r = 0; r < ranks; ++r)
-    std::copy_n(all.data() + r * t.byteSize(), t.byteSize(), slices[r].bytes());
-  t = joinSlices(slices, g.tpSplit, g.tpSplitGroups);
+  DLC_RETURN_IF_ERROR(allGatherTensors(tensor, t, parts));
+  t = joinSlices(parts, g.tpSplit, g.tpSplitGroups);
   return read.release();
 }
 
